@@ -1,0 +1,41 @@
+{
+  "variables": {
+    "cuda_include": "<!(node scripts/find-cuda.js)"
+  },
+  "targets": [
+    {
+      "target_name": "cudadrv",
+      "sources": [
+        "src/addon.c",
+        "src/loader.c",
+        "src/errors.c",
+        "src/handles.c",
+        "src/args.c",
+        "src/wait.c",
+        "src/constants.c",
+        "src/device.c",
+        "src/context.c",
+        "src/stream.c",
+        "src/event.c",
+        "src/profiler.c",
+        "src/memory.c",
+        "src/host_memory.c",
+        "src/module.c",
+        "src/launch.c",
+        "src/nvrtc.c"
+      ],
+      "include_dirs": ["<(cuda_include)", "<(INTERMEDIATE_DIR)"],
+      "defines": ["NAPI_VERSION=8", "_GNU_SOURCE"],
+      "cflags_c": ["-std=c11", "-Wall", "-Wextra", "-O2"],
+      "libraries": ["-ldl", "-lpthread"],
+      "actions": [
+        {
+          "action_name": "cuda_constants",
+          "inputs": ["scripts/gen-constants.js", "scripts/cuda-header.js", "<(cuda_include)/cuda.h"],
+          "outputs": ["<(INTERMEDIATE_DIR)/cuda_constants.h"],
+          "action": ["node", "scripts/gen-constants.js", "<(cuda_include)", "<@(_outputs)"]
+        }
+      ]
+    }
+  ]
+}

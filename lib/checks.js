@@ -1,0 +1,52 @@
+'use strict';
+// Argument checks shared by lib/: each throws a TypeError or RangeError naming the argument.
+
+function describe(value) {
+  if (value === null) return 'null';
+  if (typeof value === 'object') return value.constructor ? `a ${value.constructor.name}` : 'an object';
+  if (typeof value === 'string') return `the string ${JSON.stringify(value)}`;
+  return `${typeof value} ${String(value)}`;
+}
+
+// An integer number in [min, max].
+function integer(name, value, min = 0, max = Number.MAX_SAFE_INTEGER) {
+  if (typeof value !== 'number') throw new TypeError(`${name} must be an integer number, not ${describe(value)}`);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new RangeError(`${name} must be an integer from ${min} to ${max}, not ${value}`);
+  }
+  return value;
+}
+
+// A size in bytes: a non-negative safe integer number or bigint; returned as a number.
+function size(name, value) {
+  if (typeof value === 'bigint') {
+    if (value < 0n || value > BigInt(Number.MAX_SAFE_INTEGER)) {
+      throw new RangeError(`${name} must be from 0 to 2**53-1, not ${value}`);
+    }
+    return Number(value);
+  }
+  return integer(name, value);
+}
+
+// A member value of a constant group (cuda.Limit.STACK_SIZE...).
+function member(name, value, group, groupName) {
+  integer(name, value, -2147483648, 4294967295);
+  if (!Object.values(group).includes(value)) {
+    throw new RangeError(`${name} must be a member of cuda.${groupName}, not ${value}`);
+  }
+  return value;
+}
+
+function func(name, value) {
+  if (typeof value !== 'function') throw new TypeError(`${name} must be a function, not ${describe(value)}`);
+  return value;
+}
+
+function instance(name, value, Class, hint = '') {
+  if (!(value instanceof Class)) {
+    throw new TypeError(`${name} must be a ${Class.name}${hint}, not ${describe(value)}`);
+  }
+  return value;
+}
+
+module.exports = { describe, integer, size, member, func, instance };

@@ -1,0 +1,209 @@
+'use strict';
+// Contexts: made (makeContext), retained (the primary context) or found current. One JS object
+// per CUcontext, so Context.getCurrent() twice gives the same object.
+const binding = require('./binding');
+const { Limit, FuncCache, SharedConfig } = require('./constants');
+const { LogicError } = require('./errors');
+const check = require('./checks');
+
+const registry = new Map(); // CUcontext address (bigint) → Context
+const token = Symbol('Context');
+
+/** A CUDA context. Get one from device.makeContext(), device.retainPrimaryContext() or
+ * Context.getCurrent(). */
+class Context {
+  constructor(secret, address, device) {
+    if (secret !== token) {
+      throw new TypeError('use device.makeContext(), device.retainPrimaryContext() or ' +
+        'Context.getCurrent() to get a Context');
+    }
+    this.address = address;
+    this._device = device;
+    this._detached = false;
+  }
+
+  static _register(make, device) {
+    const ctx = new Context(token, 0n, device);
+    ctx.address = make(ctx);
+    if (!registry.has(ctx.address)) registry.set(ctx.address, ctx);
+    return ctx;
+  }
+
+  static _create(device, flags) {
+    check.integer('flags', flags, 0, 4294967295);
+    return Context._register((ctx) => binding.ctxCreate(ctx, flags, device.handle), device);
+  }
+
+  static _retainPrimary(device) {
+    return Context._register((ctx) => binding.ctxRetainPrimary(ctx, device.handle), device);
+  }
+
+  /** The context current on this thread, or null. */
+  static getCurrent() {
+    const address = binding.ctxGetCurrent();
+    if (address === null) return null;
+    const known = registry.get(address);
+    if (known && !known._detached) return known;
+    return Context._register((ctx) => binding.ctxWrapCurrent(ctx), null);
+  }
+
+  /** The device of the current context. */
+  static getDevice() {
+    const { Device } = require('./device');
+    return new Device(binding.ctxGetDevice());
+  }
+
+  /** Pops the current context off this thread's stack and returns it. */
+  static pop() {
+    const current = Context.getCurrent();
+    if (!current) {
+      throw new LogicError('Context.pop(): the context stack of this thread is empty; push a ' +
+        'context first (ctx.push()) or make one (device.makeContext())');
+    }
+    binding.ctxPop();
+    return current;
+  }
+
+  /** A Promise that resolves once the current context has finished all its work. */
+  static synchronize() {
+    return binding.ctxSynchronize();
+  }
+
+  /** Blocks until the current context has finished all its work. */
+  static synchronizeSync() {
+    binding.ctxSynchronizeSync();
+  }
+
+  static setLimit(limit, value) {
+    check.member('limit', limit, Limit, 'Limit');
+    binding.ctxSetLimit(limit, check.size('value', value));
+  }
+
+  static getLimit(limit) {
+    check.member('limit', limit, Limit, 'Limit');
+    return binding.ctxGetLimit(limit);
+  }
+
+  static setCacheConfig(config) {
+    binding.ctxSetCacheConfig(check.member('config', config, FuncCache, 'FuncCache'));
+  }
+
+  static getCacheConfig() {
+    return binding.ctxGetCacheConfig();
+  }
+
+  static setSharedConfig(config) {
+    binding.ctxSetSharedConfig(check.member('config', config, SharedConfig, 'SharedConfig'));
+  }
+
+  static getSharedConfig() {
+    return binding.ctxGetSharedConfig();
+  }
+
+  /** The flags of the current context. */
+  static getFlags() {
+    return binding.ctxGetFlags();
+  }
+
+  /** The API version of the current context. */
+  static getApiVersion() {
+    return currentOrThrow('getApiVersion').getApiVersion();
+  }
+
+  /** Lets the current context access memory of peer's context. */
+  static enablePeerAccess(peer, flags = 0) {
+    check.instance('peer', peer, Context);
+    binding.ctxEnablePeerAccess(peer, check.integer('flags', flags, 0, 4294967295));
+  }
+
+  static disablePeerAccess(peer) {
+    check.instance('peer', peer, Context);
+    binding.ctxDisablePeerAccess(peer);
+  }
+
+  /** [least, greatest] stream priorities of the current context (greatest is numerically lowest). */
+  static getStreamPriorityRange() {
+    return binding.ctxGetStreamPriorityRange();
+  }
+
+  /** The Device this context runs on. */
+  get device() {
+    if (!this._device) {
+      this._device = inContext(this, () => Context.getDevice());
+    }
+    return this._device;
+  }
+
+  /** Makes this context current, on top of this thread's stack. */
+  push() {
+    binding.ctxPush(this);
+  }
+
+  /** Makes this context current, replacing the top of this thread's stack (cuCtxSetCurrent). */
+  setCurrent() {
+    binding.ctxSetCurrent(this);
+  }
+
+  /** Pops this context if it is current, then destroys it (or releases the primary context).
+   * Everything made in it is gone with it. A second detach() does nothing. */
+  detach() {
+    if (this._detached) return;
+    binding.ctxDetach(this);
+    this._detached = true;
+    if (registry.get(this.address) === this) registry.delete(this.address);
+  }
+
+  getApiVersion() {
+    return binding.ctxGetApiVersion(this);
+  }
+
+  enablePeerAccess(peer, flags = 0) {
+    inContext(this, () => Context.enablePeerAccess(peer, flags));
+  }
+
+  disablePeerAccess(peer) {
+    inContext(this, () => Context.disablePeerAccess(peer));
+  }
+
+  /** A Promise that resolves once this context has finished all its work. */
+  synchronize() {
+    return inContext(this, () => binding.ctxSynchronize());
+  }
+
+  synchronizeSync() {
+    inContext(this, () => binding.ctxSynchronizeSync());
+  }
+
+  equals(other) {
+    return other instanceof Context && other.address === this.address;
+  }
+
+  [Symbol.dispose]() {
+    this.detach();
+  }
+
+  toString() {
+    return `Context(0x${this.address.toString(16)})`;
+  }
+}
+
+function currentOrThrow(what) {
+  const ctx = Context.getCurrent();
+  if (!ctx) {
+    throw new LogicError(`Context.${what}(): no context is current on this thread; make one ` +
+      'with new cuda.Device(0).makeContext(), or require("cudadrv/autoprimaryctx")');
+  }
+  return ctx;
+}
+
+// Runs fn with ctx current, restoring the previous stack afterwards.
+function inContext(ctx, fn) {
+  ctx.push();
+  try {
+    return fn();
+  } finally {
+    binding.ctxPop();
+  }
+}
+
+module.exports = { Context, inContext };

@@ -1,0 +1,129 @@
+'use strict';
+// Devices: CUdevice ordinals with their names, attributes and contexts.
+const binding = require('./binding');
+const { DeviceAttribute } = require('./constants');
+const check = require('./checks');
+
+const PCI_BUS_ID = /^(?:[0-9a-fA-F]{1,8}:)?[0-9a-fA-F]{1,2}:[0-9a-fA-F]{1,2}(?:\.[0-7])?$/;
+
+function camelCase(upper) {
+  return upper.toLowerCase().replace(/_([a-z0-9])/g, (m, c) => c.toUpperCase());
+}
+
+/** A CUDA device, by ordinal (`new Device(0)`) or PCI bus id (`new Device('0000:3b:00.0')`). */
+class Device {
+  constructor(ordinalOrBusId) {
+    if (typeof ordinalOrBusId === 'string') {
+      if (!PCI_BUS_ID.test(ordinalOrBusId)) {
+        throw new TypeError(`malformed PCI bus id ${JSON.stringify(ordinalOrBusId)}: expected ` +
+          '"domain:bus:device.function" such as "0000:3b:00.0"');
+      }
+      this.handle = binding.deviceGetByPCIBusId(ordinalOrBusId);
+    } else {
+      check.integer('device ordinal', ordinalOrBusId, 0, 2147483647);
+      const count = binding.deviceGetCount();
+      if (ordinalOrBusId >= count) {
+        throw new RangeError(`device ordinal ${ordinalOrBusId} is out of range: this machine has ` +
+          `${count} CUDA device${count === 1 ? '' : 's'}` + (count ? ` (0 to ${count - 1})` : ''));
+      }
+      this.handle = binding.deviceGet(ordinalOrBusId);
+    }
+    Object.freeze(this);
+  }
+
+  /** The CUdevice ordinal. */
+  get ordinal() {
+    return this.handle;
+  }
+
+  /** Number of CUDA devices. */
+  static count() {
+    return binding.deviceGetCount();
+  }
+
+  name() {
+    return binding.deviceGetName(this.handle);
+  }
+
+  pciBusId() {
+    return binding.deviceGetPCIBusId(this.handle);
+  }
+
+  /** [major, minor] */
+  computeCapability() {
+    return [this.getAttribute(DeviceAttribute.COMPUTE_CAPABILITY_MAJOR),
+      this.getAttribute(DeviceAttribute.COMPUTE_CAPABILITY_MINOR)];
+  }
+
+  /** Bytes of device memory. */
+  totalMemory() {
+    return binding.deviceTotalMem(this.handle);
+  }
+
+  /** The 16-byte UUID as a Buffer. */
+  uuid() {
+    return binding.deviceGetUuid(this.handle);
+  }
+
+  getAttribute(attribute) {
+    check.member('attribute', attribute, DeviceAttribute, 'DeviceAttribute');
+    return binding.deviceGetAttribute(attribute, this.handle);
+  }
+
+  /** Every attribute the driver reports for this device, keyed by its DeviceAttribute name. */
+  getAttributes() {
+    const result = {};
+    for (const [name, value] of Object.entries(DeviceAttribute)) {
+      if (name === 'MAX') continue;
+      try {
+        result[name] = binding.deviceGetAttribute(value, this.handle);
+      } catch (error) {
+        if (error.code !== 1) throw error; // attributes this driver does not know: left out
+      }
+    }
+    return result;
+  }
+
+  /** Makes a new context on this device and makes it current (PyCUDA's make_context). */
+  makeContext(flags = 0) {
+    return require('./context').Context._create(this, flags);
+  }
+
+  /** Retains the device's primary context, the one the runtime API and other libraries share;
+   * it is not made current: call push() or setCurrent(). */
+  retainPrimaryContext() {
+    return require('./context').Context._retainPrimary(this);
+  }
+
+  /** { flags, active } of the device's primary context. */
+  primaryContextState() {
+    return binding.devicePrimaryCtxGetState(this.handle);
+  }
+
+  canAccessPeer(peer) {
+    check.instance('peer', peer, Device);
+    return binding.deviceCanAccessPeer(this.handle, peer.handle);
+  }
+
+  equals(other) {
+    return other instanceof Device && other.handle === this.handle;
+  }
+
+  toString() {
+    return `Device(${this.handle})`;
+  }
+}
+
+// One getter per attribute: dev.maxThreadsPerBlock, dev.clockRate, ...
+for (const [name, value] of Object.entries(DeviceAttribute)) {
+  const property = camelCase(name);
+  if (name === 'MAX' || property in Device.prototype) continue;
+  Object.defineProperty(Device.prototype, property, {
+    get() {
+      return binding.deviceGetAttribute(value, this.handle);
+    },
+    configurable: true,
+  });
+}
+
+module.exports = { Device, camelCase };

@@ -1,0 +1,51 @@
+'use strict';
+/**
+ * cudadrv: the CUDA Driver API for Node.js, in the shape of PyCUDA's pycuda.driver.
+ * `const cuda = require('cudadrv')`.
+ */
+const binding = require('./binding');
+const errors = require('./errors');
+const constants = require('./constants');
+const { Device } = require('./device');
+const { Context } = require('./context');
+const { Stream } = require('./stream');
+const { Event } = require('./event');
+const versions = require('./version');
+const profiler = require('./profiler');
+
+/** true when the CUDA driver loads and initialises here; never throws. */
+function isAvailable() {
+  return binding.isAvailable();
+}
+
+/** cuInit(flags). Optional: the first call that needs the driver initialises it. */
+function init(flags = 0) {
+  binding.init(flags);
+}
+
+/** Counters of cleanups that finalizers could not do: { cleanupsFailed, cleanupsSkipped }. */
+function stats() {
+  return binding.stats();
+}
+
+module.exports = {
+  ...versions,
+  ...errors,
+  ...constants,
+  ...profiler,
+  isAvailable,
+  init,
+  stats,
+  Device,
+  Context,
+  Stream,
+  Event,
+};
+
+// Subpaths reachable from the namespace too, loaded on first use.
+for (const name of ['compiler', 'tools']) {
+  Object.defineProperty(module.exports, name, {
+    get: () => require(`./${name}`),
+    enumerable: true,
+  });
+}

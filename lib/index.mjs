@@ -1,0 +1,16 @@
+// ESM entry: `import cuda from 'cudadrv'` or `import { Device } from 'cudadrv'`.
+import cuda from './index.js';
+
+export default cuda;
+export const {
+  VERSION, VERSION_STATUS, VERSION_TEXT, getVersion, getDriverVersion, isAvailable, init, stats,
+  CudaError, MemoryError, LogicError, LaunchError, RuntimeError, CompileError,
+  Device, Context, Stream, Event, initializeProfiler, startProfiler, stopProfiler,
+  CudaResult, CtxFlags, EventFlags, StreamFlags, DeviceAttribute, PointerAttribute,
+  ProfilerOutputMode, FunctionAttribute, FuncCache, SharedConfig, ArrayFormat, Array3DFlags,
+  AddressMode, FilterMode, MemoryType, ComputeMode, JitOption, JitTarget, JitFallback,
+  JitInputType, HostAllocFlags, MemAttachFlags, MemHostRegisterFlags, Limit, IpcMemFlags,
+  GraphicsRegisterFlags, ArrayCubemapFace, MemPoolAttribute, StreamCaptureMode, TextureFlags,
+  TextureArrayFlags, TRSA_OVERRIDE_FORMAT, TRSF_READ_AS_INTEGER, TRSF_NORMALIZED_COORDINATES,
+  TR_DEFAULT,
+} = cuda;

@@ -1,0 +1,67 @@
+'use strict';
+// Streams: ordered queues of GPU work, and the ways to wait for them.
+const binding = require('./binding');
+const { Context } = require('./context');
+const check = require('./checks');
+
+/** A CUDA stream in the current context: `new Stream(flags?, priority?)`. */
+class Stream {
+  constructor(flags = 0, priority = 0) {
+    check.integer('flags', flags, 0, 4294967295);
+    check.integer('priority', priority, -2147483648, 2147483647);
+    binding.streamCreate(this, flags, priority);
+    /** The Context the stream belongs to (kept alive by the stream). */
+    this.context = Context.getCurrent();
+  }
+
+  /** CUstream flags (StreamFlags). */
+  get flags() {
+    return binding.streamGetFlags(this);
+  }
+
+  /** The priority the driver gave the stream (clamped to Context.getStreamPriorityRange()). */
+  get priority() {
+    return binding.streamGetPriority(this);
+  }
+
+  /** A Promise of this stream once everything enqueued so far has finished. Keeps the event loop
+   * free and no thread-pool thread busy. */
+  synchronize() {
+    return binding.streamSynchronize(this);
+  }
+
+  /** Blocks until everything enqueued so far has finished. */
+  synchronizeSync() {
+    binding.streamSynchronizeSync(this);
+    return this;
+  }
+
+  /** true once everything enqueued so far has finished. */
+  isDone() {
+    return binding.streamQuery(this);
+  }
+
+  /** Work enqueued after this call waits until event has completed. */
+  waitForEvent(event) {
+    binding.streamWaitEvent(this, event);
+    return this;
+  }
+
+  /** Calls fn on the main thread once the stream reaches this point; returns a Promise of fn's
+   * result. Work enqueued later does not wait for fn (the GPU never waits for JavaScript). */
+  launchHostFunc(fn) {
+    check.func('fn', fn);
+    return binding.streamLaunchHostFunc(this).then(() => fn());
+  }
+
+  /** Destroys the stream; work already enqueued still runs. A second destroy() does nothing. */
+  destroy() {
+    binding.streamDestroy(this);
+  }
+
+  [Symbol.dispose]() {
+    this.destroy();
+  }
+}
+
+module.exports = { Stream };

@@ -1,0 +1,37 @@
+/* addon: the module's entry point. Every family registers its functions into one exports object;
+ * all state lives in the instance data, so the addon loads in worker_threads and unloads cleanly. */
+#include <stdlib.h>
+
+#include "cudadrv.h"
+
+addon_state *state_of(napi_env env) {
+  addon_state *state = NULL;
+  napi_get_instance_data(env, (void **)&state);
+  return state;
+}
+
+static void state_finalize(napi_env env, void *data, void *hint) {
+  (void)hint;
+  addon_state *state = data;
+  if (state->error_factory) napi_delete_reference(env, state->error_factory);
+  free(state);
+}
+
+typedef bool (*family_init)(napi_env env, napi_value exports);
+
+NAPI_MODULE_INIT() {
+  addon_state *state = calloc(1, sizeof *state);
+  if (!state || napi_set_instance_data(env, state, state_finalize, NULL) != napi_ok) {
+    free(state);
+    napi_throw_error(env, NULL, "cudadrv: could not set up the addon instance");
+    return NULL;
+  }
+  static const family_init families[] = {
+      errors_init, handles_init, wait_init,   constants_init,   device_init,
+      context_init, stream_init, event_init,  profiler_init,    memory_init,
+      host_memory_init, module_init, launch_init, nvrtc_init,
+  };
+  for (size_t i = 0; i < sizeof families / sizeof families[0]; i++)
+    if (!families[i](env, exports)) return NULL;
+  return exports;
+}

@@ -1,0 +1,140 @@
+/* args: readers for the arguments lib/ passes down. lib/ checks first and explains; these
+ * checks remain because memory safety depends on them. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cudadrv.h"
+
+static napi_value throw_arg(napi_env env, bool range, const char *name, const char *what) {
+  char message[256];
+  snprintf(message, sizeof message, "%s must be %s", name, what);
+  return range ? throw_range(env, message) : throw_type(env, message);
+}
+
+/* A JS number that is an integer within [lo, hi]. */
+static bool arg_integer(napi_env env, napi_value v, const char *name, double lo, double hi,
+                        double *out) {
+  napi_valuetype type;
+  if (napi_typeof(env, v, &type) != napi_ok || type != napi_number) {
+    throw_arg(env, false, name, "a number");
+    return false;
+  }
+  double d;
+  napi_get_value_double(env, v, &d);
+  if (!isfinite(d) || floor(d) != d || d < lo || d > hi) {
+    throw_arg(env, true, name, "an integer in range");
+    return false;
+  }
+  *out = d;
+  return true;
+}
+
+bool arg_int32(napi_env env, napi_value v, const char *name, int32_t *out) {
+  double d;
+  if (!arg_integer(env, v, name, -2147483648.0, 2147483647.0, &d)) return false;
+  *out = (int32_t)d;
+  return true;
+}
+
+bool arg_uint32(napi_env env, napi_value v, const char *name, uint32_t *out) {
+  double d;
+  if (!arg_integer(env, v, name, 0, 4294967295.0, &d)) return false;
+  *out = (uint32_t)d;
+  return true;
+}
+
+static bool arg_u64(napi_env env, napi_value v, const char *name, uint64_t *out) {
+  napi_valuetype type;
+  if (napi_typeof(env, v, &type) != napi_ok) return false;
+  if (type == napi_bigint) {
+    bool lossless;
+    int64_t signed_value;
+    napi_get_value_bigint_int64(env, v, &signed_value, &lossless);
+    if (signed_value < 0) {
+      throw_arg(env, true, name, "non-negative");
+      return false;
+    }
+    napi_get_value_bigint_uint64(env, v, out, &lossless);
+    if (!lossless) {
+      throw_arg(env, true, name, "below 2**64");
+      return false;
+    }
+    return true;
+  }
+  double d;
+  if (!arg_integer(env, v, name, 0, 9007199254740991.0, &d)) return false;
+  *out = (uint64_t)d;
+  return true;
+}
+
+bool arg_size(napi_env env, napi_value v, const char *name, size_t *out) {
+  uint64_t u;
+  if (!arg_u64(env, v, name, &u)) return false;
+  *out = (size_t)u;
+  return true;
+}
+
+bool arg_ptr(napi_env env, napi_value v, const char *name, CUdeviceptr *out) {
+  uint64_t u;
+  if (!arg_u64(env, v, name, &u)) return false;
+  *out = (CUdeviceptr)u;
+  return true;
+}
+
+bool arg_string(napi_env env, napi_value v, const char *name, char *buf, size_t size) {
+  size_t length;
+  if (napi_get_value_string_utf8(env, v, NULL, 0, &length) != napi_ok) {
+    throw_arg(env, false, name, "a string");
+    return false;
+  }
+  if (length + 1 > size) {
+    throw_arg(env, true, name, "shorter");
+    return false;
+  }
+  napi_get_value_string_utf8(env, v, buf, size, &length);
+  return true;
+}
+
+bool arg_stream(napi_env env, napi_value v, CUstream *out) {
+  napi_valuetype type;
+  if (napi_typeof(env, v, &type) != napi_ok) return false;
+  if (type == napi_undefined || type == napi_null) {
+    *out = NULL;
+    return true;
+  }
+  stream_h *stream = handle_get(env, v, &STREAM_KIND);
+  if (!stream) return false;
+  *out = stream->handle;
+  return true;
+}
+
+napi_value make_int(napi_env env, int64_t v) {
+  napi_value result;
+  NAPI_CALL(env, napi_create_int64(env, v, &result));
+  return result;
+}
+
+napi_value make_uint(napi_env env, uint64_t v) {
+  napi_value result;
+  NAPI_CALL(env, napi_create_double(env, (double)v, &result));
+  return result;
+}
+
+napi_value make_ptr(napi_env env, CUdeviceptr v) {
+  napi_value result;
+  NAPI_CALL(env, napi_create_bigint_uint64(env, (uint64_t)v, &result));
+  return result;
+}
+
+napi_value make_bool(napi_env env, bool v) {
+  napi_value result;
+  NAPI_CALL(env, napi_get_boolean(env, v, &result));
+  return result;
+}
+
+napi_value make_undefined(napi_env env) {
+  napi_value result;
+  NAPI_CALL(env, napi_get_undefined(env, &result));
+  return result;
+}

@@ -1,0 +1,422 @@
+/* context: contexts made, retained or found current, the records that resources keep of them,
+ * and the context-wide calls (synchronize, limits, cache and shared-memory config, peers). */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "cudadrv.h"
+
+/* ---- the records of known contexts, one per CUcontext, shared by every addon instance ---- */
+
+static pthread_mutex_t known_lock = PTHREAD_MUTEX_INITIALIZER;
+static ctx_rec *known;
+
+static void known_remove_locked(ctx_rec *rec) {
+  for (ctx_rec **p = &known; *p; p = &(*p)->next)
+    if (*p == rec) {
+      *p = rec->next;
+      return;
+    }
+}
+
+/* The record of handle, made if new; a new reference. */
+static ctx_rec *ctx_rec_of(CUcontext handle) {
+  pthread_mutex_lock(&known_lock);
+  ctx_rec *rec = known;
+  while (rec && rec->handle != handle) rec = rec->next;
+  if (rec) {
+    atomic_fetch_add(&rec->refs, 1);
+  } else if ((rec = calloc(1, sizeof *rec))) {
+    rec->handle = handle;
+    atomic_init(&rec->refs, 1);
+    atomic_flag_clear(&rec->destroy_claimed);
+    CUcontext previous;
+    if (cu.cuCtxPushCurrent(handle) == CUDA_SUCCESS) {
+      cu.cuCtxGetDevice(&rec->device);
+      cu.cuCtxPopCurrent(&previous);
+    }
+    rec->next = known;
+    known = rec;
+  }
+  pthread_mutex_unlock(&known_lock);
+  return rec;
+}
+
+ctx_rec *ctx_rec_retain(ctx_rec *rec) {
+  atomic_fetch_add(&rec->refs, 1);
+  return rec;
+}
+
+void ctx_rec_release(ctx_rec *rec) {
+  if (!rec) return;
+  pthread_mutex_lock(&known_lock);
+  bool last = atomic_fetch_sub(&rec->refs, 1) == 1;
+  if (last) known_remove_locked(rec);
+  pthread_mutex_unlock(&known_lock);
+  if (last) free(rec);
+}
+
+ctx_rec *ctx_rec_current(napi_env env) {
+  if (!driver_ready(env)) return NULL;
+  CUcontext current = NULL;
+  CUresult result = cu.cuCtxGetCurrent(&current);
+  if (result != CUDA_SUCCESS) {
+    throw_cu(env, result, "cuCtxGetCurrent");
+    return NULL;
+  }
+  if (!current) {
+    throw_logic(env, "no CUDA context is current on this thread: make one first with "
+                     "new cuda.Device(0).makeContext(), or require('cudadrv/autoprimaryctx')");
+    return NULL;
+  }
+  ctx_rec *rec = ctx_rec_of(current);
+  if (!rec) throw_oom(env);
+  return rec;
+}
+
+bool ctx_enter(ctx_rec *rec) {
+  return rec && !atomic_load(&rec->destroyed) && cu.cuCtxPushCurrent(rec->handle) == CUDA_SUCCESS;
+}
+
+void ctx_leave(void) {
+  CUcontext popped;
+  cu.cuCtxPopCurrent(&popped);
+}
+
+/* Destroys (or releases, for a primary context) rec's context once: after detach() and after the
+ * last thread blocked in it has returned, whichever comes last. */
+static void ctx_destroy_once(ctx_rec *rec) {
+  if (atomic_flag_test_and_set(&rec->destroy_claimed)) return;
+  pthread_mutex_lock(&known_lock);
+  known_remove_locked(rec); /* the driver may hand the same address to a new context */
+  pthread_mutex_unlock(&known_lock);
+  if (rec->primary) cu.cuDevicePrimaryCtxRelease(rec->device);
+  else cu.cuCtxDestroy(rec->handle);
+}
+
+void ctx_rec_wait_begin(ctx_rec *rec) {
+  ctx_rec_retain(rec);
+  atomic_fetch_add(&rec->pending, 1);
+}
+
+void ctx_rec_wait_end(ctx_rec *rec) {
+  if (atomic_fetch_sub(&rec->pending, 1) == 1 && atomic_load(&rec->destroy_requested))
+    ctx_destroy_once(rec);
+  ctx_rec_release(rec);
+}
+
+static void ctx_request_destroy(ctx_rec *rec, bool primary) {
+  rec->primary = primary;
+  atomic_store(&rec->destroyed, true);
+  atomic_store(&rec->destroy_requested, true);
+  if (atomic_load(&rec->pending) == 0) ctx_destroy_once(rec);
+}
+
+/* ---- the Context objects of lib/ ---- */
+
+typedef enum { CTX_CREATED, CTX_PRIMARY, CTX_BORROWED } ctx_origin;
+
+typedef struct ctx_holder {
+  handle_base base;
+  ctx_rec *rec;
+  ctx_origin origin;
+} ctx_holder;
+
+static const handle_kind CONTEXT_KIND = {
+    {0x6364727663747831ULL, 0x436f6e7465787431ULL},
+    "Context",
+    "this Context has been detached; make or retain a new one"};
+
+/* Pops the context if it is current, then destroys or releases what this holder owns. */
+static void holder_release(ctx_holder *holder) {
+  holder->base.freed = true;
+  if (holder->origin == CTX_BORROWED) return;
+  CUcontext current = NULL;
+  if (cu.cuCtxGetCurrent(&current) == CUDA_SUCCESS && current == holder->rec->handle) {
+    CUcontext popped;
+    cu.cuCtxPopCurrent(&popped);
+  }
+  ctx_request_destroy(holder->rec, holder->origin == CTX_PRIMARY);
+}
+
+static void holder_finalize(napi_env env, void *data, void *hint) {
+  (void)env;
+  (void)hint;
+  ctx_holder *holder = data;
+  if (!holder->base.freed) holder_release(holder);
+  ctx_rec_release(holder->rec);
+  free(holder);
+}
+
+static napi_value wrap_holder(napi_env env, napi_value obj, ctx_rec *rec, ctx_origin origin) {
+  ctx_holder *holder = calloc(1, sizeof *holder);
+  if (!holder) {
+    ctx_rec_release(rec);
+    throw_oom(env);
+    return NULL;
+  }
+  holder->rec = rec;
+  holder->origin = origin;
+  if (!handle_wrap(env, obj, &holder->base, &CONTEXT_KIND, holder_finalize)) {
+    ctx_rec_release(rec);
+    free(holder);
+    return NULL;
+  }
+  return make_ptr(env, (CUdeviceptr)(uintptr_t)rec->handle);
+}
+
+static ctx_holder *get_holder(napi_env env, napi_value v) {
+  return handle_get(env, v, &CONTEXT_KIND);
+}
+
+/* ctxCreate(obj, flags, device): makes a context, current on this thread; returns its address. */
+static napi_value ctx_create(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 3);
+  uint32_t flags;
+  int32_t device;
+  if (!arg_uint32(env, argv[1], "flags", &flags) || !arg_int32(env, argv[2], "device", &device) ||
+      !driver_ready(env))
+    return NULL;
+  CUcontext handle;
+  CU_CALL(env, cuCtxCreate, &handle, NULL, flags, (CUdevice)device);
+  return wrap_holder(env, argv[0], ctx_rec_of(handle), CTX_CREATED);
+}
+
+/* ctxRetainPrimary(obj, device): retains the device's primary context (not made current). */
+static napi_value ctx_retain_primary(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 2);
+  int32_t device;
+  if (!arg_int32(env, argv[1], "device", &device) || !driver_ready(env)) return NULL;
+  CUcontext handle;
+  CU_CALL(env, cuDevicePrimaryCtxRetain, &handle, (CUdevice)device);
+  ctx_rec *rec = ctx_rec_of(handle);
+  if (rec && atomic_load(&rec->destroyed)) { /* released before, retained again: a fresh record */
+    ctx_rec_release(rec);
+    rec = ctx_rec_of(handle);
+  }
+  return wrap_holder(env, argv[0], rec, CTX_PRIMARY);
+}
+
+/* ctxWrapCurrent(obj): wraps the current context, which cudadrv did not make, without owning it. */
+static napi_value ctx_wrap_current(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  ctx_rec *rec = ctx_rec_current(env);
+  return rec ? wrap_holder(env, argv[0], rec, CTX_BORROWED) : NULL;
+}
+
+/* ctxGetCurrent(): the current context's address as a bigint, or null. */
+static napi_value ctx_get_current(napi_env env, napi_callback_info info) {
+  (void)info;
+  if (!driver_ready(env)) return NULL;
+  CUcontext current;
+  CU_CALL(env, cuCtxGetCurrent, &current);
+  if (!current) {
+    napi_value null;
+    napi_get_null(env, &null);
+    return null;
+  }
+  return make_ptr(env, (CUdeviceptr)(uintptr_t)current);
+}
+
+static napi_value ctx_detach(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  ctx_holder *holder = handle_get_any(env, argv[0], &CONTEXT_KIND);
+  if (!holder) return NULL;
+  if (!holder->base.freed) holder_release(holder);
+  return NULL;
+}
+
+static napi_value ctx_push(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  ctx_holder *holder = get_holder(env, argv[0]);
+  if (!holder) return NULL;
+  CU_CALL(env, cuCtxPushCurrent, holder->rec->handle);
+  return NULL;
+}
+
+/* ctxPop(): pops the current context; returns its address, or null on an empty stack. */
+static napi_value ctx_pop(napi_env env, napi_callback_info info) {
+  (void)info;
+  if (!driver_ready(env)) return NULL;
+  CUcontext current = NULL;
+  CU_CALL(env, cuCtxGetCurrent, &current);
+  if (!current) {
+    napi_value null;
+    napi_get_null(env, &null);
+    return null;
+  }
+  CUcontext popped;
+  CU_CALL(env, cuCtxPopCurrent, &popped);
+  return make_ptr(env, (CUdeviceptr)(uintptr_t)popped);
+}
+
+static napi_value ctx_set_current(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  napi_valuetype type;
+  NAPI_CALL(env, napi_typeof(env, argv[0], &type));
+  if (type == napi_null || type == napi_undefined) {
+    if (!driver_ready(env)) return NULL;
+    CU_CALL(env, cuCtxSetCurrent, NULL);
+    return NULL;
+  }
+  ctx_holder *holder = get_holder(env, argv[0]);
+  if (!holder) return NULL;
+  CU_CALL(env, cuCtxSetCurrent, holder->rec->handle);
+  return NULL;
+}
+
+static napi_value ctx_get_device(napi_env env, napi_callback_info info) {
+  (void)info;
+  if (!driver_ready(env)) return NULL;
+  CUdevice device;
+  CU_CALL(env, cuCtxGetDevice, &device);
+  return make_int(env, device);
+}
+
+static napi_value ctx_get_api_version(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  ctx_holder *holder = get_holder(env, argv[0]);
+  if (!holder) return NULL;
+  unsigned int version;
+  CU_CALL(env, cuCtxGetApiVersion, holder->rec->handle, &version);
+  return make_int(env, version);
+}
+
+static napi_value ctx_get_flags(napi_env env, napi_callback_info info) {
+  (void)info;
+  if (!driver_ready(env)) return NULL;
+  unsigned int flags;
+  CU_CALL(env, cuCtxGetFlags, &flags);
+  return make_int(env, flags);
+}
+
+static CUresult synchronize_current(void *arg) {
+  (void)arg;
+  return cu.cuCtxSynchronize();
+}
+
+/* ctxSynchronize(): a Promise of the current context's completion, waited on a thread of its own. */
+static napi_value ctx_synchronize(napi_env env, napi_callback_info info) {
+  (void)info;
+  ctx_rec *rec = ctx_rec_current(env);
+  if (!rec) return NULL;
+  napi_value promise = wait_on_thread(env, rec, synchronize_current, NULL, NULL, "cuCtxSynchronize", NULL);
+  ctx_rec_release(rec);
+  return promise;
+}
+
+static napi_value ctx_synchronize_sync(napi_env env, napi_callback_info info) {
+  (void)info;
+  if (!driver_ready(env)) return NULL;
+  CU_CALL(env, cuCtxSynchronize);
+  return NULL;
+}
+
+static napi_value ctx_set_limit(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 2);
+  uint32_t limit;
+  size_t value;
+  if (!arg_uint32(env, argv[0], "limit", &limit) || !arg_size(env, argv[1], "value", &value) ||
+      !driver_ready(env))
+    return NULL;
+  CU_CALL(env, cuCtxSetLimit, (CUlimit)limit, value);
+  return NULL;
+}
+
+static napi_value ctx_get_limit(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  uint32_t limit;
+  if (!arg_uint32(env, argv[0], "limit", &limit) || !driver_ready(env)) return NULL;
+  size_t value;
+  CU_CALL(env, cuCtxGetLimit, &value, (CUlimit)limit);
+  return make_uint(env, value);
+}
+
+static napi_value ctx_set_cache_config(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  uint32_t config;
+  if (!arg_uint32(env, argv[0], "config", &config) || !driver_ready(env)) return NULL;
+  CU_CALL(env, cuCtxSetCacheConfig, (CUfunc_cache)config);
+  return NULL;
+}
+
+static napi_value ctx_get_cache_config(napi_env env, napi_callback_info info) {
+  (void)info;
+  if (!driver_ready(env)) return NULL;
+  CUfunc_cache config;
+  CU_CALL(env, cuCtxGetCacheConfig, &config);
+  return make_int(env, config);
+}
+
+static napi_value ctx_set_shared_config(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  uint32_t config;
+  if (!arg_uint32(env, argv[0], "config", &config) || !driver_ready(env)) return NULL;
+  CU_CALL(env, cuCtxSetSharedMemConfig, (CUsharedconfig)config);
+  return NULL;
+}
+
+static napi_value ctx_get_shared_config(napi_env env, napi_callback_info info) {
+  (void)info;
+  if (!driver_ready(env)) return NULL;
+  CUsharedconfig config;
+  CU_CALL(env, cuCtxGetSharedMemConfig, &config);
+  return make_int(env, config);
+}
+
+static napi_value ctx_enable_peer_access(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 2);
+  ctx_holder *peer = get_holder(env, argv[0]);
+  uint32_t flags;
+  if (!peer || !arg_uint32(env, argv[1], "flags", &flags)) return NULL;
+  CU_CALL(env, cuCtxEnablePeerAccess, peer->rec->handle, flags);
+  return NULL;
+}
+
+static napi_value ctx_disable_peer_access(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  ctx_holder *peer = get_holder(env, argv[0]);
+  if (!peer) return NULL;
+  CU_CALL(env, cuCtxDisablePeerAccess, peer->rec->handle);
+  return NULL;
+}
+
+/* ctxGetStreamPriorityRange(): [least, greatest] of the current context. */
+static napi_value ctx_get_stream_priority_range(napi_env env, napi_callback_info info) {
+  (void)info;
+  if (!driver_ready(env)) return NULL;
+  int least, greatest;
+  CU_CALL(env, cuCtxGetStreamPriorityRange, &least, &greatest);
+  napi_value pair;
+  NAPI_CALL(env, napi_create_array_with_length(env, 2, &pair));
+  napi_set_element(env, pair, 0, make_int(env, least));
+  napi_set_element(env, pair, 1, make_int(env, greatest));
+  return pair;
+}
+
+bool context_init(napi_env env, napi_value exports) {
+  static const export_fn fns[] = {
+      {"ctxCreate", ctx_create},
+      {"ctxRetainPrimary", ctx_retain_primary},
+      {"ctxWrapCurrent", ctx_wrap_current},
+      {"ctxGetCurrent", ctx_get_current},
+      {"ctxDetach", ctx_detach},
+      {"ctxPush", ctx_push},
+      {"ctxPop", ctx_pop},
+      {"ctxSetCurrent", ctx_set_current},
+      {"ctxGetDevice", ctx_get_device},
+      {"ctxGetApiVersion", ctx_get_api_version},
+      {"ctxGetFlags", ctx_get_flags},
+      {"ctxSynchronize", ctx_synchronize},
+      {"ctxSynchronizeSync", ctx_synchronize_sync},
+      {"ctxSetLimit", ctx_set_limit},
+      {"ctxGetLimit", ctx_get_limit},
+      {"ctxSetCacheConfig", ctx_set_cache_config},
+      {"ctxGetCacheConfig", ctx_get_cache_config},
+      {"ctxSetSharedConfig", ctx_set_shared_config},
+      {"ctxGetSharedConfig", ctx_get_shared_config},
+      {"ctxEnablePeerAccess", ctx_enable_peer_access},
+      {"ctxDisablePeerAccess", ctx_disable_peer_access},
+      {"ctxGetStreamPriorityRange", ctx_get_stream_priority_range},
+  };
+  return EXPORTS(env, exports, fns);
+}

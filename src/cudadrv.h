@@ -1,0 +1,207 @@
+/* Shared by every file of the addon: Node-API status macros, the per-addon state, argument
+ * readers, driver-error throwing and the type-tagged handles that wrap driver objects. */
+#ifndef CUDADRV_H
+#define CUDADRV_H
+
+#include <node_api.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "loader.h"
+
+/* ---- Node-API status ---- */
+
+/* Throws the last Node-API error (unless an exception is pending) and returns NULL. */
+napi_value napi_fail(napi_env env, napi_status status);
+#define NAPI_CALL(env, call)                          \
+  do {                                                \
+    napi_status status_ = (call);                     \
+    if (status_ != napi_ok) return napi_fail(env, status_); \
+  } while (0)
+
+/* ---- errors (errors.c) ---- */
+
+/* Throws the CudaError lib/ builds for a failed driver call; returns NULL. */
+napi_value throw_cu(napi_env env, CUresult result, const char *api);
+/* The same error as a value, for rejecting a Promise. */
+napi_value make_cu_error(napi_env env, CUresult result, const char *api);
+/* Throws a LogicError (use after free, wrong state) with the given message; returns NULL. */
+napi_value throw_logic(napi_env env, const char *message);
+/* Throws the error for a failed malloc; returns NULL. */
+napi_value throw_oom(napi_env env);
+/* Throws TypeError / RangeError; return NULL. */
+napi_value throw_type(napi_env env, const char *message);
+napi_value throw_range(napi_env env, const char *message);
+/* Throws a RuntimeError unless the driver is loaded and initialised: call before the first driver
+ * call of any entry point that does not take an existing handle. */
+bool driver_ready(napi_env env);
+/* Throws the RuntimeError for a call the loaded driver does not provide; returns NULL. */
+napi_value throw_missing(napi_env env, const char *api);
+
+/* Calls the driver through the table; throws and returns NULL from the caller on failure. */
+#define CU_CALL(env, fn, ...)                                         \
+  do {                                                                \
+    if (!cu.fn) return throw_missing(env, #fn);                       \
+    CUresult cu_result_ = cu.fn(__VA_ARGS__);                         \
+    if (cu_result_ != CUDA_SUCCESS) return throw_cu(env, cu_result_, #fn); \
+  } while (0)
+
+/* ---- contexts every resource points at (context.c) ---- */
+
+/* One per CUcontext that cudadrv holds. Resources keep it (refcounted) so that their finalizers
+ * know whether the context is still alive and can free in it. */
+typedef struct ctx_rec {
+  CUcontext handle;
+  CUdevice device;
+  atomic_int refs;
+  atomic_bool destroyed; /* destroyed or released: resources in it are gone with it */
+  bool primary;          /* retained primary context: released rather than destroyed */
+  atomic_int pending;    /* waits in flight (a thread may be blocked in it) */
+  atomic_bool destroy_requested; /* detached while waits were pending */
+  atomic_flag destroy_claimed;   /* whoever sets it destroys the context */
+  struct ctx_rec *next;  /* in the process-wide list of known contexts */
+} ctx_rec;
+
+ctx_rec *ctx_rec_retain(ctx_rec *rec);
+void ctx_rec_release(ctx_rec *rec);
+/* The record of the context current on this thread (a new reference), or NULL after throwing
+ * a LogicError that says to make a context first. */
+ctx_rec *ctx_rec_current(napi_env env);
+/* A thread wait is blocked in the context: detach() leaves destroying it to the wait's end. */
+void ctx_rec_wait_begin(ctx_rec *rec);
+void ctx_rec_wait_end(ctx_rec *rec);
+/* Makes rec's context current for a cleanup; returns false when it is gone. Pair with ctx_leave. */
+bool ctx_enter(ctx_rec *rec);
+void ctx_leave(void);
+
+/* ---- handles (handles.c) ---- */
+
+typedef struct handle_kind {
+  napi_type_tag tag;
+  const char *name;     /* "Stream" */
+  const char *freed;    /* "Stream has been destroyed" ... */
+} handle_kind;
+
+/* The first member of every wrapped struct. */
+typedef struct handle_base {
+  const handle_kind *kind;
+  bool freed;
+} handle_base;
+
+/* Wraps obj around base (tagged with kind); finalize runs at garbage collection. */
+bool handle_wrap(napi_env env, napi_value obj, handle_base *base, const handle_kind *kind,
+                 napi_finalize finalize);
+/* The struct wrapped in value, or NULL after throwing: TypeError for another kind of object,
+ * LogicError once freed. */
+void *handle_get(napi_env env, napi_value value, const handle_kind *kind);
+/* Like handle_get, but returns freed handles too (for free()/destroy() being idempotent). */
+void *handle_get_any(napi_env env, napi_value value, const handle_kind *kind);
+
+/* Streams are taken by many families (copies, launches, waits). */
+typedef struct stream_h {
+  handle_base base;
+  CUstream handle;
+  ctx_rec *ctx;
+} stream_h;
+extern const handle_kind STREAM_KIND;
+
+typedef struct event_h {
+  handle_base base;
+  CUevent handle;
+  ctx_rec *ctx;
+} event_h;
+extern const handle_kind EVENT_KIND;
+
+/* Finalizers report cleanups that failed here instead of printing (cuda.stats()). */
+void stats_cleanup(CUresult result);
+
+/* ---- arguments (args.c) ---- */
+
+/* Reads exactly n arguments (missing ones are undefined). */
+#define ARGS(env, info, n)                                                        \
+  size_t argc = (n);                                                              \
+  napi_value argv[(n) > 0 ? (n) : 1];                                             \
+  napi_value this_arg;                                                            \
+  NAPI_CALL(env, napi_get_cb_info(env, info, &argc, argv, &this_arg, NULL));     \
+  (void)this_arg
+
+bool arg_int32(napi_env env, napi_value v, const char *name, int32_t *out);
+bool arg_uint32(napi_env env, napi_value v, const char *name, uint32_t *out);
+/* A size: a non-negative safe integer number or bigint. */
+bool arg_size(napi_env env, napi_value v, const char *name, size_t *out);
+/* A device address: a bigint or non-negative safe integer number. */
+bool arg_ptr(napi_env env, napi_value v, const char *name, CUdeviceptr *out);
+/* A UTF-8 string into buf; false after throwing when it is not a string or too long. */
+bool arg_string(napi_env env, napi_value v, const char *name, char *buf, size_t size);
+/* A stream argument: undefined/null is the default stream, else a Stream object. */
+bool arg_stream(napi_env env, napi_value v, CUstream *out);
+
+napi_value make_int(napi_env env, int64_t v);
+napi_value make_uint(napi_env env, uint64_t v);
+napi_value make_ptr(napi_env env, CUdeviceptr v); /* bigint */
+napi_value make_bool(napi_env env, bool v);
+napi_value make_undefined(napi_env env);
+
+/* ---- asynchronous waits (wait.c) ---- */
+
+typedef struct wait_op wait_op;
+/* Settles on the main thread; status is the driver's result (CUDA_SUCCESS resolves with value). */
+typedef void (*wait_done_fn)(napi_env env, wait_op *op, void *data);
+
+/* A Promise already resolved with value (undefined when NULL). */
+napi_value promise_resolved(napi_env env, napi_value value);
+/* A Promise already rejected with the driver error for result. */
+napi_value promise_rejected(napi_env env, CUresult result, const char *api);
+/* A Promise resolved with value (the object waited on) when stream has passed everything
+ * enqueued so far; keeps value alive until then. */
+napi_value wait_stream(napi_env env, CUstream stream, napi_value value, const char *api);
+/* The same without the poll: settles when stream gets past what is enqueued now. */
+napi_value wait_enqueue(napi_env env, CUstream stream, napi_value value, const char *api);
+/* A Promise resolved once stream reaches this point, through cuLaunchHostFunc (which graph
+ * capture records); never settles if the stream fails before. */
+napi_value wait_host_func(napi_env env, CUstream stream, napi_value value);
+/* A Promise resolved with value once blocking(arg) returns on a thread of its own, which first
+ * makes ctx current. The calls blocking may make must be safe off the main thread. */
+typedef CUresult (*blocking_fn)(void *arg);
+napi_value wait_on_thread(napi_env env, ctx_rec *ctx, blocking_fn blocking, void *arg,
+                          napi_value value, const char *api, void (*done)(void *arg));
+
+/* ---- per-addon state (addon.c) ---- */
+
+typedef struct wait_channel wait_channel;
+typedef struct addon_state {
+  napi_ref error_factory; /* lib's (code, api, message, kind) => Error */
+  wait_channel *waits;
+  napi_ref context_lookup; /* lib's (ctx_address bigint) => Context | undefined */
+} addon_state;
+
+addon_state *state_of(napi_env env);
+
+/* ---- export tables ---- */
+
+typedef struct export_fn {
+  const char *name;
+  napi_callback fn;
+} export_fn;
+bool export_functions(napi_env env, napi_value exports, const export_fn *fns, size_t count);
+#define EXPORTS(env, exports, table) export_functions(env, exports, table, sizeof(table) / sizeof((table)[0]))
+
+/* Each family registers its functions into exports; returns false after throwing. */
+bool errors_init(napi_env env, napi_value exports);
+bool handles_init(napi_env env, napi_value exports);
+bool wait_init(napi_env env, napi_value exports);
+bool constants_init(napi_env env, napi_value exports);
+bool device_init(napi_env env, napi_value exports);
+bool context_init(napi_env env, napi_value exports);
+bool stream_init(napi_env env, napi_value exports);
+bool event_init(napi_env env, napi_value exports);
+bool profiler_init(napi_env env, napi_value exports);
+bool memory_init(napi_env env, napi_value exports);
+bool host_memory_init(napi_env env, napi_value exports);
+bool module_init(napi_env env, napi_value exports);
+bool launch_init(napi_env env, napi_value exports);
+bool nvrtc_init(napi_env env, napi_value exports);
+
+#endif

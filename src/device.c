@@ -1,0 +1,142 @@
+/* device: CUdevice is a plain ordinal; lib/ wraps it in Device. */
+#include <string.h>
+
+#include "cudadrv.h"
+
+static bool arg_device(napi_env env, napi_value v, CUdevice *out) {
+  int32_t ordinal;
+  if (!arg_int32(env, v, "device", &ordinal) || !driver_ready(env)) return false;
+  *out = (CUdevice)ordinal;
+  return true;
+}
+
+/* deviceGet(ordinal): the CUdevice for an ordinal (RangeError-worthy ordinals are the driver's). */
+static napi_value device_get(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  int32_t ordinal;
+  if (!arg_int32(env, argv[0], "ordinal", &ordinal) || !driver_ready(env)) return NULL;
+  CUdevice device;
+  CU_CALL(env, cuDeviceGet, &device, ordinal);
+  return make_int(env, device);
+}
+
+static napi_value device_get_count(napi_env env, napi_callback_info info) {
+  (void)info;
+  if (!driver_ready(env)) return NULL;
+  int count;
+  CU_CALL(env, cuDeviceGetCount, &count);
+  return make_int(env, count);
+}
+
+static napi_value device_get_name(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  CUdevice device;
+  if (!arg_device(env, argv[0], &device)) return NULL;
+  char name[256];
+  CU_CALL(env, cuDeviceGetName, name, sizeof name, device);
+  napi_value result;
+  NAPI_CALL(env, napi_create_string_utf8(env, name, NAPI_AUTO_LENGTH, &result));
+  return result;
+}
+
+static napi_value device_get_attribute(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 2);
+  CUdevice device;
+  uint32_t attribute;
+  if (!arg_uint32(env, argv[0], "attribute", &attribute) || !arg_device(env, argv[1], &device))
+    return NULL;
+  int value;
+  CU_CALL(env, cuDeviceGetAttribute, &value, (CUdevice_attribute)attribute, device);
+  return make_int(env, value);
+}
+
+static napi_value device_total_mem(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  CUdevice device;
+  if (!arg_device(env, argv[0], &device)) return NULL;
+  size_t bytes;
+  CU_CALL(env, cuDeviceTotalMem, &bytes, device);
+  return make_uint(env, bytes);
+}
+
+static napi_value device_get_pci_bus_id(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  CUdevice device;
+  if (!arg_device(env, argv[0], &device)) return NULL;
+  char id[64];
+  CU_CALL(env, cuDeviceGetPCIBusId, id, sizeof id, device);
+  napi_value result;
+  NAPI_CALL(env, napi_create_string_utf8(env, id, NAPI_AUTO_LENGTH, &result));
+  return result;
+}
+
+static napi_value device_get_by_pci_bus_id(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  char id[64];
+  if (!arg_string(env, argv[0], "pciBusId", id, sizeof id) || !driver_ready(env)) return NULL;
+  CUdevice device;
+  CU_CALL(env, cuDeviceGetByPCIBusId, &device, id);
+  return make_int(env, device);
+}
+
+static napi_value device_can_access_peer(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 2);
+  CUdevice device, peer;
+  if (!arg_device(env, argv[0], &device) || !arg_device(env, argv[1], &peer)) return NULL;
+  int can;
+  CU_CALL(env, cuDeviceCanAccessPeer, &can, device, peer);
+  return make_bool(env, can != 0);
+}
+
+/* deviceGetUuid(device): the 16 bytes as a Buffer. */
+static napi_value device_get_uuid(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  CUdevice device;
+  if (!arg_device(env, argv[0], &device)) return NULL;
+  CUuuid uuid;
+  CU_CALL(env, cuDeviceGetUuid, &uuid, device);
+  napi_value result;
+  NAPI_CALL(env, napi_create_buffer_copy(env, sizeof uuid.bytes, uuid.bytes, NULL, &result));
+  return result;
+}
+
+/* devicePrimaryCtxGetState(device): { flags, active }. */
+static napi_value device_primary_ctx_get_state(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  CUdevice device;
+  if (!arg_device(env, argv[0], &device)) return NULL;
+  unsigned int flags;
+  int active;
+  CU_CALL(env, cuDevicePrimaryCtxGetState, device, &flags, &active);
+  napi_value result;
+  NAPI_CALL(env, napi_create_object(env, &result));
+  napi_set_named_property(env, result, "flags", make_int(env, flags));
+  napi_set_named_property(env, result, "active", make_bool(env, active != 0));
+  return result;
+}
+
+static napi_value device_primary_ctx_set_flags(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 2);
+  CUdevice device;
+  uint32_t flags;
+  if (!arg_device(env, argv[0], &device) || !arg_uint32(env, argv[1], "flags", &flags)) return NULL;
+  CU_CALL(env, cuDevicePrimaryCtxSetFlags, device, flags);
+  return NULL;
+}
+
+bool device_init(napi_env env, napi_value exports) {
+  static const export_fn fns[] = {
+      {"deviceGet", device_get},
+      {"deviceGetCount", device_get_count},
+      {"deviceGetName", device_get_name},
+      {"deviceGetAttribute", device_get_attribute},
+      {"deviceTotalMem", device_total_mem},
+      {"deviceGetPCIBusId", device_get_pci_bus_id},
+      {"deviceGetByPCIBusId", device_get_by_pci_bus_id},
+      {"deviceCanAccessPeer", device_can_access_peer},
+      {"deviceGetUuid", device_get_uuid},
+      {"devicePrimaryCtxGetState", device_primary_ctx_get_state},
+      {"devicePrimaryCtxSetFlags", device_primary_ctx_set_flags},
+  };
+  return EXPORTS(env, exports, fns);
+}

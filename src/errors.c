@@ -1,0 +1,169 @@
+/* errors: every failure reaches JS through one factory that lib/errors.js registers, so the
+ * error class (MemoryError, LaunchError...) is chosen in one place, from one table. */
+#include <stdio.h>
+
+#include "cudadrv.h"
+
+napi_value napi_fail(napi_env env, napi_status status) {
+  bool pending = false;
+  napi_is_exception_pending(env, &pending);
+  if (!pending) {
+    const napi_extended_error_info *info = NULL;
+    napi_get_last_error_info(env, &info);
+    char message[256];
+    snprintf(message, sizeof message, "cudadrv internal error: Node-API status %d (%s)", (int)status,
+             info && info->error_message ? info->error_message : "no message");
+    napi_throw_error(env, NULL, message);
+  }
+  return NULL;
+}
+
+/* kind: "cuda" (a driver result), "logic" (use after free, wrong state) or "runtime". */
+static napi_value make_error(napi_env env, int64_t code, const char *api, const char *message,
+                             const char *kind) {
+  napi_value factory = NULL, argv[4], result = NULL;
+  addon_state *state = state_of(env);
+  napi_create_int64(env, code, &argv[0]);
+  if (api) napi_create_string_utf8(env, api, NAPI_AUTO_LENGTH, &argv[1]);
+  else napi_get_null(env, &argv[1]);
+  if (message) napi_create_string_utf8(env, message, NAPI_AUTO_LENGTH, &argv[2]);
+  else napi_get_null(env, &argv[2]);
+  napi_create_string_utf8(env, kind, NAPI_AUTO_LENGTH, &argv[3]);
+  if (state && state->error_factory &&
+      napi_get_reference_value(env, state->error_factory, &factory) == napi_ok && factory) {
+    napi_value global;
+    napi_get_global(env, &global);
+    if (napi_call_function(env, global, factory, 4, argv, &result) == napi_ok) return result;
+    return NULL; /* the factory threw: that exception is pending */
+  }
+  napi_value text;
+  napi_create_string_utf8(env, message ? message : "CUDA error", NAPI_AUTO_LENGTH, &text);
+  napi_create_error(env, NULL, text, &result);
+  return result;
+}
+
+static napi_value throw_value(napi_env env, napi_value error) {
+  if (error) napi_throw(env, error);
+  return NULL;
+}
+
+/* The driver's own description, or NULL where no driver is loaded (lib falls back to the name). */
+static const char *cu_description(CUresult result) {
+  const char *text = NULL;
+  if (loader_opened() && cu.cuGetErrorString && cu.cuGetErrorString(result, &text) != CUDA_SUCCESS)
+    text = NULL;
+  return text;
+}
+
+napi_value make_cu_error(napi_env env, CUresult result, const char *api) {
+  return make_error(env, (int64_t)result, api, cu_description(result), "cuda");
+}
+
+napi_value throw_cu(napi_env env, CUresult result, const char *api) {
+  return throw_value(env, make_cu_error(env, result, api));
+}
+
+napi_value throw_logic(napi_env env, const char *message) {
+  return throw_value(env, make_error(env, CUDA_ERROR_INVALID_HANDLE, NULL, message, "logic"));
+}
+
+napi_value throw_type(napi_env env, const char *message) {
+  napi_throw_type_error(env, NULL, message);
+  return NULL;
+}
+
+napi_value throw_oom(napi_env env) {
+  napi_throw_error(env, NULL, "cudadrv: out of host memory");
+  return NULL;
+}
+
+napi_value throw_range(napi_env env, const char *message) {
+  napi_throw_range_error(env, NULL, message);
+  return NULL;
+}
+
+napi_value throw_missing(napi_env env, const char *api) {
+  char message[256];
+  int version = 0;
+  if (cu.cuDriverGetVersion) cu.cuDriverGetVersion(&version);
+  snprintf(message, sizeof message,
+           "%s is not provided by the installed CUDA driver (version %d.%d); update the NVIDIA "
+           "driver to use it",
+           api, version / 1000, version % 1000 / 10);
+  return throw_value(env, make_error(env, CUDA_ERROR_NOT_SUPPORTED, api, message, "runtime"));
+}
+
+bool driver_ready(napi_env env) {
+  CUresult status = loader_load();
+  if (status == CUDA_SUCCESS) return true;
+  if (status == CUDA_ERROR_SHARED_OBJECT_INIT_FAILED && !loader_opened())
+    throw_value(env, make_error(env, status, "dlopen", loader_error(), "runtime"));
+  else if (!cu.cuInit)
+    throw_value(env, make_error(env, status, "cuGetProcAddress", loader_error(), "runtime"));
+  else
+    throw_cu(env, status, "cuInit");
+  return false;
+}
+
+/* setErrorFactory(fn): lib/errors.js hands over the function that builds every error. */
+static napi_value set_error_factory(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  napi_valuetype type;
+  NAPI_CALL(env, napi_typeof(env, argv[0], &type));
+  if (type != napi_function) return throw_type(env, "setErrorFactory expects a function");
+  addon_state *state = state_of(env);
+  if (state->error_factory) napi_delete_reference(env, state->error_factory);
+  NAPI_CALL(env, napi_create_reference(env, argv[0], 1, &state->error_factory));
+  return NULL;
+}
+
+/* errorForResult(code, api): the error a failing driver call gives; for tests without a GPU. */
+static napi_value error_for_result(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 2);
+  int32_t code;
+  char api[128];
+  if (!arg_int32(env, argv[0], "code", &code) || !arg_string(env, argv[1], "api", api, sizeof api))
+    return NULL;
+  return make_cu_error(env, (CUresult)code, api);
+}
+
+/* isAvailable(): true when the driver loads and cuInit succeeds; never throws. */
+static napi_value is_available(napi_env env, napi_callback_info info) {
+  (void)info;
+  return make_bool(env, loader_load() == CUDA_SUCCESS);
+}
+
+/* init(flags): cuInit already ran with 0 on first use; later flags are checked by the driver. */
+static napi_value init(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  uint32_t flags = 0;
+  napi_valuetype type;
+  NAPI_CALL(env, napi_typeof(env, argv[0], &type));
+  if (type != napi_undefined && !arg_uint32(env, argv[0], "flags", &flags)) return NULL;
+  if (!driver_ready(env)) return NULL;
+  CU_CALL(env, cuInit, flags);
+  return NULL;
+}
+
+static napi_value driver_get_version(napi_env env, napi_callback_info info) {
+  (void)info;
+  if (!driver_ready(env)) return NULL;
+  int version;
+  CU_CALL(env, cuDriverGetVersion, &version);
+  return make_int(env, version);
+}
+
+/* The CUDA version of the headers this addon was built against. */
+static napi_value header_version(napi_env env, napi_callback_info info) {
+  (void)info;
+  return make_int(env, CUDA_VERSION);
+}
+
+bool errors_init(napi_env env, napi_value exports) {
+  static const export_fn fns[] = {
+      {"setErrorFactory", set_error_factory}, {"errorForResult", error_for_result},
+      {"isAvailable", is_available},          {"init", init},
+      {"driverGetVersion", driver_get_version}, {"headerVersion", header_version},
+  };
+  return EXPORTS(env, exports, fns);
+}

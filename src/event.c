@@ -1,0 +1,184 @@
+/* event: CUevent objects; recording, queries, timing, waits and IPC handles. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cudadrv.h"
+
+const handle_kind EVENT_KIND = {
+    {0x6364727665767431ULL, 0x4576656e74303031ULL},
+    "Event",
+    "this Event has been destroyed; create a new Event"};
+
+static void event_release(event_h *event) {
+  event->base.freed = true;
+  if (ctx_enter(event->ctx)) {
+    stats_cleanup(cu.cuEventDestroy(event->handle));
+    ctx_leave();
+  }
+}
+
+static void event_finalize(napi_env env, void *data, void *hint) {
+  (void)env;
+  (void)hint;
+  event_h *event = data;
+  if (!event->base.freed) event_release(event);
+  ctx_rec_release(event->ctx);
+  free(event);
+}
+
+static napi_value wrap_event(napi_env env, napi_value obj, CUevent handle, ctx_rec *ctx) {
+  event_h *event = calloc(1, sizeof *event);
+  if (!event) {
+    cu.cuEventDestroy(handle);
+    ctx_rec_release(ctx);
+    return throw_oom(env);
+  }
+  event->handle = handle;
+  event->ctx = ctx;
+  if (!handle_wrap(env, obj, &event->base, &EVENT_KIND, event_finalize)) {
+    event_release(event);
+    ctx_rec_release(ctx);
+    free(event);
+  }
+  return NULL;
+}
+
+/* eventCreate(obj, flags): an event in the current context, wrapped in obj. */
+static napi_value event_create(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 2);
+  uint32_t flags;
+  if (!arg_uint32(env, argv[1], "flags", &flags)) return NULL;
+  ctx_rec *ctx = ctx_rec_current(env);
+  if (!ctx) return NULL;
+  CUevent handle;
+  CUresult result = cu.cuEventCreate(&handle, flags);
+  if (result != CUDA_SUCCESS) {
+    ctx_rec_release(ctx);
+    return throw_cu(env, result, "cuEventCreate");
+  }
+  return wrap_event(env, argv[0], handle, ctx);
+}
+
+static napi_value event_destroy(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  event_h *event = handle_get_any(env, argv[0], &EVENT_KIND);
+  if (event && !event->base.freed) event_release(event);
+  return NULL;
+}
+
+static event_h *get_event(napi_env env, napi_value v) { return handle_get(env, v, &EVENT_KIND); }
+
+/* eventRecord(obj, stream or null). */
+static napi_value event_record(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 2);
+  event_h *event = get_event(env, argv[0]);
+  CUstream stream;
+  if (!event || !arg_stream(env, argv[1], &stream)) return NULL;
+  CU_CALL(env, cuEventRecord, event->handle, stream);
+  return NULL;
+}
+
+/* eventQuery(obj): true once the work before the recorded point is done (or never recorded). */
+static napi_value event_query(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  event_h *event = get_event(env, argv[0]);
+  if (!event) return NULL;
+  CUresult result = cu.cuEventQuery(event->handle);
+  if (result == CUDA_ERROR_NOT_READY) return make_bool(env, false);
+  if (result != CUDA_SUCCESS) return throw_cu(env, result, "cuEventQuery");
+  return make_bool(env, true);
+}
+
+/* eventSynchronize(obj): a Promise of obj once the event has completed. Not yet complete, the
+ * wait goes through a short-lived stream that waits for the event, then calls back. */
+static napi_value event_synchronize(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  event_h *event = get_event(env, argv[0]);
+  if (!event) return NULL;
+  CUresult result = cu.cuEventQuery(event->handle);
+  if (result == CUDA_SUCCESS) return promise_resolved(env, argv[0]);
+  if (result != CUDA_ERROR_NOT_READY) return promise_rejected(env, result, "cuEventSynchronize");
+  if (!ctx_enter(event->ctx)) return throw_logic(env, "the Event's context has been detached");
+  CUstream waiter;
+  napi_value promise = NULL;
+  result = cu.cuStreamCreate(&waiter, CU_STREAM_NON_BLOCKING);
+  if (result == CUDA_SUCCESS) {
+    result = cu.cuStreamWaitEvent(waiter, event->handle, 0);
+    if (result == CUDA_SUCCESS) promise = wait_enqueue(env, waiter, argv[0], "cuEventSynchronize");
+    cu.cuStreamDestroy(waiter); /* released by the driver once its work is done */
+  }
+  ctx_leave();
+  if (result != CUDA_SUCCESS) return throw_cu(env, result, "cuStreamWaitEvent");
+  return promise;
+}
+
+static napi_value event_synchronize_sync(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  event_h *event = get_event(env, argv[0]);
+  if (!event) return NULL;
+  CU_CALL(env, cuEventSynchronize, event->handle);
+  return NULL;
+}
+
+/* eventElapsedTime(start, end): milliseconds from start to end. */
+static napi_value event_elapsed_time(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 2);
+  event_h *start = get_event(env, argv[0]);
+  event_h *end = start ? get_event(env, argv[1]) : NULL;
+  if (!end) return NULL;
+  float ms;
+  CU_CALL(env, cuEventElapsedTime, &ms, start->handle, end->handle);
+  napi_value result;
+  NAPI_CALL(env, napi_create_double(env, ms, &result));
+  return result;
+}
+
+/* eventIpcHandle(obj): the CUipcEventHandle bytes as a Buffer. */
+static napi_value event_ipc_handle(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  event_h *event = get_event(env, argv[0]);
+  if (!event) return NULL;
+  CUipcEventHandle handle;
+  CU_CALL(env, cuIpcGetEventHandle, &handle, event->handle);
+  napi_value result;
+  NAPI_CALL(env, napi_create_buffer_copy(env, sizeof handle.reserved, handle.reserved, NULL, &result));
+  return result;
+}
+
+/* eventFromIpcHandle(obj, bytes): opens another process's event in the current context. */
+static napi_value event_from_ipc_handle(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 2);
+  CUipcEventHandle handle;
+  void *data;
+  size_t length;
+  bool is_typed;
+  if (napi_is_typedarray(env, argv[1], &is_typed) != napi_ok || !is_typed)
+    return throw_type(env, "handle must be a Buffer from event.ipcHandle()");
+  NAPI_CALL(env, napi_get_typedarray_info(env, argv[1], NULL, &length, &data, NULL, NULL));
+  if (length != sizeof handle.reserved) return throw_range(env, "handle must be 64 bytes long");
+  memcpy(handle.reserved, data, sizeof handle.reserved);
+  ctx_rec *ctx = ctx_rec_current(env);
+  if (!ctx) return NULL;
+  CUevent event;
+  CUresult result = cu.cuIpcOpenEventHandle(&event, handle);
+  if (result != CUDA_SUCCESS) {
+    ctx_rec_release(ctx);
+    return throw_cu(env, result, "cuIpcOpenEventHandle");
+  }
+  return wrap_event(env, argv[0], event, ctx);
+}
+
+bool event_init(napi_env env, napi_value exports) {
+  static const export_fn fns[] = {
+      {"eventCreate", event_create},
+      {"eventDestroy", event_destroy},
+      {"eventRecord", event_record},
+      {"eventQuery", event_query},
+      {"eventSynchronize", event_synchronize},
+      {"eventSynchronizeSync", event_synchronize_sync},
+      {"eventElapsedTime", event_elapsed_time},
+      {"eventIpcHandle", event_ipc_handle},
+      {"eventFromIpcHandle", event_from_ipc_handle},
+  };
+  return EXPORTS(env, exports, fns);
+}

@@ -1,0 +1,81 @@
+/* handles: driver objects live in C structs wrapped in their JS objects, tagged with their kind
+ * so that one kind can never be taken for another, and marked freed once released. */
+#include <stdio.h>
+
+#include "cudadrv.h"
+
+bool handle_wrap(napi_env env, napi_value obj, handle_base *base, const handle_kind *kind,
+                 napi_finalize finalize) {
+  base->kind = kind;
+  base->freed = false;
+  if (napi_type_tag_object(env, obj, &kind->tag) != napi_ok) {
+    napi_fail(env, napi_generic_failure);
+    return false;
+  }
+  if (napi_wrap(env, obj, base, finalize, NULL, NULL) != napi_ok) {
+    napi_fail(env, napi_generic_failure);
+    return false;
+  }
+  return true;
+}
+
+void *handle_get_any(napi_env env, napi_value value, const handle_kind *kind) {
+  bool matches = false;
+  napi_valuetype type;
+  if (napi_typeof(env, value, &type) == napi_ok && type == napi_object)
+    napi_check_object_type_tag(env, value, &kind->tag, &matches);
+  void *base = NULL;
+  if (!matches || napi_unwrap(env, value, &base) != napi_ok || !base) {
+    char message[160];
+    snprintf(message, sizeof message, "expected a %s", kind->name);
+    throw_type(env, message);
+    return NULL;
+  }
+  return base;
+}
+
+void *handle_get(napi_env env, napi_value value, const handle_kind *kind) {
+  handle_base *base = handle_get_any(env, value, kind);
+  if (base && base->freed) {
+    throw_logic(env, kind->freed);
+    return NULL;
+  }
+  return base;
+}
+
+static atomic_uint_fast64_t cleanups_failed, cleanups_skipped;
+
+void stats_cleanup(CUresult result) {
+  if (result == CUDA_ERROR_DEINITIALIZED || result == CUDA_ERROR_CONTEXT_IS_DESTROYED ||
+      result == CUDA_ERROR_INVALID_CONTEXT)
+    atomic_fetch_add(&cleanups_skipped, 1);
+  else if (result != CUDA_SUCCESS)
+    atomic_fetch_add(&cleanups_failed, 1);
+}
+
+/* stats(): { cleanupsFailed, cleanupsSkipped } counted by finalizers since the process began. */
+static napi_value stats(napi_env env, napi_callback_info info) {
+  (void)info;
+  napi_value result;
+  NAPI_CALL(env, napi_create_object(env, &result));
+  napi_set_named_property(env, result, "cleanupsFailed", make_uint(env, atomic_load(&cleanups_failed)));
+  napi_set_named_property(env, result, "cleanupsSkipped", make_uint(env, atomic_load(&cleanups_skipped)));
+  return result;
+}
+
+bool handles_init(napi_env env, napi_value exports) {
+  static const export_fn fns[] = {{"stats", stats}};
+  return EXPORTS(env, exports, fns);
+}
+
+bool export_functions(napi_env env, napi_value exports, const export_fn *fns, size_t count) {
+  for (size_t i = 0; i < count; i++) {
+    napi_value fn;
+    if (napi_create_function(env, fns[i].name, NAPI_AUTO_LENGTH, fns[i].fn, NULL, &fn) != napi_ok ||
+        napi_set_named_property(env, exports, fns[i].name, fn) != napi_ok) {
+      napi_fail(env, napi_generic_failure);
+      return false;
+    }
+  }
+  return true;
+}

@@ -1,0 +1,158 @@
+/* stream: CUstream objects, their waits and host functions. */
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "cudadrv.h"
+
+const handle_kind STREAM_KIND = {
+    {0x6364727673747231ULL, 0x53747265616d3031ULL},
+    "Stream",
+    "this Stream has been destroyed; create a new Stream"};
+
+static void stream_release(stream_h *stream) {
+  stream->base.freed = true;
+  if (ctx_enter(stream->ctx)) {
+    stats_cleanup(cu.cuStreamDestroy(stream->handle));
+    ctx_leave();
+  }
+}
+
+static void stream_finalize(napi_env env, void *data, void *hint) {
+  (void)env;
+  (void)hint;
+  stream_h *stream = data;
+  if (!stream->base.freed) stream_release(stream);
+  ctx_rec_release(stream->ctx);
+  free(stream);
+}
+
+/* streamCreate(obj, flags, priority): a stream in the current context, wrapped in obj. */
+static napi_value stream_create(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 3);
+  uint32_t flags;
+  int32_t priority;
+  if (!arg_uint32(env, argv[1], "flags", &flags) || !arg_int32(env, argv[2], "priority", &priority))
+    return NULL;
+  ctx_rec *ctx = ctx_rec_current(env);
+  if (!ctx) return NULL;
+  CUstream handle;
+  CUresult result = cu.cuStreamCreateWithPriority(&handle, flags, priority);
+  stream_h *stream = result == CUDA_SUCCESS ? calloc(1, sizeof *stream) : NULL;
+  if (!stream) {
+    if (result == CUDA_SUCCESS) cu.cuStreamDestroy(handle);
+    ctx_rec_release(ctx);
+    return result == CUDA_SUCCESS ? throw_oom(env)
+                                  : throw_cu(env, result, "cuStreamCreateWithPriority");
+  }
+  stream->handle = handle;
+  stream->ctx = ctx;
+  if (!handle_wrap(env, argv[0], &stream->base, &STREAM_KIND, stream_finalize)) {
+    stream_release(stream);
+    ctx_rec_release(ctx);
+    free(stream);
+    return NULL;
+  }
+  return NULL;
+}
+
+static napi_value stream_destroy(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  stream_h *stream = handle_get_any(env, argv[0], &STREAM_KIND);
+  if (stream && !stream->base.freed) stream_release(stream);
+  return NULL;
+}
+
+static stream_h *get_stream(napi_env env, napi_value v) { return handle_get(env, v, &STREAM_KIND); }
+
+/* streamQuery(obj): true once the stream has finished everything enqueued. */
+static napi_value stream_query(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  stream_h *stream = get_stream(env, argv[0]);
+  if (!stream) return NULL;
+  CUresult result = cu.cuStreamQuery(stream->handle);
+  if (result == CUDA_ERROR_NOT_READY) return make_bool(env, false);
+  if (result != CUDA_SUCCESS) return throw_cu(env, result, "cuStreamQuery");
+  return make_bool(env, true);
+}
+
+/* streamSynchronize(obj): a Promise of obj once the stream is done. */
+static napi_value stream_synchronize(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  stream_h *stream = get_stream(env, argv[0]);
+  return stream ? wait_stream(env, stream->handle, argv[0], "cuStreamSynchronize") : NULL;
+}
+
+static napi_value stream_synchronize_sync(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  stream_h *stream = get_stream(env, argv[0]);
+  if (!stream) return NULL;
+  CU_CALL(env, cuStreamSynchronize, stream->handle);
+  return NULL;
+}
+
+/* streamWaitEvent(obj, event): later work on the stream waits for the event. */
+static napi_value stream_wait_event(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 2);
+  CUstream handle;
+  if (!arg_stream(env, argv[0], &handle)) return NULL;
+  event_h *event = handle_get(env, argv[1], &EVENT_KIND);
+  if (!event) return NULL;
+  CU_CALL(env, cuStreamWaitEvent, handle, event->handle, 0);
+  return NULL;
+}
+
+static napi_value stream_get_flags(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  stream_h *stream = get_stream(env, argv[0]);
+  if (!stream) return NULL;
+  unsigned int flags;
+  CU_CALL(env, cuStreamGetFlags, stream->handle, &flags);
+  return make_int(env, flags);
+}
+
+static napi_value stream_get_priority(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  stream_h *stream = get_stream(env, argv[0]);
+  if (!stream) return NULL;
+  int priority;
+  CU_CALL(env, cuStreamGetPriority, stream->handle, &priority);
+  return make_int(env, priority);
+}
+
+/* streamLaunchHostFunc(obj or null): a Promise settled when the stream reaches this point. */
+static napi_value stream_launch_host_func(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  CUstream handle;
+  if (!arg_stream(env, argv[0], &handle) || (!handle && !driver_ready(env))) return NULL;
+  return wait_host_func(env, handle, NULL);
+}
+
+static void CUDA_CB sleep_on_stream(void *data) { usleep((useconds_t)(uintptr_t)data * 1000); }
+
+/* streamEnqueueSleep(obj or null, ms): occupies the stream for ms milliseconds (a host function
+ * that sleeps), so that tests and benchmarks have long-running work without kernels. */
+static napi_value stream_enqueue_sleep(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 2);
+  CUstream handle;
+  uint32_t ms;
+  if (!arg_stream(env, argv[0], &handle) || !arg_uint32(env, argv[1], "ms", &ms)) return NULL;
+  if (!handle && !driver_ready(env)) return NULL;
+  CU_CALL(env, cuLaunchHostFunc, handle, sleep_on_stream, (void *)(uintptr_t)ms);
+  return NULL;
+}
+
+bool stream_init(napi_env env, napi_value exports) {
+  static const export_fn fns[] = {
+      {"streamCreate", stream_create},
+      {"streamDestroy", stream_destroy},
+      {"streamQuery", stream_query},
+      {"streamSynchronize", stream_synchronize},
+      {"streamSynchronizeSync", stream_synchronize_sync},
+      {"streamWaitEvent", stream_wait_event},
+      {"streamGetFlags", stream_get_flags},
+      {"streamGetPriority", stream_get_priority},
+      {"streamLaunchHostFunc", stream_launch_host_func},
+      {"streamEnqueueSleep", stream_enqueue_sleep},
+  };
+  return EXPORTS(env, exports, fns);
+}

@@ -1,0 +1,249 @@
+/* wait: Promises settled by the GPU without blocking the main thread or libuv's thread pool.
+ *
+ * A stream wait enqueues cuStreamAddCallback; the driver calls it on its own thread when the
+ * stream gets there (with the error, if the stream failed, which cuLaunchHostFunc would not
+ * report), and it hands the wait to the main thread through one thread-safe function per addon
+ * instance. A context wait runs cuCtxSynchronize on a short-lived thread of its own. Work that is
+ * already complete resolves at once, after a short poll, without leaving the main thread.
+ *
+ * A worker can be terminated while waits are in flight: its channel is then marked closed under
+ * the lock that every sender takes, and late callbacks free their wait instead of sending it. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "cudadrv.h"
+
+struct wait_channel {
+  pthread_mutex_t lock;
+  napi_threadsafe_function tsfn;
+  bool closed;      /* the addon instance is gone: send nothing */
+  atomic_int refs;  /* the instance's, plus one per wait in flight */
+  int pending;      /* waits not yet settled (main thread only) */
+};
+
+struct wait_op {
+  wait_channel *channel;
+  napi_deferred deferred;
+  napi_ref value; /* what the Promise resolves with, kept alive meanwhile; may be NULL */
+  const char *api;
+  CUresult status;
+  /* thread waits */
+  ctx_rec *ctx;
+  blocking_fn blocking;
+  void *arg;
+  void (*done)(void *arg);
+};
+
+static void channel_release(wait_channel *channel) {
+  if (atomic_fetch_sub(&channel->refs, 1) == 1) {
+    pthread_mutex_destroy(&channel->lock);
+    free(channel);
+  }
+}
+
+napi_value promise_resolved(napi_env env, napi_value value) {
+  napi_deferred deferred;
+  napi_value promise;
+  NAPI_CALL(env, napi_create_promise(env, &deferred, &promise));
+  if (!value) value = make_undefined(env);
+  NAPI_CALL(env, napi_resolve_deferred(env, deferred, value));
+  return promise;
+}
+
+napi_value promise_rejected(napi_env env, CUresult result, const char *api) {
+  napi_deferred deferred;
+  napi_value promise;
+  NAPI_CALL(env, napi_create_promise(env, &deferred, &promise));
+  napi_value error = make_cu_error(env, result, api);
+  if (!error) return NULL;
+  NAPI_CALL(env, napi_reject_deferred(env, deferred, error));
+  return promise;
+}
+
+/* Main thread: a new wait holding value, counted so the event loop stays alive meanwhile. */
+static wait_op *wait_begin(napi_env env, napi_value value, const char *api, napi_value *promise) {
+  wait_channel *channel = state_of(env)->waits;
+  wait_op *op = calloc(1, sizeof *op);
+  if (!op) {
+    throw_oom(env);
+    return NULL;
+  }
+  if (napi_create_promise(env, &op->deferred, promise) != napi_ok ||
+      (value && napi_create_reference(env, value, 1, &op->value) != napi_ok)) {
+    free(op);
+    napi_fail(env, napi_generic_failure);
+    return NULL;
+  }
+  op->channel = channel;
+  op->api = api;
+  atomic_fetch_add(&channel->refs, 1);
+  if (channel->pending++ == 0) napi_ref_threadsafe_function(env, channel->tsfn);
+  return op;
+}
+
+/* Main thread: undoes wait_begin for a wait that could not be enqueued. */
+static void wait_cancel(napi_env env, wait_op *op) {
+  wait_channel *channel = op->channel;
+  if (op->value) napi_delete_reference(env, op->value);
+  if (--channel->pending == 0) napi_unref_threadsafe_function(env, channel->tsfn);
+  free(op);
+  channel_release(channel);
+}
+
+/* Any thread: hands the finished wait to the main thread, or drops it if the instance is gone. */
+static void wait_finish(wait_op *op, CUresult status) {
+  wait_channel *channel = op->channel;
+  op->status = status;
+  pthread_mutex_lock(&channel->lock);
+  bool sent = !channel->closed &&
+              napi_call_threadsafe_function(channel->tsfn, op, napi_tsfn_nonblocking) == napi_ok;
+  pthread_mutex_unlock(&channel->lock);
+  if (!sent) {
+    free(op);
+    channel_release(channel);
+  }
+}
+
+/* Main thread (env NULL when the instance is being torn down): settles the Promise. */
+static void wait_settle(napi_env env, napi_value unused, void *context, void *data) {
+  (void)unused;
+  wait_channel *channel = context;
+  wait_op *op = data;
+  if (env) {
+    napi_value value = NULL, error;
+    if (op->value) napi_get_reference_value(env, op->value, &value);
+    if (!value) napi_get_undefined(env, &value);
+    if (op->status == CUDA_SUCCESS) {
+      napi_resolve_deferred(env, op->deferred, value);
+    } else if ((error = make_cu_error(env, op->status, op->api))) {
+      napi_reject_deferred(env, op->deferred, error);
+    } else {
+      /* the error factory threw: reject with what it threw */
+      napi_get_and_clear_last_exception(env, &error);
+      napi_reject_deferred(env, op->deferred, error);
+    }
+    if (op->value) napi_delete_reference(env, op->value);
+    if (--channel->pending == 0) napi_unref_threadsafe_function(env, channel->tsfn);
+  }
+  free(op);
+  channel_release(channel);
+}
+
+/* The driver's thread: the stream got here. */
+static void CUDA_CB stream_reached(CUstream stream, CUresult status, void *data) {
+  (void)stream;
+  wait_finish(data, status);
+}
+
+static double now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+/* How long a wait polls on the main thread before it hands over to the driver's callback: work
+ * that ends within it (a short kernel) settles without the cost of a thread hop. */
+static const double POLL_US = 20;
+
+napi_value wait_stream(napi_env env, CUstream stream, napi_value value, const char *api) {
+  CUresult status = cu.cuStreamQuery(stream);
+  for (double start = now_us(); status == CUDA_ERROR_NOT_READY && now_us() - start < POLL_US;)
+    status = cu.cuStreamQuery(stream);
+  if (status == CUDA_SUCCESS) return promise_resolved(env, value);
+  if (status != CUDA_ERROR_NOT_READY) return promise_rejected(env, status, api);
+  return wait_enqueue(env, stream, value, api);
+}
+
+napi_value wait_enqueue(napi_env env, CUstream stream, napi_value value, const char *api) {
+  napi_value promise;
+  wait_op *op = wait_begin(env, value, api, &promise);
+  if (!op) return NULL;
+  CUresult result = cu.cuStreamAddCallback(stream, stream_reached, op, 0);
+  if (result != CUDA_SUCCESS) {
+    wait_cancel(env, op);
+    return throw_cu(env, result, "cuStreamAddCallback");
+  }
+  return promise;
+}
+
+static void CUDA_CB host_func_reached(void *data) { wait_finish(data, CUDA_SUCCESS); }
+
+napi_value wait_host_func(napi_env env, CUstream stream, napi_value value) {
+  napi_value promise;
+  wait_op *op = wait_begin(env, value, "cuLaunchHostFunc", &promise);
+  if (!op) return NULL;
+  CUresult result = cu.cuLaunchHostFunc(stream, host_func_reached, op);
+  if (result != CUDA_SUCCESS) {
+    wait_cancel(env, op);
+    return throw_cu(env, result, "cuLaunchHostFunc");
+  }
+  return promise;
+}
+
+static void *wait_thread(void *data) {
+  wait_op *op = data;
+  CUresult status = op->ctx ? cu.cuCtxSetCurrent(op->ctx->handle) : CUDA_SUCCESS;
+  if (status == CUDA_SUCCESS) status = op->blocking(op->arg);
+  if (op->ctx) {
+    cu.cuCtxSetCurrent(NULL);
+    ctx_rec_wait_end(op->ctx);
+  }
+  if (op->done) op->done(op->arg);
+  wait_finish(op, status);
+  return NULL;
+}
+
+napi_value wait_on_thread(napi_env env, ctx_rec *ctx, blocking_fn blocking, void *arg,
+                          napi_value value, const char *api, void (*done)(void *arg)) {
+  napi_value promise;
+  wait_op *op = wait_begin(env, value, api, &promise);
+  if (!op) return NULL;
+  op->ctx = ctx;
+  op->blocking = blocking;
+  op->arg = arg;
+  op->done = done;
+  if (ctx) ctx_rec_wait_begin(ctx);
+  pthread_attr_t attr;
+  pthread_t thread;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize(&attr, 256 * 1024);
+  int failed = pthread_create(&thread, &attr, wait_thread, op);
+  pthread_attr_destroy(&attr);
+  if (failed) {
+    if (ctx) ctx_rec_wait_end(ctx);
+    wait_cancel(env, op);
+    napi_throw_error(env, NULL, "cudadrv: could not start a thread to wait on");
+    return NULL;
+  }
+  return promise;
+}
+
+static void channel_close(void *data) {
+  wait_channel *channel = data;
+  pthread_mutex_lock(&channel->lock);
+  channel->closed = true;
+  pthread_mutex_unlock(&channel->lock);
+  channel_release(channel);
+}
+
+bool wait_init(napi_env env, napi_value exports) {
+  (void)exports;
+  wait_channel *channel = calloc(1, sizeof *channel);
+  if (!channel) return false;
+  pthread_mutex_init(&channel->lock, NULL);
+  atomic_init(&channel->refs, 1);
+  napi_value name;
+  napi_create_string_utf8(env, "cudadrv wait", NAPI_AUTO_LENGTH, &name);
+  if (napi_create_threadsafe_function(env, NULL, NULL, name, 0, 1, NULL, NULL, channel,
+                                      wait_settle, &channel->tsfn) != napi_ok) {
+    free(channel);
+    napi_fail(env, napi_generic_failure);
+    return false;
+  }
+  napi_unref_threadsafe_function(env, channel->tsfn);
+  state_of(env)->waits = channel;
+  /* Added after the thread-safe function, so it runs before Node tears that down. */
+  return napi_add_env_cleanup_hook(env, channel_close, channel) == napi_ok;
+}
