@@ -12,6 +12,11 @@ const { Stream } = require('./stream');
 const { Event } = require('./event');
 const versions = require('./version');
 const profiler = require('./profiler');
+const memory = require('./memory');
+const hostMemory = require('./host-memory');
+const module_ = require('./module');
+const kernel = require('./kernel');
+const graph = require('./graph');
 
 /** true when the CUDA driver loads and initialises here; never throws. */
 function isAvailable() {
@@ -33,6 +38,11 @@ module.exports = {
   ...errors,
   ...constants,
   ...profiler,
+  ...memory,
+  ...hostMemory,
+  ...module_,
+  ...kernel,
+  ...graph,
   isAvailable,
   init,
   stats,

@@ -14,3 +14,18 @@ export const {
   TextureArrayFlags, TRSA_OVERRIDE_FORMAT, TRSF_READ_AS_INTEGER, TRSF_NORMALIZED_COORDINATES,
   TR_DEFAULT,
 } = cuda;
+
+// memory (device memory, copies, memsets)
+
+
+// host memory (pinned, aligned, managed, registered)
+
+
+// modules and kernels
+
+
+// compiler names at the top level (nvrtcVersion)
+
+
+// graphs
+

@@ -6,6 +6,7 @@ import { DeviceAttributeGetters } from './constants';
 export * from './constants';
 export * from './memory';
 export * from './kernel';
+export * from './graph';
 
 /** Subpaths, also reachable from the namespace. */
 export declare const compiler: typeof import('./compiler');

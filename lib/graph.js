@@ -1,0 +1,3 @@
+'use strict';
+// Filled in by its issue.
+module.exports = {};
