@@ -22,6 +22,7 @@ export const {
 
 
 // modules and kernels
+export const { Module } = cuda;
 
 
 // compiler names at the top level (nvrtcVersion)
