@@ -22,6 +22,7 @@
         "src/host_memory.c",
         "src/module.c",
         "src/launch.c",
+        "src/graph.c",
         "src/nvrtc.c"
       ],
       "include_dirs": ["<(cuda_include)", "<(INTERMEDIATE_DIR)"],

@@ -29,4 +29,5 @@ export const { Module } = cuda;
 
 
 // graphs
+export const { Graph, GraphExec } = cuda;
 

@@ -3,6 +3,8 @@
 const binding = require('./binding');
 const { Context } = require('./context');
 const check = require('./checks');
+const { StreamCaptureMode } = require('./constants');
+const { Graph } = require('./graph');
 
 /** A CUDA stream in the current context: `new Stream(flags?, priority?)`. */
 class Stream {
@@ -52,6 +54,24 @@ class Stream {
   launchHostFunc(fn) {
     check.func('fn', fn);
     return binding.streamLaunchHostFunc(this).then(() => fn());
+  }
+
+  /** Starts capturing: work enqueued on this stream from now on is recorded into a graph instead
+   * of running, until endCapture(). mode (StreamCaptureMode) says where the driver refuses, while
+   * the capture lasts, the calls that could wait on it unseen (memAlloc, synchronous copies...),
+   * and invalidates the capture when one is made: GLOBAL on every thread, THREAD_LOCAL on this
+   * one, RELAXED (the default) nowhere, since garbage collection may free memory at any time. */
+  beginCapture(mode = StreamCaptureMode.RELAXED) {
+    check.member('mode', mode, StreamCaptureMode, 'StreamCaptureMode');
+    binding.streamBeginCapture(this, mode);
+    return this;
+  }
+
+  /** Ends the capture beginCapture() started and returns the recorded work as a Graph. */
+  endCapture() {
+    const graph = Object.create(Graph.prototype);
+    binding.streamEndCapture(this, graph);
+    return graph;
   }
 
   /** Destroys the stream; work already enqueued still runs. A second destroy() does nothing. */

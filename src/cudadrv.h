@@ -203,5 +203,6 @@ bool host_memory_init(napi_env env, napi_value exports);
 bool module_init(napi_env env, napi_value exports);
 bool launch_init(napi_env env, napi_value exports);
 bool nvrtc_init(napi_env env, napi_value exports);
+bool graph_init(napi_env env, napi_value exports);
 
 #endif

@@ -2,6 +2,7 @@
 /// <reference types="node" />
 
 import { DeviceAttributeGetters } from './constants';
+import { Graph } from './graph';
 
 export * from './constants';
 export * from './memory';
@@ -132,6 +133,11 @@ export declare class Stream {
   waitForEvent(event: Event): this;
   /** Calls fn on the main thread once the stream reaches this point. */
   launchHostFunc<T>(fn: () => T): Promise<Awaited<T>>;
+  /** Records later work on this stream into a graph instead of running it (mode: StreamCaptureMode,
+   * RELAXED by default). */
+  beginCapture(mode?: number): this;
+  /** Ends the capture and returns the recorded work. */
+  endCapture(): Graph;
   destroy(): void;
   [Symbol.dispose](): void;
 }

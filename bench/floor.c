@@ -1,0 +1,453 @@
+/* floor: the C side of cudadrv's benchmarks. bench/run.js builds it at bench time
+ * (cc -O2 -I<cuda include> bench/floor.c -ldl -lpthread), runs it, and sets what it measures beside
+ * what cudadrv does with the same driver calls in the same run.
+ *
+ * It loads the driver as cudadrv does (dlopen("libcuda.so.1"), every entry point through
+ * cuGetProcAddress_v2 at an explicit ABI version, never -lcuda) and NVRTC with dlopen; it runs on
+ * the device's primary context and a non-blocking stream, as the JS side does.
+ *
+ *   floor --list
+ *       prints {"operations": [...], "sizes": {...}} without touching the driver: bench/run.js
+ *       checks that they are the ones it measures
+ *   floor --cuda ROOT --kernels FILE --compile FILE OP:WARMUP:REPS:BATCH ...
+ *       runs each operation: WARMUP + REPS batches of BATCH steps, each batch timed as a whole,
+ *       then its untimed "after" call (a stream synchronize, where the steps enqueue work). Each
+ *       of the REPS timed batches is one sample: nanoseconds per step.
+ *       Prints {"device", "driver", "sizes", "results": {OP: {"samples": [...]} or {"error"}}}.
+ *       ROOT is the CUDA toolkit (its lib64 holds NVRTC when the loader's path does not).
+ *
+ * bench/run.js measures cudadrv the same way, with the same sizes, kernels and sources. */
+#define _GNU_SOURCE
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <dlfcn.h>
+#include <nvrtc.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define BIG ((size_t)256 << 20)  /* the large copies */
+#define SMALL 16                 /* the latency copies */
+#define MIB ((size_t)1 << 20)    /* the allocations */
+#define GRAPH_KERNELS 100        /* launches captured into the graph */
+
+/* ---- the driver, resolved as cudadrv's loader does ---- */
+
+#define DRIVER_CALLS(X)                                                                        \
+  X(cuInit, 2000) X(cuDriverGetVersion, 2020) X(cuGetErrorString, 6000) X(cuDeviceGet, 2000)     \
+  X(cuDeviceGetName, 2000) X(cuDeviceGetAttribute, 2000) X(cuDevicePrimaryCtxRetain, 7000)       \
+  X(cuCtxPushCurrent, 4000) X(cuCtxSynchronize, 2000) X(cuStreamCreate, 2000)                    \
+  X(cuStreamQuery, 2000) X(cuStreamSynchronize, 2000) X(cuMemAlloc, 3020) X(cuMemFree, 3020)     \
+  X(cuMemAllocAsync, 11020) X(cuMemFreeAsync, 11020) X(cuMemHostAlloc, 2020)                     \
+  X(cuMemcpyHtoD, 3020) X(cuMemcpyDtoH, 3020) X(cuMemcpyDtoD, 3020) X(cuModuleLoadData, 2000)    \
+  X(cuModuleGetFunction, 2000) X(cuLaunchKernel, 4000) X(cuStreamBeginCapture, 10010)            \
+  X(cuStreamEndCapture, 10000) X(cuGraphInstantiateWithFlags, 11040) X(cuGraphLaunch, 10000)
+
+#define DRIVER_ENTRY(name, version) PFN_##name##_v##version name;
+static struct {
+  DRIVER_CALLS(DRIVER_ENTRY)
+} cu;
+#undef DRIVER_ENTRY
+
+#define NVRTC_CALLS(X)                                                                         \
+  X(nvrtcVersion) X(nvrtcGetErrorString) X(nvrtcCreateProgram) X(nvrtcCompileProgram)           \
+  X(nvrtcGetCUBINSize) X(nvrtcGetCUBIN) X(nvrtcGetProgramLogSize) X(nvrtcGetProgramLog)          \
+  X(nvrtcDestroyProgram)
+
+#define NVRTC_ENTRY(name) __typeof__(&name) name;
+static struct {
+  NVRTC_CALLS(NVRTC_ENTRY)
+} rtc;
+#undef NVRTC_ENTRY
+
+static void fatal(const char *format, ...) {
+  va_list args;
+  va_start(args, format);
+  fputs("floor: ", stderr);
+  vfprintf(stderr, format, args);
+  fputc('\n', stderr);
+  va_end(args);
+  exit(1);
+}
+
+static void load_driver(void) {
+  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) fatal("could not load libcuda.so.1: %s", dlerror());
+  PFN_cuGetProcAddress_v12000 get_proc =
+      (PFN_cuGetProcAddress_v12000)dlsym(lib, "cuGetProcAddress_v2");
+  if (!get_proc) fatal("libcuda.so.1 has no cuGetProcAddress_v2 (a driver older than CUDA 12)");
+  CUdriverProcAddressQueryResult found;
+#define DRIVER_RESOLVE(name, version)                                                       \
+  if (get_proc(#name, (void **)&cu.name, version, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &found) \
+          != CUDA_SUCCESS || found != CU_GET_PROC_ADDRESS_SUCCESS)                          \
+    fatal("the driver does not provide %s", #name);
+  DRIVER_CALLS(DRIVER_RESOLVE)
+#undef DRIVER_RESOLVE
+}
+
+/* NVRTC as cudadrv finds it: CUDADRV_NVRTC_PATH, else the known sonames (newest first) through
+ * the loader's path, then in the toolkit's lib64. */
+static void load_nvrtc(const char *cuda_root) {
+  static const char *names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"};
+  void *lib = NULL;
+  const char *forced = getenv("CUDADRV_NVRTC_PATH");
+  if (forced && *forced) lib = dlopen(forced, RTLD_NOW | RTLD_LOCAL);
+  for (size_t i = 0; !lib && i < sizeof names / sizeof names[0]; i++) {
+    char path[4096];
+    lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    if (!lib && snprintf(path, sizeof path, "%s/lib64/%s", cuda_root, names[i]) < (int)sizeof path)
+      lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  }
+  if (!lib) fatal("could not load NVRTC (libnvrtc.so.13, .12 or libnvrtc.so)");
+#define NVRTC_RESOLVE(name) \
+  if (!(*(void **)&rtc.name = dlsym(lib, #name))) fatal("NVRTC does not provide %s", #name);
+  NVRTC_CALLS(NVRTC_RESOLVE)
+#undef NVRTC_RESOLVE
+}
+
+/* ---- failures: each step returns NULL or a message ---- */
+
+static char failure[1024];
+
+static const char *cu_failed(const char *api, CUresult result) {
+  const char *text = NULL;
+  if (cu.cuGetErrorString(result, &text) != CUDA_SUCCESS || !text) text = "unknown error";
+  snprintf(failure, sizeof failure, "%s failed: %s", api, text);
+  return failure;
+}
+
+#define CK(fn, ...)                                         \
+  do {                                                      \
+    CUresult ck_ = cu.fn(__VA_ARGS__);                      \
+    if (ck_ != CUDA_SUCCESS) return cu_failed(#fn, ck_);    \
+  } while (0)
+
+/* ---- state shared by the operations, set up on first use ---- */
+
+static CUstream stream;
+static CUfunction empty_fn, args4_fn;
+static CUdeviceptr big, big2, small, args_a, args_b;
+static void *pinned, *pageable;
+static unsigned char small_host[SMALL];
+static char arch[64];
+static char *compile_source;
+static size_t compile_length;
+static int compile_serial;
+static CUgraphExec graph_exec;
+
+static char *read_file(const char *path, size_t *length) {
+  FILE *file = fopen(path, "rb");
+  if (!file) fatal("could not open %s", path);
+  fseek(file, 0, SEEK_END);
+  long size = ftell(file);
+  rewind(file);
+  char *text = malloc((size_t)size + 64); /* room for a sample's comment */
+  if (!text || fread(text, 1, (size_t)size, file) != (size_t)size) fatal("could not read %s", path);
+  fclose(file);
+  text[size] = '\0';
+  *length = (size_t)size;
+  return text;
+}
+
+/* Compiles source with NVRTC for this device; the cubin in *cubin (malloc'd) when wanted. */
+static const char *nvrtc_compile(const char *source, void **cubin) {
+  nvrtcProgram program;
+  nvrtcResult result = rtc.nvrtcCreateProgram(&program, source, "bench.cu", 0, NULL, NULL);
+  if (result != NVRTC_SUCCESS) {
+    snprintf(failure, sizeof failure, "nvrtcCreateProgram failed: %s", rtc.nvrtcGetErrorString(result));
+    return failure;
+  }
+  const char *options[] = {arch};
+  result = rtc.nvrtcCompileProgram(program, 1, options);
+  if (result != NVRTC_SUCCESS) {
+    size_t size = 0;
+    rtc.nvrtcGetProgramLogSize(program, &size);
+    char *log = malloc(size + 1);
+    if (log && rtc.nvrtcGetProgramLog(program, log) == NVRTC_SUCCESS)
+      snprintf(failure, sizeof failure, "nvrtcCompileProgram failed: %s", log);
+    else
+      snprintf(failure, sizeof failure, "nvrtcCompileProgram failed: %s", rtc.nvrtcGetErrorString(result));
+    free(log);
+    rtc.nvrtcDestroyProgram(&program);
+    return failure;
+  }
+  size_t size = 0;
+  result = rtc.nvrtcGetCUBINSize(program, &size);
+  void *image = result == NVRTC_SUCCESS ? malloc(size) : NULL;
+  if (image) result = rtc.nvrtcGetCUBIN(program, image);
+  rtc.nvrtcDestroyProgram(&program);
+  if (!image || result != NVRTC_SUCCESS) {
+    free(image);
+    snprintf(failure, sizeof failure, "nvrtcGetCUBIN failed");
+    return failure;
+  }
+  if (cubin) *cubin = image;
+  else free(image);
+  return NULL;
+}
+
+static const char *setup_kernels(const char *path) {
+  size_t length;
+  char *source = read_file(path, &length);
+  void *cubin = NULL;
+  const char *failed = nvrtc_compile(source, &cubin);
+  free(source);
+  if (failed) return failed;
+  CUmodule module;
+  CK(cuModuleLoadData, &module, cubin);
+  free(cubin);
+  CK(cuModuleGetFunction, &empty_fn, module, "empty");
+  CK(cuModuleGetFunction, &args4_fn, module, "args4");
+  CK(cuMemAlloc, &args_a, 1024);
+  CK(cuMemAlloc, &args_b, 1024);
+  return NULL;
+}
+
+static const char *setup_big(void) {
+  if (pageable) return NULL; /* the last one made */
+  CK(cuMemAlloc, &big, BIG);
+  CK(cuMemAlloc, &big2, BIG);
+  CK(cuMemHostAlloc, &pinned, BIG, 0);
+  memset(pinned, 1, BIG);
+  pageable = malloc(BIG);
+  if (!pageable) return "out of host memory";
+  memset(pageable, 1, BIG);
+  return NULL;
+}
+
+static const char *setup_small(void) {
+  if (small) return NULL;
+  CK(cuMemAlloc, &small, SMALL);
+  memset(small_host, 1, SMALL);
+  return NULL;
+}
+
+/* ---- the steps ---- */
+
+/* A step that is one driver call. */
+#define STEP(name, fn, ...)              \
+  static const char *name(void) {        \
+    CK(fn, __VA_ARGS__);                 \
+    return NULL;                         \
+  }
+
+static int args4_n = 1000;
+static float args4_x = 2.5f;
+static void *args4_params[] = {&args_a, &args_b, &args4_n, &args4_x};
+
+STEP(launch_empty, cuLaunchKernel, empty_fn, 1, 1, 1, 1, 1, 1, 0, stream, NULL, NULL)
+STEP(launch_args4, cuLaunchKernel, args4_fn, 1, 1, 1, 1, 1, 1, 0, stream, args4_params, NULL)
+STEP(synchronize, cuStreamSynchronize, stream)
+STEP(query, cuStreamQuery, stream)
+STEP(htod_pinned, cuMemcpyHtoD, big, pinned, BIG)
+STEP(dtoh_pinned, cuMemcpyDtoH, pinned, big, BIG)
+STEP(htod_pageable, cuMemcpyHtoD, big, pageable, BIG)
+STEP(dtoh_pageable, cuMemcpyDtoH, pageable, big, BIG)
+STEP(htod_small, cuMemcpyHtoD, small, small_host, SMALL)
+STEP(dtoh_small, cuMemcpyDtoH, small_host, small, SMALL)
+STEP(graph_launch, cuGraphLaunch, graph_exec, stream)
+
+static const char *launch_synchronize(void) {
+  const char *failed = launch_empty();
+  return failed ? failed : synchronize();
+}
+
+static const char *dtod(void) {
+  CK(cuMemcpyDtoD, big2, big, BIG);
+  CK(cuCtxSynchronize);
+  return NULL;
+}
+
+static const char *alloc_free(void) {
+  CUdeviceptr p;
+  CK(cuMemAlloc, &p, MIB);
+  CK(cuMemFree, p);
+  return NULL;
+}
+
+static const char *alloc_free_async(void) {
+  CUdeviceptr p;
+  CK(cuMemAllocAsync, &p, MIB, stream);
+  CK(cuMemFreeAsync, p, stream);
+  return NULL;
+}
+
+/* The compile source with a comment of its own, so that nothing can answer from a cache. */
+static const char *compile_cold(void) {
+  snprintf(compile_source + compile_length, 64, "\n// sample %d\n", compile_serial++);
+  return nvrtc_compile(compile_source, NULL);
+}
+
+static const char *setup_graph(void) {
+  if (graph_exec) return NULL;
+  CK(cuStreamBeginCapture, stream, CU_STREAM_CAPTURE_MODE_RELAXED);
+  for (int i = 0; i < GRAPH_KERNELS; i++) {
+    const char *failed = launch_empty();
+    if (failed) return failed;
+  }
+  CUgraph graph;
+  CK(cuStreamEndCapture, stream, &graph);
+  CK(cuGraphInstantiateWithFlags, &graph_exec, graph, 0);
+  return NULL;
+}
+
+/* ---- the operations ---- */
+
+typedef const char *(*step_fn)(void);
+
+typedef struct operation {
+  const char *name;
+  step_fn setup;   /* once, before the first batch (may be NULL) */
+  step_fn step;    /* BATCH times per timed batch */
+  step_fn after;   /* after each batch, untimed (may be NULL) */
+} operation;
+
+static const operation operations[] = {
+    {"launch.empty", NULL, launch_empty, synchronize},
+    {"launch.args4", NULL, launch_args4, synchronize},
+    {"launch.sync", NULL, launch_synchronize, NULL},
+    {"stream.query", NULL, query, NULL},
+    {"copy.htod.pinned", setup_big, htod_pinned, NULL},
+    {"copy.dtoh.pinned", setup_big, dtoh_pinned, NULL},
+    {"copy.htod.pageable", setup_big, htod_pageable, NULL},
+    {"copy.dtoh.pageable", setup_big, dtoh_pageable, NULL},
+    {"copy.htod.small", setup_small, htod_small, NULL},
+    {"copy.dtoh.small", setup_small, dtoh_small, NULL},
+    {"copy.dtod", setup_big, dtod, NULL},
+    {"alloc", NULL, alloc_free, NULL},
+    {"alloc.async", NULL, alloc_free_async, synchronize},
+    {"compile.cold", NULL, compile_cold, NULL},
+    {"graph.launch", setup_graph, graph_launch, synchronize},
+};
+#define OPERATION_COUNT (sizeof operations / sizeof operations[0])
+
+static double now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static void print_json_string(const char *text) {
+  putchar('"');
+  for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
+    if (*c == '"' || *c == '\\') printf("\\%c", *c);
+    else if (*c < 0x20) printf("\\u%04x", *c);
+    else putchar(*c);
+  }
+  putchar('"');
+}
+
+/* Runs op as the spec says; prints its samples, or returns the failure. */
+static const char *run(const operation *op, int warmup, int reps, int batch) {
+  const char *failed = op->setup ? op->setup() : NULL;
+  if (failed) return failed;
+  double *samples = malloc(sizeof *samples * (size_t)reps);
+  if (!samples) return "out of host memory";
+  for (int i = 0; i < warmup + reps && !failed; i++) {
+    double start = now_ns();
+    for (int j = 0; j < batch && !failed; j++) failed = op->step();
+    double elapsed = now_ns() - start;
+    if (!failed && op->after) failed = op->after();
+    if (i >= warmup) samples[i - warmup] = elapsed / batch;
+  }
+  if (!failed) {
+    printf("{\"samples\":[");
+    for (int i = 0; i < reps; i++) printf("%s%.9g", i ? "," : "", samples[i]);
+    printf("]}");
+  }
+  free(samples);
+  return failed;
+}
+
+static void print_sizes(void) {
+  printf("\"sizes\":{\"big\":%zu,\"small\":%d,\"alloc\":%zu,\"graphKernels\":%d}", BIG, SMALL,
+         MIB, GRAPH_KERNELS);
+}
+
+static const operation *find(const char *name, size_t length) {
+  for (size_t i = 0; i < OPERATION_COUNT; i++)
+    if (strlen(operations[i].name) == length && !strncmp(operations[i].name, name, length))
+      return &operations[i];
+  return NULL;
+}
+
+int main(int argc, char **argv) {
+  if (argc == 2 && !strcmp(argv[1], "--list")) {
+    printf("{\"operations\":[");
+    for (size_t i = 0; i < OPERATION_COUNT; i++) {
+      printf("%s", i ? "," : "");
+      print_json_string(operations[i].name);
+    }
+    printf("],");
+    print_sizes();
+    printf("}\n");
+    return 0;
+  }
+  const char *cuda_root = NULL, *kernels = NULL, *compile = NULL;
+  int first = 1;
+  for (; first + 1 < argc && !strncmp(argv[first], "--", 2); first += 2) {
+    if (!strcmp(argv[first], "--cuda")) cuda_root = argv[first + 1];
+    else if (!strcmp(argv[first], "--kernels")) kernels = argv[first + 1];
+    else if (!strcmp(argv[first], "--compile")) compile = argv[first + 1];
+    else fatal("unknown option %s", argv[first]);
+  }
+  if (!cuda_root || !kernels || !compile)
+    fatal("usage: floor --list | floor --cuda ROOT --kernels FILE --compile FILE OP:WARMUP:REPS:BATCH...");
+  /* Every spec is checked before anything runs. */
+  for (int i = first; i < argc; i++) {
+    int warmup, reps, batch, end = 0;
+    const char *colon = strchr(argv[i], ':');
+    if (!colon || !find(argv[i], (size_t)(colon - argv[i])) ||
+        sscanf(colon, ":%d:%d:%d%n", &warmup, &reps, &batch, &end) != 3 || colon[end] ||
+        warmup < 0 || reps < 1 || batch < 1)
+      fatal("bad operation %s: want OP:WARMUP:REPS:BATCH with OP from --list", argv[i]);
+  }
+
+  load_driver();
+  load_nvrtc(cuda_root);
+  CUresult result = cu.cuInit(0);
+  if (result != CUDA_SUCCESS) fatal("%s", cu_failed("cuInit", result));
+  CUdevice device;
+  CUcontext context;
+  char name[256];
+  int driver = 0, major = 0, minor = 0;
+  const char *failed = NULL;
+  if ((result = cu.cuDeviceGet(&device, 0)) != CUDA_SUCCESS) failed = cu_failed("cuDeviceGet", result);
+  else if ((result = cu.cuDeviceGetName(name, sizeof name, device)) != CUDA_SUCCESS)
+    failed = cu_failed("cuDeviceGetName", result);
+  else if ((result = cu.cuDevicePrimaryCtxRetain(&context, device)) != CUDA_SUCCESS)
+    failed = cu_failed("cuDevicePrimaryCtxRetain", result);
+  else if ((result = cu.cuCtxPushCurrent(context)) != CUDA_SUCCESS)
+    failed = cu_failed("cuCtxPushCurrent", result);
+  else if ((result = cu.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING)) != CUDA_SUCCESS)
+    failed = cu_failed("cuStreamCreate", result);
+  if (failed) fatal("%s", failed);
+  cu.cuDriverGetVersion(&driver);
+  cu.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
+  cu.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
+  snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d%d", major, minor);
+  if ((failed = setup_kernels(kernels))) fatal("%s", failed);
+  compile_source = read_file(compile, &compile_length);
+
+  printf("{\"device\":");
+  print_json_string(name);
+  printf(",\"driver\":%d,", driver);
+  print_sizes();
+  printf(",\"results\":{");
+  for (int i = first; i < argc; i++) {
+    int warmup, reps, batch;
+    const char *colon = strchr(argv[i], ':');
+    sscanf(colon, ":%d:%d:%d", &warmup, &reps, &batch);
+    printf("%s\"%.*s\":", i > first ? "," : "", (int)(colon - argv[i]), argv[i]);
+    fflush(stdout);
+    if ((failed = run(find(argv[i], (size_t)(colon - argv[i])), warmup, reps, batch))) {
+      printf("{\"error\":");
+      print_json_string(failed);
+      printf("}");
+    }
+  }
+  printf("}}\n");
+  return 0;
+}

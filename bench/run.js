@@ -1,0 +1,676 @@
+#!/usr/bin/env node
+'use strict';
+// cudadrv's benchmarks, side by side with C. Every operation runs in cudadrv and, where C has a
+// counterpart, in bench/floor.c (plain C making the same driver calls, built here at bench time),
+// in the same run: warm-up batches, then timed batches; the median and the spread of the samples
+// go into one table, `operation | cudadrv | C | ratio | target | ok`, and the exit status is 1 when
+// a target is missed or cannot be measured.
+//
+//   npm run bench [-- --out results.json] [--only REGEX] [--dry-run]
+//
+// --out writes every sample and verdict as JSON; --only measures the operations whose id matches
+// (and those their targets refer to); --dry-run needs no GPU: it builds floor.c, checks that it
+// measures what this file expects, and runs the table and the verdicts on made-up samples.
+const { execFileSync, spawnSync } = require('child_process');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const { performance } = require('perf_hooks');
+const {
+  ratioAtMost, bandwidthAtLeast, atMost, overC, ofOperation, assemble, report,
+} = require('./report');
+
+const ROOT = path.join(__dirname, '..');
+const KERNELS_FILE = path.join(__dirname, 'kernels.cu');
+const COMPILE_FILE = path.join(__dirname, 'compile.cu');
+const FLOOR_SOURCE = path.join(__dirname, 'floor.c');
+const FLOOR_BINARY = path.join(ROOT, 'build', 'bench', 'floor');
+
+// The sizes floor.c uses too (it reports its own, and they are checked against these).
+const SIZES = { big: 256 * 2 ** 20, small: 16, alloc: 2 ** 20, graphKernels: 100 };
+
+// ---- the operations ----
+// id, title, unit; c: the floor.c operation measured beside it; spec: [warm-up batches, timed
+// batches, steps per batch]; target; js(env): returns { step, after?, async? } (a step timed in
+// batches; after() runs untimed after each batch) or { samples: async () => values in unit }.
+// bytes (GB/s lines): moved per step; per: steps counted per step (a graph of 100 kernels).
+
+const OPERATIONS = [
+  {
+    id: 'launch.callable', title: 'empty kernel launch, callable', unit: 'us', c: 'launch.empty',
+    spec: [5, 200, 100], target: ratioAtMost(1.15),
+    js: (env) => {
+      const { empty } = env.kernels();
+      const stream = env.stream();
+      return {
+        step: () => empty({ block: BLOCK, grid: GRID, stream }),
+        after: () => stream.synchronizeSync(),
+      };
+    },
+  },
+  {
+    id: 'launch.prepared', title: 'empty kernel launch, prepared', unit: 'us', c: 'launch.empty',
+    spec: [5, 200, 100], target: ratioAtMost(1.03),
+    js: (env) => {
+      const { launch, drain } = emptyLaunch(env);
+      return { step: launch, after: drain };
+    },
+  },
+  {
+    id: 'launch.prepared4', title: '4-argument prepared launch', unit: 'us', c: 'launch.args4',
+    spec: [5, 200, 100], target: ratioAtMost(1.05),
+    js: (env) => {
+      const args4 = prepared(env.kernels().args4, 'PPif');
+      const { a, b } = env.argumentBuffers();
+      const { stream, drain } = emptyLaunch(env);
+      return { step: () => args4.preparedAsyncCall(GRID, BLOCK, stream, a, b, 1000, 2.5), after: drain };
+    },
+  },
+  {
+    id: 'launch.sync', title: 'launch + synchronizeSync()', unit: 'us', c: 'launch.sync',
+    spec: [5, 100, 20], target: ratioAtMost(1.1),
+    js: (env) => {
+      const { launch, drain } = emptyLaunch(env);
+      return {
+        step: () => {
+          launch();
+          drain();
+        },
+      };
+    },
+  },
+  {
+    id: 'launch.await', title: 'launch + await synchronize()', unit: 'us', c: 'launch.sync',
+    spec: [5, 100, 20], target: ratioAtMost(2),
+    note: 'C: launch + cuStreamSynchronize',
+    js: (env) => {
+      const { launch, stream } = emptyLaunch(env);
+      return {
+        async: true,
+        step: () => {
+          launch();
+          return stream.synchronize();
+        },
+      };
+    },
+  },
+  {
+    id: 'await.complete', title: 'await of a complete stream', unit: 'us', c: 'stream.query',
+    spec: [5, 100, 100], target: atMost(5, 'us'), note: 'C: cuStreamQuery',
+    js: (env) => {
+      const stream = env.stream();
+      return { async: true, step: () => stream.synchronize() };
+    },
+  },
+  ...['htod', 'dtoh'].flatMap((direction) => ['pinned', 'pageable'].map((kind) => ({
+    id: `copy.${direction}.${kind}`,
+    title: `256 MiB ${direction === 'htod' ? 'host→device' : 'device→host'}, ${kind}`,
+    unit: 'GB/s', bytes: SIZES.big, c: `copy.${direction}.${kind}`, spec: [2, 10, 1],
+    target: bandwidthAtLeast(kind === 'pinned' ? 0.98 : 0.95),
+    js: (env) => {
+      const { cuda } = env;
+      const { device } = env.bigBuffers();
+      const host = env.bigBuffers()[kind];
+      return {
+        step: direction === 'htod' ? () => cuda.memcpyHtoD(device, host)
+          : () => cuda.memcpyDtoH(host, device),
+      };
+    },
+  }))),
+  ...['htod', 'dtoh'].map((direction) => ({
+    id: `copy.${direction}.small`,
+    title: `16 B ${direction === 'htod' ? 'host→device' : 'device→host'} latency`,
+    unit: 'us', c: `copy.${direction}.small`, spec: [5, 100, 20], target: overC(0.5, 'us'),
+    js: (env) => {
+      const { cuda } = env;
+      const { device, host } = env.smallBuffers();
+      return {
+        step: direction === 'htod' ? () => cuda.memcpyHtoD(device, host)
+          : () => cuda.memcpyDtoH(host, device),
+      };
+    },
+  })),
+  {
+    id: 'alloc', title: 'memAlloc + free, 1 MiB', unit: 'us', c: 'alloc', spec: [5, 50, 20],
+    target: null,
+    js: ({ cuda }) => ({ step: () => cuda.memAlloc(SIZES.alloc).free() }),
+  },
+  {
+    id: 'alloc.async', title: 'memAllocAsync + free, 1 MiB', unit: 'us', c: 'alloc.async',
+    spec: [5, 100, 50], target: ratioAtMost(1.1),
+    js: (env) => {
+      const { cuda } = env;
+      const stream = env.stream();
+      const probe = cuda.memAllocAsync(SIZES.alloc, stream);
+      const release = typeof probe.freeAsync === 'function'
+        ? (allocation) => allocation.freeAsync(stream) : (allocation) => allocation.free(stream);
+      release(probe);
+      return {
+        step: () => release(cuda.memAllocAsync(SIZES.alloc, stream)),
+        after: () => stream.synchronizeSync(),
+      };
+    },
+  },
+  {
+    id: 'pool.alloc', title: 'DeviceMemoryPool allocate + free, 1 MiB', unit: 'us', c: null,
+    spec: [5, 100, 100], target: atMost(1.5, 'us'),
+    js: () => {
+      const { DeviceMemoryPool } = require('../lib/tools');
+      const pool = new DeviceMemoryPool();
+      return { step: () => pool.allocate(SIZES.alloc).free() };
+    },
+  },
+  {
+    id: 'compile.cold', title: 'NVRTC compile, cold (bench/compile.cu)', unit: 'ms', c: 'compile.cold',
+    spec: [1, 5, 1], target: ratioAtMost(1.05),
+    note: 'each sample compiles a source of its own, the cache disabled',
+    js: (env) => {
+      const { compileSync } = require('../lib/compiler');
+      const options = { cacheDir: false, noExternC: true };
+      let serial = 0;
+      return { step: () => compileSync(`${env.compileSource}\n// sample ${serial++}\n`, options) };
+    },
+  },
+  {
+    id: 'compile.cached', title: 'NVRTC compile, cache hit in-process', unit: 'us', c: null,
+    spec: [1, 50, 20], target: atMost(50, 'us'),
+    js: (env) => {
+      const { compileSync } = require('../lib/compiler');
+      const options = { cacheDir: env.tempDir('cache'), noExternC: true };
+      compileSync(env.compileSource, options);
+      return { step: () => compileSync(env.compileSource, options) };
+    },
+  },
+  {
+    id: 'copy.dtod', title: '256 MiB device→device', unit: 'GB/s', bytes: SIZES.big, c: 'copy.dtod',
+    spec: [2, 10, 1], target: null, note: 'each copy followed by Context.synchronizeSync()',
+    js: (env) => {
+      const { cuda } = env;
+      const { device, device2 } = env.bigBuffers();
+      return {
+        step: () => {
+          cuda.memcpyDtoD(device2, device, SIZES.big);
+          cuda.Context.synchronizeSync();
+        },
+      };
+    },
+  },
+  {
+    id: 'lag.wait', title: 'timer lag awaiting a 500 ms kernel', unit: 'ms', c: null,
+    spec: [0, 3, 1], target: atMost(2, 'ms'),
+    js: (env) => {
+      const stream = env.stream();
+      const busy = env.occupier();
+      return {
+        samples: () => lagDuring(env, 'the waits', () => {
+          busy(stream, 500);
+          return stream.synchronize();
+        }),
+      };
+    },
+  },
+  {
+    id: 'lag.compile', title: 'timer lag during an async compile', unit: 'ms', c: null,
+    spec: [0, 3, 1], target: atMost(5, 'ms'),
+    js: (env) => {
+      const { compile } = require('../lib/compiler');
+      const options = { cacheDir: false, noExternC: true };
+      let serial = 0;
+      return {
+        samples: () => lagDuring(env, 'the compiles', () =>
+          compile(`${env.compileSource}\n// lag sample ${serial++}\n`, options)),
+      };
+    },
+  },
+  {
+    id: 'readfile.waits', title: 'fs.promises.readFile with 64 pending waits', unit: 'ms', c: null,
+    spec: [0, 30, 1], target: atMost(5, 'ms'),
+    js: (env) => {
+      const { cuda } = env;
+      const streams = Array.from({ length: 64 }, () => new cuda.Stream(cuda.StreamFlags.NON_BLOCKING));
+      const busy = env.occupier();
+      const file = path.join(env.tempDir('files'), 'small.txt');
+      fs.writeFileSync(file, 'cudadrv');
+      let late = 0;
+      return {
+        samples: async () => {
+          const rounds = await repeat(3, async () => {
+            for (const s of streams) busy(s, 100);
+            const waits = streams.map((s) => s.synchronize());
+            const latencies = await repeat(10, async () => {
+              const start = performance.now();
+              await fs.promises.readFile(file);
+              return performance.now() - start;
+            });
+            if (streams.every((s) => s.isDone())) late++;
+            await Promise.all(waits);
+            return latencies;
+          });
+          if (late) env.note(`in ${late} of 3 rounds every wait had ended before the reads did`);
+          return rounds.flat();
+        },
+      };
+    },
+  },
+  {
+    id: 'graph.launch', title: `${SIZES.graphKernels}-kernel graph, host cost per kernel`, unit: 'us',
+    per: SIZES.graphKernels, c: 'graph.launch', spec: [2, 100, 5],
+    target: ofOperation('launch.prepared', 0.2),
+    js: (env) => {
+      const { empty } = env.kernels();
+      const stream = env.stream();
+      empty({ block: BLOCK, grid: GRID, stream });
+      stream.synchronizeSync();
+      stream.beginCapture();
+      try {
+        for (let i = 0; i < SIZES.graphKernels; i++) empty({ block: BLOCK, grid: GRID, stream });
+      } catch (error) {
+        try {
+          stream.endCapture();
+        } catch {
+          // the capture was invalidated: the first error says why
+        }
+        throw error;
+      }
+      const graph = stream.endCapture();
+      if (graph.nodeCount !== SIZES.graphKernels) throw new Error(`captured ${graph.nodeCount} nodes`);
+      const exec = graph.instantiate().upload(stream);
+      return { step: () => exec.launch(stream), after: () => stream.synchronizeSync() };
+    },
+  },
+];
+
+// One thread: the launches measure the host's cost, not the GPU's.
+const GRID = [1, 1];
+const BLOCK = [1, 1, 1];
+
+// The prepared empty kernel's launch on the bench stream, and the wait that drains the stream.
+function emptyLaunch(env) {
+  const empty = env.preparedEmpty();
+  const stream = env.stream();
+  return {
+    stream,
+    launch: () => empty.preparedAsyncCall(GRID, BLOCK, stream),
+    drain: () => stream.synchronizeSync(),
+  };
+}
+
+// A prepared kernel (prepare() returning the kernel or a prepared twin of it).
+function prepared(kernel, format) {
+  const result = kernel.prepare(format);
+  return result && typeof result.preparedAsyncCall === 'function' ? result : kernel;
+}
+
+async function repeat(times, fn) {
+  const results = [];
+  for (let i = 0; i < times; i++) results.push(await fn(i));
+  return results;
+}
+
+// The worst lateness (ms) of a chain of 1 ms timers while the Promise that start() returns
+// settles, three times; notes how long the work took.
+async function lagDuring(env, what, start) {
+  const took = [];
+  const lags = await repeat(3, async () => {
+    let lag = 0;
+    let expected = performance.now() + 1;
+    let timer;
+    const tick = () => {
+      const now = performance.now();
+      lag = Math.max(lag, now - expected);
+      expected = now + 1;
+      timer = setTimeout(tick, 1);
+    };
+    timer = setTimeout(tick, 1);
+    const begun = performance.now();
+    try {
+      await start();
+    } finally {
+      clearTimeout(timer);
+    }
+    took.push(performance.now() - begun);
+    return lag;
+  });
+  env.note(`${what} took ${took.map((ms) => `${Math.round(ms)} ms`).join(', ')}`);
+  return lags;
+}
+
+// ---- shared resources, made on first use (a missing API fails only the lines that need it) ----
+
+class Env {
+  constructor(cuda) {
+    this.cuda = cuda;
+    this.compileSource = fs.readFileSync(COMPILE_FILE, 'utf8');
+    this.notes = []; // what to know about the line being measured
+    this.made = new Map();
+    this.temp = null;
+  }
+
+  once(key, make) {
+    if (!this.made.has(key)) {
+      try {
+        this.made.set(key, { value: make() });
+      } catch (error) {
+        this.made.set(key, { error });
+      }
+    }
+    const { value, error } = this.made.get(key);
+    if (error) throw error;
+    return value;
+  }
+
+  note(text) {
+    this.notes.push(text);
+  }
+
+  stream() {
+    // non-blocking, as in floor.c: nothing on the legacy stream can disturb the graph's capture
+    return this.once('stream', () => new this.cuda.Stream(this.cuda.StreamFlags.NON_BLOCKING));
+  }
+
+  kernels() {
+    return this.once('kernels', () => {
+      const { SourceModule } = require('../lib/compiler');
+      const module = new SourceModule(fs.readFileSync(KERNELS_FILE, 'utf8'), { noExternC: true });
+      return { module, empty: module.getFunction('empty'), args4: module.getFunction('args4'),
+        spin: module.getFunction('spin') };
+    });
+  }
+
+  preparedEmpty() {
+    return this.once('preparedEmpty', () => prepared(this.kernels().module.getFunction('empty'), ''));
+  }
+
+  argumentBuffers() {
+    return this.once('arguments', () => ({ a: this.cuda.memAlloc(1024), b: this.cuda.memAlloc(1024) }));
+  }
+
+  bigBuffers() {
+    return this.once('big', () => ({
+      device: this.cuda.memAlloc(SIZES.big),
+      device2: this.cuda.memAlloc(SIZES.big),
+      pinned: this.cuda.pagelockedEmpty(SIZES.big, 'uint8').fill(1),
+      pageable: new Uint8Array(SIZES.big).fill(1),
+    }));
+  }
+
+  smallBuffers() {
+    return this.once('small', () => ({
+      device: this.cuda.memAlloc(SIZES.small),
+      host: new Uint8Array(SIZES.small).fill(1),
+    }));
+  }
+
+  // (stream, ms) => keeps stream busy for ms: the spin kernel, else a host function that sleeps
+  // (noted on the line).
+  occupier() {
+    const { occupy, note } = this.once('occupier', () => {
+      try {
+        const { spin } = this.kernels();
+        const { int32 } = this.cuda;
+        if (typeof int32 !== 'function') throw new TypeError('cuda.int32 is not a function');
+        return { occupy: (stream, ms) => spin(int32(ms * 1000), { block: BLOCK, grid: GRID, stream }) };
+      } catch (error) {
+        const binding = require('../lib/binding');
+        return {
+          occupy: (stream, ms) => binding.streamEnqueueSleep(stream, ms),
+          note: `a host function sleeping instead of the spin kernel (${firstLine(error)})`,
+        };
+      }
+    });
+    if (note) this.note(note);
+    return occupy;
+  }
+
+  tempDir(name) {
+    if (!this.temp) this.temp = fs.mkdtempSync(path.join(os.tmpdir(), 'cudadrv-bench-'));
+    const dir = path.join(this.temp, name);
+    fs.mkdirSync(dir, { recursive: true });
+    return dir;
+  }
+
+  cleanup() {
+    if (this.temp) fs.rmSync(this.temp, { recursive: true, force: true });
+  }
+}
+
+// ---- measuring ----
+
+// Nanoseconds per step, one value per timed batch.
+function measureSync([warmup, reps, batch], step, after) {
+  const samples = [];
+  for (let i = 0; i < warmup + reps; i++) {
+    const start = process.hrtime.bigint();
+    for (let j = 0; j < batch; j++) step();
+    const elapsed = Number(process.hrtime.bigint() - start);
+    if (after) after();
+    if (i >= warmup) samples.push(elapsed / batch);
+  }
+  return samples;
+}
+
+async function measureAsync([warmup, reps, batch], step, after) {
+  const samples = [];
+  for (let i = 0; i < warmup + reps; i++) {
+    const start = process.hrtime.bigint();
+    for (let j = 0; j < batch; j++) await step();
+    const elapsed = Number(process.hrtime.bigint() - start);
+    if (after) after();
+    if (i >= warmup) samples.push(elapsed / batch);
+  }
+  return samples;
+}
+
+const NS_PER_UNIT = { us: 1e3, ms: 1e6 };
+
+// Nanoseconds per step → the operation's unit.
+function inUnit(op, ns) {
+  if (op.unit === 'GB/s') return op.bytes / ns;
+  return ns / (op.per || 1) / NS_PER_UNIT[op.unit];
+}
+
+// Runs op's cudadrv side: { samples } in its unit, or { error }.
+async function measureJs(op, env) {
+  env.notes = [];
+  try {
+    const made = op.js(env);
+    let samples;
+    if (made.samples) samples = await made.samples();
+    else if (made.async) samples = await measureAsync(op.spec, made.step, made.after);
+    else samples = measureSync(op.spec, made.step, made.after);
+    return { samples: made.samples ? samples : samples.map((ns) => inUnit(op, ns)), notes: env.notes };
+  } catch (error) {
+    return { error: firstLine(error), notes: env.notes };
+  }
+}
+
+function firstLine(error) {
+  const text = error && error.message ? `${error.name || 'Error'}: ${error.message}` : String(error);
+  return text.split('\n')[0];
+}
+
+// ---- the C side ----
+
+// The CUDA toolkit, as the addon's build finds it.
+function cudaRoot() {
+  const script = path.join(ROOT, 'scripts', 'find-cuda.js');
+  const found = spawnSync(process.execPath, [script], { encoding: 'utf8' });
+  if (found.status !== 0) throw new Error(found.stderr.trim().split('\n')[0]);
+  return path.dirname(found.stdout);
+}
+
+// Builds floor.c; returns the path of the program.
+function buildFloor(root) {
+  fs.mkdirSync(path.dirname(FLOOR_BINARY), { recursive: true });
+  const cc = process.env.CC || 'cc';
+  const built = spawnSync(cc, ['-O2', '-std=c11', '-Wall', '-Wextra', `-I${path.join(root, 'include')}`,
+    FLOOR_SOURCE, '-ldl', '-lpthread', '-o', FLOOR_BINARY], { encoding: 'utf8' });
+  if (built.error) throw new Error(`could not run ${cc} to build bench/floor.c: ${built.error.message}`);
+  if (built.status !== 0 || built.stderr.trim()) {
+    throw new Error(`${cc} did not build bench/floor.c cleanly: ${built.stderr.trim().split('\n')[0]}`);
+  }
+  return FLOOR_BINARY;
+}
+
+// floor --list, checked against what this file measures.
+function checkFloor(floor, ops) {
+  const { operations, sizes } = JSON.parse(execFileSync(floor, ['--list'], { encoding: 'utf8' }));
+  const wanted = [...new Set(ops.map((op) => op.c).filter(Boolean))];
+  const missing = wanted.filter((name) => !operations.includes(name));
+  if (missing.length) throw new Error(`bench/floor.c does not measure ${missing.join(', ')}`);
+  const unused = operations.filter((name) => !wanted.includes(name));
+  if (unused.length && ops === OPERATIONS) {
+    throw new Error(`bench/floor.c measures ${unused.join(', ')}, which no line uses`);
+  }
+  if (JSON.stringify(sizes) !== JSON.stringify(SIZES)) {
+    throw new Error(`bench/floor.c uses the sizes ${JSON.stringify(sizes)}, ` +
+      `bench/run.js ${JSON.stringify(SIZES)}`);
+  }
+}
+
+// Runs floor.c on every C operation of ops: { meta, runs: name → { samples (unit) } or { error } }.
+function runFloor(floor, root, ops) {
+  const specs = new Map();
+  for (const op of ops) if (op.c && !specs.has(op.c)) specs.set(op.c, op.spec);
+  const args = ['--cuda', root, '--kernels', KERNELS_FILE, '--compile', COMPILE_FILE,
+    ...[...specs].map(([name, spec]) => `${name}:${spec.join(':')}`)];
+  const run = spawnSync(floor, args, { encoding: 'utf8', maxBuffer: 64 * 2 ** 20, timeout: 300000 });
+  const failed = run.error ? run.error.message : run.status !== 0
+    ? (run.stderr.trim().split('\n').pop() || `exit status ${run.status}`) : null;
+  if (failed) return { meta: {}, error: `floor.c failed: ${failed}`, runs: {} };
+  const { results, ...meta } = JSON.parse(run.stdout);
+  const runs = {};
+  for (const op of ops) {
+    if (!op.c || runs[op.c] || !results[op.c]) continue;
+    const { samples, error } = results[op.c];
+    runs[op.c] = error ? { error } : { samples: samples.map((ns) => inUnit(op, ns)) };
+  }
+  return { meta, runs };
+}
+
+// ---- made-up samples for --dry-run: each line just meets its target ----
+
+function dryRun(ops) {
+  let seed = 7;
+  const jitter = () => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return 1 + (seed / 2147483648 - 0.5) * 0.02;
+  };
+  const base = { us: 2, ms: 300, 'GB/s': 25 };
+  const jsRuns = {};
+  const cRuns = {};
+  const medians = {};
+  for (const op of ops) {
+    const c = base[op.unit];
+    const t = op.target;
+    let js = c;
+    if (t && t.kind === 'ratio') js = c * (1 + t.max) / 2;
+    if (t && t.kind === 'bandwidth') js = c * (1 + t.min) / 2;
+    if (t && t.kind === 'absolute') js = t.max / 2;
+    if (t && t.kind === 'delta') js = c + t.max / 2;
+    if (t && t.kind === 'of') js = medians[t.op] * t.max / 2;
+    medians[op.id] = js;
+    jsRuns[op.id] = { samples: Array.from({ length: op.spec[1] }, () => js * jitter()) };
+    if (op.c) cRuns[op.c] = { samples: Array.from({ length: op.spec[1] }, () => c * jitter()) };
+  }
+  return { jsRuns, cRuns };
+}
+
+// ---- main ----
+
+// The whole run stops after this long (a GPU machine's command limit is 10 minutes).
+const LIMIT_S = 480;
+const progress = { current: 'the setup' };
+
+const USAGE = 'node bench/run.js [--out FILE] [--only REGEX] [--dry-run]';
+
+function parseArgs(argv) {
+  const options = { out: null, only: null, dryRun: false };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '--dry-run') options.dryRun = true;
+    else if ((arg === '--out' || arg === '--only') && i + 1 < argv.length) options[arg.slice(2)] = argv[++i];
+    else throw new Error(`unknown argument ${arg}; usage: ${USAGE}`);
+  }
+  return options;
+}
+
+// The operations to run: those --only names, and those their targets refer to.
+function select(only) {
+  if (!only) return OPERATIONS;
+  const pattern = new RegExp(only);
+  const chosen = new Set(OPERATIONS.filter((op) => pattern.test(op.id)).map((op) => op.id));
+  for (const op of OPERATIONS) if (chosen.has(op.id) && op.target && op.target.op) chosen.add(op.target.op);
+  if (chosen.size === 0) throw new Error(`--only ${only} matches no operation`);
+  return OPERATIONS.filter((op) => chosen.has(op.id));
+}
+
+function noDeviceReason(cuda) {
+  try {
+    return cuda.Device.count() > 0 ? null : 'the driver reports no CUDA device';
+  } catch (error) {
+    return error.message;
+  }
+}
+
+async function main() {
+  const options = parseArgs(process.argv.slice(2));
+  const ops = select(options.only);
+  const root = cudaRoot();
+  const floor = buildFloor(root);
+  checkFloor(floor, ops);
+  const meta = {
+    date: new Date().toISOString(), node: process.version, platform: `${os.type()} ${os.arch()}`,
+  };
+  if (options.dryRun) {
+    const { jsRuns, cRuns } = dryRun(ops);
+    return report(assemble(ops, jsRuns, cRuns), { ...meta, dryRun: true }, options.out);
+  }
+  const cuda = require('..');
+  const reason = noDeviceReason(cuda);
+  if (reason) {
+    throw new Error(`no CUDA device to measure (${reason}); run it on a machine with an NVIDIA GPU, ` +
+      'or try --dry-run');
+  }
+  const started = Date.now();
+  progress.current = 'bench/floor.c';
+  process.stderr.write('bench: C (bench/floor.c)...');
+  const floorRun = runFloor(floor, root, ops);
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  process.stderr.write(` ${seconds} s${floorRun.error ? `: ${floorRun.error}` : ''}\n`);
+  const device = new cuda.Device(0);
+  const context = device.retainPrimaryContext();
+  context.push();
+  const env = new Env(cuda);
+  const jsRuns = {};
+  for (const op of ops) {
+    progress.current = op.id;
+    process.stderr.write(`bench: cudadrv ${op.id}\n`);
+    jsRuns[op.id] = await measureJs(op, env);
+  }
+  env.cleanup();
+  const cRuns = floorRun.error
+    ? Object.fromEntries(ops.filter((op) => op.c).map((op) => [op.c, { error: floorRun.error }]))
+    : floorRun.runs;
+  return report(assemble(ops, jsRuns, cRuns), {
+    ...meta, device: device.name(), driver: cuda.getDriverVersion(), floor: floorRun.meta,
+    seconds: (Date.now() - started) / 1000,
+  }, options.out);
+}
+
+if (require.main === module) {
+  let ended = false;
+  const end = (status, message) => {
+    ended = true;
+    if (message) process.stderr.write(`bench: ${message}\n`);
+    process.exit(status);
+  };
+  // A Promise that never settles would let the process end quietly with status 0.
+  process.on('exit', () => ended ||
+    end(1, `stopped before the end, in ${progress.current}: a wait never settled`));
+  setTimeout(() => end(1, `still in ${progress.current} after ${LIMIT_S} s; stopping`), LIMIT_S * 1000)
+    .unref();
+  main().then((status) => end(status), (error) => end(1, error.message.split('\n')[0]));
+}
+
+module.exports = { OPERATIONS, SIZES, inUnit, select };
