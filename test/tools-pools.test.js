@@ -1,6 +1,5 @@
 'use strict';
 const assert = require('assert');
-const fs = require('fs');
 const path = require('path');
 const { spawnSync } = require('child_process');
 const cuda = require('..');
@@ -381,11 +380,6 @@ function fakeHost() {
 }
 
 describe('PageLockedMemoryPool (with a pretend allocator)', function () {
-  const haveDtypes = fs.existsSync(path.join(__dirname, '..', 'lib', 'dtype.js'));
-  before(function () {
-    if (!haveDtypes) this.skip(); // lib/dtype.js comes with host memory
-  });
-
   it('allocate(shape, dtype) gives a TypedArray over a pooled block, reused after free()', function () {
     const host = fakeHost();
     const pool = new PageLockedMemoryPool(host);
