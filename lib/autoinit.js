@@ -1,10 +1,10 @@
 'use strict';
-// require('cudadrv/autoinit'): a new context on the default device, current on require and
-// detached at process exit (PyCUDA's pycuda.autoinit).
-const { Device } = require('./device');
+// require('cudadrv/autoinit'): a new context on the default device (makeDefaultContext's choice),
+// current on require and detached at process exit, silently (PyCUDA's pycuda.autoinit).
+const { makeDefaultContext, makeNewContext } = require('./tools/default-context');
+const { atExit } = require('./tools/at-exit');
 
-const device = new Device(process.env.CUDA_DEVICE ? Number(process.env.CUDA_DEVICE) : 0);
-const context = device.makeContext();
-process.once('exit', () => context.detach());
+const context = makeDefaultContext(makeNewContext);
+atExit(context);
 
-module.exports = { device, context };
+module.exports = { device: context.device, context };

@@ -1,12 +1,11 @@
 'use strict';
-// require('cudadrv/autoprimaryctx'): the default device's primary context, made current on
-// require, released at process exit. The primary context is the one every other CUDA library
-// in the process shares.
-const { Device } = require('./device');
+// require('cudadrv/autoprimaryctx'): the primary context of the default device (makeDefaultContext's
+// choice), made current on require and released at process exit, silently. The primary context is
+// the one every other CUDA library in the process shares (PyCUDA's pycuda.autoprimaryctx).
+const { makeDefaultContext, retainPrimaryContext } = require('./tools/default-context');
+const { atExit } = require('./tools/at-exit');
 
-const device = new Device(process.env.CUDA_DEVICE ? Number(process.env.CUDA_DEVICE) : 0);
-const context = device.retainPrimaryContext();
-context.push();
-process.once('exit', () => context.detach());
+const context = makeDefaultContext(retainPrimaryContext);
+atExit(context);
 
-module.exports = { device, context };
+module.exports = { device: context.device, context };

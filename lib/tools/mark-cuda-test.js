@@ -1,0 +1,90 @@
+'use strict';
+// markCudaTest (PyCUDA's mark_cuda_test) for Mocha, and the steps it is made of, which test
+// suites share (test/gpu.js builds describeGpu on them).
+const binding = require('../binding');
+const { Device } = require('../device');
+const { RuntimeError } = require('../errors');
+const check = require('../checks');
+const { makeDefaultContext } = require('./default-context');
+const { clearContextCaches } = require('./memoize');
+
+let reason; // null where a GPU can be used, else why not; found on first use
+
+/** Why no GPU can be used here (the driver's own words), or null when one can. */
+function noGpuReason() {
+  if (reason === undefined) {
+    if (!binding.isAvailable()) {
+      try {
+        Device.count();
+        reason = 'the CUDA driver is not available';
+      } catch (error) {
+        reason = error.message;
+      }
+    } else {
+      reason = Device.count() > 0 ? null : 'the driver reports no CUDA device';
+    }
+  }
+  return reason;
+}
+
+let told = false;
+
+/**
+ * Where no GPU can be used: skips the running Mocha test or suite (`mochaContext` is `this` in a
+ * test or hook), saying why once per process, or fails where CUDADRV_REQUIRE_GPU=1. Outside Mocha
+ * it throws a RuntimeError. Returns where a GPU can be used.
+ */
+function skipWithoutGpu(mochaContext) {
+  const why = noGpuReason();
+  if (why === null) return;
+  if (process.env.CUDADRV_REQUIRE_GPU === '1') {
+    throw new RuntimeError(`CUDADRV_REQUIRE_GPU=1 but no GPU can be used: ${why}`);
+  }
+  if (!told) {
+    told = true;
+    console.log(`      (GPU tests skipped: ${why})`);
+  }
+  if (mochaContext && typeof mochaContext.skip === 'function') mochaContext.skip(); // throws
+  throw new RuntimeError(`no GPU can be used: ${why}`);
+}
+
+/** skipWithoutGpu, then a context from makeDefaultContext(), current on this thread. */
+function beginCudaTest(mochaContext) {
+  skipWithoutGpu(mochaContext);
+  return makeDefaultContext();
+}
+
+/** Detaches the context of beginCudaTest, empties the context caches and collects garbage. */
+function endCudaTest(ctx) {
+  ctx.detach();
+  clearContextCaches();
+  if (typeof global.gc === 'function') global.gc();
+}
+
+/**
+ * A Mocha test function from fn: `it('adds', markCudaTest(async function (ctx) { ... }))`. fn runs
+ * (with Mocha's `this`) while a context of makeDefaultContext() is current, and gets it as its
+ * argument; afterwards, even when fn throws or its Promise rejects, the context is detached, the
+ * context caches emptied and garbage collected. Where no GPU can be used the test is skipped, saying
+ * why, or fails where CUDADRV_REQUIRE_GPU=1.
+ */
+function markCudaTest(fn) {
+  check.func('fn', fn);
+  return function cudaTest() {
+    const ctx = beginCudaTest(this);
+    let result;
+    try {
+      result = fn.call(this, ctx);
+    } catch (error) {
+      endCudaTest(ctx);
+      throw error;
+    }
+    if (result !== null && typeof result === 'object' && typeof result.then === 'function') {
+      return Promise.resolve(result).finally(() => endCudaTest(ctx));
+    }
+    endCudaTest(ctx);
+    return result;
+  };
+}
+
+module.exports = { markCudaTest, noGpuReason, skipWithoutGpu, beginCudaTest, endCudaTest };
