@@ -245,7 +245,8 @@ function decode(data, key) {
       !Array.isArray(meta.loweredNames) || !meta.loweredNames.every((n) => typeof n === 'string')) {
     return null;
   }
-  return { image: data.subarray(HEADER + metaLength), log: meta.log, loweredNames: meta.loweredNames, target: meta.target };
+  const { log, loweredNames, target } = meta;
+  return { image: data.subarray(HEADER + metaLength), log, loweredNames, target };
 }
 
 function encode(key, entry) {

@@ -74,7 +74,9 @@ const KNOWN = ['options', 'noExternC', 'arch', 'code', 'includeDirs', 'headers',
 
 function text(what, value, { empty = true } = {}) {
   if (typeof value !== 'string') throw new TypeError(`${what} must be a string, not ${describe(value)}`);
-  if (value.includes('\0')) throw new RangeError(`${what} must not contain NUL characters (NVRTC would stop reading there)`);
+  if (value.includes('\0')) {
+    throw new RangeError(`${what} must not contain NUL characters (NVRTC would stop reading there)`);
+  }
   if (!empty && !value) throw new RangeError(`${what} must not be empty`);
   return value;
 }
@@ -146,7 +148,8 @@ function request(source, opts) {
   includeDirs.forEach((dir, i) => readableDir(`includeDirs[${i}]`, dir));
   let headers = opts.headers ?? {};
   if (typeof headers !== 'object' || Array.isArray(headers)) {
-    throw new TypeError(`headers must be an object mapping include names to sources, not ${describe(headers)}`);
+    throw new TypeError('headers must be an object mapping include names to sources, not ' +
+      `${Array.isArray(headers) ? 'an array' : describe(headers)}`);
   }
   headers = Object.entries(headers);
   headers.forEach(([header, contents]) => {
@@ -166,7 +169,9 @@ function request(source, opts) {
     throw new RangeError(`the architecture is given twice, in options (${archOptions.join(', ')}) and as ` +
       'arch/code; give it once');
   }
-  if (archOptions.length > 1) throw new RangeError(`options give more than one architecture: ${archOptions.join(', ')}`);
+  if (archOptions.length > 1) {
+    throw new RangeError(`options give more than one architecture: ${archOptions.join(', ')}`);
+  }
   if (arch && code && nvrtc.parseArch('arch', arch).number !== nvrtc.parseArch('code', code).number) {
     throw new RangeError(`arch ${arch} and code ${code} name different architectures, and NVRTC ` +
       'compiles for one: give code alone (compute_XY for PTX, sm_XY for a cubin)');
@@ -206,7 +211,8 @@ function request(source, opts) {
 // ---- results ----
 
 function compileArgs(req) {
-  return [req.source, req.name, req.options, req.headerNames, req.headerSources, req.nameExpressions, req.cubin];
+  return [req.source, req.name, req.options, req.headerNames, req.headerSources, req.nameExpressions,
+    req.cubin];
 }
 
 // Writes the source, options, log and output to a new temporary directory, and says where.
@@ -240,7 +246,8 @@ function settle(req, outcome) {
       options: req.options.slice(), source: req.name,
     });
   }
-  const entry = { image: outcome.image, log: outcome.log, loweredNames: outcome.loweredNames, target: req.target };
+  const { image, log, loweredNames } = outcome;
+  const entry = { image, log, loweredNames, target: req.target };
   if (req.key) cache.store(req.cacheDir, req.key, entry);
   return keptIn ? { ...entry, keptIn } : entry;
 }
@@ -252,7 +259,8 @@ function deliver(req, entry) {
   const image = Buffer.from(entry.image);
   image.log = entry.log;
   // own properties only, even for an expression named __proto__
-  image.loweredNames = Object.fromEntries(req.nameExpressions.map((expression, i) => [expression, entry.loweredNames[i]]));
+  image.loweredNames = Object.fromEntries(
+    req.nameExpressions.map((expression, i) => [expression, entry.loweredNames[i]]));
   image.target = entry.target;
   if (entry.keptIn) image.keptIn = entry.keptIn;
   return image;
@@ -291,10 +299,11 @@ async function inSlot(work) {
 }
 
 function produce(req) {
-  if (!req.key || req.keep) return inSlot(() => binding.nvrtcCompileAsync(...compileArgs(req))).then((o) => settle(req, o));
+  const start = () => inSlot(() => binding.nvrtcCompileAsync(...compileArgs(req))).then((o) => settle(req, o));
+  if (!req.key || req.keep) return start();
   let pending = inFlight.get(req.key);
   if (!pending) {
-    pending = inSlot(() => binding.nvrtcCompileAsync(...compileArgs(req))).then((o) => settle(req, o));
+    pending = start();
     inFlight.set(req.key, pending);
     const forget = () => inFlight.delete(req.key);
     pending.then(forget, forget);
