@@ -17,6 +17,7 @@ const hostMemory = require('./host-memory');
 const module_ = require('./module');
 const kernel = require('./kernel');
 const graph = require('./graph');
+const { nvrtcVersion } = require('./compiler-nvrtc');
 
 /** true when the CUDA driver loads and initialises here; never throws. */
 function isAvailable() {
@@ -46,6 +47,7 @@ module.exports = {
   isAvailable,
   init,
   stats,
+  nvrtcVersion,
   Device,
   Context,
   Stream,

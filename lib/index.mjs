@@ -26,6 +26,7 @@ export const { Module } = cuda;
 
 
 // compiler names at the top level (nvrtcVersion)
+export const { nvrtcVersion } = cuda;
 
 
 // graphs

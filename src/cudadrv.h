@@ -39,6 +39,9 @@ napi_value throw_range(napi_env env, const char *message);
 bool driver_ready(napi_env env);
 /* Throws the RuntimeError for a call the loaded driver does not provide; returns NULL. */
 napi_value throw_missing(napi_env env, const char *api);
+/* Throws a RuntimeError with the given message (a library that could not be loaded...); code is
+ * a CUresult; returns NULL. */
+napi_value throw_runtime(napi_env env, int code, const char *api, const char *message);
 
 /* Calls the driver through the table; throws and returns NULL from the caller on failure. */
 #define CU_CALL(env, fn, ...)                                         \
@@ -167,6 +170,15 @@ napi_value wait_host_func(napi_env env, CUstream stream, napi_value value);
 typedef CUresult (*blocking_fn)(void *arg);
 napi_value wait_on_thread(napi_env env, ctx_rec *ctx, blocking_fn blocking, void *arg,
                           napi_value value, const char *api, void (*done)(void *arg));
+/* A Promise settled after work(arg) has run on a thread of its own with stack_size bytes of
+ * stack: on the main thread, it resolves with what settle(env, arg) returns, or rejects with the
+ * exception settle leaves pending when it returns NULL. release(arg) runs last whatever happens
+ * (the thread could not start, the instance was torn down first), on any thread: it must not
+ * call Node-API. work must not either. */
+typedef void (*work_fn)(void *arg);
+typedef napi_value (*settle_fn)(napi_env env, void *arg);
+napi_value run_on_thread(napi_env env, work_fn work, settle_fn settle, void (*release)(void *arg),
+                         void *arg, size_t stack_size);
 
 /* ---- per-addon state (addon.c) ---- */
 

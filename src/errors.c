@@ -93,6 +93,10 @@ napi_value throw_missing(napi_env env, const char *api) {
   return throw_value(env, make_error(env, CUDA_ERROR_NOT_SUPPORTED, api, message, "runtime"));
 }
 
+napi_value throw_runtime(napi_env env, int code, const char *api, const char *message) {
+  return throw_value(env, make_error(env, code, api, message, "runtime"));
+}
+
 bool driver_ready(napi_env env) {
   CUresult status = loader_load();
   if (status == CUDA_SUCCESS) return true;

@@ -7,7 +7,10 @@
  * already complete resolves at once, after a short poll, without leaving the main thread.
  *
  * A worker can be terminated while waits are in flight: its channel is then marked closed under
- * the lock that every sender takes, and late callbacks free their wait instead of sending it. */
+ * the lock that every sender takes, and late callbacks free their wait instead of sending it.
+ *
+ * Long work that is not a wait (an NVRTC compile) runs the same way, on a thread of its own, and
+ * builds its result on the main thread (run_on_thread). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
@@ -33,6 +36,10 @@ struct wait_op {
   blocking_fn blocking;
   void *arg;
   void (*done)(void *arg);
+  /* work on a thread (run_on_thread) */
+  work_fn work;
+  settle_fn settle;
+  void (*release)(void *arg);
 };
 
 static void channel_release(wait_channel *channel) {
@@ -40,6 +47,12 @@ static void channel_release(wait_channel *channel) {
     pthread_mutex_destroy(&channel->lock);
     free(channel);
   }
+}
+
+/* Frees a wait, and what run_on_thread was given with it. */
+static void op_free(wait_op *op) {
+  if (op->release) op->release(op->arg);
+  free(op);
 }
 
 napi_value promise_resolved(napi_env env, napi_value value) {
@@ -87,7 +100,7 @@ static void wait_cancel(napi_env env, wait_op *op) {
   wait_channel *channel = op->channel;
   if (op->value) napi_delete_reference(env, op->value);
   if (--channel->pending == 0) napi_unref_threadsafe_function(env, channel->tsfn);
-  free(op);
+  op_free(op);
   channel_release(channel);
 }
 
@@ -100,7 +113,7 @@ static void wait_finish(wait_op *op, CUresult status) {
               napi_call_threadsafe_function(channel->tsfn, op, napi_tsfn_nonblocking) == napi_ok;
   pthread_mutex_unlock(&channel->lock);
   if (!sent) {
-    free(op);
+    op_free(op);
     channel_release(channel);
   }
 }
@@ -114,7 +127,16 @@ static void wait_settle(napi_env env, napi_value unused, void *context, void *da
     napi_value value = NULL, error;
     if (op->value) napi_get_reference_value(env, op->value, &value);
     if (!value) napi_get_undefined(env, &value);
-    if (op->status == CUDA_SUCCESS) {
+    if (op->settle) {
+      /* run_on_thread: the value is built now; NULL means it threw */
+      napi_value result = op->settle(env, op->arg);
+      if (result) {
+        napi_resolve_deferred(env, op->deferred, result);
+      } else {
+        napi_get_and_clear_last_exception(env, &error);
+        napi_reject_deferred(env, op->deferred, error);
+      }
+    } else if (op->status == CUDA_SUCCESS) {
       napi_resolve_deferred(env, op->deferred, value);
     } else if ((error = make_cu_error(env, op->status, op->api))) {
       napi_reject_deferred(env, op->deferred, error);
@@ -126,7 +148,7 @@ static void wait_settle(napi_env env, napi_value unused, void *context, void *da
     if (op->value) napi_delete_reference(env, op->value);
     if (--channel->pending == 0) napi_unref_threadsafe_function(env, channel->tsfn);
   }
-  free(op);
+  op_free(op);
   channel_release(channel);
 }
 
@@ -194,6 +216,18 @@ static void *wait_thread(void *data) {
   return NULL;
 }
 
+/* Starts a detached thread running body(op) with stack_size bytes of stack; false if it could not. */
+static bool start_thread(void *(*body)(void *), wait_op *op, size_t stack_size) {
+  pthread_attr_t attr;
+  pthread_t thread;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize(&attr, stack_size);
+  int failed = pthread_create(&thread, &attr, body, op);
+  pthread_attr_destroy(&attr);
+  return !failed;
+}
+
 napi_value wait_on_thread(napi_env env, ctx_rec *ctx, blocking_fn blocking, void *arg,
                           napi_value value, const char *api, void (*done)(void *arg)) {
   napi_value promise;
@@ -204,17 +238,37 @@ napi_value wait_on_thread(napi_env env, ctx_rec *ctx, blocking_fn blocking, void
   op->arg = arg;
   op->done = done;
   if (ctx) ctx_rec_wait_begin(ctx);
-  pthread_attr_t attr;
-  pthread_t thread;
-  pthread_attr_init(&attr);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  pthread_attr_setstacksize(&attr, 256 * 1024);
-  int failed = pthread_create(&thread, &attr, wait_thread, op);
-  pthread_attr_destroy(&attr);
-  if (failed) {
+  if (!start_thread(wait_thread, op, 256 * 1024)) {
     if (ctx) ctx_rec_wait_end(ctx);
     wait_cancel(env, op);
     napi_throw_error(env, NULL, "cudadrv: could not start a thread to wait on");
+    return NULL;
+  }
+  return promise;
+}
+
+static void *work_thread(void *data) {
+  wait_op *op = data;
+  op->work(op->arg);
+  wait_finish(op, CUDA_SUCCESS);
+  return NULL;
+}
+
+napi_value run_on_thread(napi_env env, work_fn work, settle_fn settle, void (*release)(void *arg),
+                         void *arg, size_t stack_size) {
+  napi_value promise;
+  wait_op *op = wait_begin(env, NULL, NULL, &promise);
+  if (!op) {
+    release(arg);
+    return NULL;
+  }
+  op->work = work;
+  op->settle = settle;
+  op->release = release;
+  op->arg = arg;
+  if (!start_thread(work_thread, op, stack_size)) {
+    wait_cancel(env, op);
+    napi_throw_error(env, NULL, "cudadrv: could not start a thread to work on");
     return NULL;
   }
   return promise;

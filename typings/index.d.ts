@@ -29,6 +29,9 @@ export declare function isAvailable(): boolean;
 export declare function init(flags?: number): void;
 /** Counters of cleanups finalizers could not do. */
 export declare function stats(): { cleanupsFailed: number; cleanupsSkipped: number };
+/** [major, minor] of the NVRTC cudadrv loads (CUDADRV_NVRTC_PATH, else libnvrtc.so.13, .12,
+ * libnvrtc.so); a RuntimeError names the libraries tried when none loads. */
+export declare function nvrtcVersion(): [number, number];
 
 export interface CudaErrorInfo {
   code?: number | null;
