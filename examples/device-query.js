@@ -21,7 +21,7 @@ const driver = cuda.getDriverVersion();
 const [major, minor] = cuda.getVersion();
 let nvrtc = 'not found';
 try {
-  nvrtc = cuda.compiler.nvrtcVersion().join('.');
+  nvrtc = cuda.nvrtcVersion().join('.');
 } catch (error) {
   nvrtc = `unavailable (${error.message})`;
 }
