@@ -1,6 +1,6 @@
 'use strict';
 // Kernel arguments: the C scalar types, typed scalars (cuda.int32(5)...), In/Out/InOut, struct
-// format strings, the C layout of a parameter list, and the writers that pack values into it.
+// format strings, the C layout of a parameter list, and the packers that write values into it.
 const { describe } = require('./checks');
 const { devicePointer } = require('./pointer');
 const hostMemory = require('./host-memory');
@@ -50,13 +50,13 @@ const TYPED_ARRAY_TYPES = {
 
 // ---- typed scalars ----
 
-/** A kernel argument with its C type: made by cuda.int32(5), cuda.float32(x), ... */
+/**
+ * A kernel argument with its C type: made by cuda.int32(5), cuda.float32(x), ... One subclass
+ * per type holds `type` (the dtype name: 'int32', 'pointer'...) and `format` (the struct
+ * character: 'i', 'P'...) on its prototype, where they cannot be changed.
+ */
 class TypedScalar {
-  constructor(type, value, memory) {
-    /** The dtype name: 'int32', 'float32', 'pointer'... */
-    this.type = type.name;
-    /** The struct format character: 'i', 'f', 'P'... */
-    this.format = type.char;
+  constructor(value, memory) {
     /** The value: a number, a bigint (64-bit integers and pointers) or a boolean. */
     this.value = value;
     if (memory !== undefined) Object.defineProperty(this, 'memory', { value: memory }); // kept alive
@@ -71,6 +71,15 @@ class TypedScalar {
   }
 }
 
+// Argument names, made once: a launch builds no string.
+const ARG_NAMES = Array.from({ length: 256 }, (_, k) => `argument ${k}`);
+
+// Messages name an argument by its index, or by the string given.
+function nameOf(what) {
+  if (typeof what !== 'number') return what;
+  return what < ARG_NAMES.length ? ARG_NAMES[what] : `argument ${what}`;
+}
+
 function range(type) {
   return `an integer from ${type.min} to ${type.max}`;
 }
@@ -80,39 +89,39 @@ function range(type) {
 function integerValue(v, type, what) {
   if (typeof v === 'number' && Number.isInteger(v) && v >= type.min && v <= type.max) return v;
   if (v instanceof TypedScalar) return sameType(v, type, what);
-  if (typeof v !== 'number') throw new TypeError(`${what} must be ${type.name} (${range(type)}), not ${describe(v)}`);
-  throw new RangeError(`${what} must be ${range(type)} (${type.name}), not ${v}`);
+  if (typeof v !== 'number') throw new TypeError(`${nameOf(what)} must be ${type.name} (${range(type)}), not ${describe(v)}`);
+  throw new RangeError(`${nameOf(what)} must be ${range(type)} (${type.name}), not ${v}`);
 }
 
 function bigintValue(v, type, what) {
   if (typeof v === 'bigint') {
     if (v >= type.min && v <= type.max) return v;
-    throw new RangeError(`${what} must be ${range(type)} (${type.name}), not ${v}`);
+    throw new RangeError(`${nameOf(what)} must be ${range(type)} (${type.name}), not ${v}`);
   }
   if (typeof v === 'number') {
     if (Number.isSafeInteger(v)) return bigintValue(BigInt(v), type, what);
-    throw new RangeError(`${what} must be a bigint or a safe integer (${type.name}), not ${v}`);
+    throw new RangeError(`${nameOf(what)} must be a bigint or a safe integer (${type.name}), not ${v}`);
   }
   if (v instanceof TypedScalar) return sameType(v, type, what);
-  throw new TypeError(`${what} must be ${type.name} (a bigint), not ${describe(v)}`);
+  throw new TypeError(`${nameOf(what)} must be ${type.name} (a bigint), not ${describe(v)}`);
 }
 
 function floatValue(v, type, what) {
   if (typeof v === 'number') return v;
   if (v instanceof TypedScalar) return sameType(v, type, what);
-  throw new TypeError(`${what} must be ${type.name} (a number), not ${describe(v)}`);
+  throw new TypeError(`${nameOf(what)} must be ${type.name} (a number), not ${describe(v)}`);
 }
 
 function boolValue(v, type, what) {
   if (typeof v === 'boolean') return v;
   if (v === 0 || v === 1) return v === 1;
   if (v instanceof TypedScalar) return sameType(v, type, what);
-  throw new TypeError(`${what} must be a boolean, not ${describe(v)}`);
+  throw new TypeError(`${nameOf(what)} must be a boolean, not ${describe(v)}`);
 }
 
 function sameType(scalar, type, what) {
   if (scalar.type !== type.name) {
-    throw new TypeError(`${what} must be ${type.name}, not ${scalar} (${scalar.type})`);
+    throw new TypeError(`${nameOf(what)} must be ${type.name}, not ${scalar} (${scalar.type})`);
   }
   return scalar.value;
 }
@@ -123,13 +132,13 @@ function pointerValue(v, what) {
   if (ArrayBuffer.isView(v)) {
     const address = managedAddress(v);
     if (address === undefined) {
-      throw new TypeError(`${what} must be device memory; this TypedArray is host memory (only ` +
+      throw new TypeError(`${nameOf(what)} must be device memory; this TypedArray is host memory (only ` +
         'managed memory, from cuda.managedEmpty(), passes as a pointer)');
     }
     return address;
   }
   if (v instanceof TypedScalar) return v.format === 'P' ? v.value : sameType(v, TYPES.P, what);
-  return devicePointer(v, what);
+  return devicePointer(v, nameOf(what));
 }
 
 // The device address of a managed TypedArray, or undefined for other host memory.
@@ -167,13 +176,16 @@ function roundEven(x) {
 // One constructor per C scalar type: cuda.int32(5), cuda.uint64(1n), cuda.float32(0.5)...
 function scalarConstructor(char) {
   const type = TYPES[char];
+  const Scalar = class extends TypedScalar {};
+  Object.defineProperties(Scalar.prototype, { type: { value: type.name }, format: { value: char } });
   let check;
   if (type.kind === 'int') check = type.size === 8 ? bigintValue : integerValue;
   else if (type.kind === 'float') check = floatValue;
   else if (type.kind === 'bool') check = boolValue;
+  const label = `cuda.${type.name}(value)`;
   const make = type.kind === 'pointer'
-    ? (value) => new TypedScalar(type, pointerValue(value, 'cuda.pointer(value)'), value)
-    : (value) => new TypedScalar(type, check(value, type, `cuda.${type.name}(value)`));
+    ? (value) => new Scalar(pointerValue(value, label), value)
+    : (value) => new Scalar(check(value, type, label));
   Object.defineProperty(make, 'name', { value: type.name });
   return make;
 }
@@ -323,54 +335,84 @@ function suggest(size) {
   return byName[size] ? `pass ${byName[size]}` : `pass a TypedArray of ${size} bytes`;
 }
 
-// ---- writers ----
+// ---- packers ----
 
-// Writes v (argument k) at offset o of a DataView over the parameters.
-function writerFor(field) {
-  if (field.blob) {
-    return (dv, o, v) => {
-      new Uint8Array(dv.buffer, dv.byteOffset + o, v.byteLength)
-        .set(new Uint8Array(v.buffer, v.byteOffset, v.byteLength));
-    };
-  }
-  const type = field;
-  switch (type.char) {
-    case 'b': return (dv, o, v, k) => dv.setInt8(o, integerValue(v, type, argName(k)));
-    case 'B': return (dv, o, v, k) => dv.setUint8(o, integerValue(v, type, argName(k)));
-    case 'h': return (dv, o, v, k) => dv.setInt16(o, integerValue(v, type, argName(k)), true);
-    case 'H': return (dv, o, v, k) => dv.setUint16(o, integerValue(v, type, argName(k)), true);
-    case 'i': return (dv, o, v, k) => dv.setInt32(o, integerValue(v, type, argName(k)), true);
-    case 'I': return (dv, o, v, k) => dv.setUint32(o, integerValue(v, type, argName(k)), true);
-    case 'l': case 'q': case 'n':
-      return (dv, o, v, k) => dv.setBigInt64(o, bigintValue(v, type, argName(k)), true);
-    case 'L': case 'Q': case 'N':
-      return (dv, o, v, k) => dv.setBigUint64(o, bigintValue(v, type, argName(k)), true);
-    case 'e': return (dv, o, v, k) => dv.setUint16(o, float16Bits(floatValue(v, type, argName(k))), true);
-    case 'f': return (dv, o, v, k) => dv.setFloat32(o, floatValue(v, type, argName(k)), true);
-    case 'd': return (dv, o, v, k) => dv.setFloat64(o, floatValue(v, type, argName(k)), true);
-    case '?': return (dv, o, v, k) => dv.setUint8(o, boolValue(v, type, argName(k)) ? 1 : 0);
-    default: return (dv, o, v, k) => dv.setBigUint64(o, pointerValue(v, argName(k)), true);
-  }
-}
-
-function argName(k) {
-  return `argument ${k}`;
-}
-
-// Source lines that write each field: W<k>(dv, offset, <arg k>, k); with the writers to bind.
-function writerLines(fields, offsets, argExpression) {
+// The views a packer writes through: one per element type over size bytes of buffer from
+// byteOffset (a multiple of 8: every parameter lies at a multiple of its own size). Typed-array
+// stores cost a tenth of DataView's BigInt setters; cudadrv runs on little-endian hosts, as CUDA.
+function viewsOf(buffer, byteOffset, size) {
+  const count = (bytes) => Math.floor(size / bytes);
   return {
-    names: fields.map((f, k) => `W${k}`),
-    writers: fields.map(writerFor),
-    lines: fields.map((f, k) => `W${k}(dv, ${offsets[k]}, ${argExpression(k)}, ${k});`),
+    i8: new Int8Array(buffer, byteOffset, size),
+    u8: new Uint8Array(buffer, byteOffset, size),
+    i16: new Int16Array(buffer, byteOffset, count(2)),
+    u16: new Uint16Array(buffer, byteOffset, count(2)),
+    i32: new Int32Array(buffer, byteOffset, count(4)),
+    u32: new Uint32Array(buffer, byteOffset, count(4)),
+    f32: new Float32Array(buffer, byteOffset, count(4)),
+    i64: new BigInt64Array(buffer, byteOffset, count(8)),
+    u64: new BigUint64Array(buffer, byteOffset, count(8)),
+    f64: new Float64Array(buffer, byteOffset, count(8)),
+    dv: new DataView(buffer, byteOffset, size), // for a parameter off its natural alignment
   };
 }
 
-/** A function (dv, args) writing args[k] at offsets[k] of dv: the generic call's packer. */
-function compileWriter(fields, offsets) {
-  const { names, writers, lines } = writerLines(fields, offsets, (k) => `a[${k}]`);
+function copyBytes(u8, offset, view) {
+  u8.set(new Uint8Array(view.buffer, view.byteOffset, view.byteLength), offset);
+}
+
+// What packer statements may use, by name.
+const HELPERS = { T: TYPES, integerValue, bigintValue, floatValue, boolValue, pointerValue, float16Bits, copyBytes };
+const VIEWS = ['i8', 'u8', 'i16', 'u16', 'i32', 'u32', 'f32', 'i64', 'u64', 'f64', 'dv'];
+
+// Statements writing each field's argument (the expression arg(k)) at its offset; values are
+// checked on the way, and messages name the argument by its index k.
+function packerStatements(fields, offsets, arg) {
+  const store = { b: 'i8', B: 'u8', h: 'i16', H: 'u16', i: 'i32', I: 'u32', l: 'i64', q: 'i64', n: 'i64',
+    L: 'u64', Q: 'u64', N: 'u64', e: 'u16', f: 'f32', d: 'f64', '?': 'u8', P: 'u64' };
+  const setter = { i8: 'setInt8', u8: 'setUint8', i16: 'setInt16', u16: 'setUint16', i32: 'setInt32',
+    u32: 'setUint32', i64: 'setBigInt64', u64: 'setBigUint64', f32: 'setFloat32', f64: 'setFloat64' };
+  return fields.map((field, k) => {
+    const o = offsets[k];
+    const a = arg(k);
+    if (field.blob) return `copyBytes(u8, ${o}, ${a});`;
+    const c = field.char;
+    const t = `T[${JSON.stringify(c)}]`;
+    let value;
+    switch (field.kind) {
+      case 'int': value = `${field.size === 8 ? 'bigintValue' : 'integerValue'}(${a}, ${t}, ${k})`; break;
+      case 'float': value = c === 'e' ? `float16Bits(floatValue(${a}, ${t}, ${k}))` : `floatValue(${a}, ${t}, ${k})`; break;
+      case 'bool': value = `boolValue(${a}, ${t}, ${k}) ? 1 : 0`; break;
+      default: value = `pointerValue(${a}, ${k})`;
+    }
+    // A kernel may place a parameter off its natural alignment (a packed struct of that size).
+    if (o % field.size !== 0) return `dv.${setter[store[c]]}(${o}, ${value}, true);`;
+    return `${store[c]}[${o / field.size}] = ${value};`;
+  });
+}
+
+/**
+ * A function made of `statements` (and whatever else `body` wraps them in) with the views of
+ * `views` and the helpers in scope, plus `extra` bindings ({ name: value }).
+ */
+function compilePacker(views, source, extra = {}) {
+  const names = [...VIEWS, ...Object.keys(HELPERS), ...Object.keys(extra)];
+  const values = [...VIEWS.map((v) => views[v]), ...Object.values(HELPERS), ...Object.values(extra)];
   // eslint-disable-next-line no-new-func
-  return new Function(...names, `'use strict'; return function write(dv, a) {\n${lines.join('\n')}\n};`)(...writers);
+  return new Function(...names, `'use strict';\n${source}`)(...values);
+}
+
+/** A function (args) packing args[k] into views at offsets[k]: the generic call's packer. */
+function packerFor(fields, offsets, views) {
+  const statements = packerStatements(fields, offsets, (k) => `a[${k}]`);
+  return compilePacker(views, `return function pack(a) {\n${statements.join('\n')}\n};`);
+}
+
+/** The bytes of args laid out at offsets (size bytes in all). */
+function packBytes(fields, offsets, size, args) {
+  const buffer = new ArrayBuffer(size);
+  packerFor(fields, offsets, viewsOf(buffer, 0, size))(args);
+  return new Uint8Array(buffer);
 }
 
 // ---- classifying the arguments of a generic call ----
@@ -459,10 +501,8 @@ function packArguments(formatOrArgs, values) {
     }
   }
   const { offsets, size } = layout(fields, null, '');
-  const buffer = Buffer.alloc(size);
-  const dv = new DataView(buffer.buffer, buffer.byteOffset, size);
-  fields.forEach((field, k) => writerFor(field)(dv, offsets[k], args[k], k));
-  return buffer;
+  const bytes = packBytes(fields, offsets, size, args);
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
 }
 
 // ---- kernel signatures parsed from CUDA C++ source ----
@@ -581,6 +621,6 @@ function parseKernelSignatures(source) {
 
 module.exports = {
   TYPES, TypedScalar, scalars, ArgumentHandler, In, Out, InOut, parseFormat, layout, blobField,
-  writerFor, writerLines, compileWriter, classify, fieldOf, packArguments, parseKernelSignatures,
-  integerValue, float16Bits,
+  viewsOf, packerStatements, compilePacker, packerFor, packBytes, classify, fieldOf, packArguments,
+  parseKernelSignatures, integerValue, float16Bits,
 };

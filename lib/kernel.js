@@ -81,6 +81,7 @@ class KernelState {
     this.info = undefined; // cuFuncGetParamInfo's [offset, size, ...], null where unknown
     this.formats = new Map(); // generic call path: argument codes → compiled format
     this.last = null;
+    this.preparedFormat = null; // the characters of prepare()'s format, for messages
     this.legacy = null; // the deprecated launch API's settings
   }
 }
@@ -118,7 +119,7 @@ function launcherOf(k, size, offsets) {
     size,
     launch,
     u32: new Uint32Array(buffer, 0, 7),
-    dv: new DataView(buffer, HEADER_BYTES, size),
+    views: kargs.viewsOf(buffer, HEADER_BYTES, size),
   };
 }
 
@@ -151,10 +152,19 @@ function checkTexrefs(texrefs) {
   }
 }
 
+// Whether list's arguments have format's codes: at once for the very arguments of the last call
+// (a loop passing the same memory and scalars), else classified again.
 function sameFormat(format, list, n, sig) {
   const codes = format.codes;
   if (codes.length !== n) return false;
-  for (let i = 0; i < n; i++) if (kargs.classify(list[i], i, sig) !== codes[i]) return false;
+  const last = format.lastArgs;
+  for (let i = 0; i < n; i++) {
+    const arg = list[i];
+    if (arg !== last[i]) {
+      if (kargs.classify(arg, i, sig) !== codes[i]) return false;
+      last[i] = arg;
+    }
+  }
   return true;
 }
 
@@ -167,7 +177,8 @@ function formatFor(k, list, n) {
     const fields = codes.map(kargs.fieldOf);
     format = compileFormat(k, fields);
     format.codes = codes;
-    format.write = kargs.compileWriter(fields, format.offsets);
+    format.lastArgs = list.slice(0, n);
+    format.pack = kargs.packerFor(fields, format.offsets, format.views);
     format.handlers = codes.flatMap((code, i) => (code === '*' ? [i] : []));
     if (format.handlers.length === 0) format.handlers = null;
     if (k.formats.size >= MAX_FORMATS) k.formats.delete(k.formats.keys().next().value);
@@ -188,7 +199,7 @@ function callKernel(k, list) {
   if (format === null || !sameFormat(format, list, n, k.signature)) k.last = format = formatFor(k, list, n);
   if (format.handlers !== null || options.timeKernel) return callAndWait(format, list, n, options);
   writeDims(format.u32, options.grid, options.block, options.shared);
-  format.write(format.dv, list);
+  format.pack(list);
   const stream = options.stream;
   if (stream == null) format.launch();
   else format.launch(stream);
@@ -214,7 +225,7 @@ function callAndWait(format, list, n, options) {
       if (stream) memory.memcpyHtoDAsync(device, handler.array, stream);
       else memory.memcpyHtoD(device, handler.array);
     }
-    format.write(format.dv, values);
+    format.pack(values);
     if (options.timeKernel) start = new Event().record(stream);
     if (stream) format.launch(stream);
     else format.launch();
@@ -280,14 +291,14 @@ function checkArity(count, expected, options, method, k) {
 // per argument so that a call allocates nothing.
 function preparedFunctions(k, fields, compiled) {
   const params = fields.map((f, i) => `a${i}, `).join('');
-  const { names, writers, lines } = kargs.writerLines(fields, compiled.offsets, (i) => `a${i}`);
+  const statements = kargs.packerStatements(fields, compiled.offsets, (i) => `a${i}`);
   const n = fields.length;
   const body = (method, expected, launch) => `
     if (arguments.length !== ${expected}) checkArity(arguments.length, ${expected}, options, '${method}', k);
-    writeDims(u32, grid, block, options === undefined ? undefined : options.shared);
-    ${lines.join('\n    ')}
+    writeDims(dims, grid, block, options === undefined ? undefined : options.shared);
+    ${statements.join('\n    ')}
     ${launch};`;
-  const source = `'use strict';
+  const source = `
   return [
     function preparedCall(grid, block, ${params}options) {${body('preparedCall', n + 2, 'launch()')}
     },
@@ -295,9 +306,9 @@ function preparedFunctions(k, fields, compiled) {
     'if (stream == null) launch(); else launch(stream)')}
     },
   ];`;
-  // eslint-disable-next-line no-new-func
-  const make = new Function('k', 'u32', 'dv', 'launch', 'writeDims', 'checkArity', ...names, source);
-  return make(k, compiled.u32, compiled.dv, compiled.launch, writeDims, checkArity, ...writers);
+  return kargs.compilePacker(compiled.views, source, {
+    k, dims: compiled.u32, launch: compiled.launch, writeDims, checkArity,
+  });
 }
 
 function notPrepared(method) {
@@ -334,7 +345,7 @@ function legacyLaunch(k, grid, stream) {
     legacy.launcher = launcherOf(k, size, []);
   }
   const launcher = legacy.launcher;
-  new Uint8Array(launcher.dv.buffer, HEADER_BYTES, size).set(legacy.bytes);
+  launcher.views.u8.set(legacy.bytes);
   writeDims(launcher.u32, grid, legacy.block, legacy.shared);
   if (stream == null) launcher.launch();
   else launcher.launch(check.instance('stream', stream, Stream));
@@ -497,10 +508,7 @@ class Kernel {
     if (k.info === undefined) k.info = binding.funcGetParamInfo(k);
     checkSignature(k, fields);
     const { offsets, size } = kargs.layout(fields, k.info, k.name);
-    const bytes = new Uint8Array(size);
-    const dv = new DataView(bytes.buffer);
-    fields.forEach((field, i) => kargs.writerFor(field)(dv, offsets[i], args[i], i));
-    legacyOf(k).bytes = bytes;
+    legacyOf(k).bytes = kargs.packBytes(fields, offsets, size, args);
   }
 
   /** @deprecated the driver binds a module's texture references at launch by itself. */
@@ -560,7 +568,7 @@ for (const [name, value] of Object.entries(FunctionAttribute)) {
 // The Kernel for function `name` of module (signature: parsed parameter types, or null).
 function kernelOf(module, name, signature) {
   const k = new KernelState(module, name, signature);
-  binding.moduleGetFunction(module, k, name);
+  binding.moduleGet(module, 0, name, k); // src/module.c's GET_FUNCTION
   const kernel = function (...list) {
     return callKernel(k, list);
   };

@@ -115,8 +115,7 @@ class SurfaceReference {
 function referenceOf(Class, module, name) {
   if (typeof name !== 'string') throw new TypeError(`name must be a string, not ${check.describe(name)}`);
   const ref = new Class(token, module);
-  if (Class === TextureReference) binding.moduleGetTexref(module, ref, name);
-  else binding.moduleGetSurfref(module, ref, name);
+  binding.moduleGet(module, Class === TextureReference ? 2 : 3, name, ref); // GET_TEXREF, GET_SURFREF
   return ref;
 }
 

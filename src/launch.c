@@ -121,7 +121,7 @@ static napi_value launcher_create(napi_env env, napi_callback_info info) {
   launcher *l = calloc(1, sizeof *l);
   if (!l) return throw_oom(env);
   void *data;
-  napi_value buffer, launch, pair;
+  napi_value buffer, launch;
   if (napi_create_arraybuffer(env, HEADER_BYTES + size, &data, &buffer) != napi_ok ||
       napi_create_reference(env, buffer, 1, &l->buffer) != napi_ok) {
     free(l);
@@ -142,10 +142,7 @@ static napi_value launcher_create(napi_env env, napi_callback_info info) {
     launcher_finalize(env, l, NULL);
     return napi_fail(env, napi_generic_failure);
   }
-  NAPI_CALL(env, napi_create_array_with_length(env, 2, &pair));
-  NAPI_CALL(env, napi_set_element(env, pair, 0, launch));
-  NAPI_CALL(env, napi_set_element(env, pair, 1, buffer));
-  return pair;
+  return make_pair(env, launch, buffer);
 }
 
 /* ---- what the driver knows of a kernel ---- */
@@ -289,11 +286,7 @@ static napi_value occupancy_max_potential_block_size(napi_env env, napi_callback
   smem_callback = outer;
   if (failed) return NULL;
   if (status != CUDA_SUCCESS) return throw_cu(env, status, "cuOccupancyMaxPotentialBlockSizeWithFlags");
-  napi_value pair;
-  NAPI_CALL(env, napi_create_array_with_length(env, 2, &pair));
-  NAPI_CALL(env, napi_set_element(env, pair, 0, make_int(env, min_grid)));
-  NAPI_CALL(env, napi_set_element(env, pair, 1, make_int(env, block_size)));
-  return pair;
+  return make_pair(env, make_int(env, min_grid), make_int(env, block_size));
 }
 
 bool launch_init(napi_env env, napi_value exports) {

@@ -279,33 +279,12 @@ static napi_value module_unload_now(napi_env env, napi_callback_info info) {
 
 /* ---- what a module holds ---- */
 
-enum { NAME_BYTES = 4096 };
-
-/* moduleGetFunction(obj, holder, name): the kernel wrapped around holder. */
-static napi_value module_get_function(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 3);
-  module_h *module = get_module(env, argv[0]);
-  char name[NAME_BYTES];
-  if (!module || !arg_string(env, argv[2], "name", name, sizeof name)) return NULL;
-  CUfunction handle;
-  CU_CALL(env, cuModuleGetFunction, &handle, module->handle, name);
-  func_wrap(env, argv[1], handle, module);
-  return NULL;
-}
-
-/* moduleGetGlobal(obj, name): [address bigint, size]. */
-static napi_value module_get_global(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 2);
-  module_h *module = get_module(env, argv[0]);
-  char name[NAME_BYTES];
-  if (!module || !arg_string(env, argv[1], "name", name, sizeof name)) return NULL;
-  CUdeviceptr ptr;
-  size_t size;
-  CU_CALL(env, cuModuleGetGlobal, &ptr, &size, module->handle, name);
+napi_value make_pair(napi_env env, napi_value a, napi_value b) {
   napi_value pair;
+  if (!a || !b) return NULL;
   NAPI_CALL(env, napi_create_array_with_length(env, 2, &pair));
-  NAPI_CALL(env, napi_set_element(env, pair, 0, make_ptr(env, ptr)));
-  NAPI_CALL(env, napi_set_element(env, pair, 1, make_uint(env, size)));
+  NAPI_CALL(env, napi_set_element(env, pair, 0, a));
+  NAPI_CALL(env, napi_set_element(env, pair, 1, b));
   return pair;
 }
 
@@ -342,36 +321,59 @@ static ref_h *get_ref(napi_env env, napi_value v, const handle_kind *kind) {
   return ref;
 }
 
-/* moduleGetTexref(obj, holder, name) / moduleGetSurfref(obj, holder, name). */
-static napi_value module_get_ref(napi_env env, napi_callback_info info, const handle_kind *kind) {
-  ARGS(env, info, 3);
-  module_h *module = get_module(env, argv[0]);
-  char name[NAME_BYTES];
-  if (!module || !arg_string(env, argv[2], "name", name, sizeof name)) return NULL;
-  CUtexref tex = NULL;
-  CUsurfref surf = NULL;
-  if (kind == &TEXREF_KIND)
-    CU_CALL(env, cuModuleGetTexRef, &tex, module->handle, name);
-  else
-    CU_CALL(env, cuModuleGetSurfRef, &surf, module->handle, name);
+static napi_value wrap_ref(napi_env env, napi_value holder, void *handle, module_h *module,
+                           const handle_kind *kind) {
   ref_h *ref = calloc(1, sizeof *ref);
   if (!ref) return throw_oom(env);
-  ref->handle = kind == &TEXREF_KIND ? (void *)tex : (void *)surf;
+  ref->handle = handle;
   ref->module = module;
   module_retain(module);
-  if (!handle_wrap(env, argv[1], &ref->base, kind, ref_finalize)) {
+  if (!handle_wrap(env, holder, &ref->base, kind, ref_finalize)) {
     module_release(module);
     free(ref);
   }
   return NULL;
 }
 
-static napi_value module_get_texref(napi_env env, napi_callback_info info) {
-  return module_get_ref(env, info, &TEXREF_KIND);
-}
+/* What moduleGet looks up. */
+enum { GET_FUNCTION, GET_GLOBAL, GET_TEXREF, GET_SURFREF };
 
-static napi_value module_get_surfref(napi_env env, napi_callback_info info) {
-  return module_get_ref(env, info, &SURFREF_KIND);
+/* moduleGet(obj, what, name, holder): the kernel (wrapped around holder), the global ([address
+ * bigint, size]), or the texture or surface reference (wrapped around holder) called name. */
+static napi_value module_get(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 4);
+  module_h *module = get_module(env, argv[0]);
+  uint32_t what;
+  char name[4096];
+  if (!module || !arg_uint32(env, argv[1], "what", &what) ||
+      !arg_string(env, argv[2], "name", name, sizeof name))
+    return NULL;
+  switch (what) {
+    case GET_FUNCTION: {
+      CUfunction handle;
+      CU_CALL(env, cuModuleGetFunction, &handle, module->handle, name);
+      func_wrap(env, argv[3], handle, module);
+      return NULL;
+    }
+    case GET_GLOBAL: {
+      CUdeviceptr ptr;
+      size_t size;
+      CU_CALL(env, cuModuleGetGlobal, &ptr, &size, module->handle, name);
+      return make_pair(env, make_ptr(env, ptr), make_uint(env, size));
+    }
+    case GET_TEXREF: {
+      CUtexref tex;
+      CU_CALL(env, cuModuleGetTexRef, &tex, module->handle, name);
+      return wrap_ref(env, argv[3], tex, module, &TEXREF_KIND);
+    }
+    case GET_SURFREF: {
+      CUsurfref surf;
+      CU_CALL(env, cuModuleGetSurfRef, &surf, module->handle, name);
+      return wrap_ref(env, argv[3], surf, module, &SURFREF_KIND);
+    }
+    default:
+      return throw_range(env, "moduleGet: unknown kind");
+  }
 }
 
 /* ---- texture references bound to linear memory ---- */
@@ -456,11 +458,7 @@ static napi_value texref_get(napi_env env, napi_callback_info info) {
       CUarray_format format;
       int channels;
       CU_CALL(env, cuTexRefGetFormat, &format, &channels, handle);
-      napi_value pair;
-      NAPI_CALL(env, napi_create_array_with_length(env, 2, &pair));
-      NAPI_CALL(env, napi_set_element(env, pair, 0, make_int(env, format)));
-      NAPI_CALL(env, napi_set_element(env, pair, 1, make_int(env, channels)));
-      return pair;
+      return make_pair(env, make_int(env, format), make_int(env, channels));
     }
     case TEX_ADDRESS_MODE: {
       CUaddress_mode mode;
@@ -492,10 +490,7 @@ bool module_init(napi_env env, napi_value exports) {
       {"moduleLoadData", module_load_data},
       {"moduleLoad", module_load},
       {"moduleUnload", module_unload_now},
-      {"moduleGetFunction", module_get_function},
-      {"moduleGetGlobal", module_get_global},
-      {"moduleGetTexref", module_get_texref},
-      {"moduleGetSurfref", module_get_surfref},
+      {"moduleGet", module_get},
       {"texrefSetAddress", texref_set_address},
       {"texrefSetAddress2D", texref_set_address_2d},
       {"texrefSet", texref_set},

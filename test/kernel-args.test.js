@@ -4,27 +4,7 @@
 const assert = require('assert');
 const cuda = require('..');
 const { parseKernelSignatures, float16Bits } = require('../lib/kernel-args');
-
-function randomInt(lo, hi) {
-  return lo + Math.floor(Math.random() * (hi - lo + 1));
-}
-
-function randomBigInt(bits, signed) {
-  let v = 0n;
-  for (let i = 0; i < bits; i += 16) v = (v << 16n) | BigInt(randomInt(0, 65535));
-  v &= (1n << BigInt(bits)) - 1n;
-  return signed ? BigInt.asIntN(bits, v) : v;
-}
-
-// binary16 bits → number, independently of the code under test.
-function halfValue(bits) {
-  const sign = bits & 0x8000 ? -1 : 1;
-  const e = (bits >> 10) & 0x1f;
-  const m = bits & 0x3ff;
-  if (e === 0) return sign * m * 2 ** -24;
-  if (e === 31) return m ? NaN : sign * Infinity;
-  return sign * (1 + m / 1024) * 2 ** (e - 15);
-}
+const { randomInt, randomBigInt, halfValue } = require('./kernel-data');
 
 describe('typed scalars', function () {
   const integers = [
@@ -170,7 +150,7 @@ describe('parameter layout (C alignment)', function () {
   });
 
   it('device memory passes its address', function () {
-    const bytes = cuda.packArguments([cuda.int32(1), { ptr: 0xabcdef00n }, { getPointer: () => 0x1000 }, 77n === 77n && cuda.pointer(9n)]);
+    const bytes = cuda.packArguments([cuda.int32(1), { ptr: 0xabcdef00n }, { getPointer: () => 0x1000 }, cuda.pointer(9n)]);
     assert.strictEqual(bytes.length, 32);
     assert.strictEqual(bytes.readBigUInt64LE(8), 0xabcdef00n);
     assert.strictEqual(bytes.readBigUInt64LE(16), 0x1000n);

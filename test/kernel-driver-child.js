@@ -12,6 +12,7 @@ const IMAGE = [
   'entry all 1 1 2 2 4 4 8 8 2 4 8 1 8', // every scalar type, then a pointer
   'entry empty',
   'entry wide 8 32@16', // (double d, struct of 32 bytes aligned to 16)
+  'entry packed 1 8@1', // (char c, a packed struct of 8 bytes)
   'global table 256',
   'texref tex',
   'surfref surf',
@@ -70,6 +71,7 @@ const scenarios = {
     assert.deepStrictEqual({ ...global }, { ptr: 0x7000001000n, size: 256 });
     assert.strictEqual(global.module, module);
     add(global, global, cuda.int32(0), { block: 1 });
+    module.getFunction('packed')(cuda.int8(5), cuda.uint64(0x0102030405060708n), { block: 1 });
     assert.throws(() => module.getGlobal('missing'), { name: 'RuntimeError', api: 'cuModuleGetGlobal' });
     assert.throws(() => module.getFunction('missing'), { name: 'RuntimeError', message: 'cuModuleGetFunction failed: named symbol not found' });
     return { dest: dest.ptr, n, c, v: [...v], values, wide: [...wide] };

@@ -84,6 +84,7 @@ describe('modules and launches through a stand-in driver (no GPU needed)', funct
       launch('wide', {}, wide),
       launch('add', {}, add(1)),
       launch('add', {}, params(20, [['writeBigUInt64LE', 0, table], ['writeBigUInt64LE', 8, table]])),
+      launch('packed', {}, '050807060504030201'),
     ]);
   });
 
@@ -140,7 +141,7 @@ describe('modules and launches through a stand-in driver (no GPU needed)', funct
     const { lines, launches } = run('loading', { FAKE_MODULE_FILE: file });
     const loads = lines.filter((line) => line.startsWith('load'));
     const length = 'entry add 8 8 4\nentry vec 1 16\nentry all 1 1 2 2 4 4 8 8 2 4 8 1 8\nentry empty\n' +
-      'entry wide 8 32@16\nglobal table 256\ntexref tex\nsurfref surf';
+      'entry wide 8 32@16\nentry packed 1 8@1\nglobal table 256\ntexref tex\nsurfref surf';
     assert.deepStrictEqual(loads, [
       `load ${length.length} 0=32 7=3 13=1`,
       `load ${length.length} 0=64 16=0`,
