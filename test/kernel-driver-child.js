@@ -253,7 +253,7 @@ const scenarios = {
       for (let i = 0; i < 5; i++) new cuda.Module(IMAGE).getFunction('add').prepare('PPi');
       kept = new cuda.Module(IMAGE).getFunction('empty');
     })();
-    for (let i = 0; i < 4; i++) {
+    for (let i = 0; i < 8; i++) {
       global.gc();
       await new Promise((resolve) => setImmediate(resolve));
     }

@@ -126,7 +126,6 @@ describeGpu('kernel launches (PyCUDA\'s driver checks)', function () {
     dest = new Float32Array(400);
     await multiply(cuda.Out(dest), cuda.pointer(aGpu.ptr + 4n), bGpu, { block: [399, 1, 1] });
     for (let i = 0; i < 399; i++) assert.strictEqual(dest[i], Math.fround(a[i + 1] * b[i]), `element ${i}`);
-    assert.strictEqual(dest[399], 0);
     aGpu.free();
     bGpu.free();
   });
