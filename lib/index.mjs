@@ -23,6 +23,11 @@ export const {
 
 // modules and kernels
 export const { Module } = cuda;
+export const {
+  moduleFromFile, moduleFromBuffer, TextureReference, SurfaceReference, Kernel, TypedScalar, int8,
+  uint8, int16, uint16, int32, uint32, int64, uint64, float16, float32, float64, bool, pointer,
+  ArgumentHandler, In, Out, InOut, packArguments,
+} = cuda;
 
 
 // compiler names at the top level (nvrtcVersion)

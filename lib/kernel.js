@@ -1,3 +1,594 @@
 'use strict';
-// Filled in by its issue.
-module.exports = {};
+// Kernels: the functions of a module, callable with typed arguments (kernel(...args, { block })),
+// through prepared formats (the fast path), or through PyCUDA's deprecated launch API.
+//
+// Every launch goes through a launcher (src/launch.c): a native function bound to the kernel and
+// to an ArrayBuffer holding the launch dimensions and the packed parameters. A format (the types
+// of a call's arguments) is compiled once into a launcher and a packer that writes straight into
+// that buffer; a launch then costs one call into C. The buffers never leave this file: C holds
+// raw pointers into them.
+const binding = require('./binding');
+const { FunctionAttribute, FuncCache, SharedConfig } = require('./constants');
+const { LogicError } = require('./errors');
+const { Stream } = require('./stream');
+const { Event } = require('./event');
+const { camelCase } = require('./device');
+const check = require('./checks');
+const memory = require('./memory');
+const kargs = require('./kernel-args');
+
+const { TYPES, TypedScalar, ArgumentHandler } = kargs;
+const HEADER_BYTES = 32; // launch dimensions before the parameters, as src/launch.c lays them out
+const MAX_FORMATS = 64; // per kernel, for the generic call path
+
+// ---- launch dimensions ----
+
+function badDims(d, what) {
+  if (Array.isArray(d)) {
+    if (d.length < 1 || d.length > 3) throw new RangeError(`${what} must have 1 to 3 dimensions, not ${d.length}`);
+    const bad = d.find((v) => (v >>> 0) !== v || v === 0);
+    if (typeof bad !== 'number') throw new TypeError(`${what} dimensions must be numbers, not ${check.describe(bad)}`);
+    throw new RangeError(`${what} dimensions must be integers from 1 to 4294967295, not ${bad}`);
+  }
+  if (typeof d === 'number') throw new RangeError(`${what} must be an integer from 1 to 4294967295, not ${d}`);
+  if (d === undefined && what === 'block') {
+    throw new TypeError('block is required: pass the launch options { block: [x, y, z], grid, ... } ' +
+      'as the last argument');
+  }
+  throw new TypeError(`${what} must be a number or an array of 1 to 3 numbers, not ${check.describe(d)}`);
+}
+
+function dim3(u32, at, d, what) {
+  let x = d;
+  let y = 1;
+  let z = 1;
+  if (typeof d !== 'number') {
+    if (!Array.isArray(d) || d.length < 1 || d.length > 3) badDims(d, what);
+    x = d[0];
+    if (d.length > 1) {
+      y = d[1];
+      if (d.length > 2) z = d[2];
+    }
+  }
+  if ((x >>> 0) !== x || x === 0 || (y >>> 0) !== y || y === 0 || (z >>> 0) !== z || z === 0) badDims(d, what);
+  u32[at] = x;
+  u32[at + 1] = y;
+  u32[at + 2] = z;
+}
+
+// Writes grid, block and shared bytes into a launcher's header.
+function writeDims(u32, grid, block, shared) {
+  if (grid === undefined) {
+    u32[0] = 1;
+    u32[1] = 1;
+    u32[2] = 1;
+  } else {
+    dim3(u32, 0, grid, 'grid');
+  }
+  dim3(u32, 3, block, 'block');
+  if (shared === undefined) u32[6] = 0;
+  else if ((shared >>> 0) === shared) u32[6] = shared;
+  else check.integer('shared', shared, 0, 4294967295);
+}
+
+// ---- the state of a kernel, wrapped by src/launch.c around its CUfunction ----
+
+class KernelState {
+  constructor(module, name, signature) {
+    this.module = module;
+    this.name = name;
+    this.signature = signature; // [{ char, text }] parsed from the source, or null
+    this.info = undefined; // cuFuncGetParamInfo's [offset, size, ...], null where unknown
+    this.formats = new Map(); // generic call path: argument codes → compiled format
+    this.last = null;
+    this.preparedFormat = null; // the characters of prepare()'s format, for messages
+    this.legacy = null; // the deprecated launch API's settings
+  }
+}
+
+// Checks argument types against the parameter types parsed from the source.
+function checkSignature(k, fields) {
+  const sig = k.signature;
+  if (sig === null) return;
+  fields.forEach((field, i) => {
+    const param = sig[i];
+    if (param === undefined || param.char === null) return;
+    const want = TYPES[param.char];
+    if (field.blob || field.kind !== want.kind || field.size !== want.size) {
+      const given = field.blob ? `${field.size} bytes copied verbatim` : field.kind === 'pointer'
+        ? 'a pointer' : `cuda.${field.name}`;
+      throw new TypeError(`kernel '${k.name}' parameter ${i} (${param.text}) is ` +
+        `${want.kind === 'pointer' ? 'a pointer' : want.name}, but argument ${i} is ${given}` +
+        `${want.kind === 'pointer' ? '; pass device memory' : `; pass cuda.${want.name}(...) or a number`}`);
+    }
+  });
+}
+
+// A launcher for fields: its layout (checked against the kernel's), native launch and buffer.
+function compileFormat(k, fields) {
+  if (k.info === undefined) k.info = binding.funcGetParamInfo(k);
+  checkSignature(k, fields);
+  const { offsets, size } = kargs.layout(fields, k.info, k.name);
+  return launcherOf(k, size, offsets);
+}
+
+function launcherOf(k, size, offsets) {
+  const [launch, buffer] = binding.launcherCreate(k, size);
+  return {
+    offsets,
+    size,
+    launch,
+    u32: new Uint32Array(buffer, 0, 7),
+    views: kargs.viewsOf(buffer, HEADER_BYTES, size),
+  };
+}
+
+// ---- the generic call: kernel(...args, { block, grid, stream, shared, timeKernel, texrefs }) ----
+
+const OPTION_KEYS = new Set(['block', 'grid', 'stream', 'shared', 'timeKernel', 'texrefs']);
+
+function isOptions(o) {
+  if (typeof o !== 'object' || o === null || typeof o.ptr === 'bigint') return false;
+  const proto = Object.getPrototypeOf(o);
+  return proto === Object.prototype || proto === null;
+}
+
+function checkOptions(options) {
+  for (const key in options) {
+    if (!OPTION_KEYS.has(key)) {
+      throw new TypeError(`unknown launch option '${key}': the options are block, grid, stream, ` +
+        'shared, timeKernel and texrefs');
+    }
+  }
+  const { stream, texrefs } = options;
+  if (stream != null && !(stream instanceof Stream)) check.instance('stream', stream, Stream);
+  if (texrefs !== undefined) checkTexrefs(texrefs);
+}
+
+function checkTexrefs(texrefs) {
+  const { TextureReference } = require('./texref');
+  if (!Array.isArray(texrefs) || !texrefs.every((t) => t instanceof TextureReference)) {
+    throw new TypeError('texrefs must be an array of TextureReference (from module.getTexref(name))');
+  }
+}
+
+// Whether list's arguments have format's codes: at once for the very arguments of the last call
+// (a loop passing the same memory and scalars), else classified again.
+function sameFormat(format, list, n, sig) {
+  const codes = format.codes;
+  if (codes.length !== n) return false;
+  const last = format.lastArgs;
+  for (let i = 0; i < n; i++) {
+    const arg = list[i];
+    if (arg !== last[i]) {
+      if (kargs.classify(arg, i, sig) !== codes[i]) return false;
+      last[i] = arg;
+    }
+  }
+  return true;
+}
+
+function formatFor(k, list, n) {
+  const codes = [];
+  for (let i = 0; i < n; i++) codes.push(kargs.classify(list[i], i, k.signature));
+  const key = codes.join(' ');
+  let format = k.formats.get(key);
+  if (format === undefined) {
+    const fields = codes.map(kargs.fieldOf);
+    format = compileFormat(k, fields);
+    format.codes = codes;
+    format.lastArgs = list.slice(0, n);
+    format.pack = kargs.packerFor(fields, format.offsets, format.views);
+    format.handlers = codes.flatMap((code, i) => (code === '*' ? [i] : []));
+    if (format.handlers.length === 0) format.handlers = null;
+    if (k.formats.size >= MAX_FORMATS) k.formats.delete(k.formats.keys().next().value);
+    k.formats.set(key, format);
+  }
+  return format;
+}
+
+function callKernel(k, list) {
+  const n = list.length - 1;
+  const options = list[n];
+  if (n < 0 || !isOptions(options)) {
+    throw new TypeError(`kernel '${k.name}': the last argument must be the launch options ` +
+      '{ block: [x, y, z], grid, stream, shared, timeKernel }; block is required');
+  }
+  checkOptions(options);
+  let format = k.last;
+  if (format === null || !sameFormat(format, list, n, k.signature)) k.last = format = formatFor(k, list, n);
+  if (format.handlers !== null || options.timeKernel) return callAndWait(format, list, n, options);
+  writeDims(format.u32, options.grid, options.block, options.shared);
+  format.pack(list);
+  const stream = options.stream;
+  if (stream == null) format.launch();
+  else format.launch(stream);
+  return undefined;
+}
+
+// With In/Out/InOut or timeKernel: copies in, launches, and returns a Promise that settles once
+// the stream is past the kernel and the Out data has arrived (seconds for timeKernel).
+function callAndWait(format, list, n, options) {
+  const stream = options.stream ?? null;
+  const values = list.slice(0, n);
+  const copies = [];
+  let start = null;
+  let end = null;
+  try {
+    writeDims(format.u32, options.grid, options.block, options.shared);
+    for (const i of format.handlers ?? []) {
+      const handler = list[i];
+      const device = memory.memAlloc(handler.array.byteLength);
+      copies.push({ handler, device });
+      values[i] = device;
+      if (!handler.copyIn) continue;
+      if (stream) memory.memcpyHtoDAsync(device, handler.array, stream);
+      else memory.memcpyHtoD(device, handler.array);
+    }
+    format.pack(values);
+    if (options.timeKernel) start = new Event().record(stream);
+    if (stream) format.launch(stream);
+    else format.launch();
+    if (options.timeKernel) end = new Event().record(stream);
+  } catch (error) {
+    release(copies, true);
+    throw error;
+  }
+  return finishCall(stream, copies, start, end);
+}
+
+async function finishCall(stream, copies, start, end) {
+  let done = false;
+  try {
+    await binding.launchWait(stream);
+    let queued = false;
+    for (const { handler, device } of copies) {
+      if (!handler.copyOut) continue;
+      if (stream) {
+        memory.memcpyDtoHAsync(handler.array, device, stream);
+        queued = true;
+      } else {
+        memory.memcpyDtoH(handler.array, device);
+      }
+    }
+    if (queued) await stream.synchronize();
+    done = true;
+    return end === null ? undefined : end.timeSince(start) / 1000;
+  } finally {
+    release(copies, !done);
+  }
+}
+
+// Frees the device copies; after a failure, quietly (the failure is what the caller sees).
+function release(copies, quiet) {
+  for (const { device } of copies) {
+    try {
+      device.free();
+    } catch (error) {
+      if (!quiet) throw error;
+    }
+  }
+}
+
+// ---- prepared calls: prepare(format), then preparedCall(grid, block, ...args, { shared }) ----
+
+// Called only when a prepared call got other than `expected` arguments: fine when one more came,
+// a plain object of options ({ shared }).
+function checkArity(count, expected, options, method, k) {
+  if (count === expected + 1 && isOptions(options)) {
+    for (const key in options) {
+      if (key !== 'shared') throw new TypeError(`${method}(): unknown option '${key}' (only shared)`);
+    }
+    return;
+  }
+  const args = expected - (method === 'preparedAsyncCall' ? 3 : 2);
+  throw new TypeError(`kernel '${k.name}'.${method}() takes grid, block, ` +
+    `${method === 'preparedAsyncCall' ? 'stream, ' : ''}${args} argument${args === 1 ? '' : 's'} ` +
+    `(format '${k.preparedFormat}') and optionally { shared }; got ${count} arguments`);
+}
+
+// The preparedCall and preparedAsyncCall functions of a compiled format, with one parameter
+// per argument so that a call allocates nothing.
+function preparedFunctions(k, fields, compiled) {
+  const params = fields.map((f, i) => `a${i}, `).join('');
+  const statements = kargs.packerStatements(fields, compiled.offsets, (i) => `a${i}`);
+  const n = fields.length;
+  const body = (method, expected, launch) => `
+    if (arguments.length !== ${expected}) checkArity(arguments.length, ${expected}, options, '${method}', k);
+    writeDims(dims, grid, block, options === undefined ? undefined : options.shared);
+    ${statements.join('\n    ')}
+    ${launch};`;
+  const source = `
+  return [
+    function preparedCall(grid, block, ${params}options) {${body('preparedCall', n + 2, 'launch()')}
+    },
+    function preparedAsyncCall(grid, block, stream, ${params}options) {${body('preparedAsyncCall', n + 3,
+    'if (stream == null) launch(); else launch(stream)')}
+    },
+  ];`;
+  return kargs.compilePacker(compiled.views, source, {
+    k, dims: compiled.u32, launch: compiled.launch, writeDims, checkArity,
+  });
+}
+
+function notPrepared(method) {
+  return new LogicError(`kernel.${method}(): call kernel.prepare(format) first`);
+}
+
+// ---- the deprecated launch API ----
+
+const warned = new Set();
+function deprecated(method, instead) {
+  if (warned.has(method)) return;
+  warned.add(method);
+  process.emitWarning(`kernel.${method}() is deprecated: ${instead}`, 'DeprecationWarning');
+}
+
+function legacyOf(k) {
+  if (k.legacy === null) k.legacy = { block: undefined, shared: 0, bytes: new Uint8Array(0), launcher: null };
+  return k.legacy;
+}
+
+function legacyLaunch(k, grid, stream) {
+  const legacy = legacyOf(k);
+  if (legacy.block === undefined) {
+    throw new LogicError(`kernel '${k.name}': call setBlockShape(x, y, z) before launching this way`);
+  }
+  const size = legacy.bytes.length;
+  if (legacy.launcher === null || legacy.launcher.size !== size) {
+    if (k.info === undefined) k.info = binding.funcGetParamInfo(k);
+    const want = k.info && k.info.length ? k.info[k.info.length - 2] + k.info[k.info.length - 1] : 0;
+    if (k.info && size !== want) {
+      throw new TypeError(`kernel '${k.name}' takes ${want} bytes of parameters, but ${size} are set ` +
+        '(paramSetSize / paramSet)');
+    }
+    legacy.launcher = launcherOf(k, size, []);
+  }
+  const launcher = legacy.launcher;
+  launcher.views.u8.set(legacy.bytes);
+  writeDims(launcher.u32, grid, legacy.block, legacy.shared);
+  if (stream == null) launcher.launch();
+  else launcher.launch(check.instance('stream', stream, Stream));
+}
+
+// ---- Kernel ----
+
+/**
+ * A kernel (PyCUDA's Function), from `module.getFunction(name)`. Callable:
+ * `kernel(...args, { block, grid, stream, shared, timeKernel, texrefs })`.
+ */
+class Kernel {
+  constructor() {
+    throw new TypeError('kernels come from module.getFunction(name)');
+  }
+
+  /** The Module this kernel belongs to. */
+  get module() {
+    return this._k.module;
+  }
+
+  /** The kernel's parameters as the driver lays them out ([{ offset, size }], from
+   * cuFuncGetParamInfo), or null where the driver cannot tell. */
+  paramInfo() {
+    const k = this._k;
+    if (k.info === undefined) k.info = binding.funcGetParamInfo(k);
+    if (k.info === null) return null;
+    const result = [];
+    for (let i = 0; i < k.info.length; i += 2) result.push({ offset: k.info[i], size: k.info[i + 1] });
+    return result;
+  }
+
+  /**
+   * Fixes the argument types (struct format characters `b B h H i I l L q Q n N e f d ? P` with
+   * repeat counts, or an array of them, dtype names and TypedArray constructors) for
+   * preparedCall / preparedTimedCall / preparedAsyncCall, the fast path. `texrefs` are accepted
+   * (the driver binds a module's references by itself). Returns the kernel.
+   */
+  prepare(format, { texrefs } = {}) {
+    const k = this._k;
+    if (texrefs !== undefined) checkTexrefs(texrefs);
+    const fields = kargs.parseFormat(format);
+    const compiled = compileFormat(k, fields);
+    k.preparedFormat = fields.map((f) => f.char).join('');
+    const [preparedCall, preparedAsyncCall] = preparedFunctions(k, fields, compiled);
+    Object.defineProperties(this, {
+      preparedCall: { value: preparedCall, writable: true, configurable: true },
+      preparedAsyncCall: { value: preparedAsyncCall, writable: true, configurable: true },
+    });
+    return this;
+  }
+
+  /** `preparedCall(grid, block, ...args, { shared }?)`: launches with the prepared format. */
+  preparedCall() {
+    throw notPrepared('preparedCall');
+  }
+
+  /** `preparedAsyncCall(grid, block, stream, ...args, { shared }?)`: launches on stream. */
+  preparedAsyncCall() {
+    throw notPrepared('preparedAsyncCall');
+  }
+
+  /** `preparedTimedCall(grid, block, ...args, { shared }?)`: launches between two events; returns
+   * a function giving a Promise of the kernel's time in seconds. */
+  preparedTimedCall(grid, block, ...args) {
+    if (!Object.prototype.hasOwnProperty.call(this, 'preparedCall')) throw notPrepared('preparedTimedCall');
+    const start = new Event().record();
+    this.preparedCall(grid, block, ...args);
+    const end = new Event().record();
+    return () => end.synchronize().then(() => end.timeSince(start) / 1000);
+  }
+
+  /** cuFuncGetAttribute: a FunctionAttribute of the kernel. */
+  getAttribute(attribute) {
+    check.member('attribute', attribute, FunctionAttribute, 'FunctionAttribute');
+    return binding.funcGetAttribute(this._k, attribute);
+  }
+
+  /** cuFuncSetAttribute (MAX_DYNAMIC_SHARED_SIZE_BYTES, PREFERRED_SHARED_MEMORY_CARVEOUT...). */
+  setAttribute(attribute, value) {
+    check.member('attribute', attribute, FunctionAttribute, 'FunctionAttribute');
+    check.integer('value', value, -2147483648, 2147483647);
+    binding.funcSet(this._k, 0, attribute, value);
+  }
+
+  /** cuFuncSetCacheConfig with a FuncCache member. */
+  setCacheConfig(config) {
+    binding.funcSet(this._k, 1, check.member('config', config, FuncCache, 'FuncCache'));
+  }
+
+  /** cuFuncSetSharedMemConfig with a SharedConfig member. */
+  setSharedConfig(config) {
+    binding.funcSet(this._k, 2, check.member('config', config, SharedConfig, 'SharedConfig'));
+  }
+
+  /** Blocks of blockSize threads that fit on one multiprocessor at once. */
+  maxActiveBlocksPerMultiprocessor(blockSize, dynamicSmem = 0, flags = 0) {
+    check.integer('blockSize', blockSize, 1, 2147483647);
+    return binding.occupancyMaxActiveBlocks(this._k, blockSize, check.size('dynamicSmem', dynamicSmem),
+      check.integer('flags', flags, 0, 4294967295));
+  }
+
+  /**
+   * The block size that maximises occupancy, and the least grid size that reaches it:
+   * `{ minGridSize, blockSize }`. dynamicSmem: bytes, or a function of the block size.
+   */
+  maxPotentialBlockSize(dynamicSmem = 0, blockSizeLimit = 0, flags = 0) {
+    if (typeof dynamicSmem !== 'function') check.size('dynamicSmem', dynamicSmem);
+    const [minGridSize, blockSize] = binding.occupancyMaxPotentialBlockSize(this._k, dynamicSmem,
+      check.integer('blockSizeLimit', blockSizeLimit, 0, 2147483647), check.integer('flags', flags, 0, 4294967295));
+    return { minGridSize, blockSize };
+  }
+
+  /** @deprecated pass { block } to the call. */
+  setBlockShape(x, y = 1, z = 1) {
+    deprecated('setBlockShape', 'pass { block: [x, y, z] } to the call');
+    dim3(new Uint32Array(3), 0, [x, y, z], 'block');
+    legacyOf(this._k).block = [x, y, z];
+  }
+
+  /** @deprecated pass { shared } to the call. */
+  setSharedSize(bytes) {
+    deprecated('setSharedSize', 'pass { shared: bytes } to the call');
+    legacyOf(this._k).shared = check.integer('bytes', bytes, 0, 4294967295);
+  }
+
+  /** @deprecated pass the arguments to the call. */
+  paramSetSize(bytes) {
+    deprecated('paramSetSize', 'pass the arguments to the call');
+    const legacy = legacyOf(this._k);
+    const resized = new Uint8Array(check.integer('bytes', bytes, 0, 32764));
+    resized.set(legacy.bytes.subarray(0, bytes));
+    legacy.bytes = resized;
+  }
+
+  /** @deprecated pass cuda.int32(value) to the call. */
+  paramSeti(offset, value) {
+    deprecated('paramSeti', 'pass cuda.int32(value) or cuda.uint32(value) to the call');
+    const view = legacyView(this._k, offset, 4);
+    if (Number.isInteger(value) && value < 0) view.setInt32(0, kargs.integerValue(value, TYPES.i, 'value'), true);
+    else view.setUint32(0, kargs.integerValue(value, TYPES.I, 'value'), true);
+  }
+
+  /** @deprecated pass cuda.float32(value) to the call. */
+  paramSetf(offset, value) {
+    deprecated('paramSetf', 'pass cuda.float32(value) to the call');
+    if (typeof value !== 'number') throw new TypeError(`value must be a number, not ${check.describe(value)}`);
+    legacyView(this._k, offset, 4).setFloat32(0, value, true);
+  }
+
+  /** @deprecated pass the arguments to the call. Sets the parameters (and their size) from
+   * typed arguments, as a call would pack them. */
+  paramSet(...args) {
+    deprecated('paramSet', 'pass the arguments to the call');
+    const k = this._k;
+    const fields = args.map((v, i) => kargs.fieldOf(kargs.classify(v, i, k.signature)));
+    if (args.some((v) => v instanceof ArgumentHandler)) {
+      throw new TypeError('paramSet(): In/Out/InOut need a call; pass them to kernel(...)');
+    }
+    if (k.info === undefined) k.info = binding.funcGetParamInfo(k);
+    checkSignature(k, fields);
+    const { offsets, size } = kargs.layout(fields, k.info, k.name);
+    legacyOf(k).bytes = kargs.packBytes(fields, offsets, size, args);
+  }
+
+  /** @deprecated the driver binds a module's texture references at launch by itself. */
+  paramSetTexref(texref) {
+    deprecated('paramSetTexref', 'the driver binds texture references by itself');
+    checkTexrefs([texref]);
+  }
+
+  /** @deprecated call the kernel with { block, grid }. */
+  launch() {
+    deprecated('launch', 'call the kernel: kernel(...args, { block, grid })');
+    legacyLaunch(this._k, undefined, null);
+  }
+
+  /** @deprecated call the kernel with { block, grid }. */
+  launchGrid(width, height = 1) {
+    deprecated('launchGrid', 'call the kernel: kernel(...args, { block, grid })');
+    legacyLaunch(this._k, [width, height], null);
+  }
+
+  /** @deprecated call the kernel with { block, grid, stream }. */
+  launchGridAsync(width, height, stream) {
+    deprecated('launchGridAsync', 'call the kernel: kernel(...args, { block, grid, stream })');
+    legacyLaunch(this._k, [width, height], stream);
+  }
+
+  toString() {
+    return `Kernel(${this._k.name})`;
+  }
+}
+
+// Kernels are functions: call, apply and bind work on them.
+Object.setPrototypeOf(Kernel.prototype, Function.prototype);
+
+function legacyView(k, offset, size) {
+  const bytes = legacyOf(k).bytes;
+  check.integer('offset', offset);
+  if (offset + size > bytes.length) {
+    throw new RangeError(`offset ${offset} + ${size} bytes is past the parameter size ${bytes.length}; ` +
+      'call paramSetSize(bytes) first');
+  }
+  return new DataView(bytes.buffer, offset, size);
+}
+
+// One getter per FunctionAttribute: kernel.numRegs, kernel.sharedSizeBytes, ...
+for (const [name, value] of Object.entries(FunctionAttribute)) {
+  const property = camelCase(name);
+  if (name === 'MAX' || property in Kernel.prototype) continue;
+  Object.defineProperty(Kernel.prototype, property, {
+    get() {
+      return binding.funcGetAttribute(this._k, value);
+    },
+    configurable: true,
+  });
+}
+
+// The Kernel for function `name` of module (signature: parsed parameter types, or null).
+function kernelOf(module, name, signature) {
+  const k = new KernelState(module, name, signature);
+  binding.moduleGet(module, 0, name, k); // src/module.c's GET_FUNCTION
+  const kernel = function (...list) {
+    return callKernel(k, list);
+  };
+  Object.setPrototypeOf(kernel, Kernel.prototype);
+  Object.defineProperties(kernel, {
+    name: { value: name },
+    _k: { value: k },
+  });
+  return kernel;
+}
+
+module.exports = {
+  Kernel,
+  TypedScalar,
+  ...kargs.scalars,
+  ArgumentHandler,
+  In: kargs.In,
+  Out: kargs.Out,
+  InOut: kargs.InOut,
+  packArguments: kargs.packArguments,
+};
+// Internal (not enumerable, so not re-exported by index.js).
+Object.defineProperty(module.exports, 'kernelOf', { value: kernelOf });

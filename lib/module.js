@@ -1,12 +1,156 @@
 'use strict';
-// Modules: loaded code (PTX, cubin, fatbin) and the kernels in it. Filled in by the "Modules and
-// kernels" issue; the contract others rely on: new Module(image, { options, messageHandler }).
-const { RuntimeError } = require('./errors');
+// Modules: code loaded into a context (PTX, cubin, fatbin) and what it holds: kernels, globals,
+// texture and surface references. `new Module(image, { options, messageHandler, source })`
+// loads on the current context; SourceModule (cudadrv/compiler) extends it.
+const binding = require('./binding');
+const { Context } = require('./context');
+const { JitOption, refuseRemoved } = require('./constants');
+const { CudaError } = require('./errors');
+const { camelCase } = require('./device');
+const check = require('./checks');
+const { kernelOf } = require('./kernel');
+const { parseKernelSignatures } = require('./kernel-args');
+const { TextureReference, SurfaceReference, referenceOf } = require('./texref');
 
+// JitOption by UPPER_CASE and camelCase name.
+const JIT_BY_NAME = new Map();
+for (const [name, value] of Object.entries(JitOption)) {
+  JIT_BY_NAME.set(name, value);
+  JIT_BY_NAME.set(camelCase(name), value);
+}
+
+// The image as a Uint8Array over the same bytes (PTX source strings are encoded).
+function imageBytes(image) {
+  if (typeof image === 'string') return Buffer.from(image, 'utf8');
+  if (image instanceof ArrayBuffer || image instanceof SharedArrayBuffer) return new Uint8Array(image);
+  if (ArrayBuffer.isView(image)) return new Uint8Array(image.buffer, image.byteOffset, image.byteLength);
+  throw new TypeError('image must be PTX, cubin or fatbin: a Buffer, TypedArray, DataView, ArrayBuffer ' +
+    `or a PTX string, not ${check.describe(image)}`);
+}
+
+// [keys, values] of JIT options given as [[JitOption.X, value], ...] or { X: value } (names
+// UPPER_CASE or camelCase); boolean values are 1 or 0.
+function jitOptions(options) {
+  const keys = [];
+  const values = [];
+  if (options === undefined || options === null) return [keys, values];
+  let entries;
+  if (Array.isArray(options)) entries = options;
+  else if (typeof options === 'object') entries = Object.entries(options);
+  else throw new TypeError(`options must be [[JitOption.X, value], ...] or { X: value }, not ${check.describe(options)}`);
+  for (const entry of entries) {
+    if (!Array.isArray(entry) || entry.length !== 2) {
+      throw new TypeError(`each JIT option must be a [JitOption.X, value] pair, not ${check.describe(entry)}`);
+    }
+    let [key, value] = entry;
+    if (typeof key === 'string') {
+      const known = JIT_BY_NAME.get(key) ?? (/^\d+$/.test(key) ? Number(key) : undefined);
+      if (known === undefined) throw new RangeError(`unknown JIT option '${key}': use a member of cuda.JitOption`);
+      key = known;
+    }
+    check.member('JIT option', key, JitOption, 'JitOption');
+    if (typeof value === 'boolean') value = value ? 1 : 0;
+    check.integer(`JIT option ${key} value`, value, 0, 4294967295);
+    if (key === JitOption.TARGET) refuseRemoved('JitTarget', value, 'JitOption.TARGET');
+    keys.push(key);
+    values.push(value);
+  }
+  return [keys, values];
+}
+
+/**
+ * Loaded code: `new Module(image, { options, messageHandler, source })` loads PTX, cubin or
+ * fatbin into the current context. options: JIT options; messageHandler(success, infoLog,
+ * errorLog) receives the JIT logs; source: the CUDA C++ the image came from, whose `__global__`
+ * signatures let kernels take bare numbers.
+ */
 class Module {
-  constructor() {
-    throw new RuntimeError('loading modules arrives with the "Modules and kernels" issue');
+  constructor(image, { options, messageHandler, source } = {}) {
+    const bytes = imageBytes(image);
+    const [keys, values] = jitOptions(options);
+    if (messageHandler !== undefined) check.func('messageHandler', messageHandler);
+    if (source !== undefined && typeof source !== 'string') {
+      throw new TypeError(`source must be the CUDA C++ source string, not ${check.describe(source)}`);
+    }
+    let logs;
+    try {
+      logs = binding.moduleLoadData(this, bytes, keys, values);
+    } catch (error) {
+      if (error instanceof CudaError && typeof error.errorLog === 'string') {
+        if (messageHandler) messageHandler(false, error.infoLog, error.errorLog);
+        if (error.errorLog) error.message += `\n${error.errorLog.trimEnd()}`;
+      }
+      throw error;
+    }
+    setUp(this, source);
+    if (messageHandler) messageHandler(true, logs.infoLog, logs.errorLog);
+  }
+
+  /** The kernel `name` (a callable Kernel); the same object for the same name. */
+  getFunction(name) {
+    if (typeof name !== 'string') throw new TypeError(`name must be a string, not ${check.describe(name)}`);
+    let kernel = this._kernels.get(name);
+    if (kernel === undefined) {
+      kernel = kernelOf(this, name, this._signatures().get(name) ?? null);
+      this._kernels.set(name, kernel);
+    }
+    return kernel;
+  }
+
+  /** The global (`__device__` or `__constant__`) `name`: `{ ptr, size }`, usable as device memory. */
+  getGlobal(name) {
+    if (typeof name !== 'string') throw new TypeError(`name must be a string, not ${check.describe(name)}`);
+    const [ptr, size] = binding.moduleGet(this, 1, name); // src/module.c's GET_GLOBAL
+    const global = { ptr, size };
+    Object.defineProperty(global, 'module', { value: this }); // kept alive
+    return Object.freeze(global);
+  }
+
+  /** The texture reference `name` that the module's PTX or cubin declares. */
+  getTexref(name) {
+    return referenceOf(TextureReference, this, name);
+  }
+
+  /** The surface reference `name` that the module's PTX or cubin declares. */
+  getSurfref(name) {
+    return referenceOf(SurfaceReference, this, name);
+  }
+
+  /** Unloads the module now; its kernels, globals and references become unusable. A second
+   * free() does nothing. */
+  free() {
+    binding.moduleUnload(this);
+  }
+
+  [Symbol.dispose]() {
+    this.free();
   }
 }
 
-module.exports = { Module };
+function setUp(module, source) {
+  /** The Context the module was loaded in (kept alive by it). */
+  module.context = Context.getCurrent();
+  let signatures = null;
+  Object.defineProperties(module, {
+    _kernels: { value: new Map() },
+    _signatures: {
+      value: () => (signatures ??= source === undefined ? new Map() : parseKernelSignatures(source)),
+    },
+  });
+}
+
+/** Loads the PTX, cubin or fatbin file at path (cuModuleLoad) into the current context. */
+function moduleFromFile(path) {
+  if (typeof path !== 'string') throw new TypeError(`path must be a string, not ${check.describe(path)}`);
+  const module = Object.create(Module.prototype);
+  binding.moduleLoad(module, path);
+  setUp(module, undefined);
+  return module;
+}
+
+/** `new Module(image, { options, messageHandler })`, PyCUDA's module_from_buffer. */
+function moduleFromBuffer(image, { options, messageHandler } = {}) {
+  return new Module(image, { options, messageHandler });
+}
+
+module.exports = { Module, moduleFromFile, moduleFromBuffer, TextureReference, SurfaceReference };

@@ -1,8 +1,303 @@
-/* launch: filled in by its issue. */
-#include "cudadrv.h"
+/* launch: kernels (CUfunction), their attributes, parameter layout and occupancy, and the launch.
+ *
+ * A launch is the hot path. lib/ packs a call's arguments into an ArrayBuffer that a launcher
+ * shares with it: 7 uint32 (grid x y z, block x y z, shared bytes) at its start, the kernel's
+ * parameters from byte 32, laid out as the kernel's parameter space. The launcher is a JS function
+ * bound in C to the kernel and to that buffer, so a launch is one call taking at most a stream. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "module.h"
+
+typedef struct func_h {
+  handle_base base;
+  CUfunction handle;
+  module_h *module;
+  int refs; /* the holder lib/ keeps, plus one per launcher (main thread only) */
+} func_h;
+
+static const char MODULE_FREED[] =
+    "this kernel's Module has been freed; load the module again and get the kernel from it";
+
+static const handle_kind FUNCTION_KIND = {
+    {0x6364727666756e31ULL, 0x4b65726e656c3031ULL}, "Kernel", MODULE_FREED};
+
+static void func_release(func_h *fn) {
+  if (--fn->refs > 0) return;
+  module_release(fn->module);
+  free(fn);
+}
+
+static void func_finalize(napi_env env, void *data, void *hint) {
+  (void)env;
+  (void)hint;
+  func_release(data);
+}
+
+bool func_wrap(napi_env env, napi_value obj, CUfunction handle, module_h *module) {
+  func_h *fn = calloc(1, sizeof *fn);
+  if (!fn) {
+    throw_oom(env);
+    return false;
+  }
+  fn->handle = handle;
+  fn->module = module;
+  fn->refs = 1;
+  module_retain(module);
+  if (!handle_wrap(env, obj, &fn->base, &FUNCTION_KIND, func_finalize)) {
+    func_release(fn);
+    return false;
+  }
+  return true;
+}
+
+/* The kernel in v, or NULL after throwing: LogicError once its module is freed. */
+static func_h *func_get(napi_env env, napi_value v) {
+  func_h *fn = handle_get(env, v, &FUNCTION_KIND);
+  if (fn && fn->module->base.freed) {
+    throw_logic(env, MODULE_FREED);
+    return NULL;
+  }
+  return fn;
+}
+
+/* ---- launchers ---- */
+
+enum { HEADER_BYTES = 32, MAX_PARAM_BYTES = 32764 };
+
+typedef struct launcher {
+  func_h *fn;
+  napi_ref buffer;      /* the ArrayBuffer shared with lib/, which keeps it private */
+  const uint32_t *dims; /* its first 7 uint32 */
+  size_t size;          /* parameter bytes */
+  void *extra[5];       /* cuLaunchKernel's: the parameter buffer and its size */
+} launcher;
+
+static void launcher_finalize(napi_env env, void *data, void *hint) {
+  (void)hint;
+  launcher *l = data;
+  napi_delete_reference(env, l->buffer);
+  func_release(l->fn);
+  free(l);
+}
+
+/* launch(stream?): launches the kernel with the dimensions and parameters in the buffer. */
+static napi_value launcher_launch(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value stream_arg;
+  launcher *l;
+  NAPI_CALL(env, napi_get_cb_info(env, info, &argc, &stream_arg, NULL, (void **)&l));
+  CUstream stream = NULL;
+  if (argc > 0 && !arg_stream(env, stream_arg, &stream)) return NULL;
+  if (l->fn->module->base.freed) return throw_logic(env, MODULE_FREED);
+  const uint32_t *d = l->dims;
+  CU_CALL(env, cuLaunchKernel, l->fn->handle, d[0], d[1], d[2], d[3], d[4], d[5], d[6], stream,
+          NULL, l->size ? l->extra : NULL);
+  return NULL;
+}
+
+/* launchWait(stream or null): a Promise settled once the stream is past what is enqueued now;
+ * a kernel's fault rejects it. */
+static napi_value launch_wait(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  CUstream stream;
+  if (!arg_stream(env, argv[0], &stream)) return NULL;
+  return wait_stream(env, stream, NULL, "cuLaunchKernel");
+}
+
+/* launcherCreate(kernel, size): [launch, buffer] for parameters of size bytes. */
+static napi_value launcher_create(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 2);
+  func_h *fn = func_get(env, argv[0]);
+  size_t size;
+  if (!fn || !arg_size(env, argv[1], "size", &size)) return NULL;
+  if (size > MAX_PARAM_BYTES) {
+    char message[160];
+    snprintf(message, sizeof message,
+             "kernel arguments take %zu bytes; CUDA allows at most %d", size, MAX_PARAM_BYTES);
+    return throw_range(env, message);
+  }
+  launcher *l = calloc(1, sizeof *l);
+  if (!l) return throw_oom(env);
+  void *data;
+  napi_value buffer, launch;
+  if (napi_create_arraybuffer(env, HEADER_BYTES + size, &data, &buffer) != napi_ok ||
+      napi_create_reference(env, buffer, 1, &l->buffer) != napi_ok) {
+    free(l);
+    return napi_fail(env, napi_generic_failure);
+  }
+  l->fn = fn;
+  fn->refs++;
+  l->dims = data;
+  l->size = size;
+  l->extra[0] = CU_LAUNCH_PARAM_BUFFER_POINTER;
+  l->extra[1] = (char *)data + HEADER_BYTES;
+  l->extra[2] = CU_LAUNCH_PARAM_BUFFER_SIZE;
+  l->extra[3] = &l->size;
+  l->extra[4] = CU_LAUNCH_PARAM_END;
+  if (napi_create_function(env, "launch", NAPI_AUTO_LENGTH, launcher_launch, l, &launch) !=
+          napi_ok ||
+      napi_add_finalizer(env, launch, l, launcher_finalize, NULL, NULL) != napi_ok) {
+    launcher_finalize(env, l, NULL);
+    return napi_fail(env, napi_generic_failure);
+  }
+  return make_pair(env, launch, buffer);
+}
+
+/* ---- what the driver knows of a kernel ---- */
+
+/* funcGetParamInfo(kernel): [offset0, size0, offset1, size1, ...] of the kernel's parameters
+ * (cuFuncGetParamInfo), or null where the driver cannot tell. */
+static napi_value func_get_param_info(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  func_h *fn = func_get(env, argv[0]);
+  if (!fn) return NULL;
+  napi_value result;
+  if (!cu.cuFuncGetParamInfo) {
+    NAPI_CALL(env, napi_get_null(env, &result));
+    return result;
+  }
+  NAPI_CALL(env, napi_create_array(env, &result));
+  for (size_t i = 0; i < MAX_PARAM_BYTES; i++) {
+    size_t offset, size;
+    CUresult status = cu.cuFuncGetParamInfo(fn->handle, i, &offset, &size);
+    if (status == CUDA_ERROR_INVALID_VALUE) break; /* past the last parameter */
+    if (status != CUDA_SUCCESS) {
+      NAPI_CALL(env, napi_get_null(env, &result));
+      return result;
+    }
+    NAPI_CALL(env, napi_set_element(env, result, (uint32_t)(2 * i), make_uint(env, offset)));
+    NAPI_CALL(env, napi_set_element(env, result, (uint32_t)(2 * i + 1), make_uint(env, size)));
+  }
+  return result;
+}
+
+/* funcGetAttribute(kernel, attribute). */
+static napi_value func_get_attribute(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 2);
+  func_h *fn = func_get(env, argv[0]);
+  uint32_t attribute;
+  if (!fn || !arg_uint32(env, argv[1], "attribute", &attribute)) return NULL;
+  int value;
+  CU_CALL(env, cuFuncGetAttribute, &value, (CUfunction_attribute)attribute, fn->handle);
+  return make_int(env, value);
+}
+
+/* What funcSet writes. */
+enum { FUNC_ATTRIBUTE, FUNC_CACHE_CONFIG, FUNC_SHARED_CONFIG };
+
+/* funcSet(kernel, what, a, b): attribute a = b, cache config a, shared-memory config a. */
+static napi_value func_set(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 4);
+  func_h *fn = func_get(env, argv[0]);
+  uint32_t what, a;
+  int32_t b = 0;
+  napi_valuetype type;
+  if (!fn || !arg_uint32(env, argv[1], "what", &what) || !arg_uint32(env, argv[2], "value", &a) ||
+      napi_typeof(env, argv[3], &type) != napi_ok ||
+      (type != napi_undefined && !arg_int32(env, argv[3], "value", &b)))
+    return NULL;
+  switch (what) {
+    case FUNC_ATTRIBUTE:
+      CU_CALL(env, cuFuncSetAttribute, fn->handle, (CUfunction_attribute)a, b);
+      break;
+    case FUNC_CACHE_CONFIG:
+      CU_CALL(env, cuFuncSetCacheConfig, fn->handle, (CUfunc_cache)a);
+      break;
+    case FUNC_SHARED_CONFIG:
+      CU_CALL(env, cuFuncSetSharedMemConfig, fn->handle, (CUsharedconfig)a);
+      break;
+    default:
+      return throw_range(env, "funcSet: unknown setting");
+  }
+  return NULL;
+}
+
+/* ---- occupancy ---- */
+
+/* occupancyMaxActiveBlocks(kernel, blockSize, dynamicSmem, flags). */
+static napi_value occupancy_max_active_blocks(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 4);
+  func_h *fn = func_get(env, argv[0]);
+  int32_t block_size;
+  size_t smem;
+  uint32_t flags;
+  if (!fn || !arg_int32(env, argv[1], "blockSize", &block_size) ||
+      !arg_size(env, argv[2], "dynamicSmem", &smem) || !arg_uint32(env, argv[3], "flags", &flags))
+    return NULL;
+  int blocks;
+  CU_CALL(env, cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, &blocks, fn->handle,
+          block_size, smem, flags);
+  return make_int(env, blocks);
+}
+
+/* The JS function that gives dynamic shared memory per block size, during one occupancy call on
+ * this thread (the driver calls back synchronously and passes no user data). */
+typedef struct smem_fn {
+  napi_env env;
+  napi_value fn;
+  bool failed;
+} smem_fn;
+static _Thread_local smem_fn smem_callback;
+
+static size_t CUDA_CB smem_for_block_size(int block_size) {
+  napi_env env = smem_callback.env;
+  napi_value global, arg, result;
+  double bytes;
+  if (smem_callback.failed) return 0;
+  if (napi_get_global(env, &global) != napi_ok || napi_create_int32(env, block_size, &arg) != napi_ok ||
+      napi_call_function(env, global, smem_callback.fn, 1, &arg, &result) != napi_ok) {
+    smem_callback.failed = true; /* its exception is pending */
+    return 0;
+  }
+  if (napi_get_value_double(env, result, &bytes) != napi_ok || !isfinite(bytes) || bytes < 0 ||
+      floor(bytes) != bytes) {
+    smem_callback.failed = true;
+    throw_type(env, "dynamicSmem(blockSize) must return a non-negative integer number of bytes");
+    return 0;
+  }
+  return (size_t)bytes;
+}
+
+/* occupancyMaxPotentialBlockSize(kernel, dynamicSmem (bytes, or a function of the block size),
+ * blockSizeLimit, flags): [minGridSize, blockSize]. */
+static napi_value occupancy_max_potential_block_size(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 4);
+  func_h *fn = func_get(env, argv[0]);
+  napi_valuetype type;
+  size_t smem = 0;
+  int32_t limit;
+  uint32_t flags;
+  if (!fn || napi_typeof(env, argv[1], &type) != napi_ok ||
+      (type != napi_function && !arg_size(env, argv[1], "dynamicSmem", &smem)) ||
+      !arg_int32(env, argv[2], "blockSizeLimit", &limit) ||
+      !arg_uint32(env, argv[3], "flags", &flags))
+    return NULL;
+  if (!cu.cuOccupancyMaxPotentialBlockSizeWithFlags)
+    return throw_missing(env, "cuOccupancyMaxPotentialBlockSizeWithFlags");
+  smem_fn outer = smem_callback; /* the callback may itself ask for occupancy */
+  smem_callback = (smem_fn){env, argv[1], false};
+  int min_grid, block_size;
+  CUresult status = cu.cuOccupancyMaxPotentialBlockSizeWithFlags(
+      &min_grid, &block_size, fn->handle, type == napi_function ? smem_for_block_size : NULL,
+      smem, limit, flags);
+  bool failed = smem_callback.failed;
+  smem_callback = outer;
+  if (failed) return NULL;
+  if (status != CUDA_SUCCESS) return throw_cu(env, status, "cuOccupancyMaxPotentialBlockSizeWithFlags");
+  return make_pair(env, make_int(env, min_grid), make_int(env, block_size));
+}
 
 bool launch_init(napi_env env, napi_value exports) {
-  (void)env;
-  (void)exports;
-  return true;
+  static const export_fn fns[] = {
+      {"launcherCreate", launcher_create},
+      {"launchWait", launch_wait},
+      {"funcGetParamInfo", func_get_param_info},
+      {"funcGetAttribute", func_get_attribute},
+      {"funcSet", func_set},
+      {"occupancyMaxActiveBlocks", occupancy_max_active_blocks},
+      {"occupancyMaxPotentialBlockSize", occupancy_max_potential_block_size},
+  };
+  return EXPORTS(env, exports, fns);
 }

@@ -68,6 +68,7 @@ typedef CUresult (CUDAAPI *PFN_cuProfilerInitialize_v4000)(const char *configFil
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050) \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, 7000) \
   X(cuOccupancyMaxPotentialBlockSize, 6050) X(cuOccupancyAvailableDynamicSMemPerBlock, 10020) \
+  X(cuOccupancyMaxPotentialBlockSizeWithFlags, 7000) \
   X(cuFuncSetBlockShape, 2000) X(cuFuncSetSharedSize, 2000) X(cuParamSetSize, 2000) \
   X(cuParamSeti, 2000) X(cuParamSetf, 2000) X(cuParamSetv, 2000) X(cuParamSetTexRef, 2000) \
   X(cuLaunch, 2000) X(cuLaunchGrid, 2000) X(cuLaunchGridAsync, 2000) \

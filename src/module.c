@@ -1,8 +1,500 @@
-/* module: filled in by its issue. */
-#include "cudadrv.h"
+/* module: CUmodule objects (PTX, cubin, fatbin loaded into a context), their functions, globals,
+ * and the texture and surface references their PTX or cubin declares. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "module.h"
+
+static const handle_kind MODULE_KIND = {
+    {0x636472766d6f6431ULL, 0x4d6f64756c653031ULL},
+    "Module",
+    "this Module has been freed; load it again"};
+
+void module_retain(module_h *module) { module->refs++; }
+
+void module_release(module_h *module) {
+  if (--module->refs > 0) return;
+  ctx_rec_release(module->ctx);
+  free(module);
+}
+
+/* Unloads in the module's own context, whatever context is current. */
+static void module_unload(module_h *module) {
+  module->base.freed = true;
+  if (ctx_enter(module->ctx)) {
+    stats_cleanup(cu.cuModuleUnload(module->handle));
+    ctx_leave();
+  }
+}
+
+static void module_finalize(napi_env env, void *data, void *hint) {
+  (void)env;
+  (void)hint;
+  module_h *module = data;
+  if (!module->base.freed) module_unload(module);
+  module_release(module);
+}
+
+/* Wraps handle (loaded in ctx, whose reference it takes over) around obj. */
+static bool module_wrap(napi_env env, napi_value obj, CUmodule handle, ctx_rec *ctx) {
+  module_h *module = calloc(1, sizeof *module);
+  if (!module) {
+    cu.cuModuleUnload(handle);
+    ctx_rec_release(ctx);
+    throw_oom(env);
+    return false;
+  }
+  module->handle = handle;
+  module->ctx = ctx;
+  module->refs = 1;
+  if (!handle_wrap(env, obj, &module->base, &MODULE_KIND, module_finalize)) {
+    module_unload(module);
+    module_release(module);
+    return false;
+  }
+  return true;
+}
+
+static module_h *get_module(napi_env env, napi_value v) { return handle_get(env, v, &MODULE_KIND); }
+
+/* ---- loading ---- */
+
+/* The bytes of a Uint8Array (lib/ passes every image as one). */
+static bool arg_bytes(napi_env env, napi_value v, const char *name, const uint8_t **data,
+                      size_t *length) {
+  bool is_typed = false;
+  napi_typedarray_type type;
+  void *bytes;
+  if (napi_is_typedarray(env, v, &is_typed) != napi_ok || !is_typed ||
+      napi_get_typedarray_info(env, v, &type, length, &bytes, NULL, NULL) != napi_ok ||
+      type != napi_uint8_array) {
+    char message[128];
+    snprintf(message, sizeof message, "%s must be a Buffer", name);
+    throw_type(env, message);
+    return false;
+  }
+  *data = bytes;
+  return true;
+}
+
+static uint64_t read_le(const uint8_t *p, int bytes) {
+  uint64_t v = 0;
+  for (int i = bytes - 1; i >= 0; i--) v = v << 8 | p[i];
+  return v;
+}
+
+static bool within(uint64_t offset, uint64_t size, size_t length) {
+  return offset <= length && size <= length - offset;
+}
+
+/* The driver reads a cubin or fatbin by the sizes inside it, not by the buffer's length: check
+ * that everything those sizes reach lies within the buffer (PTX is read up to its NUL, which the
+ * copy appends). */
+static const char *image_problem(const uint8_t *p, size_t length) {
+  static const char truncated[] = "image is truncated: its headers reach past its end";
+  if (length >= 4 && memcmp(p, "\x7f" "ELF", 4) == 0) {
+    if (length < 64 || p[4] != 2) return "image is an ELF file but not a 64-bit cubin";
+    uint64_t phoff = read_le(p + 0x20, 8), shoff = read_le(p + 0x28, 8);
+    uint64_t phentsize = read_le(p + 0x36, 2), phnum = read_le(p + 0x38, 2);
+    uint64_t shentsize = read_le(p + 0x3a, 2), shnum = read_le(p + 0x3c, 2);
+    if (!within(phoff, phentsize * phnum, length) || !within(shoff, shentsize * shnum, length))
+      return truncated;
+    if (shnum && shentsize < 0x28) return truncated;
+    for (uint64_t i = 0; i < shnum; i++) {
+      const uint8_t *section = p + shoff + i * shentsize;
+      uint32_t type = (uint32_t)read_le(section + 4, 4);
+      if (type != 8 /* SHT_NOBITS */ &&
+          !within(read_le(section + 0x18, 8), read_le(section + 0x20, 8), length))
+        return truncated;
+    }
+    return NULL;
+  }
+  if (length >= 4 && read_le(p, 4) == 0xBA55ED50u) {
+    if (length < 16 || !within(read_le(p + 6, 2), read_le(p + 8, 8), length)) return truncated;
+    return NULL;
+  }
+  if (length >= 4 && read_le(p, 4) == 0x466243B1u)
+    return "image is a fatbin wrapper (it holds a pointer); pass the fatbin itself";
+  return NULL;
+}
+
+/* JIT options whose value is a pointer or a buffer size: cudadrv collects the logs itself, and
+ * takes no pointer from JS. */
+static bool option_allowed(uint32_t option) {
+  switch (option) {
+    case CU_JIT_WALL_TIME:
+    case CU_JIT_INFO_LOG_BUFFER:
+    case CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES:
+    case CU_JIT_ERROR_LOG_BUFFER:
+    case CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES:
+    case CU_JIT_GLOBAL_SYMBOL_NAMES:
+    case CU_JIT_GLOBAL_SYMBOL_ADDRESSES:
+    case CU_JIT_GLOBAL_SYMBOL_COUNT:
+    case CU_JIT_REFERENCED_KERNEL_NAMES:
+    case CU_JIT_REFERENCED_KERNEL_COUNT:
+    case CU_JIT_REFERENCED_VARIABLE_NAMES:
+    case CU_JIT_REFERENCED_VARIABLE_COUNT:
+      return false;
+    default:
+      return option < CU_JIT_NUM_OPTIONS;
+  }
+}
+
+enum { MAX_OPTIONS = 32, LOG_BYTES = 32768 };
+
+/* keys[i], values[i]: JIT options with unsigned integer values. */
+static bool read_options(napi_env env, napi_value keys, napi_value values, CUjit_option *options,
+                         void **option_values, uint32_t *count) {
+  uint32_t n, m;
+  if (napi_get_array_length(env, keys, &n) != napi_ok ||
+      napi_get_array_length(env, values, &m) != napi_ok || n != m) {
+    throw_type(env, "JIT options must be two arrays of the same length");
+    return false;
+  }
+  if (n > MAX_OPTIONS) {
+    throw_range(env, "at most 32 JIT options");
+    return false;
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    napi_value key, value;
+    uint32_t option, number;
+    if (napi_get_element(env, keys, i, &key) != napi_ok ||
+        napi_get_element(env, values, i, &value) != napi_ok) {
+      napi_fail(env, napi_generic_failure);
+      return false;
+    }
+    if (!arg_uint32(env, key, "JIT option", &option) ||
+        !arg_uint32(env, value, "JIT option value", &number))
+      return false;
+    if (!option_allowed(option)) {
+      char message[200];
+      snprintf(message, sizeof message,
+               "JIT option %u is not accepted: cudadrv collects the JIT logs itself (pass a "
+               "messageHandler) and takes no pointer-valued options",
+               option);
+      throw_range(env, message);
+      return false;
+    }
+    options[i] = (CUjit_option)option;
+    option_values[i] = (void *)(uintptr_t)number;
+  }
+  *count = n;
+  return true;
+}
+
+static napi_value string_of(napi_env env, char *buffer) {
+  buffer[LOG_BYTES - 1] = '\0';
+  napi_value s;
+  NAPI_CALL(env, napi_create_string_utf8(env, buffer, NAPI_AUTO_LENGTH, &s));
+  return s;
+}
+
+/* moduleLoadData(obj, image, keys, values): loads image (PTX, cubin or fatbin bytes) into the
+ * current context, wrapped in obj, with the JIT options keys[i] = values[i]. Returns
+ * { infoLog, errorLog }; a failure throws the driver's error carrying the same two logs. */
+static napi_value module_load_data(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 4);
+  const uint8_t *image;
+  size_t length;
+  CUjit_option options[MAX_OPTIONS + 4];
+  void *values[MAX_OPTIONS + 4];
+  uint32_t count;
+  if (!arg_bytes(env, argv[1], "image", &image, &length) ||
+      !read_options(env, argv[2], argv[3], options, values, &count))
+    return NULL;
+  if (length == 0) return throw_range(env, "image must not be empty");
+  const char *problem = image_problem(image, length);
+  if (problem) return throw_range(env, problem);
+  ctx_rec *ctx = ctx_rec_current(env);
+  if (!ctx) return NULL;
+  char *copy = malloc(length + 1), *logs = calloc(2, LOG_BYTES);
+  if (!copy || !logs) {
+    free(copy);
+    free(logs);
+    ctx_rec_release(ctx);
+    return throw_oom(env);
+  }
+  memcpy(copy, image, length);
+  copy[length] = '\0'; /* PTX is read up to a NUL */
+  char *info_log = logs, *error_log = logs + LOG_BYTES;
+  options[count] = CU_JIT_INFO_LOG_BUFFER;
+  values[count++] = info_log;
+  options[count] = CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES;
+  values[count++] = (void *)(uintptr_t)(LOG_BYTES - 1);
+  options[count] = CU_JIT_ERROR_LOG_BUFFER;
+  values[count++] = error_log;
+  options[count] = CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES;
+  values[count++] = (void *)(uintptr_t)(LOG_BYTES - 1);
+  CUmodule handle = NULL;
+  CUresult result = cu.cuModuleLoadDataEx(&handle, copy, count, options, values);
+  free(copy);
+  napi_value result_logs = NULL, info_value = string_of(env, info_log),
+             error_value = string_of(env, error_log);
+  free(logs);
+  if (result != CUDA_SUCCESS) {
+    ctx_rec_release(ctx);
+    napi_value error = make_cu_error(env, result, "cuModuleLoadDataEx");
+    if (error && info_value && error_value) {
+      napi_set_named_property(env, error, "infoLog", info_value);
+      napi_set_named_property(env, error, "errorLog", error_value);
+      napi_throw(env, error);
+    }
+    return NULL;
+  }
+  if (!info_value || !error_value || napi_create_object(env, &result_logs) != napi_ok) {
+    cu.cuModuleUnload(handle);
+    ctx_rec_release(ctx);
+    return napi_fail(env, napi_generic_failure);
+  }
+  napi_set_named_property(env, result_logs, "infoLog", info_value);
+  napi_set_named_property(env, result_logs, "errorLog", error_value);
+  return module_wrap(env, argv[0], handle, ctx) ? result_logs : NULL;
+}
+
+/* moduleLoad(obj, path): the driver loads the file (cuModuleLoad) into the current context. */
+static napi_value module_load(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 2);
+  char path[4096];
+  if (!arg_string(env, argv[1], "path", path, sizeof path)) return NULL;
+  ctx_rec *ctx = ctx_rec_current(env);
+  if (!ctx) return NULL;
+  CUmodule handle;
+  CUresult result = cu.cuModuleLoad(&handle, path);
+  if (result != CUDA_SUCCESS) {
+    ctx_rec_release(ctx);
+    return throw_cu(env, result, "cuModuleLoad");
+  }
+  module_wrap(env, argv[0], handle, ctx);
+  return NULL;
+}
+
+/* moduleUnload(obj): unloads now; a second call does nothing. */
+static napi_value module_unload_now(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  module_h *module = handle_get_any(env, argv[0], &MODULE_KIND);
+  if (module && !module->base.freed) module_unload(module);
+  return NULL;
+}
+
+/* ---- what a module holds ---- */
+
+napi_value make_pair(napi_env env, napi_value a, napi_value b) {
+  napi_value pair;
+  if (!a || !b) return NULL;
+  NAPI_CALL(env, napi_create_array_with_length(env, 2, &pair));
+  NAPI_CALL(env, napi_set_element(env, pair, 0, a));
+  NAPI_CALL(env, napi_set_element(env, pair, 1, b));
+  return pair;
+}
+
+/* Texture and surface references belong to their module: the driver frees them with it. */
+typedef struct ref_h {
+  handle_base base;
+  void *handle; /* CUtexref or CUsurfref */
+  module_h *module;
+} ref_h;
+
+static const handle_kind TEXREF_KIND = {
+    {0x6364727674657872ULL, 0x5465785265663031ULL}, "TextureReference", ""};
+static const handle_kind SURFREF_KIND = {
+    {0x6364727673757266ULL, 0x5375726652656631ULL}, "SurfaceReference", ""};
+
+static void ref_finalize(napi_env env, void *data, void *hint) {
+  (void)env;
+  (void)hint;
+  ref_h *ref = data;
+  module_release(ref->module);
+  free(ref);
+}
+
+/* The reference in v, or NULL after throwing (a LogicError once its module is freed). */
+static ref_h *get_ref(napi_env env, napi_value v, const handle_kind *kind) {
+  ref_h *ref = handle_get(env, v, kind);
+  if (ref && ref->module->base.freed) {
+    char message[160];
+    snprintf(message, sizeof message,
+             "the Module of this %s has been freed; load the module again", kind->name);
+    throw_logic(env, message);
+    return NULL;
+  }
+  return ref;
+}
+
+static napi_value wrap_ref(napi_env env, napi_value holder, void *handle, module_h *module,
+                           const handle_kind *kind) {
+  ref_h *ref = calloc(1, sizeof *ref);
+  if (!ref) return throw_oom(env);
+  ref->handle = handle;
+  ref->module = module;
+  module_retain(module);
+  if (!handle_wrap(env, holder, &ref->base, kind, ref_finalize)) {
+    module_release(module);
+    free(ref);
+  }
+  return NULL;
+}
+
+/* What moduleGet looks up. */
+enum { GET_FUNCTION, GET_GLOBAL, GET_TEXREF, GET_SURFREF };
+
+/* moduleGet(obj, what, name, holder): the kernel (wrapped around holder), the global ([address
+ * bigint, size]), or the texture or surface reference (wrapped around holder) called name. */
+static napi_value module_get(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 4);
+  module_h *module = get_module(env, argv[0]);
+  uint32_t what;
+  char name[4096];
+  if (!module || !arg_uint32(env, argv[1], "what", &what) ||
+      !arg_string(env, argv[2], "name", name, sizeof name))
+    return NULL;
+  switch (what) {
+    case GET_FUNCTION: {
+      CUfunction handle;
+      CU_CALL(env, cuModuleGetFunction, &handle, module->handle, name);
+      func_wrap(env, argv[3], handle, module);
+      return NULL;
+    }
+    case GET_GLOBAL: {
+      CUdeviceptr ptr;
+      size_t size;
+      CU_CALL(env, cuModuleGetGlobal, &ptr, &size, module->handle, name);
+      return make_pair(env, make_ptr(env, ptr), make_uint(env, size));
+    }
+    case GET_TEXREF: {
+      CUtexref tex;
+      CU_CALL(env, cuModuleGetTexRef, &tex, module->handle, name);
+      return wrap_ref(env, argv[3], tex, module, &TEXREF_KIND);
+    }
+    case GET_SURFREF: {
+      CUsurfref surf;
+      CU_CALL(env, cuModuleGetSurfRef, &surf, module->handle, name);
+      return wrap_ref(env, argv[3], surf, module, &SURFREF_KIND);
+    }
+    default:
+      return throw_range(env, "moduleGet: unknown kind");
+  }
+}
+
+/* ---- texture references bound to linear memory ---- */
+
+/* texrefSetAddress(tex, ptr, bytes): binds linear memory; returns the byte offset the fetches
+ * must add (non-zero where ptr is not aligned enough). */
+static napi_value texref_set_address(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 3);
+  ref_h *tex = get_ref(env, argv[0], &TEXREF_KIND);
+  CUdeviceptr ptr;
+  size_t bytes, offset;
+  if (!tex || !arg_ptr(env, argv[1], "ptr", &ptr) || !arg_size(env, argv[2], "bytes", &bytes))
+    return NULL;
+  CU_CALL(env, cuTexRefSetAddress, &offset, (CUtexref)tex->handle, ptr, bytes);
+  return make_uint(env, offset);
+}
+
+/* texrefSetAddress2D(tex, ptr, pitch, width, height, format, channels). */
+static napi_value texref_set_address_2d(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 7);
+  ref_h *tex = get_ref(env, argv[0], &TEXREF_KIND);
+  CUdeviceptr ptr;
+  size_t pitch, width, height;
+  uint32_t format, channels;
+  if (!tex || !arg_ptr(env, argv[1], "ptr", &ptr) || !arg_size(env, argv[2], "pitch", &pitch) ||
+      !arg_size(env, argv[3], "width", &width) || !arg_size(env, argv[4], "height", &height) ||
+      !arg_uint32(env, argv[5], "format", &format) ||
+      !arg_uint32(env, argv[6], "numChannels", &channels))
+    return NULL;
+  CUDA_ARRAY_DESCRIPTOR desc = {width, height, (CUarray_format)format, channels};
+  CU_CALL(env, cuTexRefSetAddress2D, (CUtexref)tex->handle, &desc, ptr, pitch);
+  return NULL;
+}
+
+/* What texrefSet / texrefGet read or write. */
+enum { TEX_FORMAT, TEX_ADDRESS_MODE, TEX_FILTER_MODE, TEX_FLAGS, TEX_ADDRESS };
+
+/* texrefSet(tex, what, a, b): format (a: ArrayFormat, b: channels), addressMode (a: dimension,
+ * b: AddressMode), filterMode (a), flags (a). */
+static napi_value texref_set(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 4);
+  ref_h *tex = get_ref(env, argv[0], &TEXREF_KIND);
+  uint32_t what, a, b = 0;
+  napi_valuetype type;
+  if (!tex || !arg_uint32(env, argv[1], "what", &what) || !arg_uint32(env, argv[2], "value", &a) ||
+      napi_typeof(env, argv[3], &type) != napi_ok ||
+      (type != napi_undefined && !arg_uint32(env, argv[3], "value", &b)))
+    return NULL;
+  CUtexref handle = tex->handle;
+  switch (what) {
+    case TEX_FORMAT:
+      CU_CALL(env, cuTexRefSetFormat, handle, (CUarray_format)a, (int)b);
+      break;
+    case TEX_ADDRESS_MODE:
+      CU_CALL(env, cuTexRefSetAddressMode, handle, (int)a, (CUaddress_mode)b);
+      break;
+    case TEX_FILTER_MODE:
+      CU_CALL(env, cuTexRefSetFilterMode, handle, (CUfilter_mode)a);
+      break;
+    case TEX_FLAGS:
+      CU_CALL(env, cuTexRefSetFlags, handle, a);
+      break;
+    default:
+      return throw_range(env, "texrefSet: unknown setting");
+  }
+  return NULL;
+}
+
+/* texrefGet(tex, what, dim): the setting; format gives [ArrayFormat, channels], address a bigint. */
+static napi_value texref_get(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 3);
+  ref_h *tex = get_ref(env, argv[0], &TEXREF_KIND);
+  uint32_t what, dim = 0;
+  napi_valuetype type;
+  if (!tex || !arg_uint32(env, argv[1], "what", &what) ||
+      napi_typeof(env, argv[2], &type) != napi_ok ||
+      (type != napi_undefined && !arg_uint32(env, argv[2], "dim", &dim)))
+    return NULL;
+  CUtexref handle = tex->handle;
+  switch (what) {
+    case TEX_FORMAT: {
+      CUarray_format format;
+      int channels;
+      CU_CALL(env, cuTexRefGetFormat, &format, &channels, handle);
+      return make_pair(env, make_int(env, format), make_int(env, channels));
+    }
+    case TEX_ADDRESS_MODE: {
+      CUaddress_mode mode;
+      CU_CALL(env, cuTexRefGetAddressMode, &mode, handle, (int)dim);
+      return make_int(env, mode);
+    }
+    case TEX_FILTER_MODE: {
+      CUfilter_mode mode;
+      CU_CALL(env, cuTexRefGetFilterMode, &mode, handle);
+      return make_int(env, mode);
+    }
+    case TEX_FLAGS: {
+      unsigned int flags;
+      CU_CALL(env, cuTexRefGetFlags, &flags, handle);
+      return make_int(env, flags);
+    }
+    case TEX_ADDRESS: {
+      CUdeviceptr ptr;
+      CU_CALL(env, cuTexRefGetAddress, &ptr, handle);
+      return make_ptr(env, ptr);
+    }
+    default:
+      return throw_range(env, "texrefGet: unknown setting");
+  }
+}
 
 bool module_init(napi_env env, napi_value exports) {
-  (void)env;
-  (void)exports;
-  return true;
+  static const export_fn fns[] = {
+      {"moduleLoadData", module_load_data},
+      {"moduleLoad", module_load},
+      {"moduleUnload", module_unload_now},
+      {"moduleGet", module_get},
+      {"texrefSetAddress", texref_set_address},
+      {"texrefSetAddress2D", texref_set_address_2d},
+      {"texrefSet", texref_set},
+      {"texrefGet", texref_get},
+  };
+  return EXPORTS(env, exports, fns);
 }

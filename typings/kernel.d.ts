@@ -1,2 +1,233 @@
-// Filled in by its issue.
-export {};
+// Modules and kernels: loading code, launching it, texture and surface references.
+import type { Context, Stream } from './index';
+
+/** Anything that stands for device memory: an allocation (anything with a bigint `ptr` or a
+ * `getPointer()`), a bigint or a safe-integer address. */
+export type DevicePointerLike = bigint | number | { readonly ptr: bigint } | { getPointer(): bigint | number };
+
+/** Grid or block dimensions: a number, or 1 to 3 positive integers. */
+export type Dim3 = number | readonly [number] | readonly [number, number] | readonly [number, number, number];
+
+/** JIT options: [[JitOption.X, value], ...] or { X: value } (UPPER_CASE or camelCase names). */
+export type JitOptions = ReadonlyArray<readonly [number | string, number | boolean]> | Readonly<Record<string, number | boolean>>;
+
+export interface ModuleOptions {
+  options?: JitOptions;
+  /** Receives the JIT logs after the load, whether it succeeded or not. */
+  messageHandler?: (success: boolean, infoLog: string, errorLog: string) => void;
+  /** The CUDA C++ source the image came from: its `__global__` signatures let kernels take bare
+   * numbers. */
+  source?: string;
+}
+
+/** A global variable of a module (`__device__`, `__constant__`), usable as device memory. */
+export interface ModuleGlobal {
+  readonly ptr: bigint;
+  readonly size: number;
+  readonly module: Module;
+}
+
+/** Code loaded into the current context: PTX (Buffer or string), cubin or fatbin. */
+export declare class Module {
+  constructor(image: ArrayBufferView | ArrayBuffer | SharedArrayBuffer | string, options?: ModuleOptions);
+  /** The Context the module was loaded in. */
+  readonly context: Context;
+  getFunction(name: string): Kernel;
+  getGlobal(name: string): ModuleGlobal;
+  getTexref(name: string): TextureReference;
+  getSurfref(name: string): SurfaceReference;
+  /** Unloads now; its kernels, globals and references become unusable. */
+  free(): void;
+  [Symbol.dispose](): void;
+}
+
+/** cuModuleLoad: a PTX, cubin or fatbin file, into the current context. */
+export declare function moduleFromFile(path: string): Module;
+/** PyCUDA's module_from_buffer: `new Module(image, { options, messageHandler })`. */
+export declare function moduleFromBuffer(
+  image: ArrayBufferView | ArrayBuffer | SharedArrayBuffer | string,
+  options?: Pick<ModuleOptions, 'options' | 'messageHandler'>,
+): Module;
+
+// ---- kernel arguments ----
+
+/** A value with its C type, from cuda.int32(5), cuda.float32(x), cuda.uint64(1n), ... */
+export declare class TypedScalar {
+  private constructor();
+  /** 'int8' ... 'uint64', 'float16', 'float32', 'float64', 'bool', 'pointer'. */
+  readonly type: string;
+  /** The struct format character: 'b', 'B', 'h', 'H', 'i', 'I', 'q', 'Q', 'e', 'f', 'd', '?', 'P'. */
+  readonly format: string;
+  readonly value: number | bigint | boolean;
+  valueOf(): number | bigint | boolean;
+}
+
+export declare function int8(value: number): TypedScalar;
+export declare function uint8(value: number): TypedScalar;
+export declare function int16(value: number): TypedScalar;
+export declare function uint16(value: number): TypedScalar;
+export declare function int32(value: number): TypedScalar;
+export declare function uint32(value: number): TypedScalar;
+export declare function int64(value: bigint | number): TypedScalar;
+export declare function uint64(value: bigint | number): TypedScalar;
+export declare function float16(value: number): TypedScalar;
+export declare function float32(value: number): TypedScalar;
+export declare function float64(value: number): TypedScalar;
+export declare function bool(value: boolean | 0 | 1): TypedScalar;
+/** A device address as an argument (the memory is kept alive). */
+export declare function pointer(value: DevicePointerLike): TypedScalar;
+
+/** Base of In, Out and InOut: host memory copied around a launch. */
+export declare class ArgumentHandler {
+  constructor(array: ArrayBufferView);
+  readonly array: ArrayBufferView;
+}
+interface HandlerClass<T> {
+  new (array: ArrayBufferView): T;
+  (array: ArrayBufferView): T;
+}
+/** Copied to the device before the launch. */
+export interface In extends ArgumentHandler {}
+/** Copied back from the device after the launch. */
+export interface Out extends ArgumentHandler {}
+/** Copied to the device before the launch, and back after. */
+export interface InOut extends ArgumentHandler {}
+// Classes that also work without `new`: cuda.In(a).
+export declare const In: HandlerClass<In>;
+export declare const Out: HandlerClass<Out>;
+export declare const InOut: HandlerClass<InOut>;
+
+/** What a kernel call takes: typed scalars, device memory, In/Out/InOut, TypedArrays copied
+ * verbatim (structs, vector types), booleans; bare numbers only where the signature is known. */
+export type KernelArgument = TypedScalar | ArgumentHandler | DevicePointerLike | ArrayBufferView | boolean;
+
+export interface LaunchOptions {
+  /** Threads per block: required. */
+  block: Dim3;
+  /** Blocks in the grid; 1 when omitted. */
+  grid?: Dim3;
+  stream?: Stream | null;
+  /** Dynamic shared memory, in bytes. */
+  shared?: number;
+  /** The call returns a Promise of the kernel's time in seconds. */
+  timeKernel?: boolean;
+  /** Accepted: the driver binds a module's texture references at launch by itself. */
+  texrefs?: TextureReference[];
+}
+
+/** What a prepared call takes per argument, and its optional last { shared }. */
+export type PreparedArgument = number | bigint | boolean | TypedScalar | DevicePointerLike | ArrayBufferView | { shared?: number };
+
+/** The bytes of a parameter list as cudadrv lays it out (C alignment). */
+export declare function packArguments(args: readonly KernelArgument[]): Buffer;
+export declare function packArguments(format: string | ReadonlyArray<string | Function>, values: readonly unknown[]): Buffer;
+
+/** One getter per FunctionAttribute. */
+export interface FunctionAttributeGetters {
+  readonly maxThreadsPerBlock: number;
+  readonly sharedSizeBytes: number;
+  readonly constSizeBytes: number;
+  readonly localSizeBytes: number;
+  readonly numRegs: number;
+  readonly ptxVersion: number;
+  readonly binaryVersion: number;
+  readonly cacheModeCa: number;
+  readonly maxDynamicSharedSizeBytes: number;
+  readonly preferredSharedMemoryCarveout: number;
+  readonly clusterSizeMustBeSet: number;
+  readonly requiredClusterWidth: number;
+  readonly requiredClusterHeight: number;
+  readonly requiredClusterDepth: number;
+  readonly nonPortableClusterSizeAllowed: number;
+  readonly clusterSchedulingPolicyPreference: number;
+}
+
+export interface Kernel extends FunctionAttributeGetters {
+  /** Launches; with timeKernel, a Promise of the kernel's time in seconds. */
+  (...args: [...KernelArgument[], LaunchOptions & { timeKernel: true }]): Promise<number>;
+  /** Launches; with In/Out/InOut arguments, a Promise that resolves once the Out data is back. */
+  (...args: [...KernelArgument[], LaunchOptions]): void | Promise<void>;
+}
+
+/** A kernel (PyCUDA's Function), from module.getFunction(name); callable. */
+export declare class Kernel {
+  private constructor();
+  /** The kernel's name. */
+  readonly name: string;
+  readonly module: Module;
+  /** The driver's layout of the kernel's parameters, or null where it cannot tell. */
+  paramInfo(): Array<{ offset: number; size: number }> | null;
+  /** Fixes the argument types: 'PPi', ['float32', 'P'], ...; returns the kernel. */
+  prepare(format: string | ReadonlyArray<string | Function>, options?: { texrefs?: TextureReference[] }): this;
+  /** preparedCall(grid, block, ...args, { shared }?) */
+  preparedCall(grid: Dim3, block: Dim3, ...args: PreparedArgument[]): void;
+  /** preparedAsyncCall(grid, block, stream, ...args, { shared }?) */
+  preparedAsyncCall(grid: Dim3, block: Dim3, stream: Stream | null, ...args: PreparedArgument[]): void;
+  /** preparedTimedCall(grid, block, ...args, { shared }?): a function giving a Promise of seconds. */
+  preparedTimedCall(grid: Dim3, block: Dim3, ...args: PreparedArgument[]): () => Promise<number>;
+  getAttribute(attribute: number): number;
+  setAttribute(attribute: number, value: number): void;
+  setCacheConfig(config: number): void;
+  setSharedConfig(config: number): void;
+  maxActiveBlocksPerMultiprocessor(blockSize: number, dynamicSmem?: number, flags?: number): number;
+  maxPotentialBlockSize(
+    dynamicSmem?: number | ((blockSize: number) => number),
+    blockSizeLimit?: number,
+    flags?: number,
+  ): { minGridSize: number; blockSize: number };
+  /** @deprecated pass { block } to the call */
+  setBlockShape(x: number, y?: number, z?: number): void;
+  /** @deprecated pass { shared } to the call */
+  setSharedSize(bytes: number): void;
+  /** @deprecated pass the arguments to the call */
+  paramSetSize(bytes: number): void;
+  /** @deprecated pass cuda.int32(value) to the call */
+  paramSeti(offset: number, value: number): void;
+  /** @deprecated pass cuda.float32(value) to the call */
+  paramSetf(offset: number, value: number): void;
+  /** @deprecated pass the arguments to the call */
+  paramSet(...args: KernelArgument[]): void;
+  /** @deprecated the driver binds texture references by itself */
+  paramSetTexref(texref: TextureReference): void;
+  /** @deprecated call the kernel */
+  launch(): void;
+  /** @deprecated call the kernel */
+  launchGrid(width: number, height?: number): void;
+  /** @deprecated call the kernel */
+  launchGridAsync(width: number, height: number, stream: Stream | null): void;
+}
+
+// ---- references ----
+
+/** { width, height, format, numChannels }: an ArrayDescriptor. */
+export interface ArrayDescriptorLike {
+  width: number;
+  height: number;
+  format: number;
+  numChannels: number;
+}
+
+/** A texture reference that a module's PTX or cubin declares, from module.getTexref(name). */
+export declare class TextureReference {
+  private constructor();
+  readonly module: Module;
+  /** Binds linear memory; returns the byte offset (non-zero only with allowOffset). */
+  setAddress(devptr: DevicePointerLike, bytes: number, allowOffset?: boolean): number;
+  setAddress2D(devptr: DevicePointerLike, descriptor: ArrayDescriptorLike, pitch: number): void;
+  setFormat(format: number, numComponents: number): void;
+  setAddressMode(dim: number, mode: number): void;
+  setFilterMode(mode: number): void;
+  setFlags(flags: number): void;
+  getAddress(): bigint;
+  getAddressMode(dim: number): number;
+  getFilterMode(): number;
+  /** [ArrayFormat, numComponents] */
+  getFormat(): [number, number];
+  getFlags(): number;
+}
+
+/** A surface reference that a module's PTX or cubin declares, from module.getSurfref(name). */
+export declare class SurfaceReference {
+  private constructor();
+  readonly module: Module;
+}

@@ -1,0 +1,123 @@
+'use strict';
+// Texture and surface references that a module's PTX or cubin declares (`.global .texref tex;`).
+// CUDA C++ can no longer declare them, but the driver still binds them; they belong to their
+// module, which they keep alive, and refuse use once it is freed.
+const binding = require('./binding');
+const { ArrayFormat, AddressMode, FilterMode } = require('./constants');
+const { LogicError } = require('./errors');
+const { devicePointer } = require('./pointer');
+const check = require('./checks');
+
+// What src/module.c's texrefSet / texrefGet read or write.
+const FORMAT = 0;
+const ADDRESS_MODE = 1;
+const FILTER_MODE = 2;
+const FLAGS = 3;
+const ADDRESS = 4;
+
+const token = Symbol('reference');
+
+/** A texture reference, from `module.getTexref(name)`. */
+class TextureReference {
+  constructor(secret, module) {
+    if (secret !== token) throw new TypeError('texture references come from module.getTexref(name)');
+    /** The Module that declares the reference (kept alive by it). */
+    this.module = module;
+    this._memory = null;
+  }
+
+  /**
+   * Binds bytes of linear device memory at devptr. Returns the byte offset that fetches must
+   * add where devptr is not aligned enough; unless allowOffset, a non-zero offset is a LogicError.
+   */
+  setAddress(devptr, bytes, allowOffset = false) {
+    const ptr = devicePointer(devptr, 'devptr');
+    const offset = binding.texrefSetAddress(this, ptr, check.size('bytes', bytes));
+    this._memory = devptr;
+    if (offset !== 0 && !allowOffset) {
+      throw new LogicError(`setAddress(): the texture has a byte offset of ${offset} (the address is ` +
+        'not aligned enough); align it, or pass allowOffset = true and add the offset to fetches');
+    }
+    return offset;
+  }
+
+  /**
+   * Binds pitched 2D memory: descriptor { width, height, format, numChannels } (an
+   * ArrayDescriptor), pitch in bytes.
+   */
+  setAddress2D(devptr, descriptor, pitch) {
+    const ptr = devicePointer(devptr, 'devptr');
+    if (typeof descriptor !== 'object' || descriptor === null) {
+      throw new TypeError('descriptor must be { width, height, format, numChannels } (an ArrayDescriptor), ' +
+        `not ${check.describe(descriptor)}`);
+    }
+    const { width, height, format, numChannels } = descriptor;
+    binding.texrefSetAddress2D(this, ptr, check.size('pitch', pitch), check.size('descriptor.width', width),
+      check.size('descriptor.height', height), check.member('descriptor.format', format, ArrayFormat, 'ArrayFormat'),
+      check.integer('descriptor.numChannels', numChannels, 1, 4));
+    this._memory = devptr;
+  }
+
+  /** The element format (ArrayFormat) and components per element (1, 2 or 4). */
+  setFormat(format, numComponents) {
+    check.member('format', format, ArrayFormat, 'ArrayFormat');
+    binding.texrefSet(this, FORMAT, format, check.integer('numComponents', numComponents, 1, 4));
+  }
+
+  /** The AddressMode of dimension dim (0, 1 or 2). */
+  setAddressMode(dim, mode) {
+    check.integer('dim', dim, 0, 2);
+    binding.texrefSet(this, ADDRESS_MODE, dim, check.member('mode', mode, AddressMode, 'AddressMode'));
+  }
+
+  setFilterMode(mode) {
+    binding.texrefSet(this, FILTER_MODE, check.member('mode', mode, FilterMode, 'FilterMode'));
+  }
+
+  /** TRSF_READ_AS_INTEGER, TRSF_NORMALIZED_COORDINATES, ... combined. */
+  setFlags(flags) {
+    binding.texrefSet(this, FLAGS, check.integer('flags', flags, 0, 4294967295));
+  }
+
+  /** The bound device address (a bigint). */
+  getAddress() {
+    return binding.texrefGet(this, ADDRESS);
+  }
+
+  getAddressMode(dim) {
+    return binding.texrefGet(this, ADDRESS_MODE, check.integer('dim', dim, 0, 2));
+  }
+
+  getFilterMode() {
+    return binding.texrefGet(this, FILTER_MODE);
+  }
+
+  /** [format (ArrayFormat), numComponents]. */
+  getFormat() {
+    return binding.texrefGet(this, FORMAT);
+  }
+
+  getFlags() {
+    return binding.texrefGet(this, FLAGS);
+  }
+}
+
+/** A surface reference, from `module.getSurfref(name)`. */
+class SurfaceReference {
+  constructor(secret, module) {
+    if (secret !== token) throw new TypeError('surface references come from module.getSurfref(name)');
+    /** The Module that declares the reference (kept alive by it). */
+    this.module = module;
+  }
+}
+
+// The reference `name` of module (getTexref / getSurfref).
+function referenceOf(Class, module, name) {
+  if (typeof name !== 'string') throw new TypeError(`name must be a string, not ${check.describe(name)}`);
+  const ref = new Class(token, module);
+  binding.moduleGet(module, Class === TextureReference ? 2 : 3, name, ref); // GET_TEXREF, GET_SURFREF
+  return ref;
+}
+
+module.exports = { TextureReference, SurfaceReference };
+Object.defineProperty(module.exports, 'referenceOf', { value: referenceOf });

@@ -1,0 +1,25 @@
+/* module.h: what module.c (modules, references) and launch.c (kernels) share. */
+#ifndef CUDADRV_MODULE_H
+#define CUDADRV_MODULE_H
+
+#include "cudadrv.h"
+
+/* A loaded module. Its kernels, launchers and references point at it (counted in refs) so that
+ * they can tell once it is unloaded: the struct outlives the CUmodule until the last is gone. */
+typedef struct module_h {
+  handle_base base;
+  CUmodule handle;
+  ctx_rec *ctx;
+  int refs; /* the Module object's, plus one per kernel and reference (main thread only) */
+} module_h;
+
+void module_retain(module_h *module);
+void module_release(module_h *module);
+
+/* [a, b] as a JS array; NULL after throwing. */
+napi_value make_pair(napi_env env, napi_value a, napi_value b);
+
+/* Wraps a new kernel of module around obj (a plain object lib/ keeps); false after throwing. */
+bool func_wrap(napi_env env, napi_value obj, CUfunction handle, module_h *module);
+
+#endif
