@@ -331,8 +331,9 @@ const precompiled = Symbol('precompiled');
  */
 class SourceModule extends Module {
   constructor(source, opts) {
-    const image = source === precompiled ? opts : compileSync(source, opts);
-    super(image, {});
+    const [text, image] = source === precompiled ? [opts.source, opts.image] : [source, compileSync(source, opts)];
+    // The source lets Module read the kernels' __global__ signatures, so bare numbers work.
+    super(image, { source: text });
     /** NVRTC's warnings. */
     this.log = image.log;
     /** { nameExpression: loweredName } */
@@ -341,7 +342,7 @@ class SourceModule extends Module {
 
   /** A Promise of a SourceModule, compiled off the main thread, then loaded. */
   static async compile(source, opts) {
-    return new this(precompiled, await compile(source, opts));
+    return new this(precompiled, { source, image: await compile(source, opts) });
   }
 
   getFunction(name) {
