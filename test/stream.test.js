@@ -156,6 +156,25 @@ describeGpu('Event', function () {
     assert.strictEqual(mid.query(), true);
   });
 
+  it('synchronize() waits for the event, not for later work on its stream', async function () {
+    const { SourceModule } = require('../lib/compiler');
+    const spin = new SourceModule(`__global__ void spin(unsigned long long ns) {
+      unsigned long long start, now;
+      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+      do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now)); } while (now - start < ns);
+    }`).getFunction('spin');
+    const stream = new cuda.Stream();
+    spin(40e6, { block: [1], grid: [1], stream });
+    const mid = new cuda.Event().record(stream);
+    spin(400e6, { block: [1], grid: [1], stream });
+    const t = Date.now();
+    await mid.synchronize();
+    const waited = Date.now() - t;
+    assert.ok(waited >= 30 && waited < 300, `waited ${waited} ms`);
+    assert.strictEqual(stream.isDone(), false);
+    await stream.synchronize();
+  });
+
   it('timeSince with an unrecorded event is a LogicError', function () {
     const a = new cuda.Event();
     const b = new cuda.Event().record();
