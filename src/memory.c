@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "memory.h"
 
@@ -53,15 +54,30 @@ CUresult release_now(release_op op, uint64_t address, ctx_rec *ctx) {
   return result;
 }
 
+/* A stream capture under way (in global mode, on any thread) refuses frees, which may wait for
+ * the device: the reaper does not take part in captures (relaxed mode), and tries again for up to
+ * ten seconds while one refuses it. */
+static CUresult release_outside_captures(const release_job *job) {
+  CUresult result = release_now(job->op, job->address, job->ctx);
+  for (int tries = 0; tries < 1000 && (result == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED ||
+                                       result == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT); tries++) {
+    usleep(10000);
+    result = release_now(job->op, job->address, job->ctx);
+  }
+  return result;
+}
+
 static void *reaper_main(void *unused) {
   (void)unused;
+  CUstreamCaptureMode relaxed = CU_STREAM_CAPTURE_MODE_RELAXED;
+  if (cu.cuThreadExchangeStreamCaptureMode) cu.cuThreadExchangeStreamCaptureMode(&relaxed);
   pthread_mutex_lock(&reaper_lock);
   for (;;) {
     while (!reaper_head) pthread_cond_wait(&reaper_wake, &reaper_lock);
     release_job *job = reaper_head;
     if (!(reaper_head = job->next)) reaper_tail = &reaper_head;
     pthread_mutex_unlock(&reaper_lock);
-    stats_cleanup(release_now(job->op, job->address, job->ctx));
+    stats_cleanup(release_outside_captures(job));
     ctx_rec_wait_end(job->ctx); /* may destroy a context detached meanwhile */
     free(job);
     pthread_mutex_lock(&reaper_lock);

@@ -266,7 +266,8 @@ describeGpu('device memory', function () {
 
   it('memGetInfo reports free and total bytes; a freed allocation is returned', function () {
     const { free, total } = cuda.memGetInfo();
-    assert.strictEqual(total, new cuda.Device(0).totalMemory());
+    const deviceMemory = new cuda.Device(0).totalMemory();
+    assert.ok(total <= deviceMemory && total > deviceMemory * 0.9, `total ${total} of ${deviceMemory}`);
     assert.ok(free > 0 && free <= total);
     const big = cuda.memAlloc(256 << 20);
     assert.ok(cuda.memGetInfo().free <= free - (256 << 20) + (64 << 20));
