@@ -110,8 +110,9 @@ function refuseConstruction(secret, how) {
 
 /** Base of host memory the device can address. */
 class HostPointer {
-  /** The device address of the memory's first byte, a bigint (an array at byteOffset k is at
-   * getDevicePointer() + BigInt(k)). */
+  /** The device address of the memory's first byte, a bigint. The memory starts at `byteOffset`
+   * of its ArrayBuffer, so an array over it is at
+   * getDevicePointer() + BigInt(array.byteOffset - allocation.byteOffset). */
   getDevicePointer() {
     if (this._freed) {
       throw new LogicError(`this ${this.constructor.name} has been freed; it has no device address`);
@@ -238,6 +239,7 @@ function hostArray(Class, shape, dtype, allocate) {
     return [fresh, allocate(fresh, bytes)];
   });
   allocation.size = bytes;
+  allocation.byteOffset = view.byteOffset; // where the memory starts in its ArrayBuffer
   allocation._buffer = view.buffer;
   allocation._freed = false;
   markAsUntransferable(view.buffer); // its memory is released here, on this thread
@@ -362,6 +364,7 @@ function registerHostMemory(array, flags = 0) {
   });
   registration.base = array;
   registration.size = view.byteLength;
+  registration.byteOffset = view.byteOffset;
   registration.context = Context.getCurrent();
   registration._buffer = view.buffer;
   registration._freed = false;

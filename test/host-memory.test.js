@@ -48,6 +48,7 @@ describe('aligned host memory (no GPU needed)', function () {
       assert.strictEqual(allocation.size, 120);
       assert.strictEqual(cuda.hostAllocationOf(zeros.buffer), allocation);
       assert.strictEqual(cuda.hostAllocationOf(new Uint8Array(zeros.buffer, zeros.byteOffset, 8)), allocation);
+      assert.strictEqual(allocation.byteOffset, zeros.byteOffset);
       if (name === 'external ArrayBuffers') {
         assert.strictEqual(zeros.byteOffset, 0);
         assert.strictEqual(zeros.buffer.byteLength, 120);
@@ -248,6 +249,12 @@ describeGpu('page-locked host memory', function () {
       const pointer = allocation.getDevicePointer();
       assert.strictEqual(typeof pointer, 'bigint');
       assert.strictEqual(allocation.getPointer(), pointer);
+      assert.strictEqual(allocation.byteOffset, mapped.byteOffset);
+      // an array over part of the memory, through its device address
+      const part = new Uint8Array(mapped.buffer, mapped.byteOffset + 100, 24);
+      const bytes = random(24);
+      cuda.memcpyHtoD(pointer + BigInt(part.byteOffset - allocation.byteOffset), bytes);
+      assert.ok(Buffer.from(part).equals(bytes));
       // the device writes through the pointer, the host sees it
       const data = random(1024);
       cuda.memcpyHtoD(allocation, data);

@@ -190,8 +190,11 @@ export declare class Memcpy3DPeer extends Memcpy3D {
 
 /** Host memory the device can address. */
 export declare class HostPointer {
-  /** The device address of the first byte. */
+  /** The device address of the first byte; an array over the memory is at
+   * getDevicePointer() + BigInt(array.byteOffset - byteOffset). */
   getDevicePointer(): bigint;
+  /** Where the memory starts in its ArrayBuffer (0 but on the V8-owned path). */
+  readonly byteOffset: number;
   /** The same, so that it goes wherever device memory goes. */
   getPointer(): bigint;
 }
@@ -213,6 +216,7 @@ export type HostAllocation = PagelockedHostAllocation;
 export declare class AlignedHostAllocation {
   private constructor();
   readonly size: number;
+  readonly byteOffset: number;
   free(): void;
   [Symbol.dispose](): void;
 }
