@@ -16,10 +16,22 @@ export const {
 } = cuda;
 
 // memory (device memory, copies, memsets)
-
+export const {
+  PointerHolderBase, DeviceAllocation, IPCMemoryHandle, MemoryPool, memGetInfo, memAlloc,
+  memAllocPitch, memAllocAsync, memGetIpcHandle, toDevice, fromDevice, fromDeviceLike, memcpyHtoD,
+  memcpyDtoH, memcpyHtoDAsync, memcpyDtoHAsync, memcpyDtoD, memcpyDtoDAsync, memcpyPeer,
+  memcpyPeerAsync, memsetD8, memsetD16, memsetD32, memsetD8Async, memsetD16Async, memsetD32Async,
+  memsetD2D8, memsetD2D16, memsetD2D32, memsetD2D8Async, memsetD2D16Async, memsetD2D32Async,
+  Memcpy2D, Memcpy3D, Memcpy3DPeer,
+} = cuda;
 
 // host memory (pinned, aligned, managed, registered)
-
+export const {
+  HostPointer, PagelockedHostAllocation, HostAllocation, AlignedHostAllocation, ManagedAllocation,
+  RegisteredHostMemory, pagelockedEmpty, pagelockedZeros, pagelockedEmptyLike, pagelockedZerosLike,
+  alignedEmpty, alignedZeros, alignedEmptyLike, alignedZerosLike, managedEmpty, managedZeros,
+  managedEmptyLike, managedZerosLike, registerHostMemory, hostAllocationOf,
+} = cuda;
 
 // modules and kernels
 export const { Module } = cuda;

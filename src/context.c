@@ -168,6 +168,11 @@ static ctx_holder *get_holder(napi_env env, napi_value v) {
   return handle_get(env, v, &CONTEXT_KIND);
 }
 
+ctx_rec *ctx_rec_of_context(napi_env env, napi_value context) {
+  ctx_holder *holder = get_holder(env, context);
+  return holder ? holder->rec : NULL;
+}
+
 /* ctxCreate(obj, flags, device): makes a context, current on this thread; returns its address. */
 static napi_value ctx_create(napi_env env, napi_callback_info info) {
   ARGS(env, info, 3);

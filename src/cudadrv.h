@@ -75,6 +75,9 @@ ctx_rec *ctx_rec_current(napi_env env);
 /* A thread wait is blocked in the context: detach() leaves destroying it to the wait's end. */
 void ctx_rec_wait_begin(ctx_rec *rec);
 void ctx_rec_wait_end(ctx_rec *rec);
+/* The record of a Context object of lib/ (borrowed: valid while that object is), or NULL after
+ * throwing (TypeError for another object, LogicError once detached). */
+ctx_rec *ctx_rec_of_context(napi_env env, napi_value context);
 /* Makes rec's context current for a cleanup; returns false when it is gone. Pair with ctx_leave. */
 bool ctx_enter(ctx_rec *rec);
 void ctx_leave(void);
@@ -165,6 +168,9 @@ napi_value wait_enqueue(napi_env env, CUstream stream, napi_value value, const c
 /* A Promise resolved once stream reaches this point, through cuLaunchHostFunc (which graph
  * capture records); never settles if the stream fails before. */
 napi_value wait_host_func(napi_env env, CUstream stream, napi_value value);
+/* Keeps value alive until stream reaches this point, then lets it go on the main thread; no
+ * Promise. Does nothing while the stream is being captured into a graph. */
+bool wait_keep_alive(napi_env env, CUstream stream, napi_value value);
 /* A Promise resolved with value once blocking(arg) returns on a thread of its own, which first
  * makes ctx current. The calls blocking may make must be safe off the main thread. */
 typedef CUresult (*blocking_fn)(void *arg);
@@ -187,6 +193,7 @@ typedef struct addon_state {
   napi_ref error_factory; /* lib's (code, api, message, kind) => Error */
   wait_channel *waits;
   napi_ref context_lookup; /* lib's (ctx_address bigint) => Context | undefined */
+  struct memory_state *memory; /* memory.c: live allocations, for reclaiming (memory.h) */
 } addon_state;
 
 addon_state *state_of(napi_env env);

@@ -1,8 +1,422 @@
-/* host_memory: filled in by its issue. */
-#include "cudadrv.h"
+/* host_memory: host memory handed to JS as ArrayBuffers: pinned (cuMemHostAlloc), aligned
+ * (posix_memalign, no driver), managed (cuMemAllocManaged), and registrations of memory that JS
+ * already has (cuMemHostRegister).
+ *
+ * An allocation is an external ArrayBuffer whose finalizer releases the memory; the JS object of
+ * the allocation (PagelockedHostAllocation...) wraps the same struct, which lives until both are
+ * finalized. Where external ArrayBuffers are refused (napi_no_external_buffers_allowed, as in
+ * Electron's memory cage) or lib/ asks so, the memory is a V8-owned ArrayBuffer instead, a page
+ * larger than asked, whose page-aligned part is registered with cuMemHostRegister (pinned) or
+ * handed out at the alignment asked (aligned). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "memory.h"
+
+typedef enum { HOST_ALIGNED, HOST_PINNED, HOST_MANAGED, HOST_REGISTERED } host_origin;
+
+typedef struct host_mem {
+  handle_base base;   /* freed: released (or unregistered) */
+  tracked node;       /* owner: the ArrayBuffer; for a registration, its RegisteredHostMemory */
+  host_origin origin;
+  bool v8_owned;      /* the bytes belong to a V8 ArrayBuffer: registered here, never freed here */
+  void *data;         /* the first byte handed out: what is freed or unregistered */
+  size_t size;
+  unsigned int flags;
+  ctx_rec *ctx;       /* NULL for aligned memory */
+  int refs;           /* the wrapper's, and the ArrayBuffer's finalizer's for an allocation */
+} host_mem;
+
+static const handle_kind HOST_KIND = {
+    {0x6364727668737431ULL, 0x486f73744d656d31ULL},
+    "host allocation",
+    "this host memory has been freed; allocate new memory"};
+
+static const char *const RELEASE_API[] = {
+    [RELEASE_MEM_FREE] = "cuMemFree",
+    [RELEASE_HOST_FREE] = "cuMemFreeHost",
+    [RELEASE_HOST_UNREGISTER] = "cuMemHostUnregister",
+};
+
+/* What releases h's memory through the driver; false for aligned memory (free() or V8's). */
+static bool host_release_op(const host_mem *h, release_op *op) {
+  switch (h->origin) {
+    case HOST_ALIGNED:
+      return false;
+    case HOST_PINNED:
+      *op = h->v8_owned ? RELEASE_HOST_UNREGISTER : RELEASE_HOST_FREE;
+      return true;
+    case HOST_MANAGED:
+      *op = RELEASE_MEM_FREE;
+      return true;
+    default:
+      *op = RELEASE_HOST_UNREGISTER;
+      return true;
+  }
+}
+
+/* Releases h's memory, now (explicit free(): may wait for the device) or through the reaper. */
+static CUresult host_release(host_mem *h, bool now) {
+  h->base.freed = true;
+  release_op op;
+  if (!host_release_op(h, &op)) {
+    if (!h->v8_owned) free(h->data);
+    return CUDA_SUCCESS;
+  }
+  if (now) return release_now(op, (uintptr_t)h->data, h->ctx);
+  release_later(&h->node, op, (uintptr_t)h->data, h->ctx);
+  return CUDA_SUCCESS;
+}
+
+static void host_unref(host_mem *h) {
+  if (--h->refs > 0) return;
+  ctx_rec_release(h->ctx);
+  free(h);
+}
+
+static void host_reclaim(napi_env env, tracked *node) {
+  host_mem *h = (host_mem *)((char *)node - offsetof(host_mem, node));
+  host_release(h, false);
+  memory_untrack(env, node);
+}
+
+/* The owner is gone (hint is the struct). */
+static void host_owner_finalize(napi_env env, void *data, void *hint) {
+  (void)data;
+  host_mem *h = hint;
+  if (!h->base.freed) host_reclaim(env, &h->node);
+  memory_untrack(env, &h->node);
+  host_unref(h);
+}
+
+static void host_wrapper_finalize(napi_env env, void *data, void *hint) {
+  (void)env;
+  (void)hint;
+  host_unref(data);
+}
+
+static void host_registration_finalize(napi_env env, void *data, void *hint) {
+  (void)hint;
+  host_owner_finalize(env, NULL, data);
+}
+
+/* Frees a struct that never reached JS. */
+static void host_discard(host_mem *h) {
+  ctx_rec_release(h->ctx);
+  free(h);
+}
+
+static size_t page_size(void) { return (size_t)sysconf(_SC_PAGESIZE); }
+
+static size_t round_up(size_t value, size_t unit) { return (value + unit - 1) / unit * unit; }
+
+/* cuMemHostRegister; memory registered before and freed since (its owner dead, its release still
+ * pending) is reclaimed first and the registration tried again. */
+static CUresult register_host(napi_env env, void *data, size_t size, unsigned int flags) {
+  CUresult result = cu.cuMemHostRegister(data, size, flags);
+  if (result == CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED) {
+    memory_reclaim(env);
+    result = cu.cuMemHostRegister(data, size, flags);
+  }
+  return result;
+}
+
+/* An external ArrayBuffer over h's memory, whose finalizer releases it; *refused when the runtime
+ * refuses external ArrayBuffers (h is then untouched). */
+static bool external_buffer(napi_env env, host_mem *h, napi_value *buffer, bool *refused) {
+  napi_status status =
+      napi_create_external_arraybuffer(env, h->data, h->size, host_owner_finalize, h, buffer);
+  *refused = status == napi_no_external_buffers_allowed;
+  if (status == napi_ok || *refused) return status == napi_ok;
+  napi_fail(env, status);
+  return false;
+}
+
+/* A V8-owned ArrayBuffer of size bytes at least, whose part at the returned offset is aligned to
+ * alignment; its finalizer lets h go. */
+static bool owned_buffer(napi_env env, host_mem *h, size_t size, size_t alignment,
+                         napi_value *buffer, size_t *offset) {
+  void *base;
+  if (size > SIZE_MAX - alignment) {
+    throw_range(env, "the allocation is too large");
+    return false;
+  }
+  if (napi_create_arraybuffer(env, size + alignment, &base, buffer) != napi_ok) {
+    napi_fail(env, napi_generic_failure);
+    return false;
+  }
+  *offset = round_up((uintptr_t)base, alignment) - (uintptr_t)base;
+  h->data = (char *)base + *offset;
+  h->v8_owned = true;
+  return true;
+}
+
+/* Hands h (whose buffer's finalizer is in place) to JS: wraps obj, tracks the buffer, and returns
+ * a Uint8Array over the memory. */
+static napi_value expose(napi_env env, napi_value obj, host_mem *h, napi_value buffer, size_t offset) {
+  h->refs = 1;
+  if (!handle_wrap(env, obj, &h->base, &HOST_KIND, host_wrapper_finalize)) return NULL;
+  h->refs = 2;
+  if (!memory_track(env, &h->node, buffer, h->v8_owned ? 0 : h->size, host_reclaim)) return NULL;
+  napi_value view;
+  NAPI_CALL(env, napi_create_typedarray(env, napi_uint8_array, h->size, buffer, offset, &view));
+  return view;
+}
+
+/* Adds the finalizer that a V8-owned buffer needs to let h go; false after undoing h. */
+static bool owned_finalizer(napi_env env, host_mem *h, napi_value buffer) {
+  if (napi_add_finalizer(env, buffer, h, host_owner_finalize, h, NULL) == napi_ok) return true;
+  release_op op;
+  if (host_release_op(h, &op)) release_now(op, (uintptr_t)h->data, h->ctx);
+  host_discard(h);
+  napi_fail(env, napi_generic_failure);
+  return false;
+}
+
+static host_mem *host_new(napi_env env, host_origin origin, size_t size, unsigned int flags,
+                          ctx_rec *ctx) {
+  host_mem *h = calloc(1, sizeof *h);
+  if (!h) {
+    ctx_rec_release(ctx);
+    throw_oom(env);
+    return NULL;
+  }
+  h->origin = origin;
+  h->size = size;
+  h->flags = flags;
+  h->ctx = ctx;
+  return h;
+}
+
+/* hostAlloc(obj, bytes, flags, zero, external): pinned memory in the current context, wrapped in
+ * obj; a Uint8Array over it. */
+static napi_value host_alloc(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 5);
+  size_t bytes;
+  uint32_t flags;
+  bool zero, external, refused = true;
+  if (!arg_size(env, argv[1], "bytes", &bytes) || !arg_uint32(env, argv[2], "flags", &flags) ||
+      !arg_bool(env, argv[3], &zero) || !arg_bool(env, argv[4], &external))
+    return NULL;
+  ctx_rec *ctx = ctx_rec_current(env);
+  host_mem *h = ctx ? host_new(env, HOST_PINNED, bytes, flags, ctx) : NULL;
+  if (!h) return NULL;
+  napi_value buffer;
+  size_t offset = 0;
+  if (external) {
+    CUresult result = cu.cuMemHostAlloc(&h->data, bytes ? bytes : 1, flags);
+    if (result != CUDA_SUCCESS) {
+      host_discard(h);
+      return throw_cu(env, result, "cuMemHostAlloc");
+    }
+    if (zero) memset(h->data, 0, bytes);
+    if (!external_buffer(env, h, &buffer, &refused)) {
+      cu.cuMemFreeHost(h->data);
+      if (!refused) {
+        host_discard(h);
+        return NULL;
+      }
+    }
+  }
+  if (refused) { /* V8-owned (and zeroed) memory, registered */
+    size_t page = page_size(), span = round_up(bytes ? bytes : 1, page);
+    if (!owned_buffer(env, h, span, page, &buffer, &offset)) {
+      host_discard(h);
+      return NULL;
+    }
+    CUresult result = register_host(env, h->data, span,
+                                    flags & (CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP));
+    if (result != CUDA_SUCCESS) {
+      host_discard(h);
+      return throw_cu(env, result, "cuMemHostRegister");
+    }
+    if (!owned_finalizer(env, h, buffer)) return NULL;
+  }
+  return expose(env, argv[0], h, buffer, offset);
+}
+
+/* alignedAlloc(obj, bytes, alignment, zero, external): memory at a multiple of alignment (a power
+ * of two), wrapped in obj; a Uint8Array over it. Needs no driver. */
+static napi_value aligned_alloc_host(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 5);
+  size_t bytes, alignment;
+  bool zero, external, refused = true;
+  if (!arg_size(env, argv[1], "bytes", &bytes) || !arg_size(env, argv[2], "alignment", &alignment) ||
+      !arg_bool(env, argv[3], &zero) || !arg_bool(env, argv[4], &external))
+    return NULL;
+  if (!alignment || (alignment & (alignment - 1)))
+    return throw_range(env, "alignment must be a power of two");
+  host_mem *h = host_new(env, HOST_ALIGNED, bytes, 0, NULL);
+  if (!h) return NULL;
+  napi_value buffer;
+  size_t offset = 0;
+  if (external) {
+    if (posix_memalign(&h->data, alignment < sizeof(void *) ? sizeof(void *) : alignment,
+                       bytes ? bytes : 1)) {
+      host_discard(h);
+      return throw_oom(env);
+    }
+    if (zero) memset(h->data, 0, bytes);
+    if (!external_buffer(env, h, &buffer, &refused)) {
+      free(h->data);
+      if (!refused) {
+        host_discard(h);
+        return NULL;
+      }
+    }
+  }
+  if (refused) {
+    if (!owned_buffer(env, h, bytes, alignment, &buffer, &offset)) {
+      host_discard(h);
+      return NULL;
+    }
+    if (!owned_finalizer(env, h, buffer)) return NULL;
+  }
+  return expose(env, argv[0], h, buffer, offset);
+}
+
+/* managedAlloc(obj, bytes, flags, zero): managed memory in the current context, wrapped in obj; a
+ * Uint8Array over it, or null where external ArrayBuffers are refused. */
+static napi_value managed_alloc(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 4);
+  size_t bytes;
+  uint32_t flags;
+  bool zero, refused;
+  if (!arg_size(env, argv[1], "bytes", &bytes) || !arg_uint32(env, argv[2], "flags", &flags) ||
+      !arg_bool(env, argv[3], &zero))
+    return NULL;
+  ctx_rec *ctx = ctx_rec_current(env);
+  host_mem *h = ctx ? host_new(env, HOST_MANAGED, bytes, flags, ctx) : NULL;
+  if (!h) return NULL;
+  CUdeviceptr ptr;
+  const char *api = "cuMemAllocManaged";
+  CUresult result = cu.cuMemAllocManaged(&ptr, bytes ? bytes : 1, flags);
+  if (result == CUDA_SUCCESS && zero && bytes && (result = cu.cuMemsetD8(ptr, 0, bytes))) {
+    api = "cuMemsetD8";
+    cu.cuMemFree(ptr);
+  }
+  if (result != CUDA_SUCCESS) {
+    host_discard(h);
+    return throw_cu(env, result, api);
+  }
+  h->data = (void *)(uintptr_t)ptr;
+  napi_value buffer;
+  if (!external_buffer(env, h, &buffer, &refused)) {
+    cu.cuMemFree(ptr);
+    host_discard(h);
+    napi_value null;
+    return refused && napi_get_null(env, &null) == napi_ok ? null : NULL;
+  }
+  return expose(env, argv[0], h, buffer, 0);
+}
+
+/* hostRegister(obj, array, flags): registers the memory of array (page-aligned) in the current
+ * context, the registration wrapped in obj. */
+static napi_value host_register(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 3);
+  void *data;
+  size_t length;
+  uint32_t flags;
+  if (!arg_host(env, argv[1], "array", &data, &length) || !arg_uint32(env, argv[2], "flags", &flags))
+    return NULL;
+  if (!length) return throw_range(env, "registerHostMemory(): the array is empty");
+  if ((uintptr_t)data % page_size()) {
+    char message[256];
+    snprintf(message, sizeof message,
+             "registerHostMemory(): the array must start at a page boundary (a multiple of %zu "
+             "bytes); allocate it with alignedEmpty(shape, dtype, { alignment: %zu })",
+             page_size(), page_size());
+    return throw_range(env, message);
+  }
+  ctx_rec *ctx = ctx_rec_current(env);
+  host_mem *h = ctx ? host_new(env, HOST_REGISTERED, length, flags, ctx) : NULL;
+  if (!h) return NULL;
+  h->data = data;
+  h->v8_owned = true;
+  CUresult result = register_host(env, data, length, flags);
+  if (result != CUDA_SUCCESS) {
+    host_discard(h);
+    return throw_cu(env, result, "cuMemHostRegister");
+  }
+  h->refs = 1;
+  if (!handle_wrap(env, argv[0], &h->base, &HOST_KIND, host_registration_finalize)) {
+    release_now(RELEASE_HOST_UNREGISTER, (uintptr_t)data, ctx);
+    host_discard(h);
+    return NULL;
+  }
+  memory_track(env, &h->node, argv[0], 0, host_reclaim);
+  return NULL;
+}
+
+/* hostFree(obj, detach): releases now (free(), unregister()); with detach, the memory's
+ * ArrayBuffer is detached so that its views read as empty. Freed twice: nothing. */
+static napi_value host_free(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 2);
+  host_mem *h = handle_get_any(env, argv[0], &HOST_KIND);
+  bool detach;
+  if (!h || !arg_bool(env, argv[1], &detach) || h->base.freed) return NULL;
+  napi_value buffer = NULL;
+  if (detach && h->node.state) NAPI_CALL(env, napi_get_reference_value(env, h->node.owner, &buffer));
+  /* V8 may free its bytes once detached: unregister first; our own bytes: detach first */
+  if (buffer && !h->v8_owned) NAPI_CALL(env, napi_detach_arraybuffer(env, buffer));
+  CUresult result = host_release(h, true);
+  memory_untrack(env, &h->node);
+  if (buffer && h->v8_owned) NAPI_CALL(env, napi_detach_arraybuffer(env, buffer));
+  release_op op;
+  if (result != CUDA_SUCCESS && host_release_op(h, &op)) return throw_cu(env, result, RELEASE_API[op]);
+  return NULL;
+}
+
+/* hostGetFlags(obj): the flags the memory was allocated or registered with. */
+static napi_value host_get_flags(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  host_mem *h = handle_get(env, argv[0], &HOST_KIND);
+  if (!h) return NULL;
+  unsigned int flags = h->flags;
+  if (h->origin == HOST_PINNED && !h->v8_owned) CU_CALL(env, cuMemHostGetFlags, &flags, h->data);
+  return make_int(env, flags);
+}
+
+/* hostGetDevicePointer(obj): the device address of the memory's first byte. */
+static napi_value host_get_device_pointer(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  host_mem *h = handle_get(env, argv[0], &HOST_KIND);
+  if (!h) return NULL;
+  if (h->origin == HOST_MANAGED) return make_ptr(env, (CUdeviceptr)(uintptr_t)h->data);
+  if (!h->ctx) return throw_logic(env, "aligned memory has no device address: register it first");
+  if (!ctx_enter(h->ctx)) return throw_logic(env, "the memory's context has been detached");
+  CUdeviceptr ptr;
+  CUresult result = cu.cuMemHostGetDevicePointer(&ptr, h->data, 0);
+  ctx_leave();
+  if (result != CUDA_SUCCESS) return throw_cu(env, result, "cuMemHostGetDevicePointer");
+  return make_ptr(env, ptr);
+}
+
+/* managedAttach(obj, flags, stream or null): cuStreamAttachMemAsync over the whole allocation. */
+static napi_value managed_attach(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 3);
+  host_mem *h = handle_get(env, argv[0], &HOST_KIND);
+  uint32_t flags;
+  CUstream stream;
+  if (!h || !arg_uint32(env, argv[1], "flags", &flags) || !arg_stream(env, argv[2], &stream))
+    return NULL;
+  if (h->origin != HOST_MANAGED) return throw_type(env, "expected a ManagedAllocation");
+  CU_CALL(env, cuStreamAttachMemAsync, stream, (CUdeviceptr)(uintptr_t)h->data, 0, flags);
+  return NULL;
+}
 
 bool host_memory_init(napi_env env, napi_value exports) {
-  (void)env;
-  (void)exports;
-  return true;
+  static const export_fn fns[] = {
+      {"hostAlloc", host_alloc},
+      {"alignedAlloc", aligned_alloc_host},
+      {"managedAlloc", managed_alloc},
+      {"hostRegister", host_register},
+      {"hostFree", host_free},
+      {"hostGetFlags", host_get_flags},
+      {"hostGetDevicePointer", host_get_device_pointer},
+      {"managedAttach", managed_attach},
+  };
+  return EXPORTS(env, exports, fns);
 }

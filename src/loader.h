@@ -59,6 +59,7 @@ typedef CUresult (CUDAAPI *PFN_cuProfilerInitialize_v4000)(const char *configFil
   X(cuIpcGetMemHandle, 4010) X(cuIpcOpenMemHandle, 11000) X(cuIpcCloseMemHandle, 4010) \
   X(cuMemAllocAsync, 11020) X(cuMemFreeAsync, 11020) X(cuMemAllocFromPoolAsync, 11020) \
   X(cuMemPoolGetAttribute, 11020) X(cuMemPoolSetAttribute, 11020) X(cuMemPoolTrimTo, 11020) \
+  X(cuThreadExchangeStreamCaptureMode, 10010) \
   X(cuModuleLoad, 2000) X(cuModuleLoadData, 2000) X(cuModuleLoadDataEx, 2010) \
   X(cuModuleLoadFatBinary, 2000) X(cuModuleUnload, 2000) X(cuModuleGetFunction, 2000) \
   X(cuModuleGetGlobal, 3020) X(cuModuleGetTexRef, 2000) X(cuModuleGetSurfRef, 3000) \

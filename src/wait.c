@@ -74,7 +74,8 @@ napi_value promise_rejected(napi_env env, CUresult result, const char *api) {
   return promise;
 }
 
-/* Main thread: a new wait holding value, counted so the event loop stays alive meanwhile. */
+/* Main thread: a new wait holding value, counted so the event loop stays alive meanwhile; with
+ * promise NULL, a wait that settles no Promise (it only holds value). */
 static wait_op *wait_begin(napi_env env, napi_value value, const char *api, napi_value *promise) {
   wait_channel *channel = state_of(env)->waits;
   wait_op *op = calloc(1, sizeof *op);
@@ -82,7 +83,7 @@ static wait_op *wait_begin(napi_env env, napi_value value, const char *api, napi
     throw_oom(env);
     return NULL;
   }
-  if (napi_create_promise(env, &op->deferred, promise) != napi_ok ||
+  if ((promise && napi_create_promise(env, &op->deferred, promise) != napi_ok) ||
       (value && napi_create_reference(env, value, 1, &op->value) != napi_ok)) {
     free(op);
     napi_fail(env, napi_generic_failure);
@@ -127,7 +128,9 @@ static void wait_settle(napi_env env, napi_value unused, void *context, void *da
     napi_value value = NULL, error;
     if (op->value) napi_get_reference_value(env, op->value, &value);
     if (!value) napi_get_undefined(env, &value);
-    if (op->settle) {
+    if (!op->deferred) {
+      /* a keep-alive: letting go of value is all there is to do */
+    } else if (op->settle) {
       /* run_on_thread: the value is built now; NULL means it threw */
       napi_value result = op->settle(env, op->arg);
       if (result) {
@@ -201,6 +204,25 @@ napi_value wait_host_func(napi_env env, CUstream stream, napi_value value) {
     return throw_cu(env, result, "cuLaunchHostFunc");
   }
   return promise;
+}
+
+/* Through cuStreamAddCallback, which the driver calls even after the stream failed, so the value
+ * is let go (and the event loop not held) whatever happens. Capture refuses stream callbacks, and
+ * a graph would run one at each launch: while capturing, keeping buffers is the graph's owner's. */
+bool wait_keep_alive(napi_env env, CUstream stream, napi_value value) {
+  CUstreamCaptureStatus capture;
+  if (cu.cuStreamIsCapturing(stream, &capture) != CUDA_SUCCESS ||
+      capture != CU_STREAM_CAPTURE_STATUS_NONE)
+    return true;
+  wait_op *op = wait_begin(env, value, "cuStreamAddCallback", NULL);
+  if (!op) return false;
+  CUresult result = cu.cuStreamAddCallback(stream, stream_reached, op, 0);
+  if (result != CUDA_SUCCESS) {
+    wait_cancel(env, op);
+    throw_cu(env, result, "cuStreamAddCallback");
+    return false;
+  }
+  return true;
 }
 
 static void *wait_thread(void *data) {

@@ -1,9 +1,6 @@
 // Modules and kernels: loading code, launching it, texture and surface references.
 import type { Context, Stream } from './index';
-
-/** Anything that stands for device memory: an allocation (anything with a bigint `ptr` or a
- * `getPointer()`), a bigint or a safe-integer address. */
-export type DevicePointerLike = bigint | number | { readonly ptr: bigint } | { getPointer(): bigint | number };
+import type { DevicePointerLike } from './memory';
 
 /** Grid or block dimensions: a number, or 1 to 3 positive integers. */
 export type Dim3 = number | readonly [number] | readonly [number, number] | readonly [number, number, number];

@@ -1,4 +1,5 @@
 // cudadrv/tools: PyCUDA's pycuda.tools.
+import type { DType, ArrayOf } from './memory';
 import { Context, Device } from './index';
 
 // ---- default device and context ----
@@ -156,24 +157,8 @@ export declare class PageLockedAllocator {
   free(array: Uint8Array): void;
 }
 
-export type Dtype =
-  | 'int8' | 'uint8' | 'int16' | 'uint16' | 'int32' | 'uint32' | 'int64' | 'uint64' | 'float32' | 'float64'
-  | Int8ArrayConstructor | Uint8ArrayConstructor | Int16ArrayConstructor | Uint16ArrayConstructor
-  | Int32ArrayConstructor | Uint32ArrayConstructor | BigInt64ArrayConstructor | BigUint64ArrayConstructor
-  | Float32ArrayConstructor | Float64ArrayConstructor;
-
-type ArrayOf<D> =
-  D extends 'int8' | Int8ArrayConstructor ? Int8Array :
-  D extends 'uint8' | Uint8ArrayConstructor ? Uint8Array :
-  D extends 'int16' | Int16ArrayConstructor ? Int16Array :
-  D extends 'uint16' | Uint16ArrayConstructor ? Uint16Array :
-  D extends 'int32' | Int32ArrayConstructor ? Int32Array :
-  D extends 'uint32' | Uint32ArrayConstructor ? Uint32Array :
-  D extends 'int64' | BigInt64ArrayConstructor ? BigInt64Array :
-  D extends 'uint64' | BigUint64ArrayConstructor ? BigUint64Array :
-  D extends 'float32' | Float32ArrayConstructor ? Float32Array :
-  D extends 'float64' | Float64ArrayConstructor ? Float64Array :
-  ArrayBufferView;
+/** dtype names and constructors, as in the memory functions. */
+export type Dtype = DType;
 
 /** A pool of page-locked host memory. */
 export declare class PageLockedMemoryPool extends MemoryPool {

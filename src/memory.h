@@ -1,0 +1,61 @@
+/* What memory.c and host_memory.c share: the deferred release of memory that garbage collection
+ * dropped, the reclaiming of it when an allocation runs out of memory, and host-buffer arguments.
+ *
+ * Finalizers must not stall the main thread, yet cuMemFree, cuMemFreeHost and
+ * cuMemHostUnregister may wait for the device. So a finalizer hands the release to one
+ * process-wide thread (the reaper) that makes the owning context current, waits for it where the
+ * free itself does not, and frees. While the environment is being torn down, releases happen at
+ * once on the calling thread instead, so that nothing is left running in the driver at exit.
+ *
+ * Node runs Node-API finalizers after the collection that found the objects dead (from a
+ * setImmediate), so a synchronous "collect and retry" cannot wait for them. Every allocation
+ * therefore keeps a weak reference to its JS owner: after a full collection, reclaiming walks the
+ * environment's live allocations and releases those whose owner the collection cleared. */
+#ifndef CUDADRV_MEMORY_H
+#define CUDADRV_MEMORY_H
+
+#include "cudadrv.h"
+
+typedef enum release_op {
+  RELEASE_MEM_FREE,         /* cuMemFree: cuMemAlloc'd, pitched and managed memory */
+  RELEASE_MEM_FREE_ORDERED, /* stream-ordered (pool) memory: wait for the context, then cuMemFree */
+  RELEASE_IPC_CLOSE,        /* cuIpcCloseMemHandle */
+  RELEASE_HOST_FREE,        /* cuMemFreeHost */
+  RELEASE_HOST_UNREGISTER,  /* cuMemHostUnregister */
+} release_op;
+
+typedef struct memory_state memory_state;
+
+/* An allocation known to the reclaimer: embedded in the allocation's struct. */
+typedef struct tracked tracked;
+typedef void (*reclaim_fn)(napi_env env, tracked *node);
+struct tracked {
+  tracked *prev, *next;
+  memory_state *state; /* NULL while not tracked */
+  napi_ref owner;      /* weak: cleared by the collection that finds the owner dead */
+  reclaim_fn reclaim;  /* releases the memory of a dead owner, and untracks */
+  size_t bytes;        /* reported to V8 as external memory */
+};
+/* Starts tracking node for owner; false after throwing. */
+bool memory_track(napi_env env, tracked *node, napi_value owner, size_t bytes, reclaim_fn reclaim);
+/* Stops tracking (idempotent) and takes the bytes back from V8's count. */
+void memory_untrack(napi_env env, tracked *node);
+
+/* Releases now, on this thread, in ctx (successful when the context is gone: so is the memory). */
+CUresult release_now(release_op op, uint64_t address, ctx_rec *ctx);
+/* For a finalizer or a reclaim of a tracked allocation: on the reaper thread, or at once while the
+ * environment is torn down. Takes over nothing (ctx is retained as needed). */
+void release_later(const tracked *node, release_op op, uint64_t address, ctx_rec *ctx);
+/* Waits until the reaper has done everything handed to it. */
+void reaper_drain(void);
+/* Releases the memory of every tracked allocation whose owner a collection found dead, waits for
+ * the reaper, and returns the bytes released. */
+size_t memory_reclaim(napi_env env);
+
+/* A host buffer argument: a TypedArray or a DataView (lib/ turns ArrayBuffers into views);
+ * data points at its first byte, length counts its bytes. */
+bool arg_host(napi_env env, napi_value v, const char *name, void **data, size_t *length);
+/* A boolean lib/ passes. */
+bool arg_bool(napi_env env, napi_value v, bool *out);
+
+#endif
