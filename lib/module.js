@@ -120,6 +120,7 @@ class Module {
    * free() does nothing. */
   free() {
     binding.moduleUnload(this);
+    this._kernels.clear(); // getFunction() then asks the addon, which refuses a freed module
   }
 
   [Symbol.dispose]() {
