@@ -15,6 +15,11 @@
  *       of the REPS timed batches is one sample: nanoseconds per step.
  *       Prints {"device", "driver", "sizes", "results": {OP: {"samples": [...]} or {"error"}}}.
  *       ROOT is the CUDA toolkit (its lib64 holds NVRTC when the loader's path does not).
+ *   floor --serve --cuda ROOT --kernels FILE --compile FILE
+ *       sets up the same way, prints {"device", "driver", "sizes"} on a line, then runs each
+ *       OP:WARMUP:REPS:BATCH line read from stdin as above and prints its result ({"samples"} or
+ *       {"error"}) on a line, until stdin ends: so that bench/run.js can take turns with it, a
+ *       round of C, a round of cudadrv, on the same GPU at the same time.
  *
  * bench/run.js measures cudadrv the same way, with the same sizes, kernels and sources. */
 #define _GNU_SOURCE
@@ -23,6 +28,7 @@
 #include <dlfcn.h>
 #include <nvrtc.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,6 +142,16 @@ static char *compile_source;
 static size_t compile_length;
 static int compile_serial;
 static CUgraphExec graph_exec;
+/* args4's parameters (two pointers, an int and a float) as cudadrv passes them: one buffer laid
+ * out as the kernel's parameter space, through cuLaunchKernel's extra. */
+static struct {
+  CUdeviceptr a, b;
+  int n;
+  float x;
+} args4_buffer;
+static size_t args4_size = sizeof args4_buffer;
+static void *args4_extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &args4_buffer,
+                              CU_LAUNCH_PARAM_BUFFER_SIZE, &args4_size, CU_LAUNCH_PARAM_END};
 
 static char *read_file(const char *path, size_t *length) {
   FILE *file = fopen(path, "rb");
@@ -202,6 +218,10 @@ static const char *setup_kernels(const char *path) {
   CK(cuModuleGetFunction, &args4_fn, module, "args4");
   CK(cuMemAlloc, &args_a, 1024);
   CK(cuMemAlloc, &args_b, 1024);
+  args4_buffer.a = args_a;
+  args4_buffer.b = args_b;
+  args4_buffer.n = 1000;
+  args4_buffer.x = 2.5f;
   return NULL;
 }
 
@@ -233,12 +253,9 @@ static const char *setup_small(void) {
     return NULL;                         \
   }
 
-static int args4_n = 1000;
-static float args4_x = 2.5f;
-static void *args4_params[] = {&args_a, &args_b, &args4_n, &args4_x};
 
 STEP(launch_empty, cuLaunchKernel, empty_fn, 1, 1, 1, 1, 1, 1, 0, stream, NULL, NULL)
-STEP(launch_args4, cuLaunchKernel, args4_fn, 1, 1, 1, 1, 1, 1, 0, stream, args4_params, NULL)
+STEP(launch_args4, cuLaunchKernel, args4_fn, 1, 1, 1, 1, 1, 1, 0, stream, NULL, args4_extra)
 STEP(synchronize, cuStreamSynchronize, stream)
 STEP(query, cuStreamQuery, stream)
 STEP(htod_pinned, cuMemcpyHtoD, big, pinned, BIG)
@@ -373,6 +390,50 @@ static const operation *find(const char *name, size_t length) {
   return NULL;
 }
 
+/* OP:WARMUP:REPS:BATCH, read. */
+typedef struct spec {
+  const operation *op;
+  int warmup, reps, batch;
+} spec;
+
+static bool parse_spec(const char *text, spec *out) {
+  int end = 0;
+  const char *colon = strchr(text, ':');
+  if (!colon || !(out->op = find(text, (size_t)(colon - text))) ||
+      sscanf(colon, ":%d:%d:%d%n", &out->warmup, &out->reps, &out->batch, &end) != 3 ||
+      colon[end] || out->warmup < 0 || out->reps < 1 || out->batch < 1)
+    return false;
+  return true;
+}
+
+/* Runs what sp says; prints {"samples": [...]} or {"error": ...}. */
+static void run_and_print(const spec *sp) {
+  const char *failed = run(sp->op, sp->warmup, sp->reps, sp->batch);
+  if (failed) {
+    printf("{\"error\":");
+    print_json_string(failed);
+    printf("}");
+  }
+}
+
+/* --serve: one OP:WARMUP:REPS:BATCH a line from stdin, its result a line on stdout. */
+static void serve(void) {
+  char line[256];
+  while (fgets(line, sizeof line, stdin)) {
+    line[strcspn(line, "\r\n")] = '\0';
+    spec sp;
+    if (parse_spec(line, &sp)) {
+      run_and_print(&sp);
+    } else {
+      printf("{\"error\":");
+      print_json_string("bad operation: want OP:WARMUP:REPS:BATCH with OP from --list");
+      printf("}");
+    }
+    putchar('\n');
+    fflush(stdout);
+  }
+}
+
 int main(int argc, char **argv) {
   if (argc == 2 && !strcmp(argv[1], "--list")) {
     printf("{\"operations\":[");
@@ -386,22 +447,28 @@ int main(int argc, char **argv) {
     return 0;
   }
   const char *cuda_root = NULL, *kernels = NULL, *compile = NULL;
+  bool serving = false;
   int first = 1;
-  for (; first + 1 < argc && !strncmp(argv[first], "--", 2); first += 2) {
+  while (first < argc && !strncmp(argv[first], "--", 2)) {
+    if (!strcmp(argv[first], "--serve")) {
+      serving = true;
+      first++;
+      continue;
+    }
+    if (first + 1 >= argc) break;
     if (!strcmp(argv[first], "--cuda")) cuda_root = argv[first + 1];
     else if (!strcmp(argv[first], "--kernels")) kernels = argv[first + 1];
     else if (!strcmp(argv[first], "--compile")) compile = argv[first + 1];
     else fatal("unknown option %s", argv[first]);
+    first += 2;
   }
-  if (!cuda_root || !kernels || !compile)
-    fatal("usage: floor --list | floor --cuda ROOT --kernels FILE --compile FILE OP:WARMUP:REPS:BATCH...");
+  if (!cuda_root || !kernels || !compile || (serving && first < argc))
+    fatal("usage: floor --list | floor --cuda ROOT --kernels FILE --compile FILE OP:WARMUP:REPS:BATCH... | "
+          "floor --serve --cuda ROOT --kernels FILE --compile FILE");
   /* Every spec is checked before anything runs. */
   for (int i = first; i < argc; i++) {
-    int warmup, reps, batch, end = 0;
-    const char *colon = strchr(argv[i], ':');
-    if (!colon || !find(argv[i], (size_t)(colon - argv[i])) ||
-        sscanf(colon, ":%d:%d:%d%n", &warmup, &reps, &batch, &end) != 3 || colon[end] ||
-        warmup < 0 || reps < 1 || batch < 1)
+    spec sp;
+    if (!parse_spec(argv[i], &sp))
       fatal("bad operation %s: want OP:WARMUP:REPS:BATCH with OP from --list", argv[i]);
   }
 
@@ -435,18 +502,19 @@ int main(int argc, char **argv) {
   print_json_string(name);
   printf(",\"driver\":%d,", driver);
   print_sizes();
+  if (serving) {
+    printf("}\n");
+    fflush(stdout);
+    serve();
+    return 0;
+  }
   printf(",\"results\":{");
   for (int i = first; i < argc; i++) {
-    int warmup, reps, batch;
-    const char *colon = strchr(argv[i], ':');
-    sscanf(colon, ":%d:%d:%d", &warmup, &reps, &batch);
-    printf("%s\"%.*s\":", i > first ? "," : "", (int)(colon - argv[i]), argv[i]);
+    spec sp;
+    parse_spec(argv[i], &sp);
+    printf("%s\"%s\":", i > first ? "," : "", sp.op->name);
     fflush(stdout);
-    if ((failed = run(find(argv[i], (size_t)(colon - argv[i])), warmup, reps, batch))) {
-      printf("{\"error\":");
-      print_json_string(failed);
-      printf("}");
-    }
+    run_and_print(&sp);
   }
   printf("}}\n");
   return 0;

@@ -11,7 +11,7 @@
 // --out writes every sample and verdict as JSON; --only measures the operations whose id matches
 // (and those their targets refer to); --dry-run needs no GPU: it builds floor.c, checks that it
 // measures what this file expects, and runs the table and the verdicts on made-up samples.
-const { execFileSync, spawnSync } = require('child_process');
+const { execFileSync, spawn, spawnSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
@@ -34,11 +34,20 @@ const SIZES = { big: 256 * 2 ** 20, small: 16, alloc: 2 ** 20, graphKernels: 100
 // batches, steps per batch]; target; js(env): returns { step, after?, async? } (a step timed in
 // batches; after() runs untimed after each batch) or { samples: async () => values in unit }.
 // bytes (GB/s lines): moved per step; per: steps counted per step (a graph of 100 kernels).
+// rounds: C and cudadrv take turns, rounds times, each round running spec on each side (the
+// lines sharing a C operation all take part in its turns); see alternate().
+
+// Launches: a batch of 128 with the stream synchronized after it (untimed), so that the launch
+// queue never fills and what is timed is the host's cost of enqueueing; 50 rounds of a warm-up
+// batch and 10 timed ones.
+const LAUNCH_ROUNDS = { rounds: 50, spec: [1, 10, 128] };
+const LAUNCH_NOTE = 'C and cudadrv take turns: 50 rounds of 10 timed batches of 128 launches each, ' +
+  'after a warm-up batch; the stream synchronized after each batch, untimed';
 
 const OPERATIONS = [
   {
     id: 'launch.callable', title: 'empty kernel launch, callable', unit: 'us', c: 'launch.empty',
-    spec: [5, 200, 100], target: ratioAtMost(1.15),
+    ...LAUNCH_ROUNDS, target: ratioAtMost(1.15), note: LAUNCH_NOTE,
     js: (env) => {
       const { empty } = env.kernels();
       const stream = env.stream();
@@ -50,7 +59,7 @@ const OPERATIONS = [
   },
   {
     id: 'launch.prepared', title: 'empty kernel launch, prepared', unit: 'us', c: 'launch.empty',
-    spec: [5, 200, 100], target: ratioAtMost(1.03),
+    ...LAUNCH_ROUNDS, target: ratioAtMost(1.03),
     js: (env) => {
       const { launch, drain } = emptyLaunch(env);
       return { step: launch, after: drain };
@@ -58,7 +67,7 @@ const OPERATIONS = [
   },
   {
     id: 'launch.prepared4', title: '4-argument prepared launch', unit: 'us', c: 'launch.args4',
-    spec: [5, 200, 100], target: ratioAtMost(1.05),
+    ...LAUNCH_ROUNDS, target: ratioAtMost(1.05), note: 'C passes the same 24 bytes as one buffer, as cudadrv does',
     js: (env) => {
       const args4 = prepared(env.kernels().args4, 'PPif');
       const { a, b } = env.argumentBuffers();
@@ -68,7 +77,7 @@ const OPERATIONS = [
   },
   {
     id: 'launch.sync', title: 'launch + synchronizeSync()', unit: 'us', c: 'launch.sync',
-    spec: [5, 100, 20], target: ratioAtMost(1.1),
+    rounds: 25, spec: [1, 8, 20], target: ratioAtMost(1.1), note: 'C and cudadrv take turns: 25 rounds of 8 timed batches of 20',
     js: (env) => {
       const { launch, drain } = emptyLaunch(env);
       return {
@@ -81,7 +90,7 @@ const OPERATIONS = [
   },
   {
     id: 'launch.await', title: 'launch + await synchronize()', unit: 'us', c: 'launch.sync',
-    spec: [5, 100, 20], target: ratioAtMost(2),
+    rounds: 25, spec: [1, 8, 20], target: ratioAtMost(2),
     note: 'C: launch + cuStreamSynchronize',
     js: (env) => {
       const { launch, stream } = emptyLaunch(env);
@@ -469,19 +478,57 @@ function inUnit(op, ns) {
   return ns / (op.per || 1) / NS_PER_UNIT[op.unit];
 }
 
+// Nanoseconds per step of spec's batches of what op.js made.
+function measureMade(spec, made) {
+  return made.async ? measureAsync(spec, made.step, made.after) : measureSync(spec, made.step, made.after);
+}
+
 // Runs op's cudadrv side: { samples } in its unit, or { error }.
 async function measureJs(op, env) {
   env.notes = [];
   try {
     const made = op.js(env);
-    let samples;
-    if (made.samples) samples = await made.samples();
-    else if (made.async) samples = await measureAsync(op.spec, made.step, made.after);
-    else samples = measureSync(op.spec, made.step, made.after);
-    return { samples: made.samples ? samples : samples.map((ns) => inUnit(op, ns)), notes: env.notes };
+    if (made.samples) return { samples: await made.samples(), notes: env.notes };
+    return { samples: (await measureMade(op.spec, made)).map((ns) => inUnit(op, ns)), notes: env.notes };
   } catch (error) {
     return { error: firstLine(error), notes: env.notes };
   }
+}
+
+/**
+ * Lines that share a C operation (group), measured taking turns with C: group[0].rounds rounds of
+ * a C round (cRound(spec): a Promise of { samples } in ns per step, or { error }) and then a round
+ * of each line, each round running the line's spec. Returns { jsRuns: id → { samples, notes } or
+ * { error, notes }, cRun: { samples } or { error } }, samples in the lines' unit.
+ */
+async function alternate(group, env, cRound) {
+  const lines = group.map((op) => {
+    env.notes = [];
+    try {
+      return { op, made: op.js(env), samples: [], notes: env.notes };
+    } catch (error) {
+      return { op, error: firstLine(error), notes: env.notes };
+    }
+  });
+  const c = { samples: [] };
+  for (let round = 0; round < group[0].rounds; round++) {
+    if (!c.error) {
+      const { samples, error } = await cRound(group[0].spec);
+      if (error) c.error = error;
+      else c.samples.push(...samples.map((ns) => inUnit(group[0], ns)));
+    }
+    for (const line of lines) {
+      if (line.error) continue;
+      try {
+        line.samples.push(...(await measureMade(line.op.spec, line.made)).map((ns) => inUnit(line.op, ns)));
+      } catch (error) {
+        line.error = firstLine(error);
+      }
+    }
+  }
+  const jsRuns = Object.fromEntries(lines.map(({ op, samples, error, notes }) =>
+    [op.id, error ? { error, notes } : { samples, notes }]));
+  return { jsRuns, cRun: c.error ? { error: c.error } : c };
 }
 
 function firstLine(error) {
@@ -532,6 +579,7 @@ function checkFloor(floor, ops) {
 function runFloor(floor, root, ops) {
   const specs = new Map();
   for (const op of ops) if (op.c && !specs.has(op.c)) specs.set(op.c, op.spec);
+  if (specs.size === 0) return { meta: {}, runs: {} };
   const args = ['--cuda', root, '--kernels', KERNELS_FILE, '--compile', COMPILE_FILE,
     ...[...specs].map(([name, spec]) => `${name}:${spec.join(':')}`)];
   const run = spawnSync(floor, args, { encoding: 'utf8', maxBuffer: 64 * 2 ** 20, timeout: 300000 });
@@ -546,6 +594,105 @@ function runFloor(floor, root, ops) {
     runs[op.c] = error ? { error } : { samples: samples.map((ns) => inUnit(op, ns)) };
   }
   return { meta, runs };
+}
+
+/**
+ * bench/floor.c --serve: a C process, set up as for runFloor, that runs one OP:WARMUP:REPS:BATCH
+ * a request, so that C and cudadrv can take turns. request(name, spec) gives { samples } (ns per
+ * step) or { error }; close() ends it.
+ */
+class FloorServer {
+  constructor(floor, root) {
+    this.child = spawn(floor, ['--serve', '--cuda', root, '--kernels', KERNELS_FILE, '--compile', COMPILE_FILE],
+      { stdio: ['pipe', 'pipe', 'pipe'] });
+    this.pending = []; // { resolve } per line awaited, in order
+    this.buffer = '';
+    this.stderr = '';
+    this.ended = null; // why no more lines will come
+    this.child.stdout.setEncoding('utf8');
+    this.child.stdout.on('data', (chunk) => {
+      this.buffer += chunk;
+      let end;
+      while ((end = this.buffer.indexOf('\n')) >= 0) {
+        const line = this.buffer.slice(0, end);
+        this.buffer = this.buffer.slice(end + 1);
+        const waiting = this.pending.shift();
+        if (waiting) waiting.resolve(parseLine(line));
+      }
+    });
+    this.child.stderr.setEncoding('utf8');
+    this.child.stderr.on('data', (chunk) => {
+      this.stderr += chunk;
+    });
+    const end = (why) => {
+      this.ended = this.ended || why;
+      for (const waiting of this.pending.splice(0)) waiting.resolve({ error: this.ended });
+    };
+    this.child.on('error', (error) => end(`floor.c --serve failed: ${error.message}`));
+    this.child.on('close', (status) => end(`floor.c --serve ended: ${this.stderr.trim().split('\n').pop() ||
+      `exit status ${status}`}`));
+    this.child.stdin.on('error', () => {}); // a write after it ended: its close says why
+  }
+
+  next() {
+    if (this.ended) return Promise.resolve({ error: this.ended });
+    return new Promise((resolve) => this.pending.push({ resolve }));
+  }
+
+  // The first line: { device, driver, sizes } once set up, or { error }.
+  started() {
+    return this.next();
+  }
+
+  request(name, spec) {
+    const result = this.next();
+    if (!this.ended) this.child.stdin.write(`${name}:${spec.join(':')}\n`);
+    return result;
+  }
+
+  close() {
+    this.child.stdin.end();
+  }
+}
+
+function parseLine(line) {
+  try {
+    return JSON.parse(line);
+  } catch {
+    return { error: `floor.c --serve printed ${JSON.stringify(line.slice(0, 80))}` };
+  }
+}
+
+// Measures the lines of ops that take turns with C (op.rounds), group by group, through a
+// FloorServer: { jsRuns, cRuns } as measureJs and runFloor give them, and floor.c's meta.
+async function measureAlternating(ops, env, floor, root) {
+  const jsRuns = {};
+  const cRuns = {};
+  let meta = {};
+  const groups = new Map();
+  for (const op of ops) {
+    if (!op.rounds) continue;
+    if (!groups.has(op.c)) groups.set(op.c, []);
+    groups.get(op.c).push(op);
+  }
+  if (groups.size === 0) return { jsRuns, cRuns, meta };
+  const server = new FloorServer(floor, root);
+  try {
+    const started = await server.started();
+    if (!started.error) meta = started;
+    for (const [name, group] of groups) {
+      progress.current = group.map((op) => op.id).join(', ');
+      process.stderr.write(`bench: cudadrv and C in turns: ${progress.current}\n`);
+      const cRound = started.error ? () => Promise.resolve({ error: started.error })
+        : (spec) => server.request(name, spec);
+      const { jsRuns: js, cRun } = await alternate(group, env, cRound);
+      Object.assign(jsRuns, js);
+      cRuns[name] = cRun;
+    }
+  } finally {
+    server.close();
+  }
+  return { jsRuns, cRuns, meta };
 }
 
 // ---- made-up samples for --dry-run: each line just meets its target ----
@@ -635,25 +782,28 @@ async function main() {
   const started = Date.now();
   progress.current = 'bench/floor.c';
   process.stderr.write('bench: C (bench/floor.c)...');
-  const floorRun = runFloor(floor, root, ops);
+  const floorRun = runFloor(floor, root, ops.filter((op) => !op.rounds));
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   process.stderr.write(` ${seconds} s${floorRun.error ? `: ${floorRun.error}` : ''}\n`);
   const device = new cuda.Device(0);
   const context = device.retainPrimaryContext();
   context.push();
   const env = new Env(cuda);
-  const jsRuns = {};
+  const turns = await measureAlternating(ops, env, floor, root);
+  const jsRuns = { ...turns.jsRuns };
   for (const op of ops) {
+    if (op.rounds) continue;
     progress.current = op.id;
     process.stderr.write(`bench: cudadrv ${op.id}\n`);
     jsRuns[op.id] = await measureJs(op, env);
   }
   env.cleanup();
   const cRuns = floorRun.error
-    ? Object.fromEntries(ops.filter((op) => op.c).map((op) => [op.c, { error: floorRun.error }]))
+    ? Object.fromEntries(ops.filter((op) => op.c && !op.rounds).map((op) => [op.c, { error: floorRun.error }]))
     : floorRun.runs;
+  Object.assign(cRuns, turns.cRuns);
   return report(assemble(ops, jsRuns, cRuns), {
-    ...meta, device: device.name(), driver: cuda.getDriverVersion(), floor: floorRun.meta,
+    ...meta, device: device.name(), driver: cuda.getDriverVersion(), floor: { ...turns.meta, ...floorRun.meta },
     seconds: (Date.now() - started) / 1000,
   }, options.out);
 }
@@ -673,4 +823,4 @@ if (require.main === module) {
   main().then((status) => end(status), (error) => end(1, error.message.split('\n')[0]));
 }
 
-module.exports = { OPERATIONS, SIZES, inUnit, select };
+module.exports = { OPERATIONS, SIZES, inUnit, select, alternate, FloorServer };

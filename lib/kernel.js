@@ -2,11 +2,12 @@
 // Kernels: the functions of a module, callable with typed arguments (kernel(...args, { block })),
 // through prepared formats (the fast path), or through PyCUDA's deprecated launch API.
 //
-// Every launch goes through a launcher (src/launch.c): a native function bound to the kernel and
-// to an ArrayBuffer holding the launch dimensions and the packed parameters. A format (the types
-// of a call's arguments) is compiled once into a launcher and a packer that writes straight into
-// that buffer; a launch then costs one call into C. The buffers never leave this file: C holds
-// raw pointers into them.
+// Every launch goes through a launcher (src/launch.c): a native function bound to the kernel, to
+// an ArrayBuffer holding the launch dimensions, attributes and packed parameters, and to the
+// stream its launches go to. A format (the types of a call's arguments) is compiled once into a
+// launcher and a packer that writes straight into that buffer; a launch then costs one call into
+// C, plus one more when the stream differs from the last launch's. The buffers never leave this
+// file: C holds raw pointers into them.
 const binding = require('./binding');
 const { FunctionAttribute, FuncCache, SharedConfig } = require('./constants');
 const { LogicError } = require('./errors');
@@ -18,7 +19,12 @@ const memory = require('./memory');
 const kargs = require('./kernel-args');
 
 const { TYPES, TypedScalar, ArgumentHandler } = kargs;
-const HEADER_BYTES = 32; // launch dimensions before the parameters, as src/launch.c lays them out
+// The header before the parameters, as src/launch.c lays it out: grid, block, shared bytes, the
+// launch attributes asked for (bits), cluster dimensions.
+const HEADER_WORDS = 11;
+const HEADER_BYTES = 48;
+const ATTR_CLUSTER = 1;
+const ATTR_COOPERATIVE = 2;
 const MAX_FORMATS = 64; // per kernel, for the generic call path
 
 // ---- launch dimensions ----
@@ -56,8 +62,9 @@ function dim3(u32, at, d, what) {
   u32[at + 2] = z;
 }
 
-// Writes grid, block and shared bytes into a launcher's header.
-function writeDims(u32, grid, block, shared) {
+// Writes grid and block into a launcher's header, and what options (undefined, or an object)
+// asks for: shared bytes, a cluster shape, a cooperative launch.
+function writeDims(u32, grid, block, options) {
   if (grid === undefined) {
     u32[0] = 1;
     u32[1] = 1;
@@ -66,9 +73,25 @@ function writeDims(u32, grid, block, shared) {
     dim3(u32, 0, grid, 'grid');
   }
   dim3(u32, 3, block, 'block');
+  if (options === undefined) {
+    u32[6] = 0;
+    u32[7] = 0;
+    return;
+  }
+  const { shared, cluster, cooperative } = options;
   if (shared === undefined) u32[6] = 0;
   else if ((shared >>> 0) === shared) u32[6] = shared;
   else check.integer('shared', shared, 0, 4294967295);
+  let attributes = 0;
+  if (cluster !== undefined) {
+    dim3(u32, 8, cluster, 'cluster');
+    attributes = ATTR_CLUSTER;
+  }
+  if (cooperative === true) attributes |= ATTR_COOPERATIVE;
+  else if (cooperative !== undefined && cooperative !== false) {
+    throw new TypeError(`cooperative must be true or false, not ${check.describe(cooperative)}`);
+  }
+  u32[7] = attributes;
 }
 
 // ---- the state of a kernel, wrapped by src/launch.c around its CUfunction ----
@@ -113,19 +136,38 @@ function compileFormat(k, fields) {
 }
 
 function launcherOf(k, size, offsets) {
-  const [launch, buffer] = binding.launcherCreate(k, size);
+  const [launch, buffer, setStream] = binding.launcherCreate(k, size);
   return {
     offsets,
     size,
     launch,
-    u32: new Uint32Array(buffer, 0, 7),
+    setStream,
+    stream: null, // the stream bound in C
+    u32: new Uint32Array(buffer, 0, HEADER_WORDS),
     views: kargs.viewsOf(buffer, HEADER_BYTES, size),
   };
 }
 
-// ---- the generic call: kernel(...args, { block, grid, stream, shared, timeKernel, texrefs }) ----
+// Binds stream (a Stream; null or undefined: the default stream) to launcher where it is not
+// bound already. C checks that it is a Stream.
+function bindStream(launcher, stream) {
+  const s = stream === undefined ? null : stream;
+  if (s === launcher.stream) return;
+  launcher.setStream(s);
+  launcher.stream = s;
+}
 
-const OPTION_KEYS = new Set(['block', 'grid', 'stream', 'shared', 'timeKernel', 'texrefs']);
+// Launches with what the header holds, on stream.
+function launchOn(launcher, stream) {
+  if (stream !== launcher.stream) bindStream(launcher, stream);
+  launcher.launch();
+}
+
+// ---- the generic call: kernel(...args, { block, grid, stream, shared, cluster, cooperative,
+// timeKernel, texrefs }) ----
+
+const OPTION_KEYS = new Set(['block', 'grid', 'stream', 'shared', 'cluster', 'cooperative', 'timeKernel',
+  'texrefs']);
 
 function isOptions(o) {
   if (typeof o !== 'object' || o === null || typeof o.ptr === 'bigint') return false;
@@ -137,7 +179,7 @@ function checkOptions(options) {
   for (const key in options) {
     if (!OPTION_KEYS.has(key)) {
       throw new TypeError(`unknown launch option '${key}': the options are block, grid, stream, ` +
-        'shared, timeKernel and texrefs');
+        'shared, cluster, cooperative, timeKernel and texrefs');
     }
   }
   const { stream, texrefs } = options;
@@ -198,11 +240,9 @@ function callKernel(k, list) {
   let format = k.last;
   if (format === null || !sameFormat(format, list, n, k.signature)) k.last = format = formatFor(k, list, n);
   if (format.handlers !== null || options.timeKernel) return callAndWait(format, list, n, options);
-  writeDims(format.u32, options.grid, options.block, options.shared);
+  writeDims(format.u32, options.grid, options.block, options);
   format.pack(list);
-  const stream = options.stream;
-  if (stream == null) format.launch();
-  else format.launch(stream);
+  launchOn(format, options.stream);
   return undefined;
 }
 
@@ -215,7 +255,7 @@ function callAndWait(format, list, n, options) {
   let start = null;
   let end = null;
   try {
-    writeDims(format.u32, options.grid, options.block, options.shared);
+    writeDims(format.u32, options.grid, options.block, options);
     for (const i of format.handlers ?? []) {
       const handler = list[i];
       const device = memory.memAlloc(handler.array.byteLength);
@@ -227,8 +267,7 @@ function callAndWait(format, list, n, options) {
     }
     format.pack(values);
     if (options.timeKernel) start = new Event().record(stream);
-    if (stream) format.launch(stream);
-    else format.launch();
+    launchOn(format, stream);
     if (options.timeKernel) end = new Event().record(stream);
   } catch (error) {
     release(copies, true);
@@ -270,44 +309,48 @@ function release(copies, quiet) {
   }
 }
 
-// ---- prepared calls: prepare(format), then preparedCall(grid, block, ...args, { shared }) ----
+// ---- prepared calls: prepare(format), then preparedCall(grid, block, ...args, options?) ----
+
+const PREPARED_KEYS = new Set(['shared', 'cluster', 'cooperative']);
 
 // Called only when a prepared call got other than `expected` arguments: fine when one more came,
-// a plain object of options ({ shared }).
+// a plain object of options ({ shared, cluster, cooperative }) or undefined.
 function checkArity(count, expected, options, method, k) {
-  if (count === expected + 1 && isOptions(options)) {
+  if (count === expected + 1 && (options === undefined || isOptions(options))) {
     for (const key in options) {
-      if (key !== 'shared') throw new TypeError(`${method}(): unknown option '${key}' (only shared)`);
+      if (!PREPARED_KEYS.has(key)) {
+        throw new TypeError(`${method}(): unknown option '${key}' (the options are shared, cluster and cooperative)`);
+      }
     }
     return;
   }
   const args = expected - (method === 'preparedAsyncCall' ? 3 : 2);
   throw new TypeError(`kernel '${k.name}'.${method}() takes grid, block, ` +
     `${method === 'preparedAsyncCall' ? 'stream, ' : ''}${args} argument${args === 1 ? '' : 's'} ` +
-    `(format '${k.preparedFormat}') and optionally { shared }; got ${count} arguments`);
+    `(format '${k.preparedFormat}') and optionally { shared, cluster, cooperative }; got ${count} arguments`);
 }
 
 // The preparedCall and preparedAsyncCall functions of a compiled format, with one parameter
-// per argument so that a call allocates nothing.
+// per argument so that a call allocates nothing and makes one call into C.
 function preparedFunctions(k, fields, compiled) {
   const params = fields.map((f, i) => `a${i}, `).join('');
   const statements = kargs.packerStatements(fields, compiled.offsets, (i) => `a${i}`);
   const n = fields.length;
-  const body = (method, expected, launch) => `
+  const body = (method, expected, stream) => `
     if (arguments.length !== ${expected}) checkArity(arguments.length, ${expected}, options, '${method}', k);
-    writeDims(dims, grid, block, options === undefined ? undefined : options.shared);
+    writeDims(dims, grid, block, options);
     ${statements.join('\n    ')}
-    ${launch};`;
+    if (${stream} !== launcher.stream) bindStream(launcher, ${stream});
+    launch();`;
   const source = `
   return [
-    function preparedCall(grid, block, ${params}options) {${body('preparedCall', n + 2, 'launch()')}
+    function preparedCall(grid, block, ${params}options) {${body('preparedCall', n + 2, 'null')}
     },
-    function preparedAsyncCall(grid, block, stream, ${params}options) {${body('preparedAsyncCall', n + 3,
-    'if (stream == null) launch(); else launch(stream)')}
+    function preparedAsyncCall(grid, block, stream, ${params}options) {${body('preparedAsyncCall', n + 3, 'stream')}
     },
   ];`;
   return kargs.compilePacker(compiled.views, source, {
-    k, dims: compiled.u32, launch: compiled.launch, writeDims, checkArity,
+    k, launcher: compiled, dims: compiled.u32, launch: compiled.launch, writeDims, checkArity, bindStream,
   });
 }
 
@@ -325,7 +368,7 @@ function deprecated(method, instead) {
 }
 
 function legacyOf(k) {
-  if (k.legacy === null) k.legacy = { block: undefined, shared: 0, bytes: new Uint8Array(0), launcher: null };
+  if (k.legacy === null) k.legacy = { block: undefined, options: { shared: 0 }, bytes: new Uint8Array(0), launcher: null };
   return k.legacy;
 }
 
@@ -346,16 +389,17 @@ function legacyLaunch(k, grid, stream) {
   }
   const launcher = legacy.launcher;
   launcher.views.u8.set(legacy.bytes);
-  writeDims(launcher.u32, grid, legacy.block, legacy.shared);
-  if (stream == null) launcher.launch();
-  else launcher.launch(check.instance('stream', stream, Stream));
+  writeDims(launcher.u32, grid, legacy.block, legacy.options);
+  launchOn(launcher, stream == null ? null : check.instance('stream', stream, Stream));
 }
 
 // ---- Kernel ----
 
 /**
  * A kernel (PyCUDA's Function), from `module.getFunction(name)`. Callable:
- * `kernel(...args, { block, grid, stream, shared, timeKernel, texrefs })`.
+ * `kernel(...args, { block, grid, stream, shared, cluster, cooperative, timeKernel, texrefs })`;
+ * `cluster: [x, y, z]` launches thread block clusters of that shape, `cooperative: true` a
+ * cooperative launch (grid-wide synchronization), both through cuLaunchKernelEx.
  */
 class Kernel {
   constructor() {
@@ -398,18 +442,20 @@ class Kernel {
     return this;
   }
 
-  /** `preparedCall(grid, block, ...args, { shared }?)`: launches with the prepared format. */
+  /** `preparedCall(grid, block, ...args, { shared, cluster, cooperative }?)`: launches with the
+   * prepared format. */
   preparedCall() {
     throw notPrepared('preparedCall');
   }
 
-  /** `preparedAsyncCall(grid, block, stream, ...args, { shared }?)`: launches on stream. */
+  /** `preparedAsyncCall(grid, block, stream, ...args, { shared, cluster, cooperative }?)`: launches
+   * on stream. */
   preparedAsyncCall() {
     throw notPrepared('preparedAsyncCall');
   }
 
-  /** `preparedTimedCall(grid, block, ...args, { shared }?)`: launches between two events; returns
-   * a function giving a Promise of the kernel's time in seconds. */
+  /** `preparedTimedCall(grid, block, ...args, { shared, cluster, cooperative }?)`: launches between
+   * two events; returns a function giving a Promise of the kernel's time in seconds. */
   preparedTimedCall(grid, block, ...args) {
     if (!Object.prototype.hasOwnProperty.call(this, 'preparedCall')) throw notPrepared('preparedTimedCall');
     const start = new Event().record();
@@ -469,7 +515,7 @@ class Kernel {
   /** @deprecated pass { shared } to the call. */
   setSharedSize(bytes) {
     deprecated('setSharedSize', 'pass { shared: bytes } to the call');
-    legacyOf(this._k).shared = check.integer('bytes', bytes, 0, 4294967295);
+    legacyOf(this._k).options.shared = check.integer('bytes', bytes, 0, 4294967295);
   }
 
   /** @deprecated pass the arguments to the call. */

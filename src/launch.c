@@ -1,12 +1,15 @@
 /* launch: kernels (CUfunction), their attributes, parameter layout and occupancy, and the launch.
  *
  * A launch is the hot path. lib/ packs a call's arguments into an ArrayBuffer that a launcher
- * shares with it: 7 uint32 (grid x y z, block x y z, shared bytes) at its start, the kernel's
- * parameters from byte 32, laid out as the kernel's parameter space. The launcher is a JS function
- * bound in C to the kernel and to that buffer, so a launch is one call taking at most a stream. */
+ * shares with it: a header of 11 uint32 (grid x y z, block x y z, shared bytes, the launch
+ * attributes asked for, cluster x y z), then from byte 48 the kernel's parameters, laid out as the
+ * kernel's parameter space. The launcher is a JS function bound in C to the kernel and to that
+ * buffer, and to the stream its launches go to, which changes only when lib/ binds another: so a
+ * launch is one call into C taking no argument, and C reads nothing from JS values. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "module.h"
 
@@ -64,36 +67,89 @@ static func_h *func_get(napi_env env, napi_value v) {
 
 /* ---- launchers ---- */
 
-enum { HEADER_BYTES = 32, MAX_PARAM_BYTES = 32764 };
+/* The header's words, and the launch attributes word 7 asks for (its bits). */
+enum { DIMS = 0, SHARED = 6, ATTRIBUTES = 7, CLUSTER = 8, HEADER_BYTES = 48 };
+enum { ATTR_CLUSTER = 1, ATTR_COOPERATIVE = 2 };
+enum { MAX_PARAM_BYTES = 32764 };
 
 typedef struct launcher {
   func_h *fn;
   napi_ref buffer;      /* the ArrayBuffer shared with lib/, which keeps it private */
-  const uint32_t *dims; /* its first 7 uint32 */
+  const uint32_t *head; /* its header */
   size_t size;          /* parameter bytes */
   void *extra[5];       /* cuLaunchKernel's: the parameter buffer and its size */
+  stream_h *stream;     /* where launches go; NULL: the default stream */
+  napi_ref stream_ref;  /* its Stream object, kept alive while bound */
+  int refs;             /* the two functions bound to it: launch and setStream */
 } launcher;
 
 static void launcher_finalize(napi_env env, void *data, void *hint) {
   (void)hint;
   launcher *l = data;
+  if (--l->refs > 0) return;
   napi_delete_reference(env, l->buffer);
+  if (l->stream_ref) napi_delete_reference(env, l->stream_ref);
   func_release(l->fn);
   free(l);
 }
 
-/* launch(stream?): launches the kernel with the dimensions and parameters in the buffer. */
+/* A launch with attributes: cuLaunchKernelEx, with the config the header describes. */
+static napi_value launch_ex(napi_env env, const launcher *l, CUstream stream) {
+  const uint32_t *h = l->head;
+  CUlaunchAttribute attrs[2];
+  unsigned int n = 0;
+  memset(attrs, 0, sizeof attrs);
+  if (h[ATTRIBUTES] & ATTR_CLUSTER) {
+    attrs[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attrs[n].value.clusterDim.x = h[CLUSTER];
+    attrs[n].value.clusterDim.y = h[CLUSTER + 1];
+    attrs[n++].value.clusterDim.z = h[CLUSTER + 2];
+  }
+  if (h[ATTRIBUTES] & ATTR_COOPERATIVE) {
+    attrs[n].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+    attrs[n++].value.cooperative = 1;
+  }
+  CUlaunchConfig config = {h[DIMS],     h[DIMS + 1], h[DIMS + 2], h[DIMS + 3], h[DIMS + 4],
+                           h[DIMS + 5], h[SHARED],   stream,      attrs,       n};
+  CU_CALL(env, cuLaunchKernelEx, &config, l->fn->handle, NULL, l->size ? (void **)l->extra : NULL);
+  return NULL;
+}
+
+/* launch(): launches the kernel as the buffer says, on the bound stream. */
 static napi_value launcher_launch(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value stream_arg;
   launcher *l;
-  NAPI_CALL(env, napi_get_cb_info(env, info, &argc, &stream_arg, NULL, (void **)&l));
-  CUstream stream = NULL;
-  if (argc > 0 && !arg_stream(env, stream_arg, &stream)) return NULL;
+  NAPI_CALL(env, napi_get_cb_info(env, info, NULL, NULL, NULL, (void **)&l));
   if (l->fn->module->base.freed) return throw_logic(env, MODULE_FREED);
-  const uint32_t *d = l->dims;
-  CU_CALL(env, cuLaunchKernel, l->fn->handle, d[0], d[1], d[2], d[3], d[4], d[5], d[6], stream,
-          NULL, l->size ? l->extra : NULL);
+  CUstream stream = NULL;
+  if (l->stream) {
+    if (l->stream->base.freed) return throw_logic(env, STREAM_KIND.freed);
+    stream = l->stream->handle;
+  }
+  const uint32_t *h = l->head;
+  if (h[ATTRIBUTES]) return launch_ex(env, l, stream);
+  CU_CALL(env, cuLaunchKernel, l->fn->handle, h[DIMS], h[DIMS + 1], h[DIMS + 2], h[DIMS + 3],
+          h[DIMS + 4], h[DIMS + 5], h[SHARED], stream, NULL, l->size ? l->extra : NULL);
+  return NULL;
+}
+
+/* setStream(stream or null): the stream the next launches go to (null: the default stream). */
+static napi_value launcher_set_stream(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value arg;
+  launcher *l;
+  napi_valuetype type;
+  NAPI_CALL(env, napi_get_cb_info(env, info, &argc, &arg, NULL, (void **)&l));
+  NAPI_CALL(env, napi_typeof(env, arg, &type));
+  stream_h *stream = NULL;
+  napi_ref ref = NULL;
+  if (type != napi_undefined && type != napi_null) {
+    stream = handle_get(env, arg, &STREAM_KIND);
+    if (!stream) return NULL;
+    NAPI_CALL(env, napi_create_reference(env, arg, 1, &ref));
+  }
+  if (l->stream_ref) napi_delete_reference(env, l->stream_ref);
+  l->stream = stream;
+  l->stream_ref = ref;
   return NULL;
 }
 
@@ -106,7 +162,7 @@ static napi_value launch_wait(napi_env env, napi_callback_info info) {
   return wait_stream(env, stream, NULL, "cuLaunchKernel");
 }
 
-/* launcherCreate(kernel, size): [launch, buffer] for parameters of size bytes. */
+/* launcherCreate(kernel, size): [launch, buffer, setStream] for parameters of size bytes. */
 static napi_value launcher_create(napi_env env, napi_callback_info info) {
   ARGS(env, info, 2);
   func_h *fn = func_get(env, argv[0]);
@@ -121,7 +177,7 @@ static napi_value launcher_create(napi_env env, napi_callback_info info) {
   launcher *l = calloc(1, sizeof *l);
   if (!l) return throw_oom(env);
   void *data;
-  napi_value buffer, launch;
+  napi_value buffer, launch, set_stream, result;
   if (napi_create_arraybuffer(env, HEADER_BYTES + size, &data, &buffer) != napi_ok ||
       napi_create_reference(env, buffer, 1, &l->buffer) != napi_ok) {
     free(l);
@@ -129,20 +185,29 @@ static napi_value launcher_create(napi_env env, napi_callback_info info) {
   }
   l->fn = fn;
   fn->refs++;
-  l->dims = data;
+  l->head = data;
   l->size = size;
   l->extra[0] = CU_LAUNCH_PARAM_BUFFER_POINTER;
   l->extra[1] = (char *)data + HEADER_BYTES;
   l->extra[2] = CU_LAUNCH_PARAM_BUFFER_SIZE;
   l->extra[3] = &l->size;
   l->extra[4] = CU_LAUNCH_PARAM_END;
-  if (napi_create_function(env, "launch", NAPI_AUTO_LENGTH, launcher_launch, l, &launch) !=
-          napi_ok ||
-      napi_add_finalizer(env, launch, l, launcher_finalize, NULL, NULL) != napi_ok) {
+  l->refs = 2;
+  bool made = napi_create_function(env, "launch", NAPI_AUTO_LENGTH, launcher_launch, l, &launch) ==
+                  napi_ok &&
+              napi_add_finalizer(env, launch, l, launcher_finalize, NULL, NULL) == napi_ok;
+  if (!made) l->refs--; /* no finalizer will run for launch */
+  if (!made || napi_create_function(env, "setStream", NAPI_AUTO_LENGTH, launcher_set_stream, l,
+                                    &set_stream) != napi_ok ||
+      napi_add_finalizer(env, set_stream, l, launcher_finalize, NULL, NULL) != napi_ok) {
     launcher_finalize(env, l, NULL);
     return napi_fail(env, napi_generic_failure);
   }
-  return make_pair(env, launch, buffer);
+  NAPI_CALL(env, napi_create_array_with_length(env, 3, &result));
+  NAPI_CALL(env, napi_set_element(env, result, 0, launch));
+  NAPI_CALL(env, napi_set_element(env, result, 1, buffer));
+  NAPI_CALL(env, napi_set_element(env, result, 2, set_stream));
+  return result;
 }
 
 /* ---- what the driver knows of a kernel ---- */

@@ -111,7 +111,17 @@ static const char *image_problem(const uint8_t *p, size_t length) {
     return NULL;
   }
   if (length >= 4 && read_le(p, 4) == 0xBA55ED50u) {
-    if (length < 16 || !within(read_le(p + 6, 2), read_le(p + 8, 8), length)) return truncated;
+    /* A fatbin: a header (magic, version, its own size, the size of what follows), then entries,
+     * each a header (kind, version, its own size, the size of its payload...) and its payload. */
+    if (length < 16) return truncated;
+    uint64_t at = read_le(p + 6, 2), size = read_le(p + 8, 8);
+    if (at < 16 || !within(at, size, length)) return truncated;
+    uint64_t end = at + size;
+    while (end - at >= 16) {
+      uint64_t header = read_le(p + at + 4, 4), payload = read_le(p + at + 8, 8);
+      if (header < 16 || !within(header, payload, end - at)) return truncated;
+      at += header + payload;
+    }
     return NULL;
   }
   if (length >= 4 && read_le(p, 4) == 0x466243B1u)

@@ -115,6 +115,74 @@ describe('bench/run.js', function () {
     assert.match(bench.formatTable(results), /\| memAllocAsync \+ free, 1 MiB +\| n\/a +\| 2\.00 µs ±0% +\| — +\| ≤ 1\.1× +\| n\/a \|/);
   });
 
+  it('launch lines take turns with C: a C round, then a round of each line sharing its C operation', async function () {
+    const byId = Object.fromEntries(bench.OPERATIONS.map((op) => [op.id, op]));
+    for (const id of ['launch.callable', 'launch.prepared', 'launch.prepared4', 'launch.sync', 'launch.await']) {
+      assert.ok(byId[id].rounds > 1, id);
+    }
+    assert.ok(byId['launch.prepared'].spec[2] <= 256, 'a batch small enough that the launch queue never fills');
+    const calls = [];
+    const op = (id, fail = false) => ({
+      id, unit: 'us', c: 'launch.empty', rounds: 3, spec: [1, 2, 4],
+      js: (env) => {
+        env.note(`${id} set up`);
+        if (fail) throw new TypeError('no kernel');
+        return { step: () => calls.push(id), after: () => calls.push(`${id} synchronized`) };
+      },
+    });
+    const env = { note(text) { this.notes.push(text); } };
+    const cSamples = [[1000, 2000], [3000, 4000], [5000, 6000]];
+    const cRound = async (spec) => {
+      calls.push(`C ${spec.join(':')}`);
+      return { samples: cSamples[calls.filter((c) => c.startsWith('C ')).length - 1] };
+    };
+    const { jsRuns, cRun } = await bench.alternate([op('a'), op('b'), op('bad', true)], env, cRound);
+    const batch = (id) => [id, id, id, id, `${id} synchronized`];
+    const round = ['C 1:2:4', ...[1, 2, 3].flatMap(() => batch('a')), ...[1, 2, 3].flatMap(() => batch('b'))];
+    assert.deepStrictEqual(calls, [...round, ...round, ...round]);
+    assert.deepStrictEqual(cRun, { samples: [1, 2, 3, 4, 5, 6] });
+    assert.strictEqual(jsRuns.a.samples.length, 6);
+    assert.ok(jsRuns.b.samples.every((us) => us > 0));
+    assert.deepStrictEqual(jsRuns.a.notes, ['a set up']);
+    assert.deepStrictEqual(jsRuns.bad, { error: 'TypeError: no kernel', notes: ['bad set up'] });
+    // C failing: its error, no more C rounds, the cudadrv rounds all the same
+    calls.length = 0;
+    const failed = await bench.alternate([op('a')], env, async () => {
+      calls.push('C');
+      return { error: 'cuLaunchKernel failed: invalid argument' };
+    });
+    assert.deepStrictEqual(failed.cRun, { error: 'cuLaunchKernel failed: invalid argument' });
+    assert.deepStrictEqual(calls.filter((c) => c === 'C'), ['C']);
+    assert.strictEqual(failed.jsRuns.a.samples.length, 6);
+  });
+
+  it('FloorServer: floor.c --serve\'s first line, one result line per request, and why it ended', async function () {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cudadrv-floor-'));
+    const stub = path.join(dir, 'floor');
+    // a stand-in for floor.c --serve: echoes what it was asked; "stop" ends it with a message
+    fs.writeFileSync(stub, `#!${process.execPath}
+      const args = process.argv.slice(2);
+      console.log(JSON.stringify({ device: 'stub', args }));
+      require('readline').createInterface({ input: process.stdin }).on('line', (line) => {
+        if (line.startsWith('stop:')) { console.error('floor: stopped as asked'); process.exit(1); }
+        console.log(JSON.stringify({ samples: line.split(':').slice(1).map(Number) }));
+      });`, { mode: 0o755 });
+    try {
+      const server = new bench.FloorServer(stub, '/cuda');
+      const started = await server.started();
+      assert.strictEqual(started.device, 'stub');
+      assert.deepStrictEqual(started.args.slice(0, 3), ['--serve', '--cuda', '/cuda']);
+      const [first, second] = await Promise.all([server.request('launch.empty', [1, 10, 128]),
+        server.request('launch.args4', [2, 3, 4])]);
+      assert.deepStrictEqual([first, second], [{ samples: [1, 10, 128] }, { samples: [2, 3, 4] }]);
+      assert.deepStrictEqual(await server.request('stop', [1, 1, 1]), { error: 'floor.c --serve ended: floor: stopped as asked' });
+      assert.deepStrictEqual(await server.request('launch.empty', [1, 1, 1]), { error: 'floor.c --serve ended: floor: stopped as asked' });
+      server.close();
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('units: nanoseconds per step to µs, ms, GB/s, and per kernel of a graph', function () {
     const byId = Object.fromEntries(bench.OPERATIONS.map((op) => [op.id, op]));
     assert.strictEqual(bench.inUnit(byId['launch.prepared'], 2500), 2.5);

@@ -3,6 +3,8 @@
 // driver (test/kernel-fake-driver.c). It checks what JS sees with assert, and prints as JSON what
 // the parent needs to check the driver's log against.
 const assert = require('assert');
+const fs = require('fs');
+const path = require('path');
 const cuda = require('..');
 
 // Kernels of the stand-in's module text: entry <name> <parameter sizes>.
@@ -93,10 +95,10 @@ const scenarios = {
     const seconds = add.preparedTimedCall(1, 1, a, a, 7);
     assert.strictEqual(typeof seconds, 'function');
     assert.strictEqual(await seconds(), 0.0015);
-    assert.throws(() => add.preparedCall(1, 1, a, a), { name: 'TypeError', message: "kernel 'add'.preparedCall() takes grid, block, 3 arguments (format 'PPi') and optionally { shared }; got 4 arguments" });
+    assert.throws(() => add.preparedCall(1, 1, a, a), { name: 'TypeError', message: "kernel 'add'.preparedCall() takes grid, block, 3 arguments (format 'PPi') and optionally { shared, cluster, cooperative }; got 4 arguments" });
     assert.throws(() => add.preparedCall(1, 1, a, a, 1, 2, 3), { name: 'TypeError', message: /got 7 arguments/ });
     assert.throws(() => add.preparedCall(1, 1, a, a, 1, { ptr: 1n }), { name: 'TypeError', message: /got 6 arguments/ });
-    assert.throws(() => add.preparedCall(1, 1, a, a, 1, { stream }), { name: 'TypeError', message: /unknown option 'stream' \(only shared\)/ });
+    assert.throws(() => add.preparedCall(1, 1, a, a, 1, { stream }), { name: 'TypeError', message: "preparedCall(): unknown option 'stream' (the options are shared, cluster and cooperative)" });
     assert.throws(() => add.preparedCall(1, 1, a, a, 1.5), { name: 'RangeError', message: /argument 2 must be an integer/ });
     assert.throws(() => add.preparedCall(1, 1, 'a', a, 1), { name: 'TypeError', message: /argument 0 must be device memory/ });
     assert.throws(() => add.preparedCall(1, 0, a, a, 1), { name: 'RangeError', message: /block must be an integer from 1/ });
@@ -149,7 +151,7 @@ const scenarios = {
     assert.throws(() => add(...args, { block: '32' }), { name: 'TypeError', message: 'block must be a number or an array of 1 to 3 numbers, not the string "32"' });
     assert.throws(() => add(...args, { block: 1, grid: [1, NaN] }), { name: 'RangeError', message: /grid dimensions must be integers from 1 to 4294967295, not NaN/ });
     assert.throws(() => add(...args, { block: 1, shared: -1 }), { name: 'RangeError', message: /shared must be an integer from 0/ });
-    assert.throws(() => add(...args, { block: 1, blocks: 4 }), { name: 'TypeError', message: "unknown launch option 'blocks': the options are block, grid, stream, shared, timeKernel and texrefs" });
+    assert.throws(() => add(...args, { block: 1, blocks: 4 }), { name: 'TypeError', message: "unknown launch option 'blocks': the options are block, grid, stream, shared, cluster, cooperative, timeKernel and texrefs" });
     assert.throws(() => add(...args, { block: 1, stream: 5 }), { name: 'TypeError', message: /stream must be a Stream/ });
     assert.throws(() => add(...args, { block: 1, texrefs: [5] }), { name: 'TypeError', message: /texrefs must be an array of TextureReference/ });
     // the driver refuses a grid past the device's limits (65535 in y here): its error, surfaced
@@ -167,6 +169,86 @@ const scenarios = {
     assert.throws(() => module.getFunction(7), { name: 'TypeError', message: 'name must be a string, not number 7' });
     assert.throws(() => add.getAttribute(99), { name: 'RangeError', message: /member of cuda\.FunctionAttribute/ });
     add(...args, { block: 1 }); // still fine afterwards
+    return {};
+  },
+
+  // Clusters and cooperative launches: through cuLaunchKernelEx with exactly the attributes asked
+  // for; launches without them through cuLaunchKernel. The parent checks the configurations.
+  async launchAttributes() {
+    new cuda.Device(0).makeContext();
+    const module = new cuda.Module(IMAGE);
+    const add = module.getFunction('add');
+    const p = { ptr: BigInt(randomInt(1, 2 ** 40)) * 256n };
+    const q = { ptr: BigInt(randomInt(1, 2 ** 40)) * 256n };
+    const n = randomInt(-(2 ** 31), 2 ** 31 - 1);
+    const stream = new cuda.Stream();
+    add(p, q, cuda.int32(n), { block: [32, 2], grid: [8, 4], cluster: [2, 2], stream, shared: 64 });
+    add(p, q, cuda.int32(n), { block: 64, grid: 16, cooperative: true });
+    add(p, q, cuda.int32(n), { block: 64, grid: [4, 2, 2], cluster: [4, 1, 2], cooperative: true });
+    add(p, q, cuda.int32(n), { block: 64, grid: 16, cluster: 4, cooperative: false });
+    add(p, q, cuda.int32(n), { block: 64, grid: 16 });
+    add.prepare('PPi');
+    add.preparedCall(8, 32, p, q, n, { cluster: [2] });
+    add.preparedAsyncCall(6, 32, stream, p, q, n, { cooperative: true, shared: 128 });
+    add.preparedCall(8, 32, p, q, n);
+    assert.strictEqual(await add(p, q, cuda.int32(n), { block: 1, grid: 2, cluster: 2, timeKernel: true }), 0.0015);
+    // the driver's refusals, surfaced
+    assert.throws(() => add(p, q, cuda.int32(n), { block: 1, grid: 6, cluster: 4 }),
+      { name: 'RuntimeError', code: 912, api: 'cuLaunchKernelEx', message: 'cuLaunchKernelEx failed: cluster misconfiguration' });
+    assert.throws(() => add.preparedCall([4, 3], 1, p, q, n, { cluster: [2, 2] }),
+      { name: 'RuntimeError', code: 912, api: 'cuLaunchKernelEx' });
+    assert.throws(() => add(p, q, cuda.int32(n), { block: 1024, grid: 1000, cooperative: true }),
+      { name: 'LaunchError', code: 720, api: 'cuLaunchKernelEx', message: 'cuLaunchKernelEx failed: too many blocks in cooperative launch' });
+    // wrong types and shapes, refused before the driver
+    const args = [p, q, cuda.int32(n)];
+    assert.throws(() => add(...args, { block: 1, cluster: '2' }), { name: 'TypeError', message: 'cluster must be a number or an array of 1 to 3 numbers, not the string "2"' });
+    assert.throws(() => add(...args, { block: 1, cluster: null }), { name: 'TypeError', message: 'cluster must be a number or an array of 1 to 3 numbers, not null' });
+    assert.throws(() => add(...args, { block: 1, cluster: [2, 0] }), { name: 'RangeError', message: 'cluster dimensions must be integers from 1 to 4294967295, not 0' });
+    assert.throws(() => add(...args, { block: 1, cluster: [1, 1, 1, 1] }), { name: 'RangeError', message: 'cluster must have 1 to 3 dimensions, not 4' });
+    assert.throws(() => add(...args, { block: 1, cluster: 0 }), { name: 'RangeError', message: 'cluster must be an integer from 1 to 4294967295, not 0' });
+    assert.throws(() => add(...args, { block: 1, cooperative: 1 }), { name: 'TypeError', message: 'cooperative must be true or false, not number 1' });
+    assert.throws(() => add(...args, { block: 1, cooperative: 'yes' }), { name: 'TypeError', message: 'cooperative must be true or false, not the string "yes"' });
+    assert.throws(() => add.preparedCall(1, 1, p, q, n, { cluster: [2.5] }), { name: 'RangeError', message: 'cluster dimensions must be integers from 1 to 4294967295, not 2.5' });
+    assert.throws(() => add.preparedAsyncCall(1, 1, stream, p, q, n, { cooperative: null }), { name: 'TypeError', message: 'cooperative must be true or false, not null' });
+    assert.throws(() => add.preparedCall(1, 1, p, q, n, { clusters: 2 }), { name: 'TypeError', message: "preparedCall(): unknown option 'clusters' (the options are shared, cluster and cooperative)" });
+    add.preparedCall(2, 2, p, q, n, undefined); // a plain launch afterwards; undefined options are none
+    return { p: p.ptr, q: q.ptr, n };
+  },
+
+  // Without cuLaunchKernelEx (drivers before CUDA 11.8), launches with attributes say so; others work.
+  async noLaunchEx() {
+    new cuda.Device(0).makeContext();
+    const empty = new cuda.Module(IMAGE).getFunction('empty');
+    assert.throws(() => empty({ block: 1, grid: 2, cluster: 2 }), { name: 'RuntimeError', api: 'cuLaunchKernelEx', message: /^cuLaunchKernelEx is not provided by the installed CUDA driver/ });
+    assert.throws(() => empty.prepare('').preparedCall(1, 1, { cooperative: true }), { name: 'RuntimeError', api: 'cuLaunchKernelEx' });
+    empty({ block: 1 });
+    empty.preparedCall(1, 1);
+    return {};
+  },
+
+  // A launcher's stream is bound in C and changes only when the call's stream differs: launches
+  // go where each call says, and a destroyed stream is refused.
+  async streams() {
+    new cuda.Device(0).makeContext();
+    const module = new cuda.Module(IMAGE);
+    const empty = module.getFunction('empty');
+    const prepared = new cuda.Module(IMAGE).getFunction('empty').prepare('');
+    const [s1, s2] = [new cuda.Stream(), new cuda.Stream()];
+    for (const stream of [s1, s1, s2, null, undefined, s1]) {
+      prepared.preparedAsyncCall(1, 1, stream);
+      empty({ block: 1, stream });
+    }
+    prepared.preparedCall(1, 1);
+    prepared.preparedAsyncCall(1, 1, s2);
+    prepared.preparedTimedCall(1, 1); // the default stream again
+    s2.destroy();
+    const destroyed = { name: 'LogicError', message: 'this Stream has been destroyed; create a new Stream' };
+    assert.throws(() => prepared.preparedAsyncCall(1, 1, s2), destroyed);
+    assert.throws(() => empty({ block: 1, stream: s2 }), destroyed);
+    assert.throws(() => prepared.preparedAsyncCall(1, 1, 'stream'), { name: 'TypeError', message: 'expected a Stream' });
+    assert.throws(() => empty({ block: 1, stream: {} }), { name: 'TypeError', message: /stream must be a Stream/ });
+    prepared.preparedAsyncCall(1, 1, s1);
+    empty({ block: 1, stream: s1 });
     return {};
   },
 
@@ -227,6 +309,42 @@ const scenarios = {
     fromFile.getFunction('add')({ ptr: 1n }, { ptr: 2n }, cuda.int32(3), { block: 1 });
     assert.throws(() => cuda.moduleFromFile('/nonexistent/kernels.cubin'), { name: 'RuntimeError', api: 'cuModuleLoad', message: 'cuModuleLoad failed: file not found' });
     return {};
+  },
+
+  // The fatbin that nvcc made (test/fixtures/scale.fatbin): its headers are checked, entry by
+  // entry, before the driver reads it by the sizes they give.
+  async fatbin() {
+    new cuda.Device(0).makeContext();
+    const image = fs.readFileSync(path.join(__dirname, 'fixtures', 'scale.fatbin'));
+    assert.ok(new cuda.Module(image) instanceof cuda.Module);
+    assert.ok(cuda.moduleFromBuffer(new Uint8Array(image.buffer, image.byteOffset, image.length)) instanceof cuda.Module);
+    const truncated = { name: 'RangeError', message: 'image is truncated: its headers reach past its end' };
+    for (const length of [image.length - 1, 1000, 449, 100, 16, 15, 4]) {
+      assert.throws(() => new cuda.Module(image.subarray(0, length)), truncated, `${length} bytes`);
+    }
+    // the entries, walked here independently: [offset, header size, payload size]
+    const entries = [];
+    for (let at = image.readUInt16LE(6); at < image.length;) {
+      entries.push([at, image.readUInt32LE(at + 4), Number(image.readBigUInt64LE(at + 8))]);
+      at += entries[entries.length - 1][1] + entries[entries.length - 1][2];
+    }
+    assert.deepStrictEqual(entries.map(([, , payload]) => payload > 0), [true, true], 'PTX and cubin');
+    const [last] = entries.slice(-1);
+    // 8 more bytes, counted by the fatbin's header: the last entry may take them, not more
+    const grown = (extra) => {
+      const bytes = Buffer.concat([image, Buffer.alloc(8)]);
+      bytes.writeBigUInt64LE(bytes.readBigUInt64LE(8) + 8n, 8);
+      bytes.writeBigUInt64LE(BigInt(last[2] + extra), last[0] + 8);
+      return bytes;
+    };
+    assert.ok(new cuda.Module(grown(8)) instanceof cuda.Module);
+    assert.throws(() => new cuda.Module(grown(16)), truncated);
+    const shortHeader = Buffer.from(image);
+    shortHeader.writeUInt32LE(8, entries[0][0] + 4);
+    assert.throws(() => new cuda.Module(shortHeader), truncated);
+    // bytes after the fatbin are not read
+    assert.ok(new cuda.Module(Buffer.concat([image, Buffer.alloc(7, 0xff)])) instanceof cuda.Module);
+    return { size: image.length };
   },
 
   async lifetimes() {

@@ -4,10 +4,11 @@
 // child process whose libcuda.so.1 is the stand-in (test/kernel-driver-child.js), and the bytes
 // the "driver" received are compared exactly with what C lays out for those arguments.
 const assert = require('assert');
-const { execFileSync, spawnSync } = require('child_process');
+const { spawnSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
+const { buildStandIn } = require('./stand-in-driver');
 
 // Expected parameter bytes: size, then [method, offset, value] writes, as hex.
 function params(size, writes = []) {
@@ -16,8 +17,11 @@ function params(size, writes = []) {
   return buffer.toString('hex');
 }
 
-function launch(name, { grid = '1,1,1', block = '1,1,1', shared = 0, stream = 0 }, hex) {
-  return `launch ${name} grid=${grid} block=${block} shared=${shared} stream=${stream} params=${hex}`;
+// A launch as the stand-in logs it; with attrs (ids and values of the launch attributes, as
+// "4:2,1,1;2:1": a cluster of 2x1x1, cooperative), one through cuLaunchKernelEx.
+function launch(name, { grid = '1,1,1', block = '1,1,1', shared = 0, stream = 0, attrs = null }, hex) {
+  return `launch${attrs === null ? '' : 'ex'} ${name} grid=${grid} block=${block} shared=${shared} ` +
+    `stream=${stream}${attrs === null ? '' : ` attrs=${attrs}`} params=${hex}`;
 }
 
 describe('modules and launches through a stand-in driver (no GPU needed)', function () {
@@ -28,10 +32,7 @@ describe('modules and launches through a stand-in driver (no GPU needed)', funct
     if (process.platform !== 'linux') this.skip();
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cudadrv-stand-in-'));
     try {
-      const include = execFileSync(process.execPath, [path.join(__dirname, '..', 'scripts', 'find-cuda.js')],
-        { encoding: 'utf8' });
-      execFileSync(process.env.CC || 'cc', ['-shared', '-fPIC', `-I${include}`, '-o',
-        path.join(dir, 'libcuda.so.1'), path.join(__dirname, 'kernel-fake-driver.c'), '-ldl'], { stdio: 'pipe' });
+      buildStandIn(dir);
     } catch (error) {
       console.log(`      (stand-in driver not built, so skipped: ${error.message.split('\n')[0]})`);
       this.skip();
@@ -54,7 +55,7 @@ describe('modules and launches through a stand-in driver (no GPU needed)', funct
     return {
       result: JSON.parse(child.stdout),
       lines,
-      launches: lines.filter((line) => line.startsWith('launch ')),
+      launches: lines.filter((line) => /^launch(ex)? /.test(line)),
     };
   }
 
@@ -128,6 +129,35 @@ describe('modules and launches through a stand-in driver (no GPU needed)', funct
     assert.strictEqual(launches.length, 1, 'only the last, good call reached the driver');
   });
 
+  it('clusters and cooperative launches go through cuLaunchKernelEx with exactly those attributes; bad ones are refused', function () {
+    const { result: r, launches } = run('launchAttributes');
+    const hex = params(20, [['writeBigUInt64LE', 0, BigInt(r.p)], ['writeBigUInt64LE', 8, BigInt(r.q)], ['writeInt32LE', 16, r.n]]);
+    const [CLUSTER, COOPERATIVE] = [4, 2]; // CU_LAUNCH_ATTRIBUTE_*
+    assert.deepStrictEqual(launches, [
+      launch('add', { grid: '8,4,1', block: '32,2,1', shared: 64, stream: 1, attrs: `${CLUSTER}:2,2,1` }, hex),
+      launch('add', { grid: '16,1,1', block: '64,1,1', attrs: `${COOPERATIVE}:1` }, hex),
+      launch('add', { grid: '4,2,2', block: '64,1,1', attrs: `${CLUSTER}:4,1,2;${COOPERATIVE}:1` }, hex),
+      launch('add', { grid: '16,1,1', block: '64,1,1', attrs: `${CLUSTER}:4,1,1` }, hex),
+      launch('add', { grid: '16,1,1', block: '64,1,1' }, hex),
+      launch('add', { grid: '8,1,1', block: '32,1,1', attrs: `${CLUSTER}:2,1,1` }, hex),
+      launch('add', { grid: '6,1,1', block: '32,1,1', shared: 128, stream: 1, attrs: `${COOPERATIVE}:1` }, hex),
+      launch('add', { grid: '8,1,1', block: '32,1,1' }, hex),
+      launch('add', { grid: '2,1,1', attrs: `${CLUSTER}:2,1,1` }, hex),
+      launch('add', { grid: '2,1,1', block: '2,1,1' }, hex),
+    ]);
+  });
+
+  it('without cuLaunchKernelEx, launches with attributes are a RuntimeError naming it; plain ones work', function () {
+    const { launches } = run('noLaunchEx', { FAKE_CUDA_MISSING: 'cuLaunchKernelEx' });
+    assert.deepStrictEqual(launches, [launch('empty', {}, ''), launch('empty', {}, '')]);
+  });
+
+  it('launches go to the stream each call names (bound in C when it changes); a destroyed stream is refused', function () {
+    const { launches } = run('streams');
+    const on = (...streams) => streams.map((stream) => launch('empty', { stream }, ''));
+    assert.deepStrictEqual(launches, [...on(1, 1, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1), ...on(0, 2, 0, 1, 1)]);
+  });
+
   it('without cuFuncGetParamInfo, arguments are laid out with C alignment', function () {
     const { launches } = run('noParamInfo', { FAKE_CUDA_MISSING: 'cuFuncGetParamInfo' });
     assert.deepStrictEqual(launches, [
@@ -150,6 +180,13 @@ describe('modules and launches through a stand-in driver (no GPU needed)', funct
       'load file 16',
     ]);
     assert.strictEqual(launches.length, 1);
+  });
+
+  it('a fatbin made by nvcc passes the header check; truncated ones and entries past the end are refused', function () {
+    const { result: { size }, lines } = run('fatbin');
+    assert.strictEqual(size, fs.statSync(path.join(__dirname, 'fixtures', 'scale.fatbin')).size);
+    assert.deepStrictEqual(lines.filter((line) => line.startsWith('load')),
+      [size, size, size + 8, size].map((bytes) => `load fatbin ${bytes}`));
   });
 
   it('freed modules refuse use with LogicError; dropped ones are unloaded by the garbage collector', function () {

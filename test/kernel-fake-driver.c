@@ -8,6 +8,7 @@
  *   global <name> <bytes>               a global variable
  *   texref <name> / surfref <name>      references
  *   fail                                the JIT fails, with an error log
+ * A fatbin image is taken as a module without kernels, and logged with its size.
  * FAKE_CUDA_MISSING lists calls (comma-separated) that the driver does not provide, and
  * FAKE_CUDA_PROFILER_RESULT the CUresult cuProfilerInitialize returns.
  *
@@ -17,11 +18,20 @@
 #include <cudaProfiler.h>
 #include <dlfcn.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define EXPORT __attribute__((visibility("default")))
+
+/* Whether FAKE_CUDA_LOG is set, read once: launches ask at each call (bench/launch-overhead.js
+ * times them). */
+static int logging(void) {
+  static int set = -1;
+  if (set < 0) set = getenv("FAKE_CUDA_LOG") != NULL;
+  return set;
+}
 
 static void log_line(const char *format, ...) {
   const char *path = getenv("FAKE_CUDA_LOG");
@@ -87,6 +97,8 @@ EXPORT CUresult cuGetErrorString(CUresult error, const char **text) {
     case CUDA_ERROR_NOT_FOUND: *text = "named symbol not found"; break;
     case CUDA_ERROR_FILE_NOT_FOUND: *text = "file not found"; break;
     case CUDA_ERROR_PROFILER_DISABLED: *text = "profiler disabled while using external profiling tool"; break;
+    case CUDA_ERROR_INVALID_CLUSTER_SIZE: *text = "cluster misconfiguration"; break;
+    case CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE: *text = "too many blocks in cooperative launch"; break;
     default: *text = "fake error"; break;
   }
   return CUDA_SUCCESS;
@@ -169,7 +181,12 @@ EXPORT CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned
                                    CUjit_option *options, void **values) {
   char *info = NULL, *error = NULL;
   char line[1024];
-  int at = snprintf(line, sizeof line, "load %zu", strlen(image));
+  const unsigned char *bytes = image;
+  /* a fatbin (it holds no kernels here): its size as its header gives it */
+  bool fatbin = bytes[0] == 0x50 && bytes[1] == 0xed && bytes[2] == 0x55 && bytes[3] == 0xba;
+  int at = fatbin ? snprintf(line, sizeof line, "load fatbin %llu",
+                             (unsigned long long)(bytes[6] | bytes[7] << 8) + *(const unsigned long long *)(bytes + 8))
+                  : snprintf(line, sizeof line, "load %zu", strlen(image));
   for (unsigned int i = 0; i < n; i++) {
     if (options[i] == CU_JIT_INFO_LOG_BUFFER) info = values[i];
     else if (options[i] == CU_JIT_ERROR_LOG_BUFFER) error = values[i];
@@ -177,7 +194,7 @@ EXPORT CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned
       at += snprintf(line + at, sizeof line - at, " %d=%zu", (int)options[i], (size_t)(uintptr_t)values[i]);
   }
   log_line("%s", line);
-  CUresult result = parse_module(module, image);
+  CUresult result = parse_module(module, fatbin ? "" : image);
   if (info) strcpy(info, "fake JIT: info");
   if (error) strcpy(error, result == CUDA_SUCCESS ? "" : "fake JIT: syntax error at line 1");
   return result;
@@ -243,11 +260,14 @@ EXPORT CUresult cuFuncGetParamInfo(CUfunction fn, size_t index, size_t *offset, 
   return CUDA_SUCCESS;
 }
 
-EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
-                               unsigned int bx, unsigned int by, unsigned int bz, unsigned int shared,
-                               CUstream stream, void **params, void **extra) {
+/* A launch: checks what the driver would, then logs the kernel, its configuration and its
+ * parameter bytes; attrs describes the launch attributes (cuLaunchKernelEx), or is NULL. */
+static CUresult launch(CUfunction f, const CUlaunchConfig *c, void **params, void **extra,
+                       const char *attrs) {
   if (params) return CUDA_ERROR_INVALID_VALUE;
-  if (gx > 2147483647u || gy > 65535 || gz > 65535 || bx * by * bz > 1024) return CUDA_ERROR_INVALID_VALUE;
+  if (c->gridDimX > 2147483647u || c->gridDimY > 65535 || c->gridDimZ > 65535 ||
+      c->blockDimX * c->blockDimY * c->blockDimZ > 1024)
+    return CUDA_ERROR_INVALID_VALUE;
   const unsigned char *buffer = NULL;
   size_t size = 0;
   for (int i = 0; extra && extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
@@ -256,12 +276,53 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, u
   }
   size_t want = f->count ? f->offsets[f->count - 1] + f->sizes[f->count - 1] : 0;
   if (size != want || (size && !buffer)) return CUDA_ERROR_INVALID_VALUE;
-  if (!getenv("FAKE_CUDA_LOG")) return CUDA_SUCCESS;
+  if (!logging()) return CUDA_SUCCESS;
   char hex[2 * 4096 + 1] = "";
   for (size_t i = 0; i < size && i < 4096; i++) sprintf(hex + 2 * i, "%02x", buffer[i]);
-  log_line("launch %s grid=%u,%u,%u block=%u,%u,%u shared=%u stream=%d params=%s", f->name, gx, gy,
-           gz, bx, by, bz, shared, stream ? stream->id : 0, hex);
+  log_line("launch%s %s grid=%u,%u,%u block=%u,%u,%u shared=%u stream=%d%s%s params=%s",
+           attrs ? "ex" : "", f->name, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX,
+           c->blockDimY, c->blockDimZ, c->sharedMemBytes, c->hStream ? c->hStream->id : 0,
+           attrs ? " attrs=" : "", attrs ? attrs : "", hex);
   return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+                               unsigned int bx, unsigned int by, unsigned int bz, unsigned int shared,
+                               CUstream stream, void **params, void **extra) {
+  CUlaunchConfig config = {gx, gy, gz, bx, by, bz, shared, stream, NULL, 0};
+  return launch(f, &config, params, extra, NULL);
+}
+
+/* Attributes are logged as id:values, comma-separated: "4:2,1,1;2:1" for a cluster of 2x1x1 and a
+ * cooperative launch. A cluster must divide the grid; a cooperative grid must fit at once (132
+ * multiprocessors of 2048 threads). */
+EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params, void **extra) {
+  char attrs[256] = "";
+  int at = 0;
+  for (unsigned int i = 0; i < c->numAttrs; i++) {
+    const CUlaunchAttribute *a = &c->attrs[i];
+    const char *sep = i ? ";" : "";
+    switch (a->id) {
+      case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: {
+        unsigned int x = a->value.clusterDim.x, y = a->value.clusterDim.y, z = a->value.clusterDim.z;
+        if (!x || !y || !z || c->gridDimX % x || c->gridDimY % y || c->gridDimZ % z || x * y * z > 8)
+          return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+        at += snprintf(attrs + at, sizeof attrs - at, "%s%d:%u,%u,%u", sep, (int)a->id, x, y, z);
+        break;
+      }
+      case CU_LAUNCH_ATTRIBUTE_COOPERATIVE: {
+        unsigned long long blocks = (unsigned long long)c->gridDimX * c->gridDimY * c->gridDimZ;
+        unsigned int threads = c->blockDimX * c->blockDimY * c->blockDimZ;
+        if (a->value.cooperative && threads && blocks > 132ULL * (2048 / threads))
+          return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+        at += snprintf(attrs + at, sizeof attrs - at, "%s%d:%d", sep, (int)a->id, a->value.cooperative);
+        break;
+      }
+      default:
+        at += snprintf(attrs + at, sizeof attrs - at, "%s%d:?", sep, (int)a->id);
+    }
+  }
+  return launch(f, c, params, extra, attrs);
 }
 
 EXPORT CUresult cuFuncGetAttribute(int *value, CUfunction_attribute attribute, CUfunction f) {
@@ -348,6 +409,15 @@ EXPORT CUresult cuTexRefGetAddressMode(CUaddress_mode *mode, CUtexref t, int dim
 }
 EXPORT CUresult cuTexRefGetFilterMode(CUfilter_mode *mode, CUtexref t) { *mode = t->filter; return CUDA_SUCCESS; }
 EXPORT CUresult cuTexRefGetFlags(unsigned int *flags, CUtexref t) { *flags = t->flags; return CUDA_SUCCESS; }
+
+/* Device memory: addresses handed out in order, never reused; nothing behind them. */
+EXPORT CUresult cuMemAlloc(CUdeviceptr *ptr, size_t bytes) {
+  static CUdeviceptr next = 0x7e0000000000ULL;
+  *ptr = next;
+  next += (bytes + 0xffff) & ~(CUdeviceptr)0xffff;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuMemFree(CUdeviceptr ptr) { (void)ptr; return CUDA_SUCCESS; }
 
 /* Streams and events, enough for waits and timing: all work is done at once. */
 EXPORT CUresult cuStreamCreateWithPriority(CUstream *stream, unsigned int flags, int priority) {

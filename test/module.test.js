@@ -1,7 +1,7 @@
 'use strict';
-// Modules on the GPU: loading PTX, cubin and files with JIT options and logs, globals, texture
-// references of hand-written PTX (bound to linear and pitched memory and fetched), function
-// attributes, occupancy, the deprecated launch API and the profiler.
+// Modules on the GPU: loading PTX, cubin, fatbin and files with JIT options and logs, globals,
+// texture references of hand-written PTX (bound to linear and pitched memory and fetched),
+// function attributes, occupancy, the deprecated launch API and the profiler.
 const assert = require('assert');
 const fs = require('fs');
 const os = require('os');
@@ -179,6 +179,24 @@ describeGpu('Module', function () {
       assert.throws(() => cuda.moduleFromFile(path.join(dir, 'missing.cubin')), { name: 'RuntimeError', api: 'cuModuleLoad' });
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('loads a fatbin made by nvcc (test/fixtures/scale.fatbin) from a Buffer and from its file', async function () {
+    const [major] = cuda.Context.getDevice().computeCapability();
+    if (major < 9) this.skip(); // it holds sm_90 code and compute_90 PTX
+    const file = path.join(__dirname, 'fixtures', 'scale.fatbin');
+    const image = fs.readFileSync(file);
+    const modules = [cuda.moduleFromBuffer(image), new cuda.Module(new Uint8Array(image)), cuda.moduleFromFile(file)];
+    for (const module of modules) {
+      const scale = module.getFunction('scale');
+      assert.deepStrictEqual(scale.paramInfo(), [{ offset: 0, size: 8 }, { offset: 8, size: 4 }, { offset: 12, size: 4 }]);
+      const n = 1000 + Math.floor(Math.random() * 1000);
+      const a = normals(n);
+      const s = Math.fround(1 + Math.random());
+      const b = a.slice();
+      await scale(cuda.InOut(b), cuda.float32(s), cuda.int32(n), { block: [128], grid: [Math.ceil(n / 128)] });
+      assert.deepStrictEqual(b, a.map((x) => Math.fround(x * s)));
     }
   });
 

@@ -98,7 +98,16 @@ export declare const InOut: HandlerClass<InOut>;
  * verbatim (structs, vector types), booleans; bare numbers only where the signature is known. */
 export type KernelArgument = TypedScalar | ArgumentHandler | DevicePointerLike | ArrayBufferView | boolean;
 
-export interface LaunchOptions {
+/** Launch attributes (cuLaunchKernelEx), for calls and prepared calls alike. */
+export interface LaunchAttributes {
+  /** Thread block clusters of this shape (compute capability 9.0+); it must divide the grid. */
+  cluster?: Dim3;
+  /** A cooperative launch: the whole grid is resident at once and can synchronize
+   * (cooperative_groups' `this_grid().sync()`). */
+  cooperative?: boolean;
+}
+
+export interface LaunchOptions extends LaunchAttributes {
   /** Threads per block: required. */
   block: Dim3;
   /** Blocks in the grid; 1 when omitted. */
@@ -112,8 +121,14 @@ export interface LaunchOptions {
   texrefs?: TextureReference[];
 }
 
-/** What a prepared call takes per argument, and its optional last { shared }. */
-export type PreparedArgument = number | bigint | boolean | TypedScalar | DevicePointerLike | ArrayBufferView | { shared?: number };
+/** The optional last argument of a prepared call. */
+export interface PreparedOptions extends LaunchAttributes {
+  /** Dynamic shared memory, in bytes. */
+  shared?: number;
+}
+
+/** What a prepared call takes per argument, and its optional last PreparedOptions. */
+export type PreparedArgument = number | bigint | boolean | TypedScalar | DevicePointerLike | ArrayBufferView | PreparedOptions | undefined;
 
 /** The bytes of a parameter list as cudadrv lays it out (C alignment). */
 export declare function packArguments(args: readonly KernelArgument[]): Buffer;
@@ -156,11 +171,12 @@ export declare class Kernel {
   paramInfo(): Array<{ offset: number; size: number }> | null;
   /** Fixes the argument types: 'PPi', ['float32', 'P'], ...; returns the kernel. */
   prepare(format: string | ReadonlyArray<string | Function>, options?: { texrefs?: TextureReference[] }): this;
-  /** preparedCall(grid, block, ...args, { shared }?) */
+  /** preparedCall(grid, block, ...args, { shared, cluster, cooperative }?) */
   preparedCall(grid: Dim3, block: Dim3, ...args: PreparedArgument[]): void;
-  /** preparedAsyncCall(grid, block, stream, ...args, { shared }?) */
+  /** preparedAsyncCall(grid, block, stream, ...args, { shared, cluster, cooperative }?) */
   preparedAsyncCall(grid: Dim3, block: Dim3, stream: Stream | null, ...args: PreparedArgument[]): void;
-  /** preparedTimedCall(grid, block, ...args, { shared }?): a function giving a Promise of seconds. */
+  /** preparedTimedCall(grid, block, ...args, { shared, cluster, cooperative }?): a function giving a
+   * Promise of seconds. */
   preparedTimedCall(grid: Dim3, block: Dim3, ...args: PreparedArgument[]): () => Promise<number>;
   getAttribute(attribute: number): number;
   setAttribute(attribute: number, value: number): void;
