@@ -257,11 +257,16 @@ function settle(req, outcome) {
   return keptIn ? { ...entry, keptIn } : entry;
 }
 
-// The Buffer a compile gives: a copy of the entry's image (the cache keeps its own), with the
-// log, the lowered names by name expression, and the target.
+// The Buffer a compile gives, with the log, the lowered names by name expression, and the
+// target: the image alone in its memory (never in Buffer's shared pool), a copy of the entry's
+// where the cache keeps it (or other callers share it), else the image itself.
 function deliver(req, entry) {
   if (entry.log && req.messageHandler) req.messageHandler(entry.log);
-  const image = Buffer.from(entry.image);
+  let image = entry.image;
+  if (req.key) {
+    image = Buffer.allocUnsafeSlow(entry.image.length);
+    entry.image.copy(image);
+  }
   image.log = entry.log;
   // own properties only, even for an expression named __proto__
   image.loweredNames = Object.fromEntries(
