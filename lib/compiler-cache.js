@@ -25,6 +25,7 @@ const binding = require('./binding');
 
 const FORMAT = 'cudadrv-compile-cache-2';
 const MAGIC = Buffer.from('CUDADRV\x02', 'latin1');
+const MAGIC_WORDS = [MAGIC.readUInt32LE(0), MAGIC.readUInt32LE(4)]; // compared as read
 const HEADER = 24; // magic (8), metadata length (4), image length (4), XXH64 of the rest (8)
 const MEMORY_LIMIT = 64 * 1024 * 1024; // bytes of images kept in memory
 
@@ -187,6 +188,9 @@ function probe(file) {
 // Map(absolute path → { stamp, contents }).
 function includedFiles(request) {
   const found = new Map();
+  const texts = [...request.preIncludes.map((name) => `#include "${name}"\n`), request.source,
+    ...request.headerSources];
+  if (!texts.some((text) => text.includes('include'))) return found; // none: nothing to look for
   const searchDirs = request.searchDirs;
   const scan = (text, ownDirs) => {
     for (const [, form, name] of text.matchAll(INCLUDE)) {
@@ -204,9 +208,7 @@ function includedFiles(request) {
   // NVRTC looks for the main source's quoted includes in the working directory.
   const cwd = process.cwd();
   const sourceDirs = [...new Set([cwd, path.dirname(path.resolve(cwd, request.name))])];
-  scan(request.preIncludes.map((name) => `#include "${name}"\n`).join(''), sourceDirs);
-  scan(request.source, sourceDirs);
-  for (const text of request.headerSources) scan(text, sourceDirs);
+  for (const text of texts) scan(text, sourceDirs);
   return found;
 }
 
@@ -305,7 +307,9 @@ function entryName(key) {
 
 // The entry stored in data, or null when it is truncated, altered or not ours.
 function decode(data, key) {
-  if (data.length < HEADER || !data.subarray(0, MAGIC.length).equals(MAGIC)) return null;
+  if (data.length < HEADER || data.readUInt32LE(0) !== MAGIC_WORDS[0] || data.readUInt32LE(4) !== MAGIC_WORDS[1]) {
+    return null;
+  }
   const metaLength = data.readUInt32LE(8);
   const imageLength = data.readUInt32LE(12);
   if (HEADER + metaLength + imageLength !== data.length) return null;
