@@ -23,7 +23,8 @@
         "src/module.c",
         "src/launch.c",
         "src/graph.c",
-        "src/nvrtc.c"
+        "src/nvrtc.c",
+        "src/digest.c"
       ],
       "include_dirs": ["<(cuda_include)", "<(INTERMEDIATE_DIR)"],
       "defines": ["NAPI_VERSION=8", "_GNU_SOURCE"],

@@ -9,7 +9,8 @@
  *   floor --list
  *       prints {"operations": [...], "sizes": {...}} without touching the driver: bench/run.js
  *       checks that they are the ones it measures
- *   floor --cuda ROOT --kernels FILE --compile FILE OP:WARMUP:REPS:BATCH ...
+ *   floor --cuda ROOT --kernels FILE --compile FILE [--compile-name NAME]
+ *         [--compile-option OPTION]... OP:WARMUP:REPS:BATCH ...
  *       runs each operation: WARMUP + REPS batches of BATCH steps, each batch timed as a whole,
  *       then its untimed "after" call (a stream synchronize, where the steps enqueue work). Each
  *       of the REPS timed batches is one sample: nanoseconds per step.
@@ -20,6 +21,8 @@
  *       OP:WARMUP:REPS:BATCH line read from stdin as above and prints its result ({"samples"} or
  *       {"error"}) on a line, until stdin ends: so that bench/run.js can take turns with it, a
  *       round of C, a round of cudadrv, on the same GPU at the same time.
+ *       compile.cold compiles the --compile FILE under NAME with the OPTIONs given (bench/run.js
+ *       gives those cudadrv gives NVRTC), by default bench.cu for this device's architecture.
  *
  * bench/run.js measures cudadrv the same way, with the same sizes, kernels and sources. */
 #define _GNU_SOURCE
@@ -141,6 +144,9 @@ static char arch[64];
 static char *compile_source;
 static size_t compile_length;
 static int compile_serial;
+static const char *compile_name = "bench.cu";
+static const char *compile_options[64];
+static int compile_option_count;
 static CUgraphExec graph_exec;
 /* args4's parameters (two pointers, an int and a float) as cudadrv passes them: one buffer laid
  * out as the kernel's parameter space, through cuLaunchKernel's extra. */
@@ -167,29 +173,33 @@ static char *read_file(const char *path, size_t *length) {
   return text;
 }
 
-/* Compiles source with NVRTC for this device; the cubin in *cubin (malloc'd) when wanted. */
-static const char *nvrtc_compile(const char *source, void **cubin) {
+/* Compiles source with NVRTC, making the calls cudadrv makes for a compile (src/nvrtc.c): create,
+ * compile, the log (a failure's errors, a success's warnings), the cubin, destroy. The cubin in
+ * *cubin (malloc'd) when wanted. */
+static const char *nvrtc_compile(const char *source, const char *name, const char *const *options,
+                                 int num_options, void **cubin) {
   nvrtcProgram program;
-  nvrtcResult result = rtc.nvrtcCreateProgram(&program, source, "bench.cu", 0, NULL, NULL);
+  nvrtcResult result = rtc.nvrtcCreateProgram(&program, source, name, 0, NULL, NULL);
   if (result != NVRTC_SUCCESS) {
     snprintf(failure, sizeof failure, "nvrtcCreateProgram failed: %s", rtc.nvrtcGetErrorString(result));
     return failure;
   }
-  const char *options[] = {arch};
-  result = rtc.nvrtcCompileProgram(program, 1, options);
+  result = rtc.nvrtcCompileProgram(program, num_options, options);
+  size_t size = 0;
+  char *log = NULL;
+  if (rtc.nvrtcGetProgramLogSize(program, &size) == NVRTC_SUCCESS && size > 1 && (log = malloc(size)) &&
+      rtc.nvrtcGetProgramLog(program, log) != NVRTC_SUCCESS) {
+    free(log);
+    log = NULL;
+  }
   if (result != NVRTC_SUCCESS) {
-    size_t size = 0;
-    rtc.nvrtcGetProgramLogSize(program, &size);
-    char *log = malloc(size + 1);
-    if (log && rtc.nvrtcGetProgramLog(program, log) == NVRTC_SUCCESS)
-      snprintf(failure, sizeof failure, "nvrtcCompileProgram failed: %s", log);
-    else
-      snprintf(failure, sizeof failure, "nvrtcCompileProgram failed: %s", rtc.nvrtcGetErrorString(result));
+    snprintf(failure, sizeof failure, "nvrtcCompileProgram failed: %s",
+             log ? log : rtc.nvrtcGetErrorString(result));
     free(log);
     rtc.nvrtcDestroyProgram(&program);
     return failure;
   }
-  size_t size = 0;
+  free(log);
   result = rtc.nvrtcGetCUBINSize(program, &size);
   void *image = result == NVRTC_SUCCESS ? malloc(size) : NULL;
   if (image) result = rtc.nvrtcGetCUBIN(program, image);
@@ -208,7 +218,8 @@ static const char *setup_kernels(const char *path) {
   size_t length;
   char *source = read_file(path, &length);
   void *cubin = NULL;
-  const char *failed = nvrtc_compile(source, &cubin);
+  const char *options[] = {arch};
+  const char *failed = nvrtc_compile(source, "bench.cu", options, 1, &cubin);
   free(source);
   if (failed) return failed;
   CUmodule module;
@@ -294,7 +305,7 @@ static const char *alloc_free_async(void) {
 /* The compile source with a comment of its own, so that nothing can answer from a cache. */
 static const char *compile_cold(void) {
   snprintf(compile_source + compile_length, 64, "\n// sample %d\n", compile_serial++);
-  return nvrtc_compile(compile_source, NULL);
+  return nvrtc_compile(compile_source, compile_name, compile_options, compile_option_count, NULL);
 }
 
 static const char *setup_graph(void) {
@@ -459,7 +470,12 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[first], "--cuda")) cuda_root = argv[first + 1];
     else if (!strcmp(argv[first], "--kernels")) kernels = argv[first + 1];
     else if (!strcmp(argv[first], "--compile")) compile = argv[first + 1];
-    else fatal("unknown option %s", argv[first]);
+    else if (!strcmp(argv[first], "--compile-name")) compile_name = argv[first + 1];
+    else if (!strcmp(argv[first], "--compile-option")) {
+      if (compile_option_count == (int)(sizeof compile_options / sizeof compile_options[0]))
+        fatal("too many --compile-option");
+      compile_options[compile_option_count++] = argv[first + 1];
+    } else fatal("unknown option %s", argv[first]);
     first += 2;
   }
   if (!cuda_root || !kernels || !compile || (serving && first < argc))
@@ -495,6 +511,7 @@ int main(int argc, char **argv) {
   cu.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
   cu.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
   snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d%d", major, minor);
+  if (!compile_option_count) compile_options[compile_option_count++] = arch;
   if ((failed = setup_kernels(kernels))) fatal("%s", failed);
   compile_source = read_file(compile, &compile_length);
 

@@ -29,6 +29,9 @@ const FLOOR_BINARY = path.join(ROOT, 'build', 'bench', 'floor');
 // The sizes floor.c uses too (it reports its own, and they are checked against these).
 const SIZES = { big: 256 * 2 ** 20, small: 16, alloc: 2 ** 20, graphKernels: 100 };
 
+// The cold compiles: [warm-up, samples, 1]. Compiles vary more than launches: more samples.
+const COLD_SPEC = [2, 15, 1];
+
 // ---- the operations ----
 // id, title, unit; c: the floor.c operation measured beside it; spec: [warm-up batches, timed
 // batches, steps per batch]; target; js(env): returns { step, after?, async? } (a step timed in
@@ -171,14 +174,9 @@ const OPERATIONS = [
   },
   {
     id: 'compile.cold', title: 'NVRTC compile, cold (bench/compile.cu)', unit: 'ms', c: 'compile.cold',
-    spec: [1, 5, 1], target: ratioAtMost(1.05),
-    note: 'each sample compiles a source of its own, the cache disabled',
-    js: (env) => {
-      const { compileSync } = require('../lib/compiler');
-      const options = { cacheDir: false, noExternC: true };
-      let serial = 0;
-      return { step: () => compileSync(`${env.compileSource}\n// sample ${serial++}\n`, options) };
-    },
+    spec: COLD_SPEC, target: ratioAtMost(1.05),
+    note: 'each sample compiles a source of its own, the cache disabled; C gets the same name and options',
+    js: (env) => ({ samples: () => coldCompiles(env, COLD_SPEC) }),
   },
   {
     id: 'compile.cached', title: 'NVRTC compile, cache hit in-process', unit: 'us', c: null,
@@ -344,11 +342,54 @@ async function lagDuring(env, what, start) {
   return lags;
 }
 
+// The cold compiles' options: the device's architecture given, so that floor.c can be handed
+// the very name and option list that cudadrv gives NVRTC for them.
+function coldCompileRequest(arch) {
+  const options = { cacheDir: false, noExternC: true, arch };
+  const { name, options: nvrtcOptions } = require('../lib/compiler').internal.request('', options);
+  return { options, floorArgs: ['--compile-name', name, ...nvrtcOptions.flatMap((o) => ['--compile-option', o])] };
+}
+
+// Cold compiles (ms), each of a source of its own; notes how much of each was cudadrv's own work:
+// all but the addon's call that compiles (which starts a thread, and makes the calls floor.c does).
+function coldCompiles(env, [warmup, reps]) {
+  const binding = require('../lib/binding');
+  const { compileSync } = require('../lib/compiler');
+  const { nvrtcCompile } = binding;
+  let inside = 0;
+  binding.nvrtcCompile = (...args) => {
+    const start = performance.now();
+    try {
+      return nvrtcCompile(...args);
+    } finally {
+      inside = performance.now() - start;
+    }
+  };
+  const samples = [];
+  const own = [];
+  try {
+    for (let i = 0; i < warmup + reps; i++) {
+      const start = performance.now();
+      compileSync(`${env.compileSource}\n// sample ${i}\n`, env.coldCompile.options);
+      const took = performance.now() - start;
+      if (i < warmup) continue;
+      samples.push(took);
+      own.push(took - inside);
+    }
+  } finally {
+    binding.nvrtcCompile = nvrtcCompile;
+  }
+  own.sort((a, b) => a - b);
+  env.note(`cudadrv's own work outside the addon's compiling call: ${(own[own.length >> 1] * 1000).toFixed(0)} µs (median)`);
+  return samples;
+}
+
 // ---- shared resources, made on first use (a missing API fails only the lines that need it) ----
 
 class Env {
-  constructor(cuda) {
+  constructor(cuda, coldCompile) {
     this.cuda = cuda;
+    this.coldCompile = coldCompile;
     this.compileSource = fs.readFileSync(COMPILE_FILE, 'utf8');
     this.notes = []; // what to know about the line being measured
     this.made = new Map();
@@ -575,12 +616,13 @@ function checkFloor(floor, ops) {
   }
 }
 
-// Runs floor.c on every C operation of ops: { meta, runs: name → { samples (unit) } or { error } }.
-function runFloor(floor, root, ops) {
+// Runs floor.c on every C operation of ops, with compileArgs (the cold compiles' name and
+// options): { meta, runs: name → { samples (unit) } or { error } }.
+function runFloor(floor, root, ops, compileArgs) {
   const specs = new Map();
   for (const op of ops) if (op.c && !specs.has(op.c)) specs.set(op.c, op.spec);
   if (specs.size === 0) return { meta: {}, runs: {} };
-  const args = ['--cuda', root, '--kernels', KERNELS_FILE, '--compile', COMPILE_FILE,
+  const args = ['--cuda', root, '--kernels', KERNELS_FILE, '--compile', COMPILE_FILE, ...compileArgs,
     ...[...specs].map(([name, spec]) => `${name}:${spec.join(':')}`)];
   const run = spawnSync(floor, args, { encoding: 'utf8', maxBuffer: 64 * 2 ** 20, timeout: 300000 });
   const failed = run.error ? run.error.message : run.status !== 0
@@ -779,16 +821,17 @@ async function main() {
     throw new Error(`no CUDA device to measure (${reason}); run it on a machine with an NVIDIA GPU, ` +
       'or try --dry-run');
   }
+  const device = new cuda.Device(0);
+  const coldCompile = coldCompileRequest(`sm_${device.computeCapability().join('')}`);
   const started = Date.now();
   progress.current = 'bench/floor.c';
   process.stderr.write('bench: C (bench/floor.c)...');
-  const floorRun = runFloor(floor, root, ops.filter((op) => !op.rounds));
+  const floorRun = runFloor(floor, root, ops.filter((op) => !op.rounds), coldCompile.floorArgs);
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   process.stderr.write(` ${seconds} s${floorRun.error ? `: ${floorRun.error}` : ''}\n`);
-  const device = new cuda.Device(0);
   const context = device.retainPrimaryContext();
   context.push();
-  const env = new Env(cuda);
+  const env = new Env(cuda, coldCompile);
   const turns = await measureAlternating(ops, env, floor, root);
   const jsRuns = { ...turns.jsRuns };
   for (const op of ops) {

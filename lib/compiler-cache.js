@@ -8,20 +8,25 @@
 // and the NVRTC identity. Where a header could come from several places, all of them are hashed:
 // a change in any of them changes the key, so an entry is never stale, only sometimes duplicated.
 // (Headers NVRTC finds on its own, built in or on a system path, are covered by its identity.)
+// Keys are BLAKE2b digests, and entries carry an XXH64 checksum, both computed by the addon
+// (src/digest.c): node:crypto alone takes longer to load than a whole cache hit may.
+//
+// A process remembers the keys it computed (see knownKey), so that a request made again costs no
+// hashing and, when its source includes no files, no file system call.
 //
 // On disk an entry is one file, <key>.entry, written atomically (a temporary file in the same
 // directory, then rename), so concurrent processes never see half an entry; a truncated or
 // altered file fails its checksum and is recompiled. A directory that cannot be made or written
 // turns the disk cache off for it, with one warning.
-const crypto = require('crypto');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const binding = require('./binding');
 
-const FORMAT = 'cudadrv-compile-cache-1';
-const MAGIC = Buffer.from('CUDADRV\x01', 'latin1');
-const HEADER = 48; // magic (8), metadata length (4), image length (4), sha-256 of the rest (32)
+const FORMAT = 'cudadrv-compile-cache-2';
+const MAGIC = Buffer.from('CUDADRV\x02', 'latin1');
+const MAGIC_WORDS = [MAGIC.readUInt32LE(0), MAGIC.readUInt32LE(4)]; // compared as read
+const HEADER = 24; // magic (8), metadata length (4), image length (4), XXH64 of the rest (8)
 const MEMORY_LIMIT = 64 * 1024 * 1024; // bytes of images kept in memory
 
 /** Counters for tests and benchmarks. */
@@ -59,7 +64,7 @@ function giveUp(dir, error) {
  * per directory) where dir cannot be made or written. */
 function writeAtomic(dir, name, data) {
   if (unusable(dir)) return false;
-  const temporary = path.join(dir, `.${name}.${process.pid}.${crypto.randomBytes(6).toString('hex')}.tmp`);
+  const temporary = path.join(dir, `.${name}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`);
   try {
     if (!directories.has(dir)) {
       fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -105,7 +110,7 @@ function watched(library, env) {
 }
 
 function recordName(env) {
-  return `nvrtc-${crypto.createHash('sha256').update(JSON.stringify(env)).digest('hex').slice(0, 16)}.json`;
+  return `nvrtc-${binding.blake2b([JSON.stringify(env)], 8)}.json`;
 }
 
 function identityOf(version, archs, library) {
@@ -159,20 +164,33 @@ function nvrtcIdentity(dir) {
 
 const INCLUDE = /^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\r\n]+)[>"]/gm;
 
-// The contents of path when it is a readable file, else null (without throwing for absent files).
-function readIfFile(file) {
-  const stat = fs.statSync(file, { throwIfNoEntry: false });
-  if (!stat || !stat.isFile()) return null;
-  try {
-    return fs.readFileSync(file);
-  } catch {
-    return null; // unreadable: NVRTC cannot read it either
-  }
+// What a stat says of a file, compared when a known key is used again: null when it is absent.
+function fileStamp(stat) {
+  return stat ? [stat.dev, stat.ino, stat.mode, stat.size, stat.mtimeMs, stat.ctimeMs] : null;
 }
 
-// Every file the request's sources include, recursively: Map(absolute path → contents).
+// A file's stamp, and its contents when it is a readable file (else null; an absent file is no
+// error).
+function probe(file) {
+  const stat = fs.statSync(file, { throwIfNoEntry: false });
+  let contents = null;
+  if (stat && stat.isFile()) {
+    try {
+      contents = fs.readFileSync(file);
+    } catch {
+      // unreadable: NVRTC cannot read it either
+    }
+  }
+  return { stamp: fileStamp(stat), contents };
+}
+
+// Every file the request's sources include, recursively, and every place looked at for one:
+// Map(absolute path → { stamp, contents }).
 function includedFiles(request) {
   const found = new Map();
+  const texts = [...request.preIncludes.map((name) => `#include "${name}"\n`), request.source,
+    ...request.headerSources];
+  if (!texts.some((text) => text.includes('include'))) return found; // none: nothing to look for
   const searchDirs = request.searchDirs;
   const scan = (text, ownDirs) => {
     for (const [, form, name] of text.matchAll(INCLUDE)) {
@@ -181,30 +199,90 @@ function includedFiles(request) {
         : (form === '"' ? ownDirs.concat(searchDirs) : searchDirs).map((dir) => path.join(dir, name));
       for (const file of candidates) {
         if (found.has(file)) continue;
-        const contents = readIfFile(file);
-        found.set(file, contents);
-        if (contents) scan(contents.toString('latin1'), [path.dirname(file)]);
+        const probed = probe(file);
+        found.set(file, probed);
+        if (probed.contents) scan(probed.contents.toString('latin1'), [path.dirname(file)]);
       }
     }
   };
   // NVRTC looks for the main source's quoted includes in the working directory.
   const cwd = process.cwd();
   const sourceDirs = [...new Set([cwd, path.dirname(path.resolve(cwd, request.name))])];
-  scan(request.preIncludes.map((name) => `#include "${name}"\n`).join(''), sourceDirs);
-  scan(request.source, sourceDirs);
-  for (const text of request.headerSources) scan(text, sourceDirs);
+  for (const text of texts) scan(text, sourceDirs);
   return found;
 }
 
-/** The cache key of a request compiled by the NVRTC whose identity is given. */
-function cacheKey(request, nvrtcId) {
-  const hash = crypto.createHash('sha256');
-  hash.update(JSON.stringify([FORMAT, nvrtcId, request.target, request.name, request.options,
-    request.nameExpressions, request.headerNames, request.headerSources, request.source]));
-  for (const [file, contents] of includedFiles(request)) {
-    if (contents) hash.update(`\0${JSON.stringify([file, contents.length])}`).update(contents);
+// ---- keys known in this process ----
+//
+// A request made again finds its key here, by its exact text, and uses it while every place
+// looked at for its included files is as it was (a file there or not, its inode, size and times
+// the same): no hashing, and no file system call at all for a source that includes nothing. A
+// file changed less than RACY_MS before it was looked at could change again within the same tick
+// of the file system's clock unseen (times are kept in steps of up to 2 s), so keys that depend
+// on one are not kept: they are computed whole each time until the file has settled.
+
+const RACY_MS = 2000;
+const KNOWN_LIMIT = 32 * 2 ** 20; // characters of requests kept
+const knownKeys = new Map(); // source → { chars, byRest: Map(restOf(request) → { key, stamps }) }
+let knownChars = 0;
+
+// Everything but the source that decides a request's key.
+function restOf(request, nvrtcId) {
+  return JSON.stringify([nvrtcId, request.noExternC, request.target, request.name, request.options,
+    request.nameExpressions, request.headerNames, request.headerSources, process.cwd()]);
+}
+
+function rememberKey(request, rest, known) {
+  let bySource = knownKeys.get(request.text);
+  if (!bySource) {
+    bySource = { chars: request.text.length, byRest: new Map() };
+    knownKeys.set(request.text, bySource);
+    knownChars += bySource.chars;
   }
-  return hash.digest('hex');
+  if (!bySource.byRest.has(rest)) {
+    bySource.chars += rest.length;
+    knownChars += rest.length;
+  }
+  bySource.byRest.set(rest, known);
+  for (const [text, old] of knownKeys) { // the oldest sources first
+    if (knownChars <= KNOWN_LIMIT) break;
+    knownKeys.delete(text);
+    knownChars -= old.chars;
+  }
+}
+
+/** The key of a request made before in this process, where every place looked at for its
+ * included files is unchanged; else null. */
+function knownKey(request, nvrtcId) {
+  const known = knownKeys.get(request.text)?.byRest.get(restOf(request, nvrtcId));
+  if (!known) return null;
+  try {
+    for (const [file, stamp] of known.stamps) {
+      const now = fileStamp(fs.statSync(file, { throwIfNoEntry: false }));
+      if (now === null ? stamp !== null : !stamp || now.some((value, i) => value !== stamp[i])) return null;
+    }
+  } catch {
+    return null; // a place that can no longer be looked at: computed anew, which says why
+  }
+  return known.key;
+}
+
+/** The cache key of a request compiled by the NVRTC whose identity is given (a 256-bit BLAKE2b
+ * digest, in hex); remembered for knownKey. */
+function cacheKey(request, nvrtcId) {
+  const parts = [JSON.stringify([FORMAT, nvrtcId, request.target, request.name, request.options,
+    request.nameExpressions, request.headerNames, request.headerSources, request.source])];
+  const stamps = [];
+  const settled = Date.now() - RACY_MS;
+  let racy = false;
+  for (const [file, { stamp, contents }] of includedFiles(request)) {
+    if (contents) parts.push(`\0${JSON.stringify([file, contents.length])}`, contents);
+    stamps.push([file, stamp]);
+    racy ||= stamp !== null && stamp[5] > settled; // its ctime
+  }
+  const key = binding.blake2b(parts, 32);
+  if (!racy) rememberKey(request, restOf(request, nvrtcId), { key, stamps });
+  return key;
 }
 
 // ---- entries: { image: Buffer, log, loweredNames: string[], target } ----
@@ -229,12 +307,13 @@ function entryName(key) {
 
 // The entry stored in data, or null when it is truncated, altered or not ours.
 function decode(data, key) {
-  if (data.length < HEADER || !data.subarray(0, MAGIC.length).equals(MAGIC)) return null;
+  if (data.length < HEADER || data.readUInt32LE(0) !== MAGIC_WORDS[0] || data.readUInt32LE(4) !== MAGIC_WORDS[1]) {
+    return null;
+  }
   const metaLength = data.readUInt32LE(8);
   const imageLength = data.readUInt32LE(12);
   if (HEADER + metaLength + imageLength !== data.length) return null;
-  const digest = crypto.createHash('sha256').update(data.subarray(HEADER)).digest();
-  if (!digest.equals(data.subarray(16, HEADER))) return null;
+  if (binding.xxh64(data.subarray(HEADER)) !== data.readBigUInt64LE(16)) return null;
   let meta;
   try {
     meta = JSON.parse(data.toString('utf8', HEADER, HEADER + metaLength));
@@ -253,12 +332,14 @@ function encode(key, entry) {
   const meta = Buffer.from(JSON.stringify({
     key, log: entry.log, loweredNames: entry.loweredNames, target: entry.target,
   }));
-  const header = Buffer.alloc(HEADER);
-  MAGIC.copy(header);
-  header.writeUInt32LE(meta.length, 8);
-  header.writeUInt32LE(entry.image.length, 12);
-  crypto.createHash('sha256').update(meta).update(entry.image).digest().copy(header, 16);
-  return Buffer.concat([header, meta, entry.image]);
+  const data = Buffer.allocUnsafe(HEADER + meta.length + entry.image.length);
+  MAGIC.copy(data);
+  data.writeUInt32LE(meta.length, 8);
+  data.writeUInt32LE(entry.image.length, 12);
+  meta.copy(data, HEADER);
+  entry.image.copy(data, HEADER + meta.length);
+  data.writeBigUInt64LE(binding.xxh64(data.subarray(HEADER)), 16);
+  return data;
 }
 
 /** The entry cached under key (in memory, else in dir), or null. */
@@ -293,12 +374,14 @@ function store(dir, key, entry) {
   writeAtomic(dir, entryName(key), encode(key, entry));
 }
 
-/** Empties the in-memory cache (for tests and benchmarks). */
+/** Empties the in-memory cache and forgets the keys known (for tests and benchmarks). */
 function clearMemory() {
   memory.clear();
   memoryBytes = 0;
+  knownKeys.clear();
+  knownChars = 0;
 }
 
 module.exports = {
-  stats, cacheDirFor, nvrtcIdentity, cacheKey, lookup, store, clearMemory, entryName,
+  stats, cacheDirFor, nvrtcIdentity, knownKey, cacheKey, lookup, store, clearMemory, entryName,
 };

@@ -9,7 +9,6 @@ const os = require('os');
 const path = require('path');
 const binding = require('./binding');
 const { CompileError, RuntimeError } = require('./errors');
-const { Module } = require('./module');
 const { describe } = require('./checks');
 const cache = require('./compiler-cache');
 const nvrtc = require('./compiler-nvrtc');
@@ -145,7 +144,6 @@ function request(source, opts) {
   const messageHandler = optional('messageHandler', opts.messageHandler, 'function');
   const includeDirs = opts.includeDirs === undefined
     ? [] : strings('includeDirs', opts.includeDirs, { empty: false });
-  includeDirs.forEach((dir, i) => readableDir(`includeDirs[${i}]`, dir));
   let headers = opts.headers ?? {};
   if (typeof headers !== 'object' || Array.isArray(headers)) {
     throw new TypeError('headers must be an object mapping include names to sources, not ' +
@@ -189,6 +187,8 @@ function request(source, opts) {
   const searchDirs = [...includeDirs, ...optionValues(userOptions, ['-I', '--include-path']), INCLUDE_DIR]
     .map((dir) => path.resolve(dir));
   const req = {
+    text: source,
+    noExternC,
     source: wrap(source, noExternC),
     name,
     options,
@@ -204,7 +204,12 @@ function request(source, opts) {
     keep,
     messageHandler,
   };
-  if (cacheDir) req.key = cache.cacheKey(req, identity.id);
+  // A request made before skips what looks at the file system beyond its included files.
+  if (cacheDir) req.key = cache.knownKey(req, identity.id);
+  if (!req.key) {
+    includeDirs.forEach((dir, i) => readableDir(`includeDirs[${i}]`, dir));
+    if (cacheDir) req.key = cache.cacheKey(req, identity.id);
+  }
   return req;
 }
 
@@ -252,11 +257,16 @@ function settle(req, outcome) {
   return keptIn ? { ...entry, keptIn } : entry;
 }
 
-// The Buffer a compile gives: a copy of the entry's image (the cache keeps its own), with the
-// log, the lowered names by name expression, and the target.
+// The Buffer a compile gives, with the log, the lowered names by name expression, and the
+// target: the image alone in its memory (never in Buffer's shared pool), a copy of the entry's
+// where the cache keeps it (or other callers share it), else the image itself.
 function deliver(req, entry) {
   if (entry.log && req.messageHandler) req.messageHandler(entry.log);
-  const image = Buffer.from(entry.image);
+  let image = entry.image;
+  if (req.key) {
+    image = Buffer.allocUnsafeSlow(entry.image.length);
+    entry.image.copy(image);
+  }
   image.log = entry.log;
   // own properties only, even for an expression named __proto__
   image.loweredNames = Object.fromEntries(
@@ -322,45 +332,66 @@ async function compile(source, opts) {
 
 const precompiled = Symbol('precompiled');
 
-/**
- * A Module compiled from CUDA C++ source (PyCUDA's SourceModule): `new SourceModule(source, opts)`
- * compiles on the calling thread and loads the result into the current context;
- * `await SourceModule.compile(source, opts)` compiles on a thread of its own first. opts are
- * compile()'s. `loweredNames` maps name expressions to symbols, and getFunction/getGlobal accept
- * either.
- */
-class SourceModule extends Module {
-  constructor(source, opts) {
-    const [text, image] = source === precompiled ? [opts.source, opts.image] : [source, compileSync(source, opts)];
-    // The source lets Module read the kernels' __global__ signatures, so bare numbers work.
-    super(image, { source: text });
-    /** NVRTC's warnings. */
-    this.log = image.log;
-    /** { nameExpression: loweredName } */
-    this.loweredNames = image.loweredNames;
-  }
+// The class, made on first use: compiling needs neither Module nor what it loads (the kernels'
+// argument packing, memory...), which would take longer to load than a cached compile.
+let sourceModule = null;
 
-  /** A Promise of a SourceModule, compiled off the main thread, then loaded. */
-  static async compile(source, opts) {
-    return new this(precompiled, { source, image: await compile(source, opts) });
-  }
+function sourceModuleClass() {
+  const { Module } = require('./module');
+  /**
+   * A Module compiled from CUDA C++ source (PyCUDA's SourceModule): `new SourceModule(source, opts)`
+   * compiles on the calling thread and loads the result into the current context;
+   * `await SourceModule.compile(source, opts)` compiles on a thread of its own first. opts are
+   * compile()'s. `loweredNames` maps name expressions to symbols, and getFunction/getGlobal accept
+   * either.
+   */
+  return class SourceModule extends Module {
+    constructor(source, opts) {
+      const [text, image] = source === precompiled ? [opts.source, opts.image] : [source, compileSync(source, opts)];
+      // The source lets Module read the kernels' __global__ signatures, so bare numbers work.
+      super(image, { source: text });
+      /** NVRTC's warnings. */
+      this.log = image.log;
+      /** { nameExpression: loweredName } */
+      this.loweredNames = image.loweredNames;
+    }
 
-  getFunction(name) {
-    return super.getFunction(this.lowered(name));
-  }
+    /** A Promise of a SourceModule, compiled off the main thread, then loaded. */
+    static async compile(source, opts) {
+      return new this(precompiled, { source, image: await compile(source, opts) });
+    }
 
-  getGlobal(name) {
-    return super.getGlobal(this.lowered(name));
-  }
+    getFunction(name) {
+      return super.getFunction(this.lowered(name));
+    }
 
-  /** The symbol for name: its lowered name when it is one of the name expressions. */
-  lowered(name) {
-    const names = this.loweredNames; // unset while Module's constructor runs
-    return typeof name === 'string' && names && Object.hasOwn(names, name) ? names[name] : name;
-  }
+    getGlobal(name) {
+      return super.getGlobal(this.lowered(name));
+    }
+
+    /** The symbol for name: its lowered name when it is one of the name expressions. */
+    lowered(name) {
+      const names = this.loweredNames; // unset while Module's constructor runs
+      return typeof name === 'string' && names && Object.hasOwn(names, name) ? names[name] : name;
+    }
+  };
 }
 
-module.exports = { DEFAULT_OPTIONS, compile, compileSync, SourceModule, nvrtcVersion: nvrtc.nvrtcVersion };
+const lazy = {
+  get SourceModule() {
+    sourceModule ??= sourceModuleClass();
+    return sourceModule;
+  },
+};
+
+module.exports = { DEFAULT_OPTIONS, compile, compileSync, nvrtcVersion: nvrtc.nvrtcVersion };
+// A getter of this form, so that ESM's named imports find it too.
+Object.defineProperty(module.exports, 'SourceModule', {
+  enumerable: true,
+  get() {
+    return lazy.SourceModule;
+  },
+});
 // Internal (not enumerable): for tests and benchmarks.
 Object.defineProperty(module.exports, 'internal', {
   value: { cache, request, splitShellWords, pickTarget: nvrtc.pickTarget, INCLUDE_DIR },

@@ -223,5 +223,6 @@ bool module_init(napi_env env, napi_value exports);
 bool launch_init(napi_env env, napi_value exports);
 bool nvrtc_init(napi_env env, napi_value exports);
 bool graph_init(napi_env env, napi_value exports);
+bool digest_init(napi_env env, napi_value exports);
 
 #endif

@@ -314,7 +314,14 @@ static bool set_named(napi_env env, napi_value obj, const char *key, napi_value 
   return value && napi_set_named_property(env, obj, key, value) == napi_ok;
 }
 
-/* Main thread: { code, codeName, api, log, image (a Buffer, on success), loweredNames }. */
+static void free_image(napi_env env, void *data, void *hint) {
+  (void)env;
+  (void)hint;
+  free(data);
+}
+
+/* Main thread: { code, codeName, api, log, image (a Buffer over the output, which it owns from
+ * then on: no copy), loweredNames }. */
 static napi_value compile_outcome(napi_env env, void *arg) {
   compile_job *job = arg;
   napi_value outcome, image, lowered;
@@ -325,7 +332,8 @@ static napi_value compile_outcome(napi_env env, void *arg) {
       !set_named(env, outcome, "log", make_string(env, job->log ? job->log : "")))
     return napi_fail(env, napi_generic_failure);
   if (job->result != NVRTC_SUCCESS) return outcome;
-  NAPI_CALL(env, napi_create_buffer_copy(env, job->image_size, job->image, NULL, &image));
+  NAPI_CALL(env, napi_create_external_buffer(env, job->image_size, job->image, free_image, NULL, &image));
+  job->image = NULL;
   NAPI_CALL(env, napi_create_array_with_length(env, job->num_expressions, &lowered));
   for (uint32_t i = 0; i < job->num_expressions; i++) {
     napi_value name = make_string(env, job->lowered[i]);

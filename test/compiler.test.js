@@ -59,6 +59,34 @@ function captured(stream, fn) {
   return printed;
 }
 
+// XXH64 (seed 0) as the xxHash specification gives it, in BigInt: the reference for the addon's.
+function xxh64Reference(bytes) {
+  const M = (1n << 64n) - 1n;
+  const [P1, P2, P3, P4, P5] = [0x9E3779B185EBCA87n, 0xC2B2AE3D27D4EB4Fn, 0x165667B19E3779F9n,
+    0x85EBCA77C2B2AE63n, 0x27D4EB2F165667C5n];
+  const rol = (x, n) => ((x << BigInt(n)) | (x >> BigInt(64 - n))) & M;
+  const round = (acc, input) => (rol((acc + input * P2) & M, 31) * P1) & M;
+  const n = bytes.length;
+  let i = 0;
+  let h = P5;
+  if (n >= 32) {
+    let v = [(P1 + P2) & M, P2, 0n, (0n - P1) & M];
+    for (; n - i >= 32; i += 32) v = v.map((acc, j) => round(acc, bytes.readBigUInt64LE(i + 8 * j)));
+    h = (rol(v[0], 1) + rol(v[1], 7) + rol(v[2], 12) + rol(v[3], 18)) & M;
+    for (const acc of v) h = ((h ^ round(0n, acc)) * P1 + P4) & M;
+  }
+  h = (h + BigInt(n)) & M;
+  for (; n - i >= 8; i += 8) h = (rol(h ^ round(0n, bytes.readBigUInt64LE(i)), 27) * P1 + P4) & M;
+  if (n - i >= 4) {
+    h = (rol(h ^ ((BigInt(bytes.readUInt32LE(i)) * P1) & M), 23) * P2 + P3) & M;
+    i += 4;
+  }
+  for (; i < n; i++) h = (rol(h ^ ((BigInt(bytes[i]) * P5) & M), 11) * P1) & M;
+  h = ((h ^ (h >> 33n)) * P2) & M;
+  h = ((h ^ (h >> 29n)) * P3) & M;
+  return h ^ (h >> 32n);
+}
+
 describe('cudadrv/compiler', function () {
   let cacheRoot;
   let savedEnv;
@@ -621,6 +649,107 @@ describe('cudadrv/compiler', function () {
       const before = cache.stats.diskHits;
       assert.strictEqual(sha(compileSync(source, { cacheDir: dir, arch: 'sm_90' })), expected);
       assert.strictEqual(cache.stats.diskHits, before + 1);
+    });
+
+    it('names entries by BLAKE2b and checks them by XXH64, both computed by the addon', function () {
+      // BLAKE2b against OpenSSL's (the 64-byte digest) and a published 32-byte one
+      for (let i = 0; i < 300; i++) {
+        const bytes = crypto.randomBytes(Math.floor(Math.random() * 600));
+        const text = `é ${'x'.repeat(i % 200)} \u{1F600}`;
+        const parts = i % 2 ? [text, bytes.subarray(i % 7), new Uint16Array([i, 7, 65535])] : [bytes];
+        const reference = crypto.createHash('blake2b512');
+        for (const part of parts) reference.update(typeof part === 'string' ? part : Buffer.from(part.buffer, part.byteOffset, part.byteLength));
+        assert.strictEqual(binding.blake2b(parts, 64), reference.digest('hex'));
+      }
+      assert.strictEqual(binding.blake2b(['abc'], 32), 'bddd813c634239723171ef3fee98579b94964e3bb1cb3e427262c8c068d52319');
+      assert.strictEqual(binding.blake2b([], 32).length, 64);
+      // XXH64: the specification's function in BigInt, checked on published values first
+      const pattern = Buffer.from(Array.from({ length: 1000 }, (_, i) => (i * 7) % 256));
+      const known = [['', 0xef46db3751d8e999n], ['abc', 0x44bc2cf5ad770999n],
+        ['The quick brown fox jumps over the lazy dog', 0x0b242d361fda71bcn], [pattern, 0x25275608a9cfc168n]];
+      for (const [data, value] of known) {
+        const bytes = Buffer.from(data);
+        assert.strictEqual(xxh64Reference(bytes), value);
+        assert.strictEqual(binding.xxh64(bytes), value);
+      }
+      for (let length = 0; length < 300; length += 1 + Math.floor(Math.random() * 4)) {
+        const bytes = crypto.randomBytes(length + 1).subarray(1); // unaligned
+        assert.strictEqual(binding.xxh64(bytes), xxh64Reference(bytes), `length ${length}`);
+      }
+      assert.throws(() => binding.blake2b('abc', 32), TypeError);
+      assert.throws(() => binding.blake2b([{}], 32), TypeError);
+      assert.throws(() => binding.blake2b([], 65), TypeError);
+      assert.throws(() => binding.xxh64('abc'), TypeError);
+    });
+
+    // fs calls that fn makes: { stat, read } (counted by wrapping the fs module's functions)
+    function fsCalls(fn) {
+      const counts = { stat: 0, read: 0 };
+      const { statSync, readFileSync } = fs;
+      fs.statSync = (...args) => {
+        counts.stat++;
+        return statSync(...args);
+      };
+      fs.readFileSync = (...args) => {
+        counts.read++;
+        return readFileSync(...args);
+      };
+      try {
+        return { result: fn(), ...counts };
+      } finally {
+        Object.assign(fs, { statSync, readFileSync });
+      }
+    }
+
+    it('a request made again reuses its key: no file system call when the source includes none', function () {
+      const source = fresh();
+      const opts = { cacheDir: dir, arch: 'sm_90', includeDirs: [INCLUDE_DIR] };
+      const first = compileSync(source, opts);
+      const again = fsCalls(() => compileSync(source, opts));
+      assert.deepStrictEqual({ stat: again.stat, read: again.read }, { stat: 0, read: 0 });
+      assert.ok(again.result.equals(first));
+      // the same source with another option is another request
+      assert.ok(fsCalls(() => compileSync(source, { ...opts, options: ['-DX'] })).stat > 0);
+    });
+
+    it('a known key is used while its included files are unchanged; a change or a fresh file is seen', async function () {
+      this.timeout(20000);
+      const inc = tmpdir('known');
+      fs.writeFileSync(path.join(inc, 'outer.h'), '#include "inner.h"\n');
+      fs.writeFileSync(path.join(inc, 'inner.h'), '#define FACTOR 3.25f\n');
+      await new Promise((resolve) => setTimeout(resolve, 2200)); // settled: older than any timestamp tick
+      const source = '#include <outer.h>\n__global__ void k(float *x) { x[0] *= FACTOR; }';
+      const opts = { cacheDir: dir, code: 'compute_90', includeDirs: [inc] };
+      const start = cache.stats.compiles;
+      assert.ok(compileSync(source, opts).toString().includes(ptxFloat(3.25)));
+      const again = fsCalls(() => compileSync(source, opts));
+      assert.strictEqual(again.read, 0); // checked by stat alone
+      assert.ok(again.stat > 0);
+      assert.ok(again.result.toString().includes(ptxFloat(3.25)));
+      assert.strictEqual(cache.stats.compiles, start + 1);
+      // the same size, other contents, at once: seen
+      fs.writeFileSync(path.join(inc, 'inner.h'), '#define FACTOR 5.50f\n');
+      assert.ok(compileSync(source, opts).toString().includes(ptxFloat(5.5)));
+      assert.strictEqual(cache.stats.compiles, start + 2);
+      // a file changed that recently is read again every time, until it has settled
+      const fresh5 = fsCalls(() => compileSync(source, opts));
+      assert.ok(fresh5.read >= 2, `${fresh5.read} reads`);
+      assert.ok(fresh5.result.toString().includes(ptxFloat(5.5)));
+      fs.writeFileSync(path.join(inc, 'inner.h'), '#define FACTOR 7.75f\n');
+      assert.ok(compileSync(source, opts).toString().includes(ptxFloat(7.75)));
+      // a header appearing earlier on the search path, in a directory probed before
+      fs.writeFileSync(path.join(inc, 'first.h'), '#define FACTOR 3.5f\n');
+      const early = tmpdir('known-early');
+      const opts2 = { ...opts, includeDirs: [early, inc] };
+      const source2 = '#include <first.h>\n__global__ void k(float *x) { x[0] *= FACTOR; }';
+      await new Promise((resolve) => setTimeout(resolve, 2200));
+      assert.ok(compileSync(source2, opts2).toString().includes(ptxFloat(3.5)));
+      assert.strictEqual(fsCalls(() => compileSync(source2, opts2)).read, 0);
+      fs.writeFileSync(path.join(early, 'first.h'), '#define FACTOR 11.25f\n');
+      assert.ok(compileSync(source2, opts2).toString().includes(ptxFloat(11.25)));
+      assert.strictEqual(cache.stats.compiles, start + 5);
+      fs.rmSync(inc, { recursive: true });
+      fs.rmSync(early, { recursive: true });
     });
 
     it('concurrent compile() calls of one source in a process share one compile', async function () {

@@ -27,6 +27,9 @@ const expectedClass = {
   ERROR_NOT_FOUND: 'RuntimeError',
   ERROR_NOT_READY: 'RuntimeError',
   ERROR_UNKNOWN: 'RuntimeError',
+  ERROR_TIMEOUT: 'RuntimeError',
+  ERROR_INVALID_CLUSTER_SIZE: 'LogicError',
+  ERROR_STREAM_CAPTURE_INVALIDATED: 'LogicError',
 };
 
 describe('errors', function () {
