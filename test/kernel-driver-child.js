@@ -194,9 +194,9 @@ const scenarios = {
     assert.strictEqual(await add(p, q, cuda.int32(n), { block: 1, grid: 2, cluster: 2, timeKernel: true }), 0.0015);
     // the driver's refusals, surfaced
     assert.throws(() => add(p, q, cuda.int32(n), { block: 1, grid: 6, cluster: 4 }),
-      { name: 'RuntimeError', code: 912, api: 'cuLaunchKernelEx', message: 'cuLaunchKernelEx failed: cluster misconfiguration' });
+      { name: 'LogicError', code: 912, api: 'cuLaunchKernelEx', message: 'cuLaunchKernelEx failed: cluster misconfiguration' });
     assert.throws(() => add.preparedCall([4, 3], 1, p, q, n, { cluster: [2, 2] }),
-      { name: 'RuntimeError', code: 912, api: 'cuLaunchKernelEx' });
+      { name: 'LogicError', code: 912, api: 'cuLaunchKernelEx' });
     assert.throws(() => add(p, q, cuda.int32(n), { block: 1024, grid: 1000, cooperative: true }),
       { name: 'LaunchError', code: 720, api: 'cuLaunchKernelEx', message: 'cuLaunchKernelEx failed: too many blocks in cooperative launch' });
     // wrong types and shapes, refused before the driver
