@@ -673,4 +673,4 @@ if (require.main === module) {
   main().then((status) => end(status), (error) => end(1, error.message.split('\n')[0]));
 }
 
-module.exports = { OPERATIONS, SIZES, inUnit, select };
+module.exports = { OPERATIONS, SIZES, inUnit, select, Env, measureJs, cudaRoot, buildFloor, runFloor };

@@ -4,10 +4,11 @@
 // child process whose libcuda.so.1 is the stand-in (test/kernel-driver-child.js), and the bytes
 // the "driver" received are compared exactly with what C lays out for those arguments.
 const assert = require('assert');
-const { execFileSync, spawnSync } = require('child_process');
+const { spawnSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
+const { buildFakeDriver } = require('./fake-driver');
 
 // Expected parameter bytes: size, then [method, offset, value] writes, as hex.
 function params(size, writes = []) {
@@ -28,10 +29,7 @@ describe('modules and launches through a stand-in driver (no GPU needed)', funct
     if (process.platform !== 'linux') this.skip();
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cudadrv-stand-in-'));
     try {
-      const include = execFileSync(process.execPath, [path.join(__dirname, '..', 'scripts', 'find-cuda.js')],
-        { encoding: 'utf8' });
-      execFileSync(process.env.CC || 'cc', ['-shared', '-fPIC', `-I${include}`, '-o',
-        path.join(dir, 'libcuda.so.1'), path.join(__dirname, 'kernel-fake-driver.c'), '-ldl'], { stdio: 'pipe' });
+      buildFakeDriver(dir);
     } catch (error) {
       console.log(`      (stand-in driver not built, so skipped: ${error.message.split('\n')[0]})`);
       this.skip();
