@@ -4,6 +4,7 @@
 // through it and by bench/overhead.js. Throws when no C compiler or CUDA headers are at hand.
 const { execFileSync } = require('child_process');
 const fs = require('fs');
+const os = require('os');
 const path = require('path');
 
 const SOURCE = path.join(__dirname, 'kernel-fake-driver.c');
@@ -17,6 +18,29 @@ function buildFakeDriver(dir) {
   execFileSync(process.env.CC || 'cc', ['-shared', '-fPIC', '-finstrument-functions', `-I${include}`,
     '-o', path.join(dir, 'libcuda.so.1'), SOURCE, '-ldl'], { stdio: 'pipe' });
   return dir;
+}
+
+/**
+ * For a Mocha describe(): builds the stand-in in a directory of its own before the tests (which
+ * skip, saying why, where it cannot be built) and removes it after. Returns { dir }, dir set by
+ * then.
+ */
+function standInDriver() {
+  const place = { dir: null };
+  before(function () {
+    if (process.platform !== 'linux') this.skip();
+    place.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cudadrv-stand-in-'));
+    try {
+      buildFakeDriver(place.dir);
+    } catch (error) {
+      console.log(`      (stand-in driver not built, so skipped: ${error.message.split('\n')[0]})`);
+      this.skip();
+    }
+  });
+  after(function () {
+    if (place.dir) fs.rmSync(place.dir, { recursive: true, force: true });
+  });
+  return place;
 }
 
 /**
@@ -34,4 +58,4 @@ function tracedCalls(log) {
   return calls;
 }
 
-module.exports = { buildFakeDriver, tracedCalls };
+module.exports = { buildFakeDriver, standInDriver, tracedCalls };

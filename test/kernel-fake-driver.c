@@ -457,15 +457,25 @@ EXPORT CUresult cuMemFreeAsync(CUdeviceptr ptr, CUstream stream) {
   (void)stream;
   return release(ptr);
 }
-EXPORT CUresult cuMemcpyHtoD(CUdeviceptr dst, const void *src, size_t bytes) {
+/* Copies: at once, on a stream too. */
+static CUresult copy(void *dst, const void *src, size_t bytes) {
   if (in_context() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
-  memcpy((void *)(uintptr_t)dst, src, bytes);
+  memcpy(dst, src, bytes);
   return CUDA_SUCCESS;
 }
+EXPORT CUresult cuMemcpyHtoD(CUdeviceptr dst, const void *src, size_t bytes) {
+  return copy((void *)(uintptr_t)dst, src, bytes);
+}
 EXPORT CUresult cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t bytes) {
-  if (in_context() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
-  memcpy(dst, (const void *)(uintptr_t)src, bytes);
-  return CUDA_SUCCESS;
+  return copy(dst, (const void *)(uintptr_t)src, bytes);
+}
+EXPORT CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src, size_t bytes, CUstream stream) {
+  (void)stream;
+  return copy((void *)(uintptr_t)dst, src, bytes);
+}
+EXPORT CUresult cuMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t bytes, CUstream stream) {
+  (void)stream;
+  return copy(dst, (const void *)(uintptr_t)src, bytes);
 }
 
 EXPORT CUresult cuProfilerInitialize(const char *config, const char *output, CUoutput_mode mode) {
