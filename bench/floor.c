@@ -133,7 +133,7 @@ static const char *cu_failed(const char *api, CUresult result) {
 
 static CUdevice device;
 static CUstream stream;
-static const char *cuda_root, *kernels_path, *compile_path; /* from the command line */
+static const char *toolkit, *kernels_file, *compile_file; /* from the command line */
 static CUfunction empty_fn, args4_fn;
 static CUdeviceptr big, big2, small, args_a, args_b;
 static void *pinned, *pageable;
@@ -198,7 +198,7 @@ static const char *nvrtc_compile(const char *source, void **cubin) {
 /* NVRTC, and the architecture it compiles for. */
 static const char *setup_nvrtc(void) {
   if (arch[0]) return NULL;
-  load_nvrtc(cuda_root);
+  load_nvrtc(toolkit);
   int major = 0, minor = 0;
   CK(cuDeviceGetAttribute, &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
   CK(cuDeviceGetAttribute, &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
@@ -211,7 +211,7 @@ static const char *setup_kernels(void) {
   const char *failed = setup_nvrtc();
   if (failed) return failed;
   size_t length;
-  char *source = read_file(kernels_path, &length);
+  char *source = read_file(kernels_file, &length);
   void *cubin = NULL;
   failed = nvrtc_compile(source, &cubin);
   free(source);
@@ -297,7 +297,7 @@ static const char *alloc_free_async(void) {
 
 static const char *setup_compile(void) {
   const char *failed = setup_nvrtc();
-  if (!failed && !compile_source) compile_source = read_file(compile_path, &compile_length);
+  if (!failed && !compile_source) compile_source = read_file(compile_file, &compile_length);
   return failed;
 }
 
@@ -425,14 +425,15 @@ int main(int argc, char **argv) {
     printf("}\n");
     return 0;
   }
+  const char *cuda_root = NULL, *kernels = NULL, *compile = NULL;
   int first = 1;
   for (; first + 1 < argc && !strncmp(argv[first], "--", 2); first += 2) {
     if (!strcmp(argv[first], "--cuda")) cuda_root = argv[first + 1];
-    else if (!strcmp(argv[first], "--kernels")) kernels_path = argv[first + 1];
-    else if (!strcmp(argv[first], "--compile")) compile_path = argv[first + 1];
+    else if (!strcmp(argv[first], "--kernels")) kernels = argv[first + 1];
+    else if (!strcmp(argv[first], "--compile")) compile = argv[first + 1];
     else fatal("unknown option %s", argv[first]);
   }
-  if (!cuda_root || !kernels_path || !compile_path)
+  if (!cuda_root || !kernels || !compile)
     fatal("usage: floor --list | floor --cuda ROOT --kernels FILE --compile FILE OP:WARMUP:REPS:BATCH...");
   /* Every spec is checked before anything runs. */
   for (int i = first; i < argc; i++) {
@@ -444,6 +445,7 @@ int main(int argc, char **argv) {
       fatal("bad operation %s: want OP:WARMUP:REPS:BATCH with OP from --list", argv[i]);
   }
 
+  toolkit = cuda_root, kernels_file = kernels, compile_file = compile;
   load_driver();
   char name[256];
   int driver = 0;

@@ -18,7 +18,7 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { select, Env, measureJs, cudaRoot, buildFloor, runFloor } = require('./run');
-const { buildFakeDriver, tracedCalls } = require('../test/fake-driver');
+const { buildStandIn, tracedCalls } = require('../test/stand-in-driver');
 
 const STAND_IN = path.join(__dirname, '..', 'build', 'bench', 'stand-in');
 const DEFAULT_ONLY = '^(alloc|alloc\\.async|copy\\.(htod|dtoh)\\.small)$';
@@ -142,7 +142,7 @@ function main() {
   if (!(Number.isInteger(rounds) && rounds > 0)) throw new Error('--rounds wants a positive integer');
   const json = argv.includes('--json');
   const ops = select(only);
-  buildFakeDriver(STAND_IN);
+  buildStandIn(STAND_IN);
   const root = cudaRoot();
   const floor = buildFloor(root);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cudadrv-overhead-'));

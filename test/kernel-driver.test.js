@@ -7,7 +7,7 @@ const assert = require('assert');
 const { spawnSync } = require('child_process');
 const fs = require('fs');
 const path = require('path');
-const { standInDriver } = require('./fake-driver');
+const { standInDriver } = require('./stand-in-driver');
 
 // Expected parameter bytes: size, then [method, offset, value] writes, as hex.
 function params(size, writes = []) {

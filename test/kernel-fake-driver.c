@@ -16,7 +16,7 @@
  * Device memory is host memory here (its addresses are host addresses), so copies move real
  * bytes; the calls on it want a current context, as the driver's do.
  *
- * Built by test/fake-driver.js: cc -shared -fPIC -finstrument-functions -I<cuda>/include ... */
+ * Built by test/stand-in-driver.js: cc -O2 -shared -fPIC -finstrument-functions -I<cuda>/include ... */
 #define _GNU_SOURCE /* dladdr */
 #define CUDA_ENABLE_DEPRECATED
 #include <cuda.h>
@@ -395,43 +395,6 @@ EXPORT CUresult cuTexRefGetAddressMode(CUaddress_mode *mode, CUtexref t, int dim
 EXPORT CUresult cuTexRefGetFilterMode(CUfilter_mode *mode, CUtexref t) { *mode = t->filter; return CUDA_SUCCESS; }
 EXPORT CUresult cuTexRefGetFlags(unsigned int *flags, CUtexref t) { *flags = t->flags; return CUDA_SUCCESS; }
 
-/* Streams and events, enough for waits and timing: all work is done at once. */
-static CUresult new_stream(CUstream *stream) {
-  static int streams;
-  *stream = calloc(1, sizeof **stream);
-  (*stream)->id = ++streams;
-  return CUDA_SUCCESS;
-}
-EXPORT CUresult cuStreamCreateWithPriority(CUstream *stream, unsigned int flags, int priority) {
-  (void)flags; (void)priority;
-  return new_stream(stream);
-}
-EXPORT CUresult cuStreamCreate(CUstream *stream, unsigned int flags) {
-  (void)flags;
-  return new_stream(stream);
-}
-EXPORT CUresult cuStreamDestroy(CUstream stream) { free(stream); return CUDA_SUCCESS; }
-EXPORT CUresult cuStreamQuery(CUstream stream) { (void)stream; return CUDA_SUCCESS; }
-EXPORT CUresult cuStreamSynchronize(CUstream stream) { (void)stream; return CUDA_SUCCESS; }
-EXPORT CUresult cuEventCreate(CUevent *event, unsigned int flags) {
-  (void)flags;
-  *event = calloc(1, sizeof **event);
-  return CUDA_SUCCESS;
-}
-EXPORT CUresult cuEventDestroy(CUevent event) { free(event); return CUDA_SUCCESS; }
-EXPORT CUresult cuEventRecord(CUevent event, CUstream stream) {
-  (void)stream;
-  event->recorded = 1;
-  return CUDA_SUCCESS;
-}
-EXPORT CUresult cuEventQuery(CUevent event) { (void)event; return CUDA_SUCCESS; }
-EXPORT CUresult cuEventSynchronize(CUevent event) { (void)event; return CUDA_SUCCESS; }
-EXPORT CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent end) {
-  if (!start->recorded || !end->recorded) return CUDA_ERROR_INVALID_HANDLE;
-  *ms = 1.5f;
-  return CUDA_SUCCESS;
-}
-
 /* Device memory: malloc'd host memory. */
 static CUresult in_context(void) { return depth && stack[depth - 1] ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT; }
 static CUresult allocate(CUdeviceptr *ptr, size_t bytes) {
@@ -476,6 +439,43 @@ EXPORT CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src, size_t bytes
 EXPORT CUresult cuMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t bytes, CUstream stream) {
   (void)stream;
   return copy(dst, (const void *)(uintptr_t)src, bytes);
+}
+
+/* Streams and events, enough for waits and timing: all work is done at once. */
+static CUresult new_stream(CUstream *stream) {
+  static int streams;
+  *stream = calloc(1, sizeof **stream);
+  (*stream)->id = ++streams;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuStreamCreateWithPriority(CUstream *stream, unsigned int flags, int priority) {
+  (void)flags; (void)priority;
+  return new_stream(stream);
+}
+EXPORT CUresult cuStreamCreate(CUstream *stream, unsigned int flags) {
+  (void)flags;
+  return new_stream(stream);
+}
+EXPORT CUresult cuStreamDestroy(CUstream stream) { free(stream); return CUDA_SUCCESS; }
+EXPORT CUresult cuStreamQuery(CUstream stream) { (void)stream; return CUDA_SUCCESS; }
+EXPORT CUresult cuStreamSynchronize(CUstream stream) { (void)stream; return CUDA_SUCCESS; }
+EXPORT CUresult cuEventCreate(CUevent *event, unsigned int flags) {
+  (void)flags;
+  *event = calloc(1, sizeof **event);
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuEventDestroy(CUevent event) { free(event); return CUDA_SUCCESS; }
+EXPORT CUresult cuEventRecord(CUevent event, CUstream stream) {
+  (void)stream;
+  event->recorded = 1;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuEventQuery(CUevent event) { (void)event; return CUDA_SUCCESS; }
+EXPORT CUresult cuEventSynchronize(CUevent event) { (void)event; return CUDA_SUCCESS; }
+EXPORT CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent end) {
+  if (!start->recorded || !end->recorded) return CUDA_ERROR_INVALID_HANDLE;
+  *ms = 1.5f;
+  return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuProfilerInitialize(const char *config, const char *output, CUoutput_mode mode) {

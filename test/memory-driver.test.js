@@ -8,7 +8,7 @@ const assert = require('assert');
 const { spawnSync } = require('child_process');
 const fs = require('fs');
 const path = require('path');
-const { standInDriver, tracedCalls } = require('./fake-driver');
+const { standInDriver, tracedCalls } = require('./stand-in-driver');
 
 describe('device memory through a stand-in driver (no GPU needed)', function () {
   this.timeout(60000);

@@ -1,7 +1,7 @@
 'use strict';
-// Builds the stand-in driver (test/kernel-fake-driver.c) as dir/libcuda.so.1: a process started
-// with LD_LIBRARY_PATH=dir loads it instead of NVIDIA's. Used by the tests that run the addon
-// through it and by bench/overhead.js. Throws when no C compiler or CUDA headers are at hand.
+// Builds the stand-in libcuda.so.1 (test/kernel-fake-driver.c) into a directory: a process started
+// with LD_LIBRARY_PATH=dir loads it instead of NVIDIA's. For the tests that run the addon through
+// it (test/kernel-driver.test.js, test/memory-driver.test.js) and for bench/overhead.js.
 const { execFileSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
@@ -9,13 +9,14 @@ const path = require('path');
 
 const SOURCE = path.join(__dirname, 'kernel-fake-driver.c');
 
-/** Builds dir/libcuda.so.1 (dir is made if missing); returns dir. */
-function buildFakeDriver(dir) {
+/** Compiles the stand-in into dir/libcuda.so.1 (dir is made if missing); returns dir. Throws with
+ * the compiler's message on failure. */
+function buildStandIn(dir) {
   const include = execFileSync(process.execPath, [path.join(__dirname, '..', 'scripts', 'find-cuda.js')],
     { encoding: 'utf8' });
   fs.mkdirSync(dir, { recursive: true });
   // -finstrument-functions: the call trace (FAKE_CUDA_TRACE)
-  execFileSync(process.env.CC || 'cc', ['-shared', '-fPIC', '-finstrument-functions', `-I${include}`,
+  execFileSync(process.env.CC || 'cc', ['-O2', '-shared', '-fPIC', '-finstrument-functions', `-I${include}`,
     '-o', path.join(dir, 'libcuda.so.1'), SOURCE, '-ldl'], { stdio: 'pipe' });
   return dir;
 }
@@ -31,7 +32,7 @@ function standInDriver() {
     if (process.platform !== 'linux') this.skip();
     place.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cudadrv-stand-in-'));
     try {
-      buildFakeDriver(place.dir);
+      buildStandIn(place.dir);
     } catch (error) {
       console.log(`      (stand-in driver not built, so skipped: ${error.message.split('\n')[0]})`);
       this.skip();
@@ -58,4 +59,4 @@ function tracedCalls(log) {
   return calls;
 }
 
-module.exports = { buildFakeDriver, standInDriver, tracedCalls };
+module.exports = { buildStandIn, standInDriver, tracedCalls };
