@@ -4,7 +4,9 @@
  *
  * It loads the driver as cudadrv does (dlopen("libcuda.so.1"), every entry point through
  * cuGetProcAddress_v2 at an explicit ABI version, never -lcuda) and NVRTC with dlopen; it runs on
- * the device's primary context and a non-blocking stream, as the JS side does.
+ * the device's primary context and a non-blocking stream, as the JS side does. NVRTC, the kernels
+ * and the calls an operation needs are set up by the first operation that needs them, so that
+ * the memory operations also run against the stand-in driver of the tests (bench/overhead.js).
  *
  *   floor --list
  *       prints {"operations": [...], "sizes": {...}} without touching the driver: bench/run.js
@@ -81,6 +83,7 @@ static void fatal(const char *format, ...) {
   exit(1);
 }
 
+/* A call the driver lacks stays NULL: the operations that make it fail (CK), the others run. */
 static void load_driver(void) {
   void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!lib) fatal("could not load libcuda.so.1: %s", dlerror());
@@ -91,7 +94,7 @@ static void load_driver(void) {
 #define DRIVER_RESOLVE(name, version)                                                       \
   if (get_proc(#name, (void **)&cu.name, version, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &found) \
           != CUDA_SUCCESS || found != CU_GET_PROC_ADDRESS_SUCCESS)                          \
-    fatal("the driver does not provide %s", #name);
+    cu.name = NULL;
   DRIVER_CALLS(DRIVER_RESOLVE)
 #undef DRIVER_RESOLVE
 }
@@ -122,20 +125,24 @@ static char failure[1024];
 
 static const char *cu_failed(const char *api, CUresult result) {
   const char *text = NULL;
-  if (cu.cuGetErrorString(result, &text) != CUDA_SUCCESS || !text) text = "unknown error";
+  if (!cu.cuGetErrorString || cu.cuGetErrorString(result, &text) != CUDA_SUCCESS || !text)
+    text = "unknown error";
   snprintf(failure, sizeof failure, "%s failed: %s", api, text);
   return failure;
 }
 
 #define CK(fn, ...)                                         \
   do {                                                      \
+    if (!cu.fn) return "the driver does not provide " #fn;  \
     CUresult ck_ = cu.fn(__VA_ARGS__);                      \
     if (ck_ != CUDA_SUCCESS) return cu_failed(#fn, ck_);    \
   } while (0)
 
 /* ---- state shared by the operations, set up on first use ---- */
 
+static CUdevice device;
 static CUstream stream;
+static const char *toolkit, *kernels_file, *compile_file; /* from the command line */
 static CUfunction empty_fn, args4_fn;
 static CUdeviceptr big, big2, small, args_a, args_b;
 static void *pinned, *pageable;
@@ -214,12 +221,27 @@ static const char *nvrtc_compile(const char *source, const char *name, const cha
   return NULL;
 }
 
-static const char *setup_kernels(const char *path) {
+/* NVRTC, and the architecture it compiles for. */
+static const char *setup_nvrtc(void) {
+  if (arch[0]) return NULL;
+  load_nvrtc(toolkit);
+  int major = 0, minor = 0;
+  CK(cuDeviceGetAttribute, &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
+  CK(cuDeviceGetAttribute, &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
+  snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d%d", major, minor);
+  if (!compile_option_count) compile_options[compile_option_count++] = arch;
+  return NULL;
+}
+
+static const char *setup_kernels(void) {
+  if (empty_fn) return NULL;
+  const char *failed = setup_nvrtc();
+  if (failed) return failed;
   size_t length;
-  char *source = read_file(path, &length);
+  char *source = read_file(kernels_file, &length);
   void *cubin = NULL;
   const char *options[] = {arch};
-  const char *failed = nvrtc_compile(source, "bench.cu", options, 1, &cubin);
+  failed = nvrtc_compile(source, "bench.cu", options, 1, &cubin);
   free(source);
   if (failed) return failed;
   CUmodule module;
@@ -302,6 +324,12 @@ static const char *alloc_free_async(void) {
   return NULL;
 }
 
+static const char *setup_compile(void) {
+  const char *failed = setup_nvrtc();
+  if (!failed && !compile_source) compile_source = read_file(compile_file, &compile_length);
+  return failed;
+}
+
 /* The compile source with a comment of its own, so that nothing can answer from a cache. */
 static const char *compile_cold(void) {
   snprintf(compile_source + compile_length, 64, "\n// sample %d\n", compile_serial++);
@@ -310,14 +338,27 @@ static const char *compile_cold(void) {
 
 static const char *setup_graph(void) {
   if (graph_exec) return NULL;
+  const char *failed = setup_kernels();
+  if (failed) return failed;
   CK(cuStreamBeginCapture, stream, CU_STREAM_CAPTURE_MODE_RELAXED);
-  for (int i = 0; i < GRAPH_KERNELS; i++) {
-    const char *failed = launch_empty();
-    if (failed) return failed;
-  }
+  for (int i = 0; i < GRAPH_KERNELS && !failed; i++) failed = launch_empty();
+  if (failed) return failed;
   CUgraph graph;
   CK(cuStreamEndCapture, stream, &graph);
   CK(cuGraphInstantiateWithFlags, &graph_exec, graph, 0);
+  return NULL;
+}
+
+/* The device's primary context, current, and the non-blocking stream. */
+static const char *setup_device(char *name, size_t size, int *driver) {
+  CUcontext context;
+  CK(cuInit, 0);
+  CK(cuDeviceGet, &device, 0);
+  CK(cuDeviceGetName, name, (int)size, device);
+  CK(cuDevicePrimaryCtxRetain, &context, device);
+  CK(cuCtxPushCurrent, context);
+  CK(cuStreamCreate, &stream, CU_STREAM_NON_BLOCKING);
+  CK(cuDriverGetVersion, driver);
   return NULL;
 }
 
@@ -333,9 +374,9 @@ typedef struct operation {
 } operation;
 
 static const operation operations[] = {
-    {"launch.empty", NULL, launch_empty, synchronize},
-    {"launch.args4", NULL, launch_args4, synchronize},
-    {"launch.sync", NULL, launch_synchronize, NULL},
+    {"launch.empty", setup_kernels, launch_empty, synchronize},
+    {"launch.args4", setup_kernels, launch_args4, synchronize},
+    {"launch.sync", setup_kernels, launch_synchronize, NULL},
     {"stream.query", NULL, query, NULL},
     {"copy.htod.pinned", setup_big, htod_pinned, NULL},
     {"copy.dtoh.pinned", setup_big, dtoh_pinned, NULL},
@@ -346,7 +387,7 @@ static const operation operations[] = {
     {"copy.dtod", setup_big, dtod, NULL},
     {"alloc", NULL, alloc_free, NULL},
     {"alloc.async", NULL, alloc_free_async, synchronize},
-    {"compile.cold", NULL, compile_cold, NULL},
+    {"compile.cold", setup_compile, compile_cold, NULL},
     {"graph.launch", setup_graph, graph_launch, synchronize},
 };
 #define OPERATION_COUNT (sizeof operations / sizeof operations[0])
@@ -488,32 +529,12 @@ int main(int argc, char **argv) {
       fatal("bad operation %s: want OP:WARMUP:REPS:BATCH with OP from --list", argv[i]);
   }
 
+  toolkit = cuda_root, kernels_file = kernels, compile_file = compile;
   load_driver();
-  load_nvrtc(cuda_root);
-  CUresult result = cu.cuInit(0);
-  if (result != CUDA_SUCCESS) fatal("%s", cu_failed("cuInit", result));
-  CUdevice device;
-  CUcontext context;
   char name[256];
-  int driver = 0, major = 0, minor = 0;
-  const char *failed = NULL;
-  if ((result = cu.cuDeviceGet(&device, 0)) != CUDA_SUCCESS) failed = cu_failed("cuDeviceGet", result);
-  else if ((result = cu.cuDeviceGetName(name, sizeof name, device)) != CUDA_SUCCESS)
-    failed = cu_failed("cuDeviceGetName", result);
-  else if ((result = cu.cuDevicePrimaryCtxRetain(&context, device)) != CUDA_SUCCESS)
-    failed = cu_failed("cuDevicePrimaryCtxRetain", result);
-  else if ((result = cu.cuCtxPushCurrent(context)) != CUDA_SUCCESS)
-    failed = cu_failed("cuCtxPushCurrent", result);
-  else if ((result = cu.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING)) != CUDA_SUCCESS)
-    failed = cu_failed("cuStreamCreate", result);
+  int driver = 0;
+  const char *failed = setup_device(name, sizeof name, &driver);
   if (failed) fatal("%s", failed);
-  cu.cuDriverGetVersion(&driver);
-  cu.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
-  cu.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
-  snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d%d", major, minor);
-  if (!compile_option_count) compile_options[compile_option_count++] = arch;
-  if ((failed = setup_kernels(kernels))) fatal("%s", failed);
-  compile_source = read_file(compile, &compile_length);
 
   printf("{\"device\":");
   print_json_string(name);

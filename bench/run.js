@@ -618,7 +618,7 @@ function checkFloor(floor, ops) {
 
 // Runs floor.c on every C operation of ops, with compileArgs (the cold compiles' name and
 // options): { meta, runs: name → { samples (unit) } or { error } }.
-function runFloor(floor, root, ops, compileArgs) {
+function runFloor(floor, root, ops, compileArgs = []) {
   const specs = new Map();
   for (const op of ops) if (op.c && !specs.has(op.c)) specs.set(op.c, op.spec);
   if (specs.size === 0) return { meta: {}, runs: {} };
@@ -866,4 +866,6 @@ if (require.main === module) {
   main().then((status) => end(status), (error) => end(1, error.message.split('\n')[0]));
 }
 
-module.exports = { OPERATIONS, SIZES, inUnit, select, alternate, FloorServer };
+module.exports = {
+  OPERATIONS, SIZES, inUnit, select, alternate, FloorServer, Env, measureJs, cudaRoot, buildFloor, runFloor,
+};

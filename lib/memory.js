@@ -18,6 +18,25 @@ const { internal: host } = require('./host-memory');
 const token = Symbol('DeviceAllocation');
 const RELEASED = Object.freeze({ _ptr: null }); // the root of a released slice
 
+// Where src/memory.c writes the id of the memory it has just handed to an allocation (which the
+// allocation names it by) and the handle of the context it was made in.
+const made = new Float64Array(2);
+const madeBuffer = made.buffer;
+
+// The Context of the context current in the last allocation, weakly: Context.getCurrent() (a
+// driver call) once per context rather than once per allocation.
+let madeIn = { handle: -1, context: null };
+
+function madeContext() {
+  const handle = made[1];
+  let context = handle === madeIn.handle ? madeIn.context.deref() : undefined;
+  if (context === undefined || context._detached) {
+    context = Context.getCurrent();
+    madeIn = { handle, context: new WeakRef(context) };
+  }
+  return context;
+}
+
 // stream argument of an Async call: a Stream, or null/undefined for the default stream.
 function streamArg(stream) {
   if (stream === undefined || stream === null) return null;
@@ -90,6 +109,8 @@ class DeviceAllocation extends PointerHolderBase {
     this._root = this; // the allocation owning the memory (a slice's parent's root)
     this._offset = 0n;
     this._ptr = null; // the root's address while it is allocated
+    this._id = 0; // what src/memory.c names the root's memory by
+    this._stream = null; // the stream of memAllocAsync()
     this.size = 0;
     this.context = null;
   }
@@ -138,13 +159,15 @@ class DeviceAllocation extends PointerHolderBase {
       return;
     }
     if (this._ptr === null) return;
-    const order = stream === undefined ? this._stream || null : streamArg(stream);
-    for (const view of this._views || []) {
-      const buffer = view.deref();
-      if (buffer) binding.detachArrayBuffer(buffer);
+    const order = stream === undefined ? this._stream : streamArg(stream);
+    if (this._views) {
+      for (const view of this._views) {
+        const buffer = view.deref();
+        if (buffer) binding.detachArrayBuffer(buffer);
+      }
     }
     try {
-      binding.memFree(this, order);
+      binding.memFree(this._id, order);
     } finally {
       this._ptr = null; // the addon counts it freed even when the driver reports an error
     }
@@ -160,13 +183,13 @@ class DeviceAllocation extends PointerHolderBase {
   }
 }
 
-// A new DeviceAllocation of size bytes whose address allocate(obj) returns.
+// A new DeviceAllocation of size bytes whose address allocate(obj) returns (its id in `made`).
 function allocation(size, allocate) {
   return host.retryOutOfMemory(() => {
     const memory = new DeviceAllocation(token);
     memory._ptr = allocate(memory);
+    memory._id = made[0];
     memory.size = size;
-    memory.context = Context.getCurrent();
     return memory;
   });
 }
@@ -181,7 +204,9 @@ function positiveSize(name, value) {
  * releases the memory of dropped allocations) once and tries again, then throws MemoryError. */
 function memAlloc(bytes) {
   bytes = positiveSize('bytes', bytes);
-  return allocation(bytes, (memory) => binding.memAlloc(memory, bytes));
+  const memory = allocation(bytes, (obj) => binding.memAlloc(obj, bytes, madeBuffer));
+  memory.context = madeContext();
+  return memory;
 }
 
 /** A pitched 2D allocation of height rows of widthInBytes (accessSize 4, 8 or 16: the size of
@@ -194,11 +219,12 @@ function memAllocPitch(widthInBytes, height, accessSize = 4) {
   }
   let pitch = 0;
   const memory = allocation(0, (obj) => {
-    const [ptr, rowPitch] = binding.memAllocPitch(obj, widthInBytes, height, accessSize);
+    const [ptr, rowPitch] = binding.memAllocPitch(obj, widthInBytes, height, accessSize, madeBuffer);
     pitch = rowPitch;
     return ptr;
   });
   memory.size = pitch * height;
+  memory.context = madeContext();
   return { allocation: memory, pitch };
 }
 
@@ -212,9 +238,9 @@ function memAllocAsync(bytes, stream = null, opts = undefined) {
   stream = streamArg(stream);
   const { pool = null } = opts ?? {};
   if (pool !== null) check.instance('pool', pool, MemoryPool);
-  const memory = allocation(bytes, (obj) => binding.memAllocAsync(obj, bytes, stream, pool));
+  const memory = allocation(bytes, (obj) => binding.memAllocAsync(obj, bytes, stream, pool, madeBuffer));
   memory._stream = stream;
-  if (stream) memory.context = stream.context;
+  memory.context = stream ? stream.context : madeContext();
   return memory;
 }
 
@@ -286,10 +312,11 @@ class IPCMemoryHandle extends DeviceAllocation {
     if (flags !== 0 && flags !== IpcMemFlags.LAZY_ENABLE_PEER_ACCESS) {
       throw new RangeError(`flags must be 0 or cuda.IpcMemFlags.LAZY_ENABLE_PEER_ACCESS, not ${check.describe(flags)}`);
     }
-    const [ptr, size] = binding.ipcOpenMemHandle(this, handle, flags);
+    const [ptr, size] = binding.ipcOpenMemHandle(this, handle, flags, madeBuffer);
     this._ptr = ptr;
+    this._id = made[0];
     this.size = size;
-    this.context = Context.getCurrent();
+    this.context = madeContext();
   }
 
   /** Closes the handle (cuIpcCloseMemHandle). A second close() does nothing. */

@@ -105,16 +105,38 @@ void reaper_drain(void) {
   pthread_mutex_unlock(&reaper_lock);
 }
 
-/* ---- per-environment state: the live allocations, for reclaiming ---- */
+/* ---- per-environment state: the live allocations, for reclaiming and for lib/ to name ---- */
+
+typedef struct devmem devmem;
+
+/* A slot of the table of live device allocations; lib/ names an allocation by its id: the slot
+ * plus SLOT_COUNT times the slot's generation, a double (exact below 2^53). */
+#define SLOT_BITS 24
+#define SLOT_COUNT ((uint32_t)1 << SLOT_BITS)
+#define GENERATIONS ((uint32_t)1 << (53 - SLOT_BITS))
+#define NO_SLOT UINT32_MAX
+typedef struct slot {
+  devmem *dev;          /* NULL while vacant */
+  uint32_t generation;  /* counts the slot's uses, so that a stale id finds nothing */
+  uint32_t next_vacant; /* while vacant: the next vacant slot, or NO_SLOT */
+} slot;
 
 struct memory_state {
   tracked head; /* sentinel of a circular list */
   bool tearing_down;
   int refs; /* the environment's, plus one per tracked allocation (main thread only) */
+  slot *slots;
+  uint32_t used, capacity; /* slots ever used, and allocated */
+  uint32_t vacant;         /* the first vacant slot below used, or NO_SLOT */
+  napi_ref last_stream;    /* weak: the last Stream argument, whose struct is last_stream_h */
+  stream_h *last_stream_h;
+  int64_t external;        /* tracked bytes not yet reported to V8 (negative: released) */
 };
 
 static void state_release(memory_state *state) {
-  if (--state->refs == 0) free(state);
+  if (--state->refs > 0) return;
+  free(state->slots);
+  free(state);
 }
 
 void release_later(const tracked *node, release_op op, uint64_t address, ctx_rec *ctx) {
@@ -142,12 +164,24 @@ void release_later(const tracked *node, release_op op, uint64_t address, ctx_rec
   stats_cleanup(release_now(op, address, ctx));
 }
 
-bool memory_track(napi_env env, tracked *node, napi_value owner, size_t bytes, reclaim_fn reclaim) {
-  memory_state *state = state_of(env)->memory;
-  if (napi_create_reference(env, owner, 0, &node->owner) != napi_ok) {
-    napi_fail(env, napi_generic_failure);
-    return false;
+/* V8 is told of the bytes tracked in steps of EXTERNAL_STEP at least: it only needs the count to
+ * collect in time, and each telling is a call. What it has been told is never below zero: after
+ * each telling it is the exact count. */
+#define EXTERNAL_STEP ((int64_t)8 << 20)
+
+static void count_external(napi_env env, memory_state *state, int64_t change) {
+  state->external += change;
+  if (state->external >= EXTERNAL_STEP || state->external <= -EXTERNAL_STEP) {
+    int64_t total;
+    napi_adjust_external_memory(env, state->external, &total);
+    state->external = 0;
   }
+}
+
+/* Links node, whose owner is the weak reference owner, into state's list. */
+static void link_node(napi_env env, memory_state *state, tracked *node, napi_ref owner,
+                      size_t bytes, reclaim_fn reclaim) {
+  node->owner = owner;
   node->state = state;
   node->reclaim = reclaim;
   node->bytes = bytes;
@@ -156,21 +190,33 @@ bool memory_track(napi_env env, tracked *node, napi_value owner, size_t bytes, r
   state->head.next->prev = node;
   state->head.next = node;
   state->refs++;
-  int64_t total;
-  if (bytes) napi_adjust_external_memory(env, (int64_t)bytes, &total);
+  count_external(env, state, (int64_t)bytes);
+}
+
+/* Unlinks node (linked); leaves its owner reference alone. */
+static void unlink_node(napi_env env, tracked *node) {
+  memory_state *state = node->state;
+  node->prev->next = node->next;
+  node->next->prev = node->prev;
+  node->state = NULL;
+  count_external(env, state, -(int64_t)node->bytes);
+  state_release(state);
+}
+
+bool memory_track(napi_env env, tracked *node, napi_value owner, size_t bytes, reclaim_fn reclaim) {
+  napi_ref ref;
+  if (napi_create_reference(env, owner, 0, &ref) != napi_ok) {
+    napi_fail(env, napi_generic_failure);
+    return false;
+  }
+  link_node(env, state_of(env)->memory, node, ref, bytes, reclaim);
   return true;
 }
 
 void memory_untrack(napi_env env, tracked *node) {
-  memory_state *state = node->state;
-  if (!state) return;
+  if (!node->state) return;
   napi_delete_reference(env, node->owner);
-  node->prev->next = node->next;
-  node->next->prev = node->prev;
-  node->state = NULL;
-  int64_t total;
-  if (node->bytes) napi_adjust_external_memory(env, -(int64_t)node->bytes, &total);
-  state_release(state);
+  unlink_node(env, node);
 }
 
 size_t memory_reclaim(napi_env env) {
@@ -239,19 +285,42 @@ static bool is_undefined(napi_env env, napi_value v) {
   return napi_typeof(env, v, &type) == napi_ok && type == napi_undefined;
 }
 
-/* A stream argument with the context it belongs to (a new reference): undefined/null is the
- * default stream of the current context. */
-static bool arg_stream_ctx(napi_env env, napi_value v, CUstream *stream, ctx_rec **ctx) {
+/* A stream argument: a Stream (*out its struct), or undefined/null for the default stream (*out
+ * NULL). The environment remembers the last Stream it was given, weakly: the same one again costs
+ * a reference read and a comparison instead of handle_get's type-tag check and unwrap. While the
+ * reference reads the object, the object is alive, so its struct is too. */
+static bool arg_stream_h(napi_env env, napi_value v, stream_h **out) {
+  memory_state *state = state_of(env)->memory;
+  napi_value last;
+  bool same = false;
+  if (state->last_stream && napi_get_reference_value(env, state->last_stream, &last) == napi_ok &&
+      last && napi_strict_equals(env, last, v, &same) == napi_ok && same) {
+    *out = state->last_stream_h;
+    if (!(*out)->base.freed) return true;
+    throw_logic(env, STREAM_KIND.freed);
+    return false;
+  }
   napi_valuetype type;
   if (napi_typeof(env, v, &type) != napi_ok) return false;
   if (type == napi_undefined || type == napi_null) {
-    *stream = NULL;
-    return (*ctx = ctx_rec_current(env)) != NULL;
+    *out = NULL;
+    return true;
   }
-  stream_h *s = handle_get(env, v, &STREAM_KIND);
-  if (!s) return false;
-  *stream = s->handle;
-  *ctx = ctx_rec_retain(s->ctx);
+  if (!(*out = handle_get(env, v, &STREAM_KIND))) return false;
+  napi_ref ref;
+  if (napi_create_reference(env, v, 0, &ref) == napi_ok) {
+    if (state->last_stream) napi_delete_reference(env, state->last_stream);
+    state->last_stream = ref;
+    state->last_stream_h = *out;
+  }
+  return true;
+}
+
+/* A stream argument as its handle (NULL: the default stream). */
+static bool arg_stream_cached(napi_env env, napi_value v, CUstream *stream) {
+  stream_h *s;
+  if (!arg_stream_h(env, v, &s)) return false;
+  *stream = s ? s->handle : NULL;
   return true;
 }
 
@@ -264,70 +333,140 @@ static napi_value keep_until_done(napi_env env, CUstream stream, napi_value valu
 
 /* ---- device memory ---- */
 
+/* Device memory, owned by an object of lib/ (a DeviceAllocation), which names it by an id: its
+ * slot in the environment's table, checked on every use, so that a wrong or stale id finds
+ * nothing. A finalizer added to the object releases what is not freed before the object dies;
+ * free() deletes the finalizer's reference with the memory, so that freed memory costs the
+ * garbage collector nothing. (A type tag, a wrap and an unwrap cost several times as much: see
+ * bench/overhead.js.) */
+
 typedef enum { DEV_ALLOC, DEV_ORDERED, DEV_IPC } dev_origin;
 
-typedef struct devmem {
-  handle_base base;
-  tracked node;
+struct devmem {
+  tracked node; /* while the memory is held; node.owner: napi_add_finalizer's weak reference */
   CUdeviceptr ptr;
   size_t size;
   ctx_rec *ctx;
   dev_origin origin;
-} devmem;
-
-static const handle_kind DEVMEM_KIND = {
-    {0x6364727664656d31ULL, 0x4465764d656d3031ULL},
-    "DeviceAllocation",
-    "this device memory has been freed; allocate new memory"};
+  uint32_t slot;
+};
 
 static const release_op DEV_RELEASE[] = {RELEASE_MEM_FREE, RELEASE_MEM_FREE_ORDERED, RELEASE_IPC_CLOSE};
 
+/* Puts dev in a vacant slot; false when the table cannot grow. */
+static bool slot_take(memory_state *state, devmem *dev) {
+  uint32_t i = state->vacant;
+  if (i != NO_SLOT) {
+    state->vacant = state->slots[i].next_vacant;
+  } else {
+    if (state->used == state->capacity) {
+      uint32_t capacity = state->capacity ? 2 * state->capacity : 64;
+      slot *grown = capacity <= SLOT_COUNT ? realloc(state->slots, capacity * sizeof *grown) : NULL;
+      if (!grown) return false;
+      state->slots = grown;
+      state->capacity = capacity;
+    }
+    i = state->used++;
+    state->slots[i].generation = 0;
+  }
+  state->slots[i].dev = dev;
+  dev->slot = i;
+  return true;
+}
+
+static void slot_drop(memory_state *state, devmem *dev) {
+  slot *s = &state->slots[dev->slot];
+  s->dev = NULL;
+  s->generation = (s->generation + 1) % GENERATIONS;
+  s->next_vacant = state->vacant;
+  state->vacant = dev->slot;
+}
+
+static double slot_id(const memory_state *state, const devmem *dev) {
+  return (double)dev->slot + (double)SLOT_COUNT * state->slots[dev->slot].generation;
+}
+
+/* The allocation that id names, or NULL. */
+static devmem *slot_find(const memory_state *state, double id) {
+  if (!(id >= 0 && id < (double)SLOT_COUNT * GENERATIONS) || id != (double)(uint64_t)id) return NULL;
+  uint64_t n = (uint64_t)id;
+  uint32_t i = (uint32_t)(n % SLOT_COUNT);
+  if (i >= state->used || state->slots[i].generation != n / SLOT_COUNT) return NULL;
+  return state->slots[i].dev;
+}
+
+/* Stops holding dev's memory: out of the table and the list. */
+static void devmem_forget(napi_env env, devmem *dev) {
+  slot_drop(dev->node.state, dev);
+  unlink_node(env, &dev->node);
+}
+
+/* Its owner died: the memory goes through the reaper; the finalizer frees the struct. */
 static void devmem_reclaim(napi_env env, tracked *node) {
   devmem *dev = (devmem *)((char *)node - offsetof(devmem, node));
-  dev->base.freed = true;
   release_later(node, DEV_RELEASE[dev->origin], dev->ptr, dev->ctx);
-  memory_untrack(env, node);
+  devmem_forget(env, dev);
 }
 
 static void devmem_finalize(napi_env env, void *data, void *hint) {
   (void)hint;
   devmem *dev = data;
-  if (!dev->base.freed) devmem_reclaim(env, &dev->node);
-  memory_untrack(env, &dev->node);
+  if (dev->node.state) devmem_reclaim(env, &dev->node);
+  napi_delete_reference(env, dev->node.owner);
   ctx_rec_release(dev->ctx);
   free(dev);
 }
 
-/* Wraps memory just obtained in ctx (whose reference it takes) into obj; returns the address, or
- * NULL after releasing the memory and throwing. */
-static napi_value wrap_devmem(napi_env env, napi_value obj, CUdeviceptr ptr, size_t size,
-                              ctx_rec *ctx, dev_origin origin) {
-  devmem *dev = calloc(1, sizeof *dev);
-  bool wrapped = dev && handle_wrap(env, obj, &dev->base, &DEVMEM_KIND, devmem_finalize);
-  if (!wrapped) {
+/* Hands memory just obtained in ctx (whose reference it takes) to obj, and writes its id and its
+ * context's handle to made[0] and made[1]; returns the address, or NULL after releasing the memory
+ * and throwing. */
+static napi_value adopt_devmem(napi_env env, napi_value obj, double *made, CUdeviceptr ptr,
+                               size_t size, ctx_rec *ctx, dev_origin origin) {
+  memory_state *state = state_of(env)->memory;
+  devmem *dev = malloc(sizeof *dev);
+  napi_ref owner;
+  napi_status status = napi_generic_failure;
+  if (dev && slot_take(state, dev)) {
+    status = napi_add_finalizer(env, obj, dev, devmem_finalize, NULL, &owner);
+    if (status != napi_ok) slot_drop(state, dev);
+  }
+  if (status != napi_ok) {
+    bool out_of_memory = !dev;
     release_now(DEV_RELEASE[origin], ptr, ctx);
     ctx_rec_release(ctx);
-    if (!dev) return throw_oom(env);
     free(dev);
-    return NULL;
+    return out_of_memory ? throw_oom(env) : napi_fail(env, status);
   }
   dev->ptr = ptr;
   dev->size = size;
   dev->ctx = ctx;
   dev->origin = origin;
-  if (!memory_track(env, &dev->node, obj, origin == DEV_IPC ? 0 : size, devmem_reclaim)) {
-    dev->base.freed = true; /* the finalizer frees the struct */
-    release_now(DEV_RELEASE[origin], ptr, ctx);
-    return NULL;
-  }
+  link_node(env, state, &dev->node, owner, origin == DEV_IPC ? 0 : size, devmem_reclaim);
+  made[0] = slot_id(state, dev);
+  made[1] = (double)(uintptr_t)ctx->handle;
   return make_ptr(env, ptr);
 }
 
-/* memAlloc(obj, bytes): device memory in the current context, wrapped in obj; its address. */
+/* The ArrayBuffer of 2 doubles at least that lib/ passes for adopt_devmem to write to (cheaper to
+ * read than a typed array). */
+static bool arg_made(napi_env env, napi_value v, double **made) {
+  size_t length;
+  void *data;
+  if (napi_get_arraybuffer_info(env, v, &data, &length) != napi_ok || length < 2 * sizeof(double) ||
+      (uintptr_t)data % sizeof(double)) {
+    throw_type(env, "expected an ArrayBuffer of 2 doubles");
+    return false;
+  }
+  *made = data;
+  return true;
+}
+
+/* memAlloc(obj, bytes, made): device memory in the current context, owned by obj; its address. */
 static napi_value mem_alloc(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 2);
+  ARGS(env, info, 3);
   size_t bytes;
-  if (!arg_size(env, argv[1], "bytes", &bytes)) return NULL;
+  double *made;
+  if (!arg_size(env, argv[1], "bytes", &bytes) || !arg_made(env, argv[2], &made)) return NULL;
   ctx_rec *ctx = ctx_rec_current(env);
   if (!ctx) return NULL;
   CUdeviceptr ptr;
@@ -336,16 +475,17 @@ static napi_value mem_alloc(napi_env env, napi_callback_info info) {
     ctx_rec_release(ctx);
     return throw_cu(env, result, "cuMemAlloc");
   }
-  return wrap_devmem(env, argv[0], ptr, bytes, ctx, DEV_ALLOC);
+  return adopt_devmem(env, argv[0], made, ptr, bytes, ctx, DEV_ALLOC);
 }
 
-/* memAllocPitch(obj, widthInBytes, height, elementSize): [address, pitch]. */
+/* memAllocPitch(obj, widthInBytes, height, elementSize, made): [address, pitch]. */
 static napi_value mem_alloc_pitch(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 4);
+  ARGS(env, info, 5);
   size_t width, height;
   uint32_t element;
+  double *made;
   if (!arg_size(env, argv[1], "width", &width) || !arg_size(env, argv[2], "height", &height) ||
-      !arg_uint32(env, argv[3], "accessSize", &element))
+      !arg_uint32(env, argv[3], "accessSize", &element) || !arg_made(env, argv[4], &made))
     return NULL;
   ctx_rec *ctx = ctx_rec_current(env);
   if (!ctx) return NULL;
@@ -356,7 +496,7 @@ static napi_value mem_alloc_pitch(napi_env env, napi_callback_info info) {
     ctx_rec_release(ctx);
     return throw_cu(env, result, "cuMemAllocPitch");
   }
-  napi_value address = wrap_devmem(env, argv[0], ptr, pitch * height, ctx, DEV_ALLOC), pair;
+  napi_value address = adopt_devmem(env, argv[0], made, ptr, pitch * height, ctx, DEV_ALLOC), pair;
   if (!address) return NULL;
   NAPI_CALL(env, napi_create_array_with_length(env, 2, &pair));
   napi_set_element(env, pair, 0, address);
@@ -372,58 +512,92 @@ typedef struct pool_h {
 static const handle_kind POOL_KIND = {
     {0x63647276706f6f31ULL, 0x4d656d506f6f6c31ULL}, "MemoryPool", "this MemoryPool is gone"};
 
-/* memAllocAsync(obj, bytes, stream or null, pool or null): stream-ordered memory from pool (the
- * device's current pool when null); its address. */
+/* A stream whose context was detached is gone with it: api refuses it. */
+static bool stream_alive(napi_env env, const stream_h *s, const char *api) {
+  if (!s || !atomic_load(&s->ctx->destroyed)) return true;
+  throw_cu(env, CUDA_ERROR_CONTEXT_IS_DESTROYED, api);
+  return false;
+}
+
+static CUresult alloc_async(CUdeviceptr *ptr, size_t bytes, const pool_h *pool, CUstream stream) {
+  return pool ? cu.cuMemAllocFromPoolAsync(ptr, bytes, pool->handle, stream)
+              : cu.cuMemAllocAsync(ptr, bytes, stream);
+}
+
+/* memAllocAsync(obj, bytes, stream or null, pool or null, made): stream-ordered memory from pool
+ * (the device's current pool when null); its address. The driver takes the context from the
+ * stream: the stream's is made current only where the call fails without. */
 static napi_value mem_alloc_async(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 4);
+  ARGS(env, info, 5);
   size_t bytes;
-  CUstream stream;
-  ctx_rec *ctx;
+  stream_h *s;
+  double *made;
   if (!arg_size(env, argv[1], "bytes", &bytes)) return NULL;
   pool_h *pool = NULL;
   napi_valuetype type;
   NAPI_CALL(env, napi_typeof(env, argv[3], &type));
   if (type != napi_null && !(pool = handle_get(env, argv[3], &POOL_KIND))) return NULL;
-  if (!arg_stream_ctx(env, argv[2], &stream, &ctx)) return NULL;
-  CUdeviceptr ptr = 0;
-  CUresult result = CUDA_ERROR_CONTEXT_IS_DESTROYED;
   const char *api = pool ? "cuMemAllocFromPoolAsync" : "cuMemAllocAsync";
-  if (pool ? !cu.cuMemAllocFromPoolAsync : !cu.cuMemAllocAsync) {
-    ctx_rec_release(ctx);
-    return throw_missing(env, api);
-  }
-  if (ctx_enter(ctx)) {
-    result = pool ? cu.cuMemAllocFromPoolAsync(&ptr, bytes, pool->handle, stream)
-                  : cu.cuMemAllocAsync(&ptr, bytes, stream);
+  if (!arg_stream_h(env, argv[2], &s) || !stream_alive(env, s, api) || !arg_made(env, argv[4], &made))
+    return NULL;
+  if (pool ? !cu.cuMemAllocFromPoolAsync : !cu.cuMemAllocAsync) return throw_missing(env, api);
+  ctx_rec *ctx = s ? ctx_rec_retain(s->ctx) : ctx_rec_current(env);
+  if (!ctx) return NULL;
+  CUstream stream = s ? s->handle : NULL;
+  CUdeviceptr ptr = 0;
+  CUresult result = alloc_async(&ptr, bytes, pool, stream);
+  if (result != CUDA_SUCCESS && s && ctx_enter(ctx)) {
+    result = alloc_async(&ptr, bytes, pool, stream);
     ctx_leave();
   }
   if (result != CUDA_SUCCESS) {
     ctx_rec_release(ctx);
     return throw_cu(env, result, api);
   }
-  return wrap_devmem(env, argv[0], ptr, bytes, ctx, DEV_ORDERED);
+  return adopt_devmem(env, argv[0], made, ptr, bytes, ctx, DEV_ORDERED);
 }
 
-/* memFree(obj, stream or null): frees now (cuMemFree, cuIpcCloseMemHandle), or for
- * stream-ordered memory once the stream gets here (cuMemFreeAsync). Freed twice: nothing. */
+static CUresult free_call(dev_origin origin, CUdeviceptr ptr, CUstream stream) {
+  return origin == DEV_ORDERED ? cu.cuMemFreeAsync(ptr, stream) : cu.cuMemFree(ptr);
+}
+
+/* memFree(id, stream or null): frees now (cuMemFree, cuIpcCloseMemHandle), or, for stream-ordered
+ * memory, once the stream gets there (cuMemFreeAsync; null: the default stream of the memory's
+ * context). An id that names no memory (freed already) does nothing. The driver finds memory by
+ * its address: the memory's context is made current only where the call fails without, and for
+ * the default stream, which is the current context's. */
 static napi_value mem_free(napi_env env, napi_callback_info info) {
   ARGS(env, info, 2);
-  devmem *dev = handle_get_any(env, argv[0], &DEVMEM_KIND);
-  CUstream stream;
-  if (!dev || dev->base.freed || !arg_stream(env, argv[1], &stream)) return NULL;
-  dev->base.freed = true;
-  memory_untrack(env, &dev->node);
+  double id;
+  stream_h *s;
+  if (napi_get_value_double(env, argv[0], &id) != napi_ok) return throw_type(env, "expected a memory id");
+  devmem *dev = slot_find(state_of(env)->memory, id);
+  if (!dev || !arg_stream_h(env, argv[1], &s) ||
+      (dev->origin == DEV_ORDERED && !stream_alive(env, s, "cuMemFreeAsync")))
+    return NULL;
+  CUdeviceptr ptr = dev->ptr;
+  ctx_rec *ctx = dev->ctx;
+  dev_origin origin = dev->origin;
+  CUstream stream = s ? s->handle : NULL;
+  devmem_forget(env, dev);
+  napi_delete_reference(env, dev->node.owner); /* its finalizer will not run */
+  free(dev);
   CUresult result = CUDA_SUCCESS;
-  if (dev->origin != DEV_ORDERED) {
-    result = release_now(DEV_RELEASE[dev->origin], dev->ptr, dev->ctx);
-  } else if (ctx_enter(dev->ctx)) {
-    result = cu.cuMemFreeAsync(dev->ptr, stream);
-    ctx_leave();
+  if (origin == DEV_IPC) {
+    result = release_now(RELEASE_IPC_CLOSE, ptr, ctx);
+  } else if (!atomic_load(&ctx->destroyed)) { /* else the memory went with its context */
+    bool direct = origin == DEV_ALLOC || s;
+    if (direct) result = free_call(origin, ptr, stream);
+    if ((!direct || result != CUDA_SUCCESS) && ctx_enter(ctx)) {
+      result = free_call(origin, ptr, stream);
+      ctx_leave();
+    }
   }
+  ctx_rec_release(ctx);
   if (result != CUDA_SUCCESS)
-    return throw_cu(env, result, dev->origin == DEV_ALLOC ? "cuMemFree"
-                                 : dev->origin == DEV_IPC ? "cuIpcCloseMemHandle"
-                                                          : "cuMemFreeAsync");
+    return throw_cu(env, result, origin == DEV_ALLOC ? "cuMemFree"
+                                 : origin == DEV_IPC ? "cuIpcCloseMemHandle"
+                                                     : "cuMemFreeAsync");
   return NULL;
 }
 
@@ -470,15 +644,17 @@ static napi_value ipc_get_mem_handle(napi_env env, napi_callback_info info) {
   return result;
 }
 
-/* ipcOpenMemHandle(obj, handle bytes, flags): another process's memory, opened in the current
- * context and wrapped in obj; [address, size]. */
+/* ipcOpenMemHandle(obj, handle bytes, flags, made): another process's memory, opened in the
+ * current context and owned by obj; [address, size]. */
 static napi_value ipc_open_mem_handle(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 3);
+  ARGS(env, info, 4);
   CUipcMemHandle handle;
   void *data;
   size_t length;
   uint32_t flags;
-  if (!arg_host(env, argv[1], "handle", &data, &length) || !arg_uint32(env, argv[2], "flags", &flags))
+  double *made;
+  if (!arg_host(env, argv[1], "handle", &data, &length) ||
+      !arg_uint32(env, argv[2], "flags", &flags) || !arg_made(env, argv[3], &made))
     return NULL;
   if (length != sizeof handle.reserved) return throw_range(env, "handle must be 64 bytes long");
   memcpy(handle.reserved, data, sizeof handle.reserved);
@@ -492,7 +668,7 @@ static napi_value ipc_open_mem_handle(napi_env env, napi_callback_info info) {
     return throw_cu(env, result, "cuIpcOpenMemHandle");
   }
   if (cu.cuMemGetAddressRange(&base, &size, ptr) != CUDA_SUCCESS) size = 0;
-  napi_value address = wrap_devmem(env, argv[0], ptr, size, ctx, DEV_IPC), pair;
+  napi_value address = adopt_devmem(env, argv[0], made, ptr, size, ctx, DEV_IPC), pair;
   if (!address) return NULL;
   NAPI_CALL(env, napi_create_array_with_length(env, 2, &pair));
   napi_set_element(env, pair, 0, address);
@@ -565,7 +741,7 @@ static napi_value copy_host_device(napi_env env, napi_callback_info info, bool t
   CUstream stream = NULL;
   if (!arg_ptr(env, argv[to_device ? 0 : 1], to_device ? "dest" : "src", &device) ||
       !arg_host(env, argv[to_device ? 1 : 0], to_device ? "src" : "dest", &host, &bytes) ||
-      (async && !arg_stream(env, argv[2], &stream)) || !driver_ready(env))
+      (async && !arg_stream_cached(env, argv[2], &stream)) || !driver_ready(env))
     return NULL;
   if (!bytes) return NULL;
   if (to_device && async) CU_CALL(env, cuMemcpyHtoDAsync, device, host, bytes, stream);
@@ -600,7 +776,7 @@ static napi_value memcpy_dtod(napi_env env, napi_callback_info info) {
   CUstream stream = NULL;
   bool sync = is_undefined(env, argv[3]);
   if (!arg_ptr(env, argv[0], "dest", &dst) || !arg_ptr(env, argv[1], "src", &src) ||
-      !arg_size(env, argv[2], "size", &bytes) || (!sync && !arg_stream(env, argv[3], &stream)) ||
+      !arg_size(env, argv[2], "size", &bytes) || (!sync && !arg_stream_cached(env, argv[3], &stream)) ||
       !driver_ready(env))
     return NULL;
   if (bytes && sync) CU_CALL(env, cuMemcpyDtoD, dst, src, bytes);
@@ -619,7 +795,7 @@ static napi_value memcpy_peer(napi_env env, napi_callback_info info) {
   bool sync = is_undefined(env, argv[5]);
   if (!arg_ptr(env, argv[0], "dest", &dst) || !(dst_ctx = ctx_rec_of_context(env, argv[1])) ||
       !arg_ptr(env, argv[2], "src", &src) || !(src_ctx = ctx_rec_of_context(env, argv[3])) ||
-      !arg_size(env, argv[4], "size", &bytes) || (!sync && !arg_stream(env, argv[5], &stream)))
+      !arg_size(env, argv[4], "size", &bytes) || (!sync && !arg_stream_cached(env, argv[5], &stream)))
     return NULL;
   if (!bytes) return NULL;
   if (sync) CU_CALL(env, cuMemcpyPeer, dst, dst_ctx->handle, src, src_ctx->handle, bytes);
@@ -638,7 +814,7 @@ static napi_value memset_d(napi_env env, napi_callback_info info) {
   bool sync = is_undefined(env, argv[4]);
   if (!arg_uint32(env, argv[0], "width", &width) || !arg_ptr(env, argv[1], "dest", &dst) ||
       !arg_uint32(env, argv[2], "value", &value) || !arg_size(env, argv[3], "count", &count) ||
-      (!sync && !arg_stream(env, argv[4], &stream)) || !driver_ready(env))
+      (!sync && !arg_stream_cached(env, argv[4], &stream)) || !driver_ready(env))
     return NULL;
   if (!count) return NULL;
   if (width == 1 && sync) CU_CALL(env, cuMemsetD8, dst, (unsigned char)value, count);
@@ -662,7 +838,7 @@ static napi_value memset_d2d(napi_env env, napi_callback_info info) {
   if (!arg_uint32(env, argv[0], "width", &width) || !arg_ptr(env, argv[1], "dest", &dst) ||
       !arg_size(env, argv[2], "pitch", &pitch) || !arg_uint32(env, argv[3], "value", &value) ||
       !arg_size(env, argv[4], "width", &w) || !arg_size(env, argv[5], "height", &h) ||
-      (!sync && !arg_stream(env, argv[6], &stream)) || !driver_ready(env))
+      (!sync && !arg_stream_cached(env, argv[6], &stream)) || !driver_ready(env))
     return NULL;
   if (!w || !h) return NULL;
   if (width == 1 && sync) CU_CALL(env, cuMemsetD2D8, dst, pitch, (unsigned char)value, w, h);
@@ -760,7 +936,7 @@ static napi_value memcpy_2d(napi_env env, napi_callback_info info) {
   bool aligned, sync = is_undefined(env, argv[4]);
   CUstream stream = NULL;
   if (!read_copy(env, argv[0], argv[1], argv[2], &c) || !arg_bool(env, argv[3], &aligned) ||
-      (!sync && !arg_stream(env, argv[4], &stream)) || !driver_ready(env))
+      (!sync && !arg_stream_cached(env, argv[4], &stream)) || !driver_ready(env))
     return NULL;
   CUDA_MEMCPY2D p = {
       .srcXInBytes = c.srcXInBytes, .srcY = c.srcY, .srcMemoryType = c.srcMemoryType,
@@ -785,7 +961,7 @@ static napi_value memcpy_3d(napi_env env, napi_callback_info info) {
   bool sync = is_undefined(env, argv[3]);
   CUstream stream = NULL;
   if (!read_copy(env, argv[0], argv[1], argv[2], &c) ||
-      (!sync && !arg_stream(env, argv[3], &stream)) || !driver_ready(env))
+      (!sync && !arg_stream_cached(env, argv[3], &stream)) || !driver_ready(env))
     return NULL;
   CUDA_MEMCPY3D p = {
       .srcXInBytes = c.srcXInBytes, .srcY = c.srcY, .srcZ = c.srcZ, .srcLOD = c.srcLOD,
@@ -813,7 +989,7 @@ static napi_value memcpy_3d_peer(napi_env env, napi_callback_info info) {
   ctx_rec *src_ctx, *dst_ctx;
   if (!read_copy(env, argv[0], argv[1], argv[2], &c) ||
       !(src_ctx = ctx_rec_of_context(env, argv[3])) || !(dst_ctx = ctx_rec_of_context(env, argv[4])) ||
-      (!sync && !arg_stream(env, argv[5], &stream)))
+      (!sync && !arg_stream_cached(env, argv[5], &stream)))
     return NULL;
   c.srcContext = src_ctx->handle;
   c.dstContext = dst_ctx->handle;
@@ -911,6 +1087,7 @@ bool memory_init(napi_env env, napi_value exports) {
   }
   state->head.prev = state->head.next = &state->head;
   state->refs = 1;
+  state->vacant = NO_SLOT;
   state_of(env)->memory = state;
   if (napi_add_env_cleanup_hook(env, memory_teardown, state) != napi_ok) {
     napi_fail(env, napi_generic_failure);

@@ -34,7 +34,7 @@ struct tracked {
   memory_state *state; /* NULL while not tracked */
   napi_ref owner;      /* weak: cleared by the collection that finds the owner dead */
   reclaim_fn reclaim;  /* releases the memory of a dead owner, and untracks */
-  size_t bytes;        /* reported to V8 as external memory */
+  size_t bytes;        /* reported to V8 as external memory (in steps of some MiB) */
 };
 /* Starts tracking node for owner; false after throwing. */
 bool memory_track(napi_env env, tracked *node, napi_value owner, size_t bytes, reclaim_fn reclaim);

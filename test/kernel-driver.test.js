@@ -6,9 +6,8 @@
 const assert = require('assert');
 const { spawnSync } = require('child_process');
 const fs = require('fs');
-const os = require('os');
 const path = require('path');
-const { buildStandIn } = require('./stand-in-driver');
+const { standInDriver } = require('./stand-in-driver');
 
 // Expected parameter bytes: size, then [method, offset, value] writes, as hex.
 function params(size, writes = []) {
@@ -26,29 +25,14 @@ function launch(name, { grid = '1,1,1', block = '1,1,1', shared = 0, stream = 0,
 
 describe('modules and launches through a stand-in driver (no GPU needed)', function () {
   this.timeout(60000);
-  let dir = null;
-
-  before(function () {
-    if (process.platform !== 'linux') this.skip();
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cudadrv-stand-in-'));
-    try {
-      buildStandIn(dir);
-    } catch (error) {
-      console.log(`      (stand-in driver not built, so skipped: ${error.message.split('\n')[0]})`);
-      this.skip();
-    }
-  });
-
-  after(function () {
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
-  });
+  const standIn = standInDriver();
 
   function run(scenario, env = {}) {
-    const log = path.join(dir, `${scenario}.log`);
+    const log = path.join(standIn.dir, `${scenario}.log`);
     fs.rmSync(log, { force: true });
     const child = spawnSync(process.execPath, ['--expose-gc', path.join(__dirname, 'kernel-driver-child.js'), scenario], {
       encoding: 'utf8',
-      env: { ...process.env, LD_LIBRARY_PATH: dir, FAKE_CUDA_LOG: log, ...env },
+      env: { ...process.env, LD_LIBRARY_PATH: standIn.dir, FAKE_CUDA_LOG: log, ...env },
     });
     if (child.status !== 0) throw new Error(`scenario ${scenario} failed:\n${child.stderr}`);
     const lines = fs.existsSync(log) ? fs.readFileSync(log, 'utf8').trim().split('\n') : [];
@@ -166,7 +150,7 @@ describe('modules and launches through a stand-in driver (no GPU needed)', funct
   });
 
   it('loads images with JIT options and logs, and files; refuses truncated images', function () {
-    const file = path.join(dir, 'module.txt');
+    const file = path.join(standIn.dir, 'module.txt');
     fs.writeFileSync(file, 'entry add 8 8 4\n');
     const { lines, launches } = run('loading', { FAKE_MODULE_FILE: file });
     const loads = lines.filter((line) => line.startsWith('load'));

@@ -10,9 +10,15 @@
  *   fail                                the JIT fails, with an error log
  * A fatbin image is taken as a module without kernels, and logged with its size.
  * FAKE_CUDA_MISSING lists calls (comma-separated) that the driver does not provide, and
- * FAKE_CUDA_PROFILER_RESULT the CUresult cuProfilerInitialize returns.
+ * FAKE_CUDA_PROFILER_RESULT the CUresult cuProfilerInitialize returns. With FAKE_CUDA_TRACE set,
+ * every call the driver receives is logged too, as "call <symbol>", so that a test can count the
+ * calls an operation makes (the file is built with -finstrument-functions for that).
  *
- * Built by test/kernel-driver.test.js: cc -shared -fPIC -I<cuda>/include -o libcuda.so.1 ... */
+ * Device memory is host memory here (its addresses are host addresses), so copies move real
+ * bytes; the calls on it want a current context, as the driver's do.
+ *
+ * Built by test/stand-in-driver.js: cc -O2 -shared -fPIC -finstrument-functions -I<cuda>/include ... */
+#define _GNU_SOURCE /* dladdr */
 #define CUDA_ENABLE_DEPRECATED
 #include <cuda.h>
 #include <cudaProfiler.h>
@@ -25,15 +31,17 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
+#define UNTRACED __attribute__((no_instrument_function))
+
 /* Whether FAKE_CUDA_LOG is set, read once: launches ask at each call (bench/launch-overhead.js
  * times them). */
-static int logging(void) {
+static UNTRACED int logging(void) {
   static int set = -1;
   if (set < 0) set = getenv("FAKE_CUDA_LOG") != NULL;
   return set;
 }
 
-static void log_line(const char *format, ...) {
+static UNTRACED void log_line(const char *format, ...) {
   const char *path = getenv("FAKE_CUDA_LOG");
   if (!path) return;
   FILE *f = fopen(path, "a");
@@ -45,6 +53,21 @@ static void log_line(const char *format, ...) {
   fputc('\n', f);
   fclose(f);
 }
+
+/* The call trace: the compiler calls this on entry to every function of this file (hidden, so
+ * that libc's empty one is not called instead); the calls that other code makes are those of
+ * exported cu* symbols (helpers are static). */
+#define HOOK UNTRACED __attribute__((visibility("hidden")))
+static int tracing = -1;
+HOOK void __cyg_profile_func_enter(void *fn, void *caller) {
+  (void)caller;
+  if (tracing < 0) tracing = getenv("FAKE_CUDA_TRACE") != NULL;
+  Dl_info info;
+  if (tracing && dladdr(fn, &info) && info.dli_saddr == fn && info.dli_sname &&
+      strncmp(info.dli_sname, "cu", 2) == 0)
+    log_line("call %s", info.dli_sname);
+}
+HOOK void __cyg_profile_func_exit(void *fn, void *caller) { (void)fn; (void)caller; }
 
 /* ---- objects ---- */
 
@@ -109,6 +132,21 @@ EXPORT CUresult cuDeviceGet(CUdevice *device, int ordinal) {
   return CUDA_SUCCESS;
 }
 EXPORT CUresult cuDeviceGetCount(int *count) { *count = 1; return CUDA_SUCCESS; }
+EXPORT CUresult cuDeviceGetName(char *name, int length, CUdevice device) {
+  (void)device;
+  snprintf(name, (size_t)length, "stand-in driver");
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuDeviceGetAttribute(int *value, CUdevice_attribute attribute, CUdevice device) {
+  (void)device;
+  switch (attribute) {
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *value = 9; return CUDA_SUCCESS;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *value = 0; return CUDA_SUCCESS;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *value = 132; return CUDA_SUCCESS;
+    case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: *value = 1; return CUDA_SUCCESS;
+    default: return CUDA_ERROR_INVALID_VALUE;
+  }
+}
 
 EXPORT CUresult cuCtxCreate(CUcontext *ctx, CUctxCreateParams *params, unsigned int flags, CUdevice dev) {
   (void)params; (void)flags; (void)dev;
@@ -117,6 +155,14 @@ EXPORT CUresult cuCtxCreate(CUcontext *ctx, CUctxCreateParams *params, unsigned 
   return CUDA_SUCCESS;
 }
 EXPORT CUresult cuCtxDestroy(CUcontext ctx) { (void)ctx; return CUDA_SUCCESS; }
+/* The primary context: a second context, so that tests can tell it from one made by cuCtxCreate. */
+static struct CUctx_st the_primary_context;
+EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev) {
+  (void)dev;
+  *ctx = &the_primary_context;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice dev) { (void)dev; return CUDA_SUCCESS; }
 EXPORT CUresult cuCtxPushCurrent(CUcontext ctx) { stack[depth++] = ctx; return CUDA_SUCCESS; }
 EXPORT CUresult cuCtxPopCurrent(CUcontext *ctx) {
   if (depth == 0) return CUDA_ERROR_INVALID_CONTEXT;
@@ -410,22 +456,66 @@ EXPORT CUresult cuTexRefGetAddressMode(CUaddress_mode *mode, CUtexref t, int dim
 EXPORT CUresult cuTexRefGetFilterMode(CUfilter_mode *mode, CUtexref t) { *mode = t->filter; return CUDA_SUCCESS; }
 EXPORT CUresult cuTexRefGetFlags(unsigned int *flags, CUtexref t) { *flags = t->flags; return CUDA_SUCCESS; }
 
-/* Device memory: addresses handed out in order, never reused; nothing behind them. */
-EXPORT CUresult cuMemAlloc(CUdeviceptr *ptr, size_t bytes) {
-  static CUdeviceptr next = 0x7e0000000000ULL;
-  *ptr = next;
-  next += (bytes + 0xffff) & ~(CUdeviceptr)0xffff;
+/* Device memory: malloc'd host memory. */
+static CUresult in_context(void) { return depth && stack[depth - 1] ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT; }
+static CUresult allocate(CUdeviceptr *ptr, size_t bytes) {
+  if (in_context() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
+  if (!bytes) return CUDA_ERROR_INVALID_VALUE;
+  void *memory = malloc(bytes);
+  if (!memory) return CUDA_ERROR_OUT_OF_MEMORY;
+  *ptr = (CUdeviceptr)(uintptr_t)memory;
   return CUDA_SUCCESS;
 }
-EXPORT CUresult cuMemFree(CUdeviceptr ptr) { (void)ptr; return CUDA_SUCCESS; }
+static CUresult release(CUdeviceptr ptr) {
+  if (in_context() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
+  free((void *)(uintptr_t)ptr);
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuMemAlloc(CUdeviceptr *ptr, size_t bytes) { return allocate(ptr, bytes); }
+EXPORT CUresult cuMemFree(CUdeviceptr ptr) { return release(ptr); }
+EXPORT CUresult cuMemAllocAsync(CUdeviceptr *ptr, size_t bytes, CUstream stream) {
+  (void)stream;
+  return allocate(ptr, bytes);
+}
+EXPORT CUresult cuMemFreeAsync(CUdeviceptr ptr, CUstream stream) {
+  (void)stream;
+  return release(ptr);
+}
+/* Copies: at once, on a stream too. */
+static CUresult copy(void *dst, const void *src, size_t bytes) {
+  if (in_context() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
+  memcpy(dst, src, bytes);
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuMemcpyHtoD(CUdeviceptr dst, const void *src, size_t bytes) {
+  return copy((void *)(uintptr_t)dst, src, bytes);
+}
+EXPORT CUresult cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t bytes) {
+  return copy(dst, (const void *)(uintptr_t)src, bytes);
+}
+EXPORT CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src, size_t bytes, CUstream stream) {
+  (void)stream;
+  return copy((void *)(uintptr_t)dst, src, bytes);
+}
+EXPORT CUresult cuMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t bytes, CUstream stream) {
+  (void)stream;
+  return copy(dst, (const void *)(uintptr_t)src, bytes);
+}
 
 /* Streams and events, enough for waits and timing: all work is done at once. */
-EXPORT CUresult cuStreamCreateWithPriority(CUstream *stream, unsigned int flags, int priority) {
+static CUresult new_stream(CUstream *stream) {
   static int streams;
-  (void)flags; (void)priority;
   *stream = calloc(1, sizeof **stream);
   (*stream)->id = ++streams;
   return CUDA_SUCCESS;
+}
+EXPORT CUresult cuStreamCreateWithPriority(CUstream *stream, unsigned int flags, int priority) {
+  (void)flags; (void)priority;
+  return new_stream(stream);
+}
+EXPORT CUresult cuStreamCreate(CUstream *stream, unsigned int flags) {
+  (void)flags;
+  return new_stream(stream);
 }
 EXPORT CUresult cuStreamDestroy(CUstream stream) { free(stream); return CUDA_SUCCESS; }
 EXPORT CUresult cuStreamQuery(CUstream stream) { (void)stream; return CUDA_SUCCESS; }
@@ -457,6 +547,13 @@ EXPORT CUresult cuProfilerInitialize(const char *config, const char *output, CUo
 
 EXPORT CUresult cuProfilerStart(void) { log_line("profiler start"); return CUDA_SUCCESS; }
 EXPORT CUresult cuProfilerStop(void) { log_line("profiler stop"); return CUDA_SUCCESS; }
+
+/* NVRTC looks this up in a libcuda.so.1 that the loader's path finds, and fails without it. */
+EXPORT CUresult cuGetExportTable(const void **table, const CUuuid *id) {
+  (void)id;
+  *table = NULL;
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
 
 /* cuGetProcAddress: every call above by its name (cuda.h's macros give some a _v2.. suffix),
  * unless FAKE_CUDA_MISSING lists it. */

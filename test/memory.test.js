@@ -449,6 +449,39 @@ describeGpu('device memory', function () {
     assert.strictEqual(cuda.Context.getCurrent(), first);
   });
 
+  it('memory of one context, allocated on its stream and freed while another context is current', async function () {
+    const first = cuda.Context.getCurrent();
+    const device = new cuda.Device(0);
+    const pools = device.getAttribute(cuda.DeviceAttribute.MEMORY_POOLS_SUPPORTED);
+    const stream = new cuda.Stream(cuda.StreamFlags.NON_BLOCKING);
+    const data = random(1 << 20);
+    const plain = cuda.memAlloc(256 << 20);
+    const second = device.makeContext(); // current from here
+    try {
+      const ordered = pools ? cuda.memAllocAsync(1 << 20, stream) : null;
+      if (ordered) {
+        assert.strictEqual(ordered.context, first);
+        first.push();
+        cuda.memcpyHtoDAsync(ordered, data, stream);
+        const back = new Uint8Array(1 << 20);
+        cuda.memcpyDtoHAsync(back, ordered, stream); // pageable: filled before it returns
+        assert.ok(Buffer.from(back).equals(data));
+        cuda.Context.pop();
+        assert.strictEqual(cuda.Context.getCurrent(), second);
+        ordered.free(stream);
+        await stream.synchronize();
+        assert.throws(() => ordered.ptr, { name: 'LogicError' });
+      }
+      const free = cuda.memGetInfo().free;
+      plain.free();
+      assert.ok(cuda.memGetInfo().free >= free + (192 << 20), 'the memory came back');
+      assert.strictEqual(cuda.Context.getCurrent(), second);
+    } finally {
+      second.detach();
+    }
+    assert.strictEqual(cuda.Context.getCurrent(), first);
+  });
+
   it('Memcpy2D copies host ↔ pitched device memory exactly, aligned or not, sync and async', async function () {
     const { allocation, pitch } = cuda.memAllocPitch(37, 9, 4);
     const device = random(pitch * 9);
