@@ -117,7 +117,8 @@ const OPERATIONS = [
   ...['htod', 'dtoh'].flatMap((direction) => ['pinned', 'pageable'].map((kind) => ({
     id: `copy.${direction}.${kind}`,
     title: `256 MiB ${direction === 'htod' ? 'host→device' : 'device→host'}, ${kind}`,
-    unit: 'GB/s', bytes: SIZES.big, c: `copy.${direction}.${kind}`, spec: [2, 10, 1],
+    unit: 'GB/s', bytes: SIZES.big, c: `copy.${direction}.${kind}`, rounds: 5, spec: [1, 2, 1],
+    note: 'C and cudadrv take turns: 5 rounds of 2 timed copies after a warm-up one',
     target: bandwidthAtLeast(kind === 'pinned' ? 0.98 : 0.95),
     js: (env) => {
       const { cuda } = env;
@@ -132,7 +133,8 @@ const OPERATIONS = [
   ...['htod', 'dtoh'].map((direction) => ({
     id: `copy.${direction}.small`,
     title: `16 B ${direction === 'htod' ? 'host→device' : 'device→host'} latency`,
-    unit: 'us', c: `copy.${direction}.small`, spec: [5, 100, 20], target: overC(0.5, 'us'),
+    unit: 'us', c: `copy.${direction}.small`, rounds: 20, spec: [1, 10, 20], target: overC(0.5, 'us'),
+    note: 'C and cudadrv take turns: 20 rounds of 10 timed batches of 20 copies',
     js: (env) => {
       const { cuda } = env;
       const { device, host } = env.smallBuffers();
@@ -143,13 +145,14 @@ const OPERATIONS = [
     },
   })),
   {
-    id: 'alloc', title: 'memAlloc + free, 1 MiB', unit: 'us', c: 'alloc', spec: [5, 50, 20],
+    id: 'alloc', title: 'memAlloc + free, 1 MiB', unit: 'us', c: 'alloc', rounds: 20, spec: [1, 5, 20],
     target: null,
     js: ({ cuda }) => ({ step: () => cuda.memAlloc(SIZES.alloc).free() }),
   },
   {
     id: 'alloc.async', title: 'memAllocAsync + free, 1 MiB', unit: 'us', c: 'alloc.async',
-    spec: [5, 100, 50], target: ratioAtMost(1.1),
+    rounds: 20, spec: [1, 10, 50], target: ratioAtMost(1.1),
+    note: 'C and cudadrv take turns: 20 rounds of 10 timed batches of 50',
     js: (env) => {
       const { cuda } = env;
       const stream = env.stream();
