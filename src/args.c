@@ -127,6 +127,15 @@ napi_value make_ptr(napi_env env, CUdeviceptr v) {
   return result;
 }
 
+napi_value make_pair(napi_env env, napi_value a, napi_value b) {
+  napi_value pair;
+  if (!a || !b) return NULL;
+  NAPI_CALL(env, napi_create_array_with_length(env, 2, &pair));
+  NAPI_CALL(env, napi_set_element(env, pair, 0, a));
+  NAPI_CALL(env, napi_set_element(env, pair, 1, b));
+  return pair;
+}
+
 napi_value make_bool(napi_env env, bool v) {
   napi_value result;
   NAPI_CALL(env, napi_get_boolean(env, v, &result));

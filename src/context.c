@@ -391,11 +391,7 @@ static napi_value ctx_get_stream_priority_range(napi_env env, napi_callback_info
   if (!driver_ready(env)) return NULL;
   int least, greatest;
   CU_CALL(env, cuCtxGetStreamPriorityRange, &least, &greatest);
-  napi_value pair;
-  NAPI_CALL(env, napi_create_array_with_length(env, 2, &pair));
-  napi_set_element(env, pair, 0, make_int(env, least));
-  napi_set_element(env, pair, 1, make_int(env, greatest));
-  return pair;
+  return make_pair(env, make_int(env, least), make_int(env, greatest));
 }
 
 bool context_init(napi_env env, napi_value exports) {

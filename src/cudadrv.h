@@ -148,6 +148,8 @@ napi_value make_int(napi_env env, int64_t v);
 napi_value make_uint(napi_env env, uint64_t v);
 napi_value make_ptr(napi_env env, CUdeviceptr v); /* bigint */
 napi_value make_bool(napi_env env, bool v);
+/* [a, b] as a JS array; NULL after throwing (or when a or b is NULL: a throw is pending). */
+napi_value make_pair(napi_env env, napi_value a, napi_value b);
 napi_value make_undefined(napi_env env);
 
 /* ---- asynchronous waits (wait.c) ---- */

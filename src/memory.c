@@ -496,12 +496,8 @@ static napi_value mem_alloc_pitch(napi_env env, napi_callback_info info) {
     ctx_rec_release(ctx);
     return throw_cu(env, result, "cuMemAllocPitch");
   }
-  napi_value address = adopt_devmem(env, argv[0], made, ptr, pitch * height, ctx, DEV_ALLOC), pair;
-  if (!address) return NULL;
-  NAPI_CALL(env, napi_create_array_with_length(env, 2, &pair));
-  napi_set_element(env, pair, 0, address);
-  napi_set_element(env, pair, 1, make_uint(env, pitch));
-  return pair;
+  napi_value address = adopt_devmem(env, argv[0], made, ptr, pitch * height, ctx, DEV_ALLOC);
+  return make_pair(env, address, make_uint(env, pitch));
 }
 
 typedef struct pool_h {
@@ -668,12 +664,8 @@ static napi_value ipc_open_mem_handle(napi_env env, napi_callback_info info) {
     return throw_cu(env, result, "cuIpcOpenMemHandle");
   }
   if (cu.cuMemGetAddressRange(&base, &size, ptr) != CUDA_SUCCESS) size = 0;
-  napi_value address = adopt_devmem(env, argv[0], made, ptr, size, ctx, DEV_IPC), pair;
-  if (!address) return NULL;
-  NAPI_CALL(env, napi_create_array_with_length(env, 2, &pair));
-  napi_set_element(env, pair, 0, address);
-  napi_set_element(env, pair, 1, make_uint(env, size));
-  return pair;
+  napi_value address = adopt_devmem(env, argv[0], made, ptr, size, ctx, DEV_IPC);
+  return make_pair(env, address, make_uint(env, size));
 }
 
 /* ---- host views of host-accessible device addresses (asBuffer) ---- */

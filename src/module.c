@@ -289,15 +289,6 @@ static napi_value module_unload_now(napi_env env, napi_callback_info info) {
 
 /* ---- what a module holds ---- */
 
-napi_value make_pair(napi_env env, napi_value a, napi_value b) {
-  napi_value pair;
-  if (!a || !b) return NULL;
-  NAPI_CALL(env, napi_create_array_with_length(env, 2, &pair));
-  NAPI_CALL(env, napi_set_element(env, pair, 0, a));
-  NAPI_CALL(env, napi_set_element(env, pair, 1, b));
-  return pair;
-}
-
 /* Texture and surface references belong to their module: the driver frees them with it. */
 typedef struct ref_h {
   handle_base base;

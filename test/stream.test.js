@@ -69,13 +69,15 @@ describeGpu('Stream', function () {
   it('launchHostFunc calls back on the main thread once the stream gets there', async function () {
     const stream = new cuda.Stream();
     binding.streamEnqueueSleep(stream, 30);
-    let seen = null;
-    const result = await stream.launchHostFunc(() => {
-      seen = stream.isDone();
+    const start = process.hrtime.bigint();
+    let calledAfterMs = null;
+    const pending = stream.launchHostFunc(() => {
+      calledAfterMs = Number(process.hrtime.bigint() - start) / 1e6;
       return 42;
     });
-    assert.strictEqual(result, 42);
-    assert.strictEqual(typeof seen, 'boolean');
+    assert.strictEqual(calledAfterMs, null, 'not called before the stream gets there');
+    assert.strictEqual(await pending, 42);
+    assert.ok(calledAfterMs >= 25, `called after ${calledAfterMs} ms, before the 30 ms sleep ended`);
     assert.throws(() => stream.launchHostFunc('no'), { name: 'TypeError' });
   });
 
