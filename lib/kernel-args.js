@@ -4,6 +4,7 @@
 const { describe } = require('./checks');
 const { devicePointer } = require('./pointer');
 const hostMemory = require('./host-memory');
+const { DeviceAllocation } = require('./memory');
 
 // ---- the C scalar types, by struct format character ----
 
@@ -147,6 +148,21 @@ function managedAddress(view) {
   if (allocation === undefined || !(allocation instanceof hostMemory.ManagedAllocation)) return undefined;
   // The allocation's ArrayBuffer starts where its memory does.
   return devicePointer(allocation.getDevicePointer(), 'managed memory') + BigInt(view.byteOffset);
+}
+
+// Writes pointer argument v at u32[i] and u32[i + 1] (i even): a live DeviceAllocation from the
+// number address it keeps, two 32-bit stores costing a fraction of a BigInt's conversion and
+// store; anything else through pointerValue.
+function writePointer(u32, u64, i, v, what) {
+  if (v instanceof DeviceAllocation) {
+    const address = v._address;
+    if (address >= 0 && v._root._ptr !== null) {
+      u32[i] = address >>> 0;
+      u32[i + 1] = (address / 4294967296) >>> 0;
+      return;
+    }
+  }
+  u64[i >> 1] = pointerValue(v, what);
 }
 
 // IEEE 754 binary16 bits of v, rounded to nearest even (one rounding, from the float64).
@@ -362,7 +378,9 @@ function copyBytes(u8, offset, view) {
 }
 
 // What packer statements may use, by name.
-const HELPERS = { T: TYPES, integerValue, bigintValue, floatValue, boolValue, pointerValue, float16Bits, copyBytes };
+const HELPERS = {
+  T: TYPES, integerValue, bigintValue, floatValue, boolValue, pointerValue, writePointer, float16Bits, copyBytes,
+};
 const VIEWS = ['i8', 'u8', 'i16', 'u16', 'i32', 'u32', 'f32', 'i64', 'u64', 'f64', 'dv'];
 
 // Statements writing each field's argument (the expression arg(k)) at its offset; values are
@@ -387,6 +405,7 @@ function packerStatements(fields, offsets, arg) {
     }
     // A kernel may place a parameter off its natural alignment (a packed struct of that size).
     if (o % field.size !== 0) return `dv.${setter[store[c]]}(${o}, ${value}, true);`;
+    if (field.kind === 'pointer') return `writePointer(u32, u64, ${o / 4}, ${a}, ${k});`;
     return `${store[c]}[${o / field.size}] = ${value};`;
   });
 }

@@ -18,6 +18,11 @@ const { internal: host } = require('./host-memory');
 const token = Symbol('DeviceAllocation');
 const RELEASED = Object.freeze({ _ptr: null }); // the root of a released slice
 
+// A device address as a number where it is exact (every address on today's hosts), else -1.
+function numberAddress(ptr) {
+  return ptr <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(ptr) : -1;
+}
+
 // Where src/memory.c writes the id of the memory it has just handed to an allocation (which the
 // allocation names it by) and the handle of the context it was made in.
 const made = new Float64Array(2);
@@ -109,6 +114,7 @@ class DeviceAllocation extends PointerHolderBase {
     this._root = this; // the allocation owning the memory (a slice's parent's root)
     this._offset = 0n;
     this._ptr = null; // the root's address while it is allocated
+    this._address = -1; // this memory's address as a number for kernel arguments (-1: past 2^53)
     this._id = 0; // what src/memory.c names the root's memory by
     this._stream = null; // the stream of memAllocAsync()
     this.size = 0;
@@ -143,6 +149,7 @@ class DeviceAllocation extends PointerHolderBase {
     const view = new DeviceAllocation(token);
     view._root = this._root;
     view._offset = this._offset + BigInt(offset);
+    view._address = this._address < 0 ? -1 : numberAddress(this._root._ptr + view._offset);
     view.size = size;
     view.context = this.context;
     return view;
@@ -188,6 +195,7 @@ function allocation(size, allocate) {
   return host.retryOutOfMemory(() => {
     const memory = new DeviceAllocation(token);
     memory._ptr = allocate(memory);
+    memory._address = numberAddress(memory._ptr);
     memory._id = made[0];
     memory.size = size;
     return memory;
@@ -314,6 +322,7 @@ class IPCMemoryHandle extends DeviceAllocation {
     }
     const [ptr, size] = binding.ipcOpenMemHandle(this, handle, flags, madeBuffer);
     this._ptr = ptr;
+    this._address = numberAddress(ptr);
     this._id = made[0];
     this.size = size;
     this.context = madeContext();

@@ -110,7 +110,23 @@ const scenarios = {
     const all = module.getFunction('all').prepare(['int8', 'uint8', 'h', 'H', Int32Array, 'uint32', 'q', 'Q',
       'float16', 'f', 'd', '?', 'P']);
     all.preparedCall(1, 1, -1, 2, -3, 4, -5, 6, -7n, 8n, 1.5, 0.25, -0.5, true, 0x300n);
-    return { a, n };
+    // Device memory passes its address, slices theirs; freed memory and released slices are refused,
+    // also when the same objects were passed the call before.
+    const d = cuda.memAlloc(1 << 20); // mapped by malloc far above 4 GiB: both halves of the address count
+    const dPtr = d.ptr;
+    const s = d.slice(256).slice(8);
+    add.preparedCall(1, 1, d, s, 3);
+    add(s, d, cuda.int32(4), { block: 1 });
+    add(s, d, cuda.int32(4), { block: 1 });
+    s.free();
+    assert.throws(() => add.preparedCall(1, 1, d, s, 3), { name: 'LogicError', message: 'this slice has been released (free())' });
+    assert.throws(() => add(s, d, cuda.int32(4), { block: 1 }), { name: 'LogicError', message: 'this slice has been released (free())' });
+    const rest = d.slice(16);
+    d.free();
+    const freed = { name: 'LogicError', message: 'this DeviceAllocation has been freed; allocate new memory' };
+    assert.throws(() => add.preparedCall(1, 1, a, d, 3), freed);
+    assert.throws(() => add.preparedCall(1, 1, rest, a, 3), freed);
+    return { a, n, d: dPtr };
   },
 
   async source() {

@@ -76,7 +76,9 @@ describe('modules and launches through a stand-in driver (no GPU needed)', funct
   it('prepared calls write the prepared format straight into the launch', function () {
     const { result: r, launches } = run('prepared');
     const a = BigInt(r.a);
-    const add = (b, n) => params(20, [['writeBigUInt64LE', 0, a], ['writeBigUInt64LE', 8, b], ['writeInt32LE', 16, n]]);
+    const d = BigInt(r.d);
+    const addOf = (x, y, n) => params(20, [['writeBigUInt64LE', 0, x], ['writeBigUInt64LE', 8, y], ['writeInt32LE', 16, n]]);
+    const add = (b, n) => addOf(a, b, n);
     assert.deepStrictEqual(launches, [
       launch('add', { grid: '3,2,1', block: '64,2,2' }, add(0x1000n, r.n)),
       launch('add', { grid: '5,1,1', block: '8,1,1', shared: 512 }, add(0x2000n, r.n)),
@@ -90,6 +92,9 @@ describe('modules and launches through a stand-in driver (no GPU needed)', funct
         ['writeBigUInt64LE', 24, 8n], ['writeUInt16LE', 32, 0x3e00], ['writeFloatLE', 36, 0.25],
         ['writeDoubleLE', 40, -0.5], ['writeUInt8', 48, 1], ['writeBigUInt64LE', 56, 0x300n],
       ])),
+      launch('add', {}, addOf(d, d + 264n, 3)),
+      launch('add', {}, addOf(d + 264n, d, 4)),
+      launch('add', {}, addOf(d + 264n, d, 4)),
     ]);
   });
 
