@@ -156,12 +156,8 @@ const OPERATIONS = [
     js: (env) => {
       const { cuda } = env;
       const stream = env.stream();
-      const probe = cuda.memAllocAsync(SIZES.alloc, stream);
-      const release = typeof probe.freeAsync === 'function'
-        ? (allocation) => allocation.freeAsync(stream) : (allocation) => allocation.free(stream);
-      release(probe);
       return {
-        step: () => release(cuda.memAllocAsync(SIZES.alloc, stream)),
+        step: () => cuda.memAllocAsync(SIZES.alloc, stream).free(stream),
         after: () => stream.synchronizeSync(),
       };
     },

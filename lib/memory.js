@@ -18,14 +18,9 @@ const { internal: host } = require('./host-memory');
 const token = Symbol('DeviceAllocation');
 const RELEASED = Object.freeze({ _ptr: null }); // the root of a released slice
 
-// A device address as a number where it is exact (every address on today's hosts), else -1.
-function numberAddress(ptr) {
-  return ptr <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(ptr) : -1;
-}
-
 // Where src/memory.c writes the id of the memory it has just handed to an allocation (which the
 // allocation names it by) and the handle of the context it was made in.
-const made = new Float64Array(2);
+const made = new Float64Array(3);
 const madeBuffer = made.buffer;
 
 // The Context of the context current in the last allocation, weakly: Context.getCurrent() (a
@@ -149,7 +144,8 @@ class DeviceAllocation extends PointerHolderBase {
     const view = new DeviceAllocation(token);
     view._root = this._root;
     view._offset = this._offset + BigInt(offset);
-    view._address = this._address < 0 ? -1 : numberAddress(this._root._ptr + view._offset);
+    const address = this._address + offset;
+    view._address = this._address >= 0 && address <= Number.MAX_SAFE_INTEGER ? address : -1;
     view.size = size;
     view.context = this.context;
     return view;
@@ -195,7 +191,7 @@ function allocation(size, allocate) {
   return host.retryOutOfMemory(() => {
     const memory = new DeviceAllocation(token);
     memory._ptr = allocate(memory);
-    memory._address = numberAddress(memory._ptr);
+    memory._address = made[2];
     memory._id = made[0];
     memory.size = size;
     return memory;
@@ -322,7 +318,7 @@ class IPCMemoryHandle extends DeviceAllocation {
     }
     const [ptr, size] = binding.ipcOpenMemHandle(this, handle, flags, madeBuffer);
     this._ptr = ptr;
-    this._address = numberAddress(ptr);
+    this._address = made[2];
     this._id = made[0];
     this.size = size;
     this.context = madeContext();

@@ -12,22 +12,21 @@ static napi_value throw_arg(napi_env env, bool range, const char *name, const ch
   return range ? throw_range(env, message) : throw_type(env, message);
 }
 
+/* d, a JS number, is an integer within [lo, hi]; else a RangeError. */
+static bool integer_in(napi_env env, double d, const char *name, double lo, double hi) {
+  if (isfinite(d) && floor(d) == d && d >= lo && d <= hi) return true;
+  throw_arg(env, true, name, "an integer in range");
+  return false;
+}
+
 /* A JS number that is an integer within [lo, hi]. */
 static bool arg_integer(napi_env env, napi_value v, const char *name, double lo, double hi,
                         double *out) {
-  napi_valuetype type;
-  if (napi_typeof(env, v, &type) != napi_ok || type != napi_number) {
+  if (napi_get_value_double(env, v, out) != napi_ok) { /* one call: no napi_typeof first */
     throw_arg(env, false, name, "a number");
     return false;
   }
-  double d;
-  napi_get_value_double(env, v, &d);
-  if (!isfinite(d) || floor(d) != d || d < lo || d > hi) {
-    throw_arg(env, true, name, "an integer in range");
-    return false;
-  }
-  *out = d;
-  return true;
+  return integer_in(env, *out, name, lo, hi);
 }
 
 bool arg_int32(napi_env env, napi_value v, const char *name, int32_t *out) {
@@ -44,27 +43,26 @@ bool arg_uint32(napi_env env, napi_value v, const char *name, uint32_t *out) {
   return true;
 }
 
+/* A non-negative safe integer number, or a bigint from 0 to 2**64 - 1. */
 static bool arg_u64(napi_env env, napi_value v, const char *name, uint64_t *out) {
-  napi_valuetype type;
-  if (napi_typeof(env, v, &type) != napi_ok) return false;
-  if (type == napi_bigint) {
-    bool lossless;
-    int64_t signed_value;
-    napi_get_value_bigint_int64(env, v, &signed_value, &lossless);
-    if (signed_value < 0) {
-      throw_arg(env, true, name, "non-negative");
-      return false;
-    }
-    napi_get_value_bigint_uint64(env, v, out, &lossless);
-    if (!lossless) {
-      throw_arg(env, true, name, "below 2**64");
-      return false;
-    }
+  double d;
+  if (napi_get_value_double(env, v, &d) == napi_ok) { /* one call for a number, two for a bigint */
+    if (!integer_in(env, d, name, 0, 9007199254740991.0)) return false;
+    *out = (uint64_t)d;
     return true;
   }
-  double d;
-  if (!arg_integer(env, v, name, 0, 9007199254740991.0, &d)) return false;
-  *out = (uint64_t)d;
+  bool lossless;
+  int64_t low;
+  if (napi_get_value_bigint_int64(env, v, &low, &lossless) != napi_ok) {
+    throw_arg(env, false, name, "a number or a bigint");
+    return false;
+  }
+  bool negative = lossless && low < 0; /* past -2**63, both conversions below are lossy */
+  if (!negative) napi_get_value_bigint_uint64(env, v, out, &lossless);
+  if (negative || !lossless) {
+    throw_arg(env, true, name, "from 0 to 2**64 - 1");
+    return false;
+  }
   return true;
 }
 

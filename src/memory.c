@@ -417,8 +417,8 @@ static void devmem_finalize(napi_env env, void *data, void *hint) {
   free(dev);
 }
 
-/* Hands memory just obtained in ctx (whose reference it takes) to obj, and writes its id and its
- * context's handle to made[0] and made[1]; returns the address, or NULL after releasing the memory
+/* Hands memory just obtained in ctx (whose reference it takes) to obj, and writes its id, its
+ * context's handle and its address as a number (-1 past 2^53) to made[0..2]; returns the address, or NULL after releasing the memory
  * and throwing. */
 static napi_value adopt_devmem(napi_env env, napi_value obj, double *made, CUdeviceptr ptr,
                                size_t size, ctx_rec *ctx, dev_origin origin) {
@@ -444,17 +444,18 @@ static napi_value adopt_devmem(napi_env env, napi_value obj, double *made, CUdev
   link_node(env, state, &dev->node, owner, origin == DEV_IPC ? 0 : size, devmem_reclaim);
   made[0] = slot_id(state, dev);
   made[1] = (double)(uintptr_t)ctx->handle;
+  made[2] = ptr < ((CUdeviceptr)1 << 53) ? (double)ptr : -1; /* a safe integer, or -1 */
   return make_ptr(env, ptr);
 }
 
-/* The ArrayBuffer of 2 doubles at least that lib/ passes for adopt_devmem to write to (cheaper to
+/* The ArrayBuffer of 3 doubles at least that lib/ passes for adopt_devmem to write to (cheaper to
  * read than a typed array). */
 static bool arg_made(napi_env env, napi_value v, double **made) {
   size_t length;
   void *data;
-  if (napi_get_arraybuffer_info(env, v, &data, &length) != napi_ok || length < 2 * sizeof(double) ||
+  if (napi_get_arraybuffer_info(env, v, &data, &length) != napi_ok || length < 3 * sizeof(double) ||
       (uintptr_t)data % sizeof(double)) {
-    throw_type(env, "expected an ArrayBuffer of 2 doubles");
+    throw_type(env, "expected an ArrayBuffer of 3 doubles");
     return false;
   }
   *made = data;

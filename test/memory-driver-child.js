@@ -153,10 +153,10 @@ const scenarios = {
     for (const bad of ['1', 1n, null, undefined, {}]) {
       assert.throws(() => binding.memFree(bad, null), { name: 'TypeError', message: 'expected a memory id' });
     }
-    for (const made of [undefined, new Float64Array(2), new ArrayBuffer(15)]) {
-      assert.throws(() => binding.memAlloc({}, 8, made), { name: 'TypeError', message: /ArrayBuffer of 2 doubles/ });
+    for (const made of [undefined, new Float64Array(3), new ArrayBuffer(16), new ArrayBuffer(23)]) {
+      assert.throws(() => binding.memAlloc({}, 8, made), { name: 'TypeError', message: /ArrayBuffer of 3 doubles/ });
     }
-    const detached = new ArrayBuffer(16);
+    const detached = new ArrayBuffer(24);
     structuredClone(detached, { transfer: [detached] });
     assert.throws(() => binding.memAlloc({}, 8, detached), { name: 'TypeError' });
     const ordered = cuda.memAllocAsync(64, stream);

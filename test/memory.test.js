@@ -241,6 +241,24 @@ describe('memory arguments (checked before the driver)', function () {
     assert.throws(() => binding.memcpy2D(new Float64Array(19), undefined, undefined, false), { name: 'TypeError', message: /BigUint64Array/ });
     assert.throws(() => binding.memcpyHtoD(0x1000n, [1, 2]), { name: 'TypeError', message: /src must be a TypedArray/ });
   });
+
+  it('the addon reads addresses as safe integers or 64-bit unsigned bigints, whatever lib/ passed', function () {
+    // An address that passes goes on to the next argument, whose check fails.
+    const next = { name: 'TypeError', message: /src must be a TypedArray/ };
+    for (const address of [0, 2 ** 53 - 1, 0n, 2n ** 63n + 5n, 2n ** 64n - 1n]) {
+      assert.throws(() => binding.memcpyHtoD(address, [1, 2]), next, String(address));
+    }
+    const range = { name: 'RangeError', message: 'dest must be from 0 to 2**64 - 1' };
+    for (const address of [-1n, -(2n ** 63n), -(2n ** 70n), 2n ** 64n, 2n ** 70n]) {
+      assert.throws(() => binding.memcpyHtoD(address, [1, 2]), range, String(address));
+    }
+    for (const address of [-1, 0.5, 2 ** 53, NaN, Infinity]) {
+      assert.throws(() => binding.memcpyHtoD(address, [1, 2]), { name: 'RangeError', message: 'dest must be an integer in range' });
+    }
+    for (const address of ['1', null, undefined, {}]) {
+      assert.throws(() => binding.memcpyHtoD(address, [1, 2]), { name: 'TypeError', message: 'dest must be a number or a bigint' });
+    }
+  });
 });
 
 describeGpu('device memory', function () {
