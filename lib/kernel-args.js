@@ -398,8 +398,15 @@ function packerStatements(fields, offsets, arg) {
     const t = `T[${JSON.stringify(c)}]`;
     let value;
     switch (field.kind) {
-      case 'int': value = `${field.size === 8 ? 'bigintValue' : 'integerValue'}(${a}, ${t}, ${k})`; break;
-      case 'float': value = c === 'e' ? `float16Bits(floatValue(${a}, ${t}, ${k}))` : `floatValue(${a}, ${t}, ${k})`; break;
+      case 'int':
+        // an int32 in range skips the call: the common case, checked inline
+        value = c === 'i' ? `(typeof ${a} === 'number' && (${a} | 0) === ${a} ? ${a} : integerValue(${a}, ${t}, ${k}))`
+          : `${field.size === 8 ? 'bigintValue' : 'integerValue'}(${a}, ${t}, ${k})`;
+        break;
+      case 'float':
+        value = c === 'e' ? `float16Bits(floatValue(${a}, ${t}, ${k}))`
+          : `(typeof ${a} === 'number' ? ${a} : floatValue(${a}, ${t}, ${k}))`;
+        break;
       case 'bool': value = `boolValue(${a}, ${t}, ${k}) ? 1 : 0`; break;
       default: value = `pointerValue(${a}, ${k})`;
     }
