@@ -24,7 +24,8 @@
         "src/launch.c",
         "src/graph.c",
         "src/nvrtc.c",
-        "src/digest.c"
+        "src/digest.c",
+        "src/files.c"
       ],
       "include_dirs": ["<(cuda_include)", "<(INTERMEDIATE_DIR)"],
       "defines": ["NAPI_VERSION=8", "_GNU_SOURCE"],

@@ -95,8 +95,8 @@ function writeAtomic(dir, name, data) {
 
 // The state of a file or directory, as compared by the record: [size, mtime, inode] or null.
 function stamp(file) {
-  const stat = fs.statSync(file, { throwIfNoEntry: false });
-  return stat ? [stat.size, stat.mtimeMs, stat.ino] : null;
+  const stat = fileStamp(file);
+  return stat ? [stat[3], stat[4], stat[1]] : null;
 }
 
 function environment() {
@@ -119,9 +119,11 @@ function identityOf(version, archs, library) {
 
 function readRecord(dir) {
   const env = environment();
+  const data = binding.readFile(path.join(dir, recordName(env)));
+  if (data === null) return null;
   let record;
   try {
-    record = JSON.parse(fs.readFileSync(path.join(dir, recordName(env)), 'utf8'));
+    record = JSON.parse(data.toString());
   } catch {
     return null;
   }
@@ -164,24 +166,22 @@ function nvrtcIdentity(dir) {
 
 const INCLUDE = /^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\r\n]+)[>"]/gm;
 
-// What a stat says of a file, compared when a known key is used again: null when it is absent.
-function fileStamp(stat) {
-  return stat ? [stat.dev, stat.ino, stat.mode, stat.size, stat.mtimeMs, stat.ctimeMs] : null;
+// What a stat says of a file, compared when a known key is used again: [dev, ino, mode, size,
+// mtimeMs, ctimeMs], or null when there is nothing there. (The addon's stat and reads cost a
+// fraction of fs's first calls, which a cache hit in a new process would pay.)
+function fileStamp(file) {
+  return binding.stat(file);
 }
 
-// A file's stamp, and its contents when it is a readable file (else null; an absent file is no
-// error).
+const S_IFMT = 0o170000;
+const S_IFREG = 0o100000;
+
+// A file's stamp, and its contents when it is a readable file (else null: an absent or unreadable
+// file is no error; NVRTC cannot read it either).
 function probe(file) {
-  const stat = fs.statSync(file, { throwIfNoEntry: false });
-  let contents = null;
-  if (stat && stat.isFile()) {
-    try {
-      contents = fs.readFileSync(file);
-    } catch {
-      // unreadable: NVRTC cannot read it either
-    }
-  }
-  return { stamp: fileStamp(stat), contents };
+  const stat = fileStamp(file);
+  const contents = stat && (stat[2] & S_IFMT) === S_IFREG ? binding.readFile(file) : null;
+  return { stamp: stat, contents };
 }
 
 // Every file the request's sources include, recursively, and every place looked at for one:
@@ -256,13 +256,9 @@ function rememberKey(request, rest, known) {
 function knownKey(request, nvrtcId) {
   const known = knownKeys.get(request.text)?.byRest.get(restOf(request, nvrtcId));
   if (!known) return null;
-  try {
-    for (const [file, stamp] of known.stamps) {
-      const now = fileStamp(fs.statSync(file, { throwIfNoEntry: false }));
-      if (now === null ? stamp !== null : !stamp || now.some((value, i) => value !== stamp[i])) return null;
-    }
-  } catch {
-    return null; // a place that can no longer be looked at: computed anew, which says why
+  for (const [file, stamp] of known.stamps) {
+    const now = fileStamp(file);
+    if (now === null ? stamp !== null : !stamp || now.some((value, i) => value !== stamp[i])) return null;
   }
   return known.key;
 }
@@ -352,12 +348,8 @@ function lookup(dir, key) {
     return known;
   }
   if (unusable(dir)) return null;
-  let data;
-  try {
-    data = fs.readFileSync(path.join(dir, entryName(key)));
-  } catch {
-    return null;
-  }
+  const data = binding.readFile(path.join(dir, entryName(key)));
+  if (data === null) return null;
   const entry = decode(data, key);
   if (!entry) {
     stats.corrupt++;

@@ -226,5 +226,6 @@ bool launch_init(napi_env env, napi_value exports);
 bool nvrtc_init(napi_env env, napi_value exports);
 bool graph_init(napi_env env, napi_value exports);
 bool digest_init(napi_env env, napi_value exports);
+bool files_init(napi_env env, napi_value exports);
 
 #endif

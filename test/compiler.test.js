@@ -518,6 +518,42 @@ describe('cudadrv/compiler', function () {
     });
   });
 
+  describe('the cache\'s file reads (the addon\'s readFile and stat)', function () {
+    let dir;
+    before(function () {
+      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cudadrv-files-'));
+    });
+    after(function () {
+      fs.rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('readFile gives a file\'s bytes, and null where there is no regular file to read', function () {
+      const file = path.join(dir, 'data.bin');
+      const bytes = crypto.randomBytes(70000 + Math.floor(Math.random() * 1000));
+      fs.writeFileSync(file, bytes);
+      assert.ok(binding.readFile(file).equals(bytes));
+      fs.writeFileSync(file, '');
+      assert.strictEqual(binding.readFile(file).length, 0);
+      for (const nothing of [path.join(dir, 'absent'), dir, `${file}\0.entry`, `/${'x'.repeat(5000)}`]) {
+        assert.strictEqual(binding.readFile(nothing), null, nothing.slice(0, 40));
+      }
+      assert.throws(() => binding.readFile(7), { name: 'TypeError', message: 'expected a path (a string)' });
+    });
+
+    it('stat gives what fs.statSync gives, and null where there is nothing', function () {
+      const file = path.join(dir, 'stamped.txt');
+      fs.writeFileSync(file, 'x'.repeat(Math.floor(Math.random() * 100)));
+      for (const place of [file, dir]) {
+        const s = fs.statSync(place);
+        assert.deepStrictEqual(binding.stat(place), [s.dev, s.ino, s.mode, s.size, s.mtimeMs, s.ctimeMs]);
+      }
+      for (const nothing of [path.join(dir, 'absent'), `${file}\0`, path.join(file, 'below-a-file')]) {
+        assert.strictEqual(binding.stat(nothing), null);
+      }
+      assert.throws(() => binding.stat(undefined), { name: 'TypeError', message: 'expected a path (a string)' });
+    });
+  });
+
   describe('the compile cache', function () {
     let dir;
     let n = 0;
@@ -683,21 +719,26 @@ describe('cudadrv/compiler', function () {
     });
 
     // fs calls that fn makes: { stat, read } (counted by wrapping the fs module's functions)
+    // fn's result, and how many times it looked at a file and read one, through fs or through the
+    // addon (the cache's reads)
     function fsCalls(fn) {
       const counts = { stat: 0, read: 0 };
-      const { statSync, readFileSync } = fs;
-      fs.statSync = (...args) => {
-        counts.stat++;
-        return statSync(...args);
+      const spy = (object, name, count) => {
+        const original = object[name];
+        object[name] = (...args) => {
+          counts[count]++;
+          return original(...args);
+        };
+        return () => {
+          object[name] = original;
+        };
       };
-      fs.readFileSync = (...args) => {
-        counts.read++;
-        return readFileSync(...args);
-      };
+      const restore = [spy(fs, 'statSync', 'stat'), spy(binding, 'stat', 'stat'),
+        spy(fs, 'readFileSync', 'read'), spy(binding, 'readFile', 'read')];
       try {
         return { result: fn(), ...counts };
       } finally {
-        Object.assign(fs, { statSync, readFileSync });
+        restore.forEach((undo) => undo());
       }
     }
 

@@ -1,0 +1,99 @@
+/* files: the compile cache's reads, in one call each. A cache hit in a new process reads an entry,
+ * a record and the state of a few files; through Node's fs each of those first calls costs a few
+ * hundred microseconds of JS set-up (option parsing, validators, Stats objects), a third of the
+ * 2 ms a whole hit may take. Writes stay with Node's fs: they happen on a miss, after a compile. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cudadrv.h"
+
+#define PATH_LIMIT 4096
+
+/* A path argument; one that no file can have (too long, or holding a NUL) becomes "", which
+ * names nothing. */
+static bool arg_path(napi_env env, napi_value v, char *path) {
+  size_t length;
+  if (napi_get_value_string_utf8(env, v, path, PATH_LIMIT, &length) != napi_ok) {
+    throw_type(env, "expected a path (a string)");
+    return false;
+  }
+  if (length >= PATH_LIMIT - 1 || strlen(path) != length) path[0] = '\0';
+  return true;
+}
+
+/* Reads all of fd (size bytes as fstat says) into a new Buffer; NULL result when it changed size
+ * meanwhile or could not be read. */
+static napi_status read_whole(napi_env env, int fd, size_t size, napi_value *result) {
+  void *data;
+  napi_status status = napi_create_buffer(env, size, &data, result);
+  if (status != napi_ok) return status;
+  size_t done = 0;
+  while (done < size) {
+    ssize_t n = read(fd, (char *)data + done, size - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += (size_t)n;
+  }
+  char extra;
+  if (done != size || read(fd, &extra, 1) != 0) *result = NULL;
+  return napi_ok;
+}
+
+/* readFile(path): the file's bytes in a Buffer, or null where it cannot be read whole (absent,
+ * unreadable, not a regular file, changing size). */
+static napi_value files_read(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  char path[PATH_LIMIT];
+  if (!arg_path(env, argv[0], path)) return NULL;
+  napi_value result = NULL;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    struct stat st;
+    napi_status status = napi_ok;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) status = read_whole(env, fd, (size_t)st.st_size, &result);
+    close(fd);
+    if (status != napi_ok) return napi_fail(env, status);
+  }
+  if (result) return result;
+  NAPI_CALL(env, napi_get_null(env, &result));
+  return result;
+}
+
+static double milliseconds(struct timespec t) {
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6; /* as Node's Stats.mtimeMs */
+}
+
+/* stat(path): [dev, ino, mode, size, mtimeMs, ctimeMs] as Node's fs.statSync gives them, or null
+ * where there is nothing (or nothing that can be looked at). */
+static napi_value files_stat(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  char path[PATH_LIMIT];
+  if (!arg_path(env, argv[0], path)) return NULL;
+  napi_value result;
+  struct stat st;
+  if (stat(path, &st) != 0) {
+    NAPI_CALL(env, napi_get_null(env, &result));
+    return result;
+  }
+  const double fields[] = {(double)st.st_dev,  (double)st.st_ino,         (double)st.st_mode,
+                           (double)st.st_size, milliseconds(st.st_mtim), milliseconds(st.st_ctim)};
+  NAPI_CALL(env, napi_create_array_with_length(env, 6, &result));
+  for (uint32_t i = 0; i < 6; i++) {
+    napi_value value;
+    NAPI_CALL(env, napi_create_double(env, fields[i], &value));
+    NAPI_CALL(env, napi_set_element(env, result, i, value));
+  }
+  return result;
+}
+
+bool files_init(napi_env env, napi_value exports) {
+  static const export_fn fns[] = {
+      {"readFile", files_read},
+      {"stat", files_stat},
+  };
+  return EXPORTS(env, exports, fns);
+}
