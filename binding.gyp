@@ -25,7 +25,9 @@
         "src/graph.c",
         "src/nvrtc.c",
         "src/digest.c",
-        "src/files.c"
+        "src/files.c",
+        "src/array.c",
+        "src/texobj.c"
       ],
       "include_dirs": ["<(cuda_include)", "<(INTERMEDIATE_DIR)"],
       "defines": ["NAPI_VERSION=8", "_GNU_SOURCE"],

@@ -17,6 +17,7 @@ const hostMemory = require('./host-memory');
 const module_ = require('./module');
 const kernel = require('./kernel');
 const graph = require('./graph');
+const array = require('./array');
 const { nvrtcVersion } = require('./compiler-nvrtc');
 
 /** true when the CUDA driver loads and initialises here; never throws. */
@@ -44,6 +45,7 @@ module.exports = {
   ...module_,
   ...kernel,
   ...graph,
+  ...array,
   isAvailable,
   init,
   stats,

@@ -25,6 +25,13 @@ export const {
   Memcpy2D, Memcpy3D, Memcpy3DPeer,
 } = cuda;
 
+// arrays, textures and surfaces
+export const {
+  ArrayDescriptor, ArrayDescriptor3D, CudaArray, TextureObject, SurfaceObject, memcpyHtoA, memcpyAtoH,
+  memcpyHtoAAsync, memcpyAtoHAsync, memcpyDtoA, memcpyAtoD, memcpyAtoA, matrixToArray, toArray,
+  deviceToArray, makeMultichannel2DArray,
+} = cuda;
+
 // host memory (pinned, aligned, managed, registered)
 export const {
   HostPointer, PagelockedHostAllocation, HostAllocation, AlignedHostAllocation, ManagedAllocation,

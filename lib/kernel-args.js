@@ -94,7 +94,11 @@ function integerValue(v, type, what) {
   throw new RangeError(`${nameOf(what)} must be ${range(type)} (${type.name}), not ${v}`);
 }
 
+/** Objects that pass to kernels as an 8-byte handle (texture and surface objects) answer this key. */
+const HANDLE_ARGUMENT = Symbol('cudadrv: passed to kernels as an 8-byte handle');
+
 function bigintValue(v, type, what) {
+  if (typeof v === 'object' && v !== null && HANDLE_ARGUMENT in v) return v[HANDLE_ARGUMENT];
   if (typeof v === 'bigint') {
     if (v >= type.min && v <= type.max) return v;
     throw new RangeError(`${nameOf(what)} must be ${range(type)} (${type.name}), not ${v}`);
@@ -460,6 +464,7 @@ function classify(v, k, sig) {
     case 'object':
       if (v === null) break;
       if (v instanceof ArgumentHandler) return '*';
+      if (HANDLE_ARGUMENT in v) return 'Q';
       if (ArrayBuffer.isView(v)) {
         if (managedAddress(v) !== undefined) return 'P';
         const field = blobField(v);
@@ -542,7 +547,7 @@ const C_TYPES = {
   'unsigned long long int': 'Q', float: 'f', double: 'd', bool: '?', __half: 'e', half: 'e',
   size_t: 'N', ptrdiff_t: 'n', ssize_t: 'n', intptr_t: 'n', uintptr_t: 'N', int8_t: 'b',
   uint8_t: 'B', int16_t: 'h', uint16_t: 'H', int32_t: 'i', uint32_t: 'I', int64_t: 'q',
-  uint64_t: 'Q',
+  uint64_t: 'Q', cudaTextureObject_t: 'Q', cudaSurfaceObject_t: 'Q', CUtexObject: 'Q', CUsurfObject: 'Q',
 };
 const TYPE_WORDS = new Set(['char', 'short', 'int', 'long', 'signed', 'unsigned', 'float', 'double', 'bool']);
 const QUALIFIERS = new Set(['const', 'volatile', '__restrict__', '__restrict', 'restrict', 'register']);
@@ -648,5 +653,5 @@ function parseKernelSignatures(source) {
 module.exports = {
   TYPES, TypedScalar, scalars, ArgumentHandler, In, Out, InOut, parseFormat, layout, blobField,
   viewsOf, packerStatements, compilePacker, packerFor, packBytes, classify, fieldOf, packArguments,
-  parseKernelSignatures, integerValue, float16Bits,
+  parseKernelSignatures, integerValue, float16Bits, HANDLE_ARGUMENT,
 };

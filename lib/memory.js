@@ -518,7 +518,7 @@ const FIELDS_2D = ['XInBytes', 'Y', 'Pitch'];
 const FIELDS_3D = ['Z', 'LOD', 'Height'];
 
 /**
- * A 2D copy (cuMemcpy2D): set the source with setSrcHost/setSrcDevice/setSrcUnified and the
+ * A 2D copy (cuMemcpy2D): set the source with setSrcHost/setSrcDevice/setSrcArray/setSrcUnified and the
  * fields srcXInBytes, srcY, srcPitch; the destination likewise; then widthInBytes and height;
  * run() copies, run(stream) enqueues.
  */
@@ -529,6 +529,7 @@ class Memcpy2D {
       this[`${side}MemoryType`] = 0;
       this[`${side}Host`] = null;
       this[`${side}Device`] = 0n;
+      this[`${side}Array`] = null;
       this[`_${side}Memory`] = null; // what setSrcDevice/setDstDevice got, for its size
     }
     this.widthInBytes = 0;
@@ -537,6 +538,7 @@ class Memcpy2D {
 
   _setHost(side, buffer) {
     this[`${side}Host`] = host.hostView(`${side}Host`, buffer);
+    this[`${side}Array`] = null;
     this[`${side}MemoryType`] = MemoryType.HOST;
     this[`_${side}Memory`] = null;
   }
@@ -544,8 +546,16 @@ class Memcpy2D {
   _setDevice(side, pointer, type = MemoryType.DEVICE) {
     this[`${side}Device`] = devicePointer(pointer, `${side}Device`);
     this[`${side}Host`] = null;
+    this[`${side}Array`] = null;
     this[`${side}MemoryType`] = type;
     this[`_${side}Memory`] = pointer;
+  }
+
+  _setArray(side, array) {
+    this[`${side}Array`] = check.instance(`${side}Array`, array, require('./array').CudaArray);
+    this[`${side}Host`] = null;
+    this[`${side}MemoryType`] = MemoryType.ARRAY;
+    this[`_${side}Memory`] = null;
   }
 
   _setUnified(side, memory) {
@@ -572,6 +582,11 @@ class Memcpy2D {
     this._setUnified('src', memory);
   }
 
+  /** The source is a CudaArray (srcXInBytes and srcY, srcZ in 3D, address within it). */
+  setSrcArray(array) {
+    this._setArray('src', array);
+  }
+
   setDstHost(buffer) {
     this._setHost('dst', buffer);
   }
@@ -582,6 +597,10 @@ class Memcpy2D {
 
   setDstUnified(memory) {
     this._setUnified('dst', memory);
+  }
+
+  setDstArray(array) {
+    this._setArray('dst', array);
   }
 
   _depth() {
@@ -599,14 +618,15 @@ class Memcpy2D {
       const name = (field) => side + field;
       const read = (field) => (is3D || FIELDS_2D.includes(field) ? check.size(name(field), this[name(field)]) : 0);
       const type = this[name('MemoryType')];
-      if (![MemoryType.HOST, MemoryType.DEVICE, MemoryType.UNIFIED].includes(type)) {
+      if (![MemoryType.HOST, MemoryType.DEVICE, MemoryType.UNIFIED, MemoryType.ARRAY].includes(type)) {
         throw new LogicError(`${side}: call set${side === 'src' ? 'Src' : 'Dst'}Host(), ` +
-          `...Device() or ...Unified() before run()`);
+          `...Device(), ...Array() or ...Unified() before run()`);
       }
       const [x, y, z, lod, pitch, rows] = ['XInBytes', 'Y', 'Z', 'LOD', 'Pitch', 'Height'].map(read);
-      const address = type === MemoryType.HOST ? 0n : devicePointer(this[name('Device')], name('Device'));
+      const address = type === MemoryType.HOST || type === MemoryType.ARRAY ? 0n
+        : devicePointer(this[name('Device')], name('Device'));
       fields.set([x, y, z, lod, type, address, pitch, rows].map(BigInt), i * 8);
-      if (width && height && depth) {
+      if (type !== MemoryType.ARRAY && width && height && depth) { // the driver checks arrays
         const end = x + ((z + depth - 1) * rows + y + height - 1) * pitch + width;
         const memory = this[name('Host')] || this[`_${side}Memory`];
         const extent = memory === null ? Infinity
@@ -621,14 +641,16 @@ class Memcpy2D {
     return fields;
   }
 
-  // The page-locked host arrays to keep alive during an Async copy.
+  // The page-locked host arrays and the CudaArrays to keep alive during an Async copy.
   _keep() {
-    const views = [this.srcHost, this.dstHost].filter((view) => view && host.needsKeeping(view));
-    return views.length === 0 ? undefined : views.length === 1 ? views[0] : views;
+    const kept = [this.srcHost, this.dstHost].filter((view) => view && host.needsKeeping(view));
+    kept.push(...[this.srcArray, this.dstArray].filter((array) => array));
+    return kept.length === 0 ? undefined : kept.length === 1 ? kept[0] : kept;
   }
 
+  // What src/memory.c takes for a side besides its fields: its host buffer, or its CudaArray.
   _host(side) {
-    return this[`${side}Host`] || undefined;
+    return this[`${side}Host`] || this[`${side}Array`] || undefined;
   }
 
   /** run() or run({ aligned }) copies now (2D: cuMemcpy2D when aligned, else

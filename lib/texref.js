@@ -58,6 +58,19 @@ class TextureReference {
     this._memory = devptr;
   }
 
+  /**
+   * Binds a CudaArray, kept alive while bound (PyCUDA's set_array); flags: TRSA_OVERRIDE_FORMAT
+   * to fetch with this reference's format instead of the array's.
+   */
+  setArray(array, flags = 0) {
+    bindArray(this, array, check.integer('flags', flags, 0, 1));
+  }
+
+  /** The bound CudaArray, or null. */
+  getArray() {
+    return this._memory instanceof cudaArray() ? this._memory : null;
+  }
+
   /** The element format (ArrayFormat) and components per element (1, 2 or 4). */
   setFormat(format, numComponents) {
     check.member('format', format, ArrayFormat, 'ArrayFormat');
@@ -108,7 +121,28 @@ class SurfaceReference {
     if (secret !== token) throw new TypeError('surface references come from module.getSurfref(name)');
     /** The Module that declares the reference (kept alive by it). */
     this.module = module;
+    this._memory = null;
   }
+
+  /** Binds a CudaArray made with Array3DFlags.SURFACE_LDST, kept alive while bound (flags: 0). */
+  setArray(array, flags = 0) {
+    bindArray(this, array, check.integer('flags', flags, 0, 0));
+  }
+
+  /** The bound CudaArray, or null. */
+  getArray() {
+    return this._memory;
+  }
+}
+
+function cudaArray() {
+  return require('./array').CudaArray; // loaded when first used: lib/array.js loads memory copies
+}
+
+function bindArray(ref, array, flags) {
+  check.instance('array', array, cudaArray());
+  binding.refSetArray(ref, array, flags);
+  ref._memory = array;
 }
 
 // The reference `name` of module (getTexref / getSurfref).

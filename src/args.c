@@ -145,3 +145,8 @@ napi_value make_undefined(napi_env env) {
   NAPI_CALL(env, napi_get_undefined(env, &result));
   return result;
 }
+
+bool is_undefined(napi_env env, napi_value v) {
+  napi_valuetype type;
+  return napi_typeof(env, v, &type) == napi_ok && type == napi_undefined;
+}

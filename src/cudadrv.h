@@ -120,6 +120,14 @@ typedef struct event_h {
 } event_h;
 extern const handle_kind EVENT_KIND;
 
+/* CUDA arrays are taken by copies (memory.c) and by textures and surfaces (module.c, texobj.c). */
+typedef struct array_h {
+  handle_base base;
+  CUarray handle;
+  ctx_rec *ctx;
+} array_h;
+extern const handle_kind ARRAY_KIND;
+
 /* Finalizers report cleanups that failed here instead of printing (cuda.stats()). */
 void stats_cleanup(CUresult result);
 
@@ -151,6 +159,7 @@ napi_value make_bool(napi_env env, bool v);
 /* [a, b] as a JS array; NULL after throwing (or when a or b is NULL: a throw is pending). */
 napi_value make_pair(napi_env env, napi_value a, napi_value b);
 napi_value make_undefined(napi_env env);
+bool is_undefined(napi_env env, napi_value v);
 
 /* ---- asynchronous waits (wait.c) ---- */
 
@@ -227,5 +236,7 @@ bool nvrtc_init(napi_env env, napi_value exports);
 bool graph_init(napi_env env, napi_value exports);
 bool digest_init(napi_env env, napi_value exports);
 bool files_init(napi_env env, napi_value exports);
+bool array_init(napi_env env, napi_value exports);
+bool texobj_init(napi_env env, napi_value exports);
 
 #endif

@@ -280,11 +280,6 @@ bool arg_bool(napi_env env, napi_value v, bool *out) {
   return false;
 }
 
-static bool is_undefined(napi_env env, napi_value v) {
-  napi_valuetype type;
-  return napi_typeof(env, v, &type) == napi_ok && type == napi_undefined;
-}
-
 /* A stream argument: a Stream (*out its struct), or undefined/null for the default stream (*out
  * NULL). The environment remembers the last Stream it was given, weakly: the same one again costs
  * a reference read and a comparison instead of handle_get's type-tag check and unwrap. While the
@@ -854,17 +849,23 @@ enum {
 };
 
 /* One side of a copy into the CUDA_MEMCPY3D_PEER fields; a host side (or a unified one given as a
- * host buffer) is checked to hold every byte the copy touches. */
+ * host buffer) is checked to hold every byte the copy touches; an array side comes as its CudaArray
+ * in host's place (the driver checks extents within arrays). */
 static bool read_side(napi_env env, const uint64_t *f, const uint64_t *extent, napi_value host,
                       const char *name, size_t *x, size_t *y, size_t *z, size_t *lod,
-                      CUmemorytype *type, const void **host_ptr, CUdeviceptr *device, size_t *pitch,
-                      size_t *height) {
+                      CUmemorytype *type, const void **host_ptr, CUdeviceptr *device, CUarray *array,
+                      size_t *pitch, size_t *height) {
   char message[160];
   *x = f[F_X], *y = f[F_Y], *z = f[F_Z], *lod = f[F_LOD], *pitch = f[F_PITCH], *height = f[F_HEIGHT];
   *type = (CUmemorytype)f[F_TYPE];
   *device = (CUdeviceptr)f[F_DEVICE];
+  if (*type == CU_MEMORYTYPE_ARRAY) {
+    array_h *a = handle_get(env, host, &ARRAY_KIND);
+    if (a) *array = a->handle;
+    return a != NULL;
+  }
   if (*type != CU_MEMORYTYPE_HOST && *type != CU_MEMORYTYPE_DEVICE && *type != CU_MEMORYTYPE_UNIFIED) {
-    snprintf(message, sizeof message, "%s memory type must be host, device or unified", name);
+    snprintf(message, sizeof message, "%s memory type must be host, device, array or unified", name);
     throw_range(env, message);
     return false;
   }
@@ -914,11 +915,11 @@ static bool read_copy(napi_env env, napi_value fields, napi_value src_host, napi
   c->Height = f[F_ROWS];
   c->Depth = f[F_DEPTH];
   return read_side(env, f, f + F_WIDTH, src_host, "src", &c->srcXInBytes, &c->srcY, &c->srcZ,
-                   &c->srcLOD, &c->srcMemoryType, &c->srcHost, &c->srcDevice, &c->srcPitch,
-                   &c->srcHeight) &&
+                   &c->srcLOD, &c->srcMemoryType, &c->srcHost, &c->srcDevice, &c->srcArray,
+                   &c->srcPitch, &c->srcHeight) &&
          read_side(env, f + F_SIDE, f + F_WIDTH, dst_host, "dest", &c->dstXInBytes, &c->dstY,
                    &c->dstZ, &c->dstLOD, &c->dstMemoryType, (const void **)&c->dstHost,
-                   &c->dstDevice, &c->dstPitch, &c->dstHeight);
+                   &c->dstDevice, &c->dstArray, &c->dstPitch, &c->dstHeight);
 }
 
 /* memcpy2D(fields, srcHost, dstHost, aligned, stream, keep): cuMemcpy2D (aligned) or
@@ -933,9 +934,9 @@ static napi_value memcpy_2d(napi_env env, napi_callback_info info) {
     return NULL;
   CUDA_MEMCPY2D p = {
       .srcXInBytes = c.srcXInBytes, .srcY = c.srcY, .srcMemoryType = c.srcMemoryType,
-      .srcHost = c.srcHost, .srcDevice = c.srcDevice, .srcPitch = c.srcPitch,
+      .srcHost = c.srcHost, .srcDevice = c.srcDevice, .srcArray = c.srcArray, .srcPitch = c.srcPitch,
       .dstXInBytes = c.dstXInBytes, .dstY = c.dstY, .dstMemoryType = c.dstMemoryType,
-      .dstHost = c.dstHost, .dstDevice = c.dstDevice, .dstPitch = c.dstPitch,
+      .dstHost = c.dstHost, .dstDevice = c.dstDevice, .dstArray = c.dstArray, .dstPitch = c.dstPitch,
       .WidthInBytes = c.WidthInBytes, .Height = c.Height};
   if (!p.WidthInBytes || !p.Height) return NULL;
   if (!sync) {
@@ -959,10 +960,10 @@ static napi_value memcpy_3d(napi_env env, napi_callback_info info) {
   CUDA_MEMCPY3D p = {
       .srcXInBytes = c.srcXInBytes, .srcY = c.srcY, .srcZ = c.srcZ, .srcLOD = c.srcLOD,
       .srcMemoryType = c.srcMemoryType, .srcHost = c.srcHost, .srcDevice = c.srcDevice,
-      .srcPitch = c.srcPitch, .srcHeight = c.srcHeight,
+      .srcArray = c.srcArray, .srcPitch = c.srcPitch, .srcHeight = c.srcHeight,
       .dstXInBytes = c.dstXInBytes, .dstY = c.dstY, .dstZ = c.dstZ, .dstLOD = c.dstLOD,
       .dstMemoryType = c.dstMemoryType, .dstHost = c.dstHost, .dstDevice = c.dstDevice,
-      .dstPitch = c.dstPitch, .dstHeight = c.dstHeight,
+      .dstArray = c.dstArray, .dstPitch = c.dstPitch, .dstHeight = c.dstHeight,
       .WidthInBytes = c.WidthInBytes, .Height = c.Height, .Depth = c.Depth};
   if (!p.WidthInBytes || !p.Height || !p.Depth) return NULL;
   if (sync) {

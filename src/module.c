@@ -409,6 +409,22 @@ static napi_value texref_set_address_2d(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+/* refSetArray(ref, array, flags): binds a CudaArray to a texture reference (cuTexRefSetArray;
+ * flags: CU_TRSA_OVERRIDE_FORMAT) or to a surface reference (cuSurfRefSetArray; flags 0). lib/
+ * keeps the array alive while it is bound, and answers getArray() with it. */
+static napi_value ref_set_array(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 3);
+  bool surface = false;
+  napi_check_object_type_tag(env, argv[0], &SURFREF_KIND.tag, &surface);
+  ref_h *ref = get_ref(env, argv[0], surface ? &SURFREF_KIND : &TEXREF_KIND);
+  array_h *array = ref ? handle_get(env, argv[1], &ARRAY_KIND) : NULL;
+  uint32_t flags;
+  if (!array || !arg_uint32(env, argv[2], "flags", &flags)) return NULL;
+  if (surface) CU_CALL(env, cuSurfRefSetArray, (CUsurfref)ref->handle, array->handle, flags);
+  else CU_CALL(env, cuTexRefSetArray, (CUtexref)ref->handle, array->handle, flags);
+  return NULL;
+}
+
 /* What texrefSet / texrefGet read or write. */
 enum { TEX_FORMAT, TEX_ADDRESS_MODE, TEX_FILTER_MODE, TEX_FLAGS, TEX_ADDRESS };
 
@@ -495,6 +511,7 @@ bool module_init(napi_env env, napi_value exports) {
       {"texrefSetAddress", texref_set_address},
       {"texrefSetAddress2D", texref_set_address_2d},
       {"texrefSet", texref_set},
+      {"refSetArray", ref_set_array},
       {"texrefGet", texref_get},
   };
   return EXPORTS(env, exports, fns);

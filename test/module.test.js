@@ -12,72 +12,7 @@ const { normals } = require('./kernel-data');
 
 // Texture and surface references can no longer be declared in CUDA C++, but PTX still declares
 // them and the driver still binds them.
-const TEX_PTX = String.raw`
-.version 7.8
-.target sm_75
-.address_size 64
-
-.global .texref tex;
-.global .texref tex2d;
-.global .surfref surf;
-
-.visible .entry fetch1d(.param .u64 out, .param .u32 n)
-{
-    .reg .pred %p;
-    .reg .b32 %r<6>;
-    .reg .f32 %f<5>;
-    .reg .b64 %rd<4>;
-    ld.param.u64 %rd1, [out];
-    ld.param.u32 %r1, [n];
-    mov.u32 %r2, %ctaid.x;
-    mov.u32 %r3, %ntid.x;
-    mov.u32 %r4, %tid.x;
-    mad.lo.s32 %r5, %r2, %r3, %r4;
-    setp.ge.u32 %p, %r5, %r1;
-    @%p bra DONE;
-    tex.1d.v4.f32.s32 {%f1, %f2, %f3, %f4}, [tex, {%r5}];
-    cvta.to.global.u64 %rd1, %rd1;
-    mul.wide.u32 %rd2, %r5, 4;
-    add.s64 %rd3, %rd1, %rd2;
-    st.global.f32 [%rd3], %f1;
-DONE:
-    ret;
-}
-
-.visible .entry fetch2d(.param .u64 out)
-{
-    .reg .b32 %r<8>;
-    .reg .f32 %f<7>;
-    .reg .b64 %rd<4>;
-    ld.param.u64 %rd1, [out];
-    mov.u32 %r1, %tid.x;
-    mov.u32 %r2, %tid.y;
-    mov.u32 %r3, %ntid.x;
-    cvt.rn.f32.u32 %f5, %r1;
-    cvt.rn.f32.u32 %f6, %r2;
-    add.f32 %f5, %f5, 0f3F000000;
-    add.f32 %f6, %f6, 0f3F000000;
-    tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [tex2d, {%f5, %f6}];
-    mad.lo.s32 %r4, %r2, %r3, %r1;
-    cvta.to.global.u64 %rd1, %rd1;
-    mul.wide.u32 %rd2, %r4, 4;
-    add.s64 %rd3, %rd1, %rd2;
-    st.global.f32 [%rd3], %f1;
-    ret;
-}
-
-.visible .entry surfread(.param .u64 out)
-{
-    .reg .b32 %r<3>;
-    .reg .b64 %rd<3>;
-    ld.param.u64 %rd1, [out];
-    mov.u32 %r1, %tid.x;
-    suld.b.1d.b32.trap {%r2}, [surf, {%r1}];
-    cvta.to.global.u64 %rd2, %rd1;
-    st.global.u32 [%rd2], %r2;
-    ret;
-}
-`;
+const TEX_PTX = fs.readFileSync(path.join(__dirname, 'fixtures', 'texrefs.ptx'), 'utf8');
 
 const BROKEN_PTX = `
 .version 7.8

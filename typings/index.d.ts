@@ -8,6 +8,7 @@ export * from './constants';
 export * from './memory';
 export * from './kernel';
 export * from './graph';
+export * from './array';
 
 /** Subpaths, also reachable from the namespace. */
 export declare const compiler: typeof import('./compiler');

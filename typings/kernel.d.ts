@@ -1,6 +1,7 @@
 // Modules and kernels: loading code, launching it, texture and surface references.
 import type { Context, Stream } from './index';
 import type { DevicePointerLike } from './memory';
+import type { CudaArray, SurfaceObject, TextureObject } from './array';
 
 /** Grid or block dimensions: a number, or 1 to 3 positive integers. */
 export type Dim3 = number | readonly [number] | readonly [number, number] | readonly [number, number, number];
@@ -96,7 +97,7 @@ export declare const InOut: HandlerClass<InOut>;
 
 /** What a kernel call takes: typed scalars, device memory, In/Out/InOut, TypedArrays copied
  * verbatim (structs, vector types), booleans; bare numbers only where the signature is known. */
-export type KernelArgument = TypedScalar | ArgumentHandler | DevicePointerLike | ArrayBufferView | boolean;
+export type KernelArgument = TypedScalar | ArgumentHandler | DevicePointerLike | ArrayBufferView | boolean | TextureObject | SurfaceObject;
 
 /** Launch attributes (cuLaunchKernelEx), for calls and prepared calls alike. */
 export interface LaunchAttributes {
@@ -128,7 +129,7 @@ export interface PreparedOptions extends LaunchAttributes {
 }
 
 /** What a prepared call takes per argument, and its optional last PreparedOptions. */
-export type PreparedArgument = number | bigint | boolean | TypedScalar | DevicePointerLike | ArrayBufferView | PreparedOptions | undefined;
+export type PreparedArgument = number | bigint | boolean | TypedScalar | DevicePointerLike | ArrayBufferView | TextureObject | SurfaceObject | PreparedOptions | undefined;
 
 /** The bytes of a parameter list as cudadrv lays it out (C alignment). */
 export declare function packArguments(args: readonly KernelArgument[]): Buffer;
@@ -237,10 +238,17 @@ export declare class TextureReference {
   /** [ArrayFormat, numComponents] */
   getFormat(): [number, number];
   getFlags(): number;
+  /** Binds a CudaArray, kept alive while bound; flags: TRSA_OVERRIDE_FORMAT. */
+  setArray(array: CudaArray, flags?: number): void;
+  /** The bound CudaArray, or null. */
+  getArray(): CudaArray | null;
 }
 
 /** A surface reference that a module's PTX or cubin declares, from module.getSurfref(name). */
 export declare class SurfaceReference {
   private constructor();
   readonly module: Module;
+  /** Binds a CudaArray made with Array3DFlags.SURFACE_LDST, kept alive while bound. */
+  setArray(array: CudaArray, flags?: 0): void;
+  getArray(): CudaArray | null;
 }

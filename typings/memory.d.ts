@@ -1,6 +1,7 @@
 // Type declarations for cudadrv's memory: device memory, copies and memsets, the 2D/3D copy
 // descriptors, the driver's memory pools, IPC memory, and host memory as TypedArrays.
 import type { Context, Device, Stream } from './index';
+import type { CudaArray } from './array';
 
 // ---- shapes, dtypes, buffers, pointers ----
 
@@ -156,8 +157,13 @@ export declare class Memcpy2D {
   readonly dstDevice: bigint;
   widthInBytes: number;
   height: number;
+  /** The CudaArray of an array side, else null. */
+  readonly srcArray: CudaArray | null;
+  readonly dstArray: CudaArray | null;
   setSrcHost(buffer: HostBuffer): void;
   setSrcDevice(pointer: DevicePointerLike): void;
+  setSrcArray(array: CudaArray): void;
+  setDstArray(array: CudaArray): void;
   /** A managed array, or a device pointer. */
   setSrcUnified(memory: HostBuffer | DevicePointerLike): void;
   setDstHost(buffer: HostBuffer): void;

@@ -1,0 +1,179 @@
+/* texobj: texture and surface objects (CUtexObject, CUsurfObject), which C++ kernels take as
+ * cudaTextureObject_t / cudaSurfaceObject_t arguments. A texture object reads a CudaArray, linear
+ * memory or pitched 2D memory; a surface object reads and writes a CudaArray made for surfaces.
+ * lib/ keeps what they read alive as long as they are. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cudadrv.h"
+
+typedef struct texobj_h {
+  handle_base base;
+  CUtexObject handle; /* CUsurfObject for a surface: both 64-bit */
+  ctx_rec *ctx;
+  bool surface;
+} texobj_h;
+
+static const handle_kind TEXOBJ_KIND = {
+    {0x6364727674786f31ULL, 0x5465784f626a3031ULL},
+    "TextureObject or SurfaceObject",
+    "this object has been destroyed; create a new one"};
+
+static void texobj_release(texobj_h *t) {
+  t->base.freed = true;
+  if (ctx_enter(t->ctx)) {
+    stats_cleanup(t->surface ? cu.cuSurfObjectDestroy(t->handle) : cu.cuTexObjectDestroy(t->handle));
+    ctx_leave();
+  }
+}
+
+static void texobj_finalize(napi_env env, void *data, void *hint) {
+  (void)env;
+  (void)hint;
+  texobj_h *t = data;
+  if (!t->base.freed) texobj_release(t);
+  ctx_rec_release(t->ctx);
+  free(t);
+}
+
+/* Wraps obj around a new object (ctx's reference taken over); its handle as a bigint. */
+static napi_value wrap_texobj(napi_env env, napi_value obj, CUtexObject handle, ctx_rec *ctx,
+                              bool surface) {
+  texobj_h *t = calloc(1, sizeof *t);
+  if (!t) {
+    if (surface) cu.cuSurfObjectDestroy(handle);
+    else cu.cuTexObjectDestroy(handle);
+    ctx_rec_release(ctx);
+    return throw_oom(env);
+  }
+  t->handle = handle;
+  t->ctx = ctx;
+  t->surface = surface;
+  if (!handle_wrap(env, obj, &t->base, &TEXOBJ_KIND, texobj_finalize)) {
+    texobj_release(t);
+    ctx_rec_release(ctx);
+    free(t);
+    return NULL;
+  }
+  return make_ptr(env, (CUdeviceptr)handle);
+}
+
+/* Makes a texture object (desc given) or a surface object (desc NULL) over resource in the current
+ * context, wrapped in obj; its handle as a bigint. */
+static napi_value create_object(napi_env env, napi_value obj, const CUDA_RESOURCE_DESC *resource,
+                                const CUDA_TEXTURE_DESC *desc) {
+  ctx_rec *ctx = ctx_rec_current(env);
+  if (!ctx) return NULL;
+  CUtexObject handle;
+  CUresult result = desc ? cu.cuTexObjectCreate(&handle, resource, desc, NULL)
+                         : cu.cuSurfObjectCreate(&handle, resource);
+  if (result != CUDA_SUCCESS) {
+    ctx_rec_release(ctx);
+    return throw_cu(env, result, desc ? "cuTexObjectCreate" : "cuSurfObjectCreate");
+  }
+  return wrap_texobj(env, obj, handle, ctx, !desc);
+}
+
+/* The fields of texObjectCreate, in a BigUint64Array. */
+enum {
+  T_KIND, /* 0: a CudaArray, 1: linear memory, 2: pitched 2D memory */
+  T_ADDRESS, T_FORMAT, T_CHANNELS, T_BYTES, T_WIDTH, T_HEIGHT, T_PITCH,
+  T_ADDRESS_MODE, /* three, one per dimension */
+  T_FILTER_MODE = T_ADDRESS_MODE + 3, T_FLAGS, T_MAX_ANISOTROPY, T_COUNT
+};
+
+static bool read_fields(napi_env env, napi_value v, napi_typedarray_type want, size_t count, void **data) {
+  napi_typedarray_type type;
+  size_t length;
+  bool is = false;
+  if (napi_is_typedarray(env, v, &is) != napi_ok || !is ||
+      napi_get_typedarray_info(env, v, &type, &length, data, NULL, NULL) != napi_ok || type != want ||
+      length != count) {
+    throw_type(env, "expected the texture object's fields as lib/texture.js lays them out");
+    return false;
+  }
+  return true;
+}
+
+/* The resource a texture object reads: the array (for T_KIND 0) or the memory in fields. */
+static bool read_resource(napi_env env, napi_value array_arg, const uint64_t *f, CUDA_RESOURCE_DESC *r) {
+  memset(r, 0, sizeof *r);
+  switch (f[T_KIND]) {
+    case 0: {
+      array_h *array = handle_get(env, array_arg, &ARRAY_KIND);
+      if (!array) return false;
+      r->resType = CU_RESOURCE_TYPE_ARRAY;
+      r->res.array.hArray = array->handle;
+      return true;
+    }
+    case 1:
+      r->resType = CU_RESOURCE_TYPE_LINEAR;
+      r->res.linear.devPtr = (CUdeviceptr)f[T_ADDRESS];
+      r->res.linear.format = (CUarray_format)f[T_FORMAT];
+      r->res.linear.numChannels = (unsigned)f[T_CHANNELS];
+      r->res.linear.sizeInBytes = (size_t)f[T_BYTES];
+      return true;
+    case 2:
+      r->resType = CU_RESOURCE_TYPE_PITCH2D;
+      r->res.pitch2D.devPtr = (CUdeviceptr)f[T_ADDRESS];
+      r->res.pitch2D.format = (CUarray_format)f[T_FORMAT];
+      r->res.pitch2D.numChannels = (unsigned)f[T_CHANNELS];
+      r->res.pitch2D.width = (size_t)f[T_WIDTH];
+      r->res.pitch2D.height = (size_t)f[T_HEIGHT];
+      r->res.pitch2D.pitchInBytes = (size_t)f[T_PITCH];
+      return true;
+    default:
+      throw_range(env, "unknown texture resource kind");
+      return false;
+  }
+}
+
+/* texObjectCreate(obj, array or null, fields, borderColor): a texture object in the current
+ * context wrapped in obj; its handle (a bigint). borderColor: a Float32Array of 4. */
+static napi_value texobj_create(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 4);
+  uint64_t *f;
+  float *border;
+  CUDA_RESOURCE_DESC resource;
+  if (!read_fields(env, argv[2], napi_biguint64_array, T_COUNT, (void **)&f) ||
+      !read_fields(env, argv[3], napi_float32_array, 4, (void **)&border) ||
+      !read_resource(env, argv[1], f, &resource))
+    return NULL;
+  CUDA_TEXTURE_DESC desc;
+  memset(&desc, 0, sizeof desc);
+  for (int i = 0; i < 3; i++) desc.addressMode[i] = (CUaddress_mode)f[T_ADDRESS_MODE + i];
+  desc.filterMode = (CUfilter_mode)f[T_FILTER_MODE];
+  desc.flags = (unsigned)f[T_FLAGS];
+  desc.maxAnisotropy = (unsigned)f[T_MAX_ANISOTROPY];
+  memcpy(desc.borderColor, border, sizeof desc.borderColor);
+  return create_object(env, argv[0], &resource, &desc);
+}
+
+/* surfObjectCreate(obj, array): a surface object over a CudaArray made with SURFACE_LDST. */
+static napi_value surfobj_create(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 2);
+  array_h *array = handle_get(env, argv[1], &ARRAY_KIND);
+  if (!array) return NULL;
+  CUDA_RESOURCE_DESC resource;
+  memset(&resource, 0, sizeof resource);
+  resource.resType = CU_RESOURCE_TYPE_ARRAY;
+  resource.res.array.hArray = array->handle;
+  return create_object(env, argv[0], &resource, NULL);
+}
+
+/* texObjectDestroy(obj): destroys a texture or surface object now; a second call does nothing. */
+static napi_value texobj_destroy(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  texobj_h *t = handle_get_any(env, argv[0], &TEXOBJ_KIND);
+  if (t && !t->base.freed) texobj_release(t);
+  return NULL;
+}
+
+bool texobj_init(napi_env env, napi_value exports) {
+  static const export_fn fns[] = {
+      {"texObjectCreate", texobj_create},
+      {"surfObjectCreate", surfobj_create},
+      {"texObjectDestroy", texobj_destroy},
+  };
+  return EXPORTS(env, exports, fns);
+}

@@ -1,0 +1,125 @@
+// CUDA arrays, the copies into and out of them, texture and surface objects, and PyCUDA's helpers
+// that turn matrices into arrays.
+import type { Stream } from './index';
+import type { DType, DevicePointerLike, HostBuffer, TypedArray } from './memory';
+
+/** A 1D or 2D array's shape and element type. */
+export declare class ArrayDescriptor {
+  constructor(fields?: { width?: number; height?: number; format?: number; numChannels?: number });
+  /** Elements per row. */
+  width: number;
+  /** Rows (0 for a 1D array). */
+  height: number;
+  /** ArrayFormat */
+  format: number;
+  /** 1, 2 or 4 */
+  numChannels: number;
+}
+
+/** A 1D, 2D, 3D or layered array's shape, element type and Array3DFlags. */
+export declare class ArrayDescriptor3D extends ArrayDescriptor {
+  constructor(fields?: { width?: number; height?: number; depth?: number; format?: number; numChannels?: number; flags?: number });
+  /** Slices, or layers (0 for 1D and 2D arrays). */
+  depth: number;
+  /** Array3DFlags combined (SURFACE_LDST for arrays surfaces write). */
+  flags: number;
+}
+
+/** The fields a descriptor needs (an ArrayDescriptor, ArrayDescriptor3D or a plain object). */
+export interface ArrayDescriptorFields {
+  width: number;
+  height?: number;
+  depth?: number;
+  format: number;
+  numChannels?: number;
+  flags?: number;
+}
+
+/** A CUDA array (PyCUDA's Array) in the current context. */
+export declare class CudaArray {
+  constructor(descriptor: ArrayDescriptorFields);
+  /** The CUarray handle. */
+  readonly handle: bigint;
+  /** Frees now; a second call does nothing. */
+  free(): void;
+  [Symbol.dispose](): void;
+  /** A LogicError for a 3D array. */
+  getDescriptor(): ArrayDescriptor;
+  getDescriptor3D(): ArrayDescriptor3D;
+}
+
+/** Copies all of src into a 1D array from byte offset index. */
+export declare function memcpyHtoA(array: CudaArray, index: number, src: HostBuffer): void;
+export declare function memcpyAtoH(dest: HostBuffer, array: CudaArray, index: number): void;
+export declare function memcpyHtoAAsync(array: CudaArray, index: number, src: HostBuffer, stream?: Stream | null): void;
+export declare function memcpyAtoHAsync(dest: HostBuffer, array: CudaArray, index: number, stream?: Stream | null): void;
+export declare function memcpyDtoA(array: CudaArray, index: number, src: DevicePointerLike, bytes: number): void;
+export declare function memcpyAtoD(dest: DevicePointerLike, array: CudaArray, index: number, bytes: number): void;
+export declare function memcpyAtoA(dest: CudaArray, destIndex: number, src: CudaArray, srcIndex: number, bytes: number): void;
+
+/** What a texture object reads. */
+export type TextureResource =
+  | CudaArray
+  | { linear: DevicePointerLike; format: number; numChannels?: number; bytes?: number }
+  | { pitch2D: DevicePointerLike; format: number; numChannels?: number; width: number; height: number; pitch: number };
+
+/** What TextureReference's setters set, given once: a texture object cannot change. */
+export interface TextureOptions {
+  /** One AddressMode, or one per dimension (CLAMP by default). */
+  addressMode?: number | readonly number[];
+  /** FilterMode (POINT by default). */
+  filterMode?: number;
+  /** TRSF_READ_AS_INTEGER, TRSF_NORMALIZED_COORDINATES... combined. */
+  flags?: number;
+  /** RGBA for AddressMode.BORDER. */
+  borderColor?: readonly number[] | Float32Array;
+  maxAnisotropy?: number;
+}
+
+/** A texture object, passed to kernels as a cudaTextureObject_t argument; keeps its resource alive. */
+export declare class TextureObject {
+  constructor(resource: TextureResource, options?: TextureOptions);
+  /** The CUtexObject; a LogicError once destroyed. */
+  readonly handle: bigint;
+  /** What it reads (null once destroyed). */
+  readonly resource: TextureResource | null;
+  /** Destroys now (kernels using it must have finished); a second call does nothing. */
+  destroy(): void;
+  [Symbol.dispose](): void;
+}
+
+/** A surface object over a CudaArray made with Array3DFlags.SURFACE_LDST, passed to kernels as a
+ * cudaSurfaceObject_t argument. */
+export declare class SurfaceObject {
+  constructor(array: CudaArray);
+  readonly handle: bigint;
+  readonly resource: CudaArray | null;
+  destroy(): void;
+  [Symbol.dispose](): void;
+}
+
+export type MatrixOrder = 'C' | 'F';
+
+export interface ToArrayOptions {
+  order?: MatrixOrder;
+  /** Makes the array writable through surfaces (a 2D matrix becomes one layer of a layered array). */
+  allowSurfaceBind?: boolean;
+  /** The values are (re, im) pairs; shape counts pairs. */
+  complex?: boolean;
+}
+
+/** A 2D array of a host matrix: shape [rows, columns] in 'C' order, [columns, rows] in 'F'. */
+export declare function matrixToArray(typedArray: TypedArray, shape: readonly [number, number], order?: MatrixOrder): CudaArray;
+/** A 2D or 3D array of a host array (PyCUDA's np_to_array). */
+export declare function toArray(typedArray: TypedArray, shape: readonly number[], options?: ToArrayOptions): CudaArray;
+/** toArray for values in device memory (PyCUDA's gpuarray_to_array). */
+export declare function deviceToArray(ptr: DevicePointerLike, shape: readonly number[], dtype: DType, options?: ToArrayOptions): CudaArray;
+/** A 2D array of 1, 2 or 4 channels: shape [rows, columns, channels] in 'C' order. */
+export declare function makeMultichannel2DArray(typedArray: TypedArray, shape: readonly [number, number, number], order?: MatrixOrder): CudaArray;
+
+/** PyCUDA's top-level texture constants (TextureArrayFlags / TextureFlags members, and the
+ * deprecated launch API's default texture reference). */
+export declare const TRSA_OVERRIDE_FORMAT: number;
+export declare const TRSF_READ_AS_INTEGER: number;
+export declare const TRSF_NORMALIZED_COORDINATES: number;
+export declare const TR_DEFAULT: number;
