@@ -8,7 +8,7 @@ const { ArrayFormat, Array3DFlags, AddressMode, FilterMode } = require('./consta
 const { LogicError } = require('./errors');
 const { devicePointer, deviceExtent } = require('./pointer');
 const { dtypeOf, dtypeOfArray, shapeLength } = require('./dtype');
-const host = require('./host-memory');
+const host = require('./host-memory').internal;
 const { Stream } = require('./stream');
 
 /** A 1D or 2D array's shape and element type (PyCUDA's ArrayDescriptor). */

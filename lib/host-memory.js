@@ -400,7 +400,7 @@ module.exports = {
   hostAllocationOf,
 };
 
-// For lib/memory.js, out of the public namespace (lib/index.js spreads enumerable properties).
+// For lib/memory.js and lib/array.js, out of the public namespace (lib/index.js spreads enumerable properties).
 Object.defineProperty(module.exports, 'internal', {
   value: { hostView, needsKeeping, retryOutOfMemory, collectGarbage, externalBuffers },
 });

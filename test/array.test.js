@@ -34,6 +34,11 @@ describe('arrays (checked before the driver)', function () {
     assert.throws(() => new CudaArray({ width: 4, format: ArrayFormat.FLOAT, numChannels: 3 }), { name: 'RangeError', message: 'descriptor.numChannels must be 1, 2 or 4, not 3' });
     assert.throws(() => new CudaArray({ width: -1, format: ArrayFormat.FLOAT }), { name: 'RangeError', message: /descriptor.width/ });
     assert.throws(() => cuda.memcpyHtoA({}, 0, new Uint8Array(4)), { name: 'TypeError', message: /array must be a CudaArray/ });
+    const unmade = Object.create(CudaArray.prototype); // passes lib/'s check, not the addon's
+    assert.throws(() => cuda.memcpyHtoA(unmade, 0, 42), { name: 'TypeError', message: /^src must be a TypedArray/ });
+    assert.throws(() => cuda.memcpyAtoHAsync('x', unmade, 0), { name: 'TypeError', message: /^dest must be a TypedArray/ });
+    assert.throws(() => cuda.memcpyHtoA(unmade, -1, new Uint8Array(4)), { name: 'RangeError', message: /index/ });
+    assert.throws(() => cuda.memcpyHtoA(unmade, 0, new Uint8Array(4)), { name: 'TypeError', message: 'expected a CudaArray' });
     assert.throws(() => new TextureObject(42), { name: 'TypeError', message: /^resource must be a CudaArray/ });
     assert.throws(() => new TextureObject({ linear: 0x1000n, format: ArrayFormat.FLOAT, bytes: 64 }, { addressMode: 9 }),
       { name: 'RangeError', message: /addressMode\[0\] must be/ });
