@@ -360,10 +360,13 @@ function lookup(dir, key) {
   return entry;
 }
 
-/** Caches entry under key, in memory and in dir. */
+/** Caches entry under key, in dir and in memory: there as a view of the bytes written (a copy of
+ * entry's image, which stays the caller's). */
 function store(dir, key, entry) {
-  remember(key, entry);
-  writeAtomic(dir, entryName(key), encode(key, entry));
+  const { image, log, loweredNames, target } = entry;
+  const data = encode(key, entry);
+  remember(key, { image: data.subarray(data.length - image.length), log, loweredNames, target });
+  writeAtomic(dir, entryName(key), data);
 }
 
 /** Empties the in-memory cache and forgets the keys known (for tests and benchmarks). */

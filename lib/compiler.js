@@ -252,18 +252,21 @@ function settle(req, outcome) {
     });
   }
   const { image, log, loweredNames } = outcome;
-  const entry = { image, log, loweredNames, target: req.target };
+  // unclaimed: the first caller to deliver takes the image; callers sharing the compile copy it
+  const entry = { image, log, loweredNames, target: req.target, unclaimed: true };
   if (req.key) cache.store(req.cacheDir, req.key, entry);
   return keptIn ? { ...entry, keptIn } : entry;
 }
 
 // The Buffer a compile gives, with the log, the lowered names by name expression, and the
-// target: the image alone in its memory (never in Buffer's shared pool), a copy of the entry's
-// where the cache keeps it (or other callers share it), else the image itself.
+// target: the image alone in its memory (never in Buffer's shared pool): a fresh compile's own
+// image to its first caller, else a copy (the cache's entries and shared compiles stay intact).
 function deliver(req, entry) {
   if (entry.log && req.messageHandler) req.messageHandler(entry.log);
   let image = entry.image;
-  if (req.key) {
+  if (entry.unclaimed) {
+    entry.unclaimed = false;
+  } else {
     image = Buffer.allocUnsafeSlow(entry.image.length);
     entry.image.copy(image);
   }

@@ -567,7 +567,9 @@ describe('cudadrv/compiler', function () {
     it('hits in memory, then on disk, with the same bytes; the directory is private', function () {
       const source = fresh();
       const before = { ...cache.stats };
-      const first = compileSync(source, { cacheDir: dir, arch: 'sm_90' });
+      const compiled = compileSync(source, { cacheDir: dir, arch: 'sm_90' });
+      const first = Buffer.from(compiled);
+      compiled.fill(0); // a fresh compile's caller owns its image: the cache keeps a copy
       assert.strictEqual(fs.statSync(dir).mode & 0o777, 0o700);
       assert.strictEqual(entries().length, 1);
       assert.strictEqual(fs.statSync(path.join(dir, entries()[0])).mode & 0o777, 0o600);
@@ -579,7 +581,7 @@ describe('cudadrv/compiler', function () {
       assert.strictEqual(cache.stats.compiles, before.compiles + 1);
       for (const image of [again, fromDisk]) {
         assert.ok(image.equals(first));
-        assert.notStrictEqual(image.buffer, first.buffer); // each caller gets its own copy
+        assert.notStrictEqual(image.buffer, compiled.buffer); // each caller gets its own copy
         assert.strictEqual(image.target, 'sm_90');
       }
       again.fill(0);
@@ -799,7 +801,10 @@ describe('cudadrv/compiler', function () {
       const images = await Promise.all([1, 2, 3].map(() => compile(source, { cacheDir: dir, arch: 'sm_90' })));
       assert.strictEqual(cache.stats.compiles, before + 1);
       assert.ok(images[1].equals(images[0]) && images[2].equals(images[0]));
-      assert.notStrictEqual(images[1], images[0]);
+      assert.strictEqual(new Set(images.map((image) => image.buffer)).size, 3, 'each caller its own memory');
+      const copy = Buffer.from(images[0]);
+      images.forEach((image) => image.fill(0));
+      assert.ok(compileSync(source, { cacheDir: dir, arch: 'sm_90' }).equals(copy), 'the cache kept its own');
     });
 
     it('a directory that cannot be written falls back to no disk cache, with one warning', async function () {
