@@ -8,4 +8,6 @@ const { atExit } = require('./tools/at-exit');
 const context = makeDefaultContext(retainPrimaryContext);
 atExit(context);
 
-module.exports = { device: context.device, context };
+const { device } = context;
+// shorthand properties: Node's ESM loader finds both names (import { device, context } from ...)
+module.exports = { device, context };

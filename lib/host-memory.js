@@ -12,7 +12,7 @@ const check = require('./checks');
 const { dtypeOf, dtypeOfArray, shapeLength, typedArrayFor } = require('./dtype');
 
 const ownerOfBuffer = new WeakMap(); // ArrayBuffer → the allocation owning its memory
-const ownerOfView = new WeakMap(); // array returned by registerHostMemory → its RegisteredHostMemory
+const ownerOfView = new WeakMap(); // array from registerHostMemory or a pool → its RegisteredHostMemory or PooledHostAllocation
 // ArrayBuffers the GPU may read or write after an Async call returns (pinned, managed, registered):
 // Async copies keep their arrays alive until the stream has passed them.
 const pinnedBuffers = new WeakSet();
@@ -400,7 +400,14 @@ module.exports = {
   hostAllocationOf,
 };
 
-// For lib/memory.js and lib/array.js, out of the public namespace (lib/index.js spreads enumerable properties).
+// An array made over host memory that owner (a pool's allocation) hands out: hostAllocationOf()
+// answers owner for it, as PyCUDA's ary.base does.
+function setAllocationOf(view, owner) {
+  ownerOfView.set(view, owner);
+}
+
+// For lib/memory.js, lib/array.js and the pools, out of the public namespace (lib/index.js spreads
+// enumerable properties).
 Object.defineProperty(module.exports, 'internal', {
-  value: { hostView, needsKeeping, retryOutOfMemory, collectGarbage, externalBuffers },
+  value: { hostView, needsKeeping, retryOutOfMemory, collectGarbage, externalBuffers, setAllocationOf },
 });

@@ -56,3 +56,6 @@ export const { nvrtcVersion } = cuda;
 // graphs
 export const { Graph, GraphExec } = cuda;
 
+
+// the subpaths' namespaces (loaded here at import; require('cudadrv') loads them on first use)
+export const { compiler, tools } = cuda;

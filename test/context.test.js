@@ -150,6 +150,11 @@ describe('process exit with live GPU objects', function () {
         if (cuda.Context.getCurrent() !== context || !device.equals(new cuda.Device(0))) process.exit(3);
         new cuda.Stream();`;
       assertSilentExit(spawnSync(process.execPath, ['-e', script], { cwd: path.join(__dirname, '..') }));
+      // and by name from ESM
+      const esm = `import { device, context } from 'cudadrv/${sub}';
+        import cuda from 'cudadrv';
+        if (cuda.Context.getCurrent() !== context || !device.equals(new cuda.Device(0))) process.exit(3);`;
+      assertSilentExit(spawnSync(process.execPath, ['--input-type=module', '-e', esm], { cwd: path.join(__dirname, '..') }));
     }
   });
 });

@@ -229,6 +229,18 @@ describe('DeviceMemoryPool (with a pretend device)', function () {
     assert.strictEqual(dev.live.size, 0);
   });
 
+  it('[Symbol.dispose]() stops holding: a pool in a using block frees what it held at its end', function () {
+    const dev = fakeDevice();
+    const pool = dev.pool();
+    const kept = pool.allocate(500);
+    pool.allocate(100).free();
+    dev.log.length = 0;
+    pool[Symbol.dispose]();
+    assert.deepStrictEqual(dev.log, [`free ${allocSize(binNumber(100))}`]);
+    kept.free();
+    assert.deepStrictEqual(dev.log, [`free ${allocSize(binNumber(100))}`, `free ${allocSize(binNumber(500))}`]);
+  });
+
   it('out of memory: frees held blocks largest first until the allocation fits', function () {
     const dev = fakeDevice(8000);
     const pool = dev.pool();
@@ -391,6 +403,7 @@ describe('PageLockedMemoryPool (with a pretend allocator)', function () {
     assert.deepStrictEqual(host.log, [`alloc ${block}`]);
     const alloc = PooledHostAllocation.of(a);
     assert.ok(alloc instanceof PooledHostAllocation);
+    assert.strictEqual(cuda.hostAllocationOf(a), alloc, 'the array\'s base is its pooled allocation');
     assert.strictEqual(alloc.size, 24);
     assert.strictEqual(alloc.pool, pool);
     assert.strictEqual(PooledHostAllocation.of(new Float32Array(6)), null);

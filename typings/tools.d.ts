@@ -127,6 +127,8 @@ declare abstract class MemoryPool {
   freeHeld(): void;
   /** Frees the held blocks, and every block given back from now on. */
   stopHolding(): void;
+  /** stopHolding(), for `using`. */
+  [Symbol.dispose](): void;
 }
 
 /** A pool of device memory; `allocator` defaults to cuda.memAlloc. */

@@ -113,6 +113,11 @@ class MemoryPool {
     this.freeHeld();
   }
 
+  /** stopHolding(): `using pool = new DeviceMemoryPool()` frees what it holds at the block's end. */
+  [Symbol.dispose]() {
+    this.stopHolding();
+  }
+
   _take(size) {
     const bin = binNumber(size);
     const stack = this._bins[bin];
@@ -367,6 +372,7 @@ class PageLockedMemoryPool extends MemoryPool {
     const raw = block.raw;
     const array = new ctor(raw.buffer, raw.byteOffset, length);
     hostAllocations.set(array, allocation);
+    hostMemory.internal.setAllocationOf(array, allocation); // cuda.hostAllocationOf(array) too
     this._registry.register(array, block, allocation);
     return array;
   }
