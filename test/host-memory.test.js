@@ -299,19 +299,23 @@ describeGpu('page-locked host memory', function () {
       () => withoutExternalBuffers(() => cuda.pagelockedEmpty(size, 'uint8')),
       () => cuda.registerHostMemory(cuda.alignedEmpty(size, 'uint8')),
     ];
-    binding.streamEnqueueSleep(stream, 1000); // the copies wait behind this
-    let watched;
+    // everything made first, so that the stream's wait covers only the enqueues and collections
+    // below, however slow the host is at allocating
+    const prepared = [];
     for (let i = 0; i < 12; i++) {
       const data = random(size);
       const source = sources[i % sources.length]();
       source.set(data);
-      if (i === 0) watched = new WeakRef(source);
-      const memory = cuda.memAlloc(size);
+      prepared.push({ data, source, memory: cuda.memAlloc(size), back: cuda.pagelockedZeros(size, 'uint8') });
+    }
+    const watched = new WeakRef(prepared[0].source);
+    binding.streamEnqueueSleep(stream, 1500); // the copies wait behind this
+    for (const { data, source, memory, back } of prepared) {
       cuda.memcpyHtoDAsync(memory, source, stream);
-      const back = cuda.pagelockedZeros(size, 'uint8');
       cuda.memcpyDtoHAsync(back, memory, stream);
       checks.push([data, back]);
     }
+    prepared.length = 0; // from here on, only the queued copies hold the sources and the memory
     assert.strictEqual(stream.isDone(), false, 'the copies are still queued');
     for (let i = 0; i < 10; i++) {
       global.gc();
