@@ -183,13 +183,16 @@ function textureFields(resource, opts) {
     const channels = check.integer('resource.numChannels', resource.numChannels ?? 1, 1, 4);
     fields.set([linear ? KIND.linear : KIND.pitch2D, ptr, BigInt(format), BigInt(channels)], 0);
     if (linear) {
-      const bytes = check.size('resource.bytes', resource.bytes ?? deviceExtent(memory));
+      if (resource.bytes === undefined && deviceExtent(memory) === Infinity) {
+        throw new TypeError('resource.bytes must be given: the size of memory at a bare address is not known');
+      }
+      const bytes = positive('resource.bytes', resource.bytes ?? deviceExtent(memory));
       fits(bytes, memory, 'TextureObject');
       fields[4] = BigInt(bytes);
     } else {
-      const width = check.size('resource.width', resource.width);
-      const height = check.size('resource.height', resource.height);
-      const pitch = check.size('resource.pitch', resource.pitch);
+      const width = positive('resource.width', resource.width);
+      const height = positive('resource.height', resource.height);
+      const pitch = positive('resource.pitch', resource.pitch);
       fits(pitch * (height - 1) + width * channels * formatBytes(format), memory, 'TextureObject');
       fields.set([BigInt(width), BigInt(height), BigInt(pitch)], 5);
     }
@@ -203,6 +206,11 @@ function textureFields(resource, opts) {
   fields[12] = BigInt(check.integer('flags', flags, 0, 4294967295));
   fields[13] = BigInt(check.integer('maxAnisotropy', maxAnisotropy, 0, 16));
   return { fields, array };
+}
+
+function positive(name, value) {
+  if (check.size(name, value) === 0) throw new RangeError(`${name} must be at least 1`);
+  return value;
 }
 
 const FORMAT_BYTES = new Map([[ArrayFormat.UNSIGNED_INT8, 1], [ArrayFormat.SIGNED_INT8, 1],

@@ -46,6 +46,14 @@ describe('arrays (checked before the driver)', function () {
       { name: 'RangeError', message: 'borderColor must hold 4 numbers' });
     assert.throws(() => new TextureObject({ linear: { ptr: 0x1000n, size: 16 }, format: ArrayFormat.FLOAT, bytes: 64 }),
       { name: 'RangeError', message: 'TextureObject: 64 bytes do not fit in 16 bytes of device memory' });
+    assert.throws(() => new TextureObject({ linear: 0x1000n, format: ArrayFormat.FLOAT }),
+      { name: 'TypeError', message: 'resource.bytes must be given: the size of memory at a bare address is not known' });
+    for (const [field, value] of [['width', 0], ['height', 0], ['pitch', 0], ['height', -1]]) {
+      const resource = { pitch2D: 0x1000n, format: ArrayFormat.FLOAT, width: 4, height: 4, pitch: 64, [field]: value };
+      assert.throws(() => new TextureObject(resource), { name: 'RangeError', message: new RegExp(`^resource.${field} must be`) });
+    }
+    assert.throws(() => new TextureObject({ pitch2D: { ptr: 0x1000n, size: 100 }, format: ArrayFormat.FLOAT, width: 4, height: 4, pitch: 64 }),
+      { name: 'RangeError', message: 'TextureObject: 208 bytes do not fit in 100 bytes of device memory' });
     assert.throws(() => new SurfaceObject(new Uint8Array(4)), { name: 'TypeError', message: /array must be a CudaArray/ });
     assert.throws(() => cuda.matrixToArray(new Float32Array(6), [2, 2]), { name: 'RangeError', message: 'shape [2,2] holds 4 values, the array 6' });
     assert.throws(() => cuda.matrixToArray(new Float32Array(4), [2, 2], 'X'), { name: 'RangeError', message: "order must be 'C' or 'F', not the string \"X\"" });
