@@ -9,7 +9,8 @@ const { LogicError } = require('./errors');
 const { devicePointer, deviceExtent } = require('./pointer');
 const { dtypeOf, dtypeOfArray, shapeLength } = require('./dtype');
 const host = require('./host-memory').internal;
-const { Stream } = require('./stream');
+const { HANDLE_ARGUMENT } = require('./kernel-args');
+const { Memcpy2D, Memcpy3D, internal: { streamArg, fits } } = require('./memory');
 
 /** A 1D or 2D array's shape and element type (PyCUDA's ArrayDescriptor). */
 class ArrayDescriptor {
@@ -95,15 +96,6 @@ function arrayArg(name, value) {
   return check.instance(name, value, CudaArray);
 }
 
-function streamArg(stream) {
-  return stream === undefined || stream === null ? null : check.instance('stream', stream, Stream);
-}
-
-function fits(bytes, memory, what) {
-  const extent = deviceExtent(memory);
-  if (bytes > extent) throw new RangeError(`${what}: ${bytes} bytes do not fit in ${extent} bytes of device memory`);
-}
-
 // ---- copies with a 1D array: the array side is (array, byte offset) ----
 
 /** Copies all of src (a host buffer) into array from byte offset index. */
@@ -153,9 +145,6 @@ function memcpyAtoA(dest, destIndex, src, srcIndex, bytes) {
 }
 
 // ---- texture and surface objects ----
-
-// A kernel argument of 8 bytes holding a handle (src/texobj.c's objects); kernel-args reads it.
-const { HANDLE_ARGUMENT } = require('./kernel-args');
 
 // What src/texobj.c's texObjectCreate reads, in order.
 const KIND = { array: 0n, linear: 1n, pitch2D: 2n };
@@ -325,7 +314,6 @@ function arrayFrom(source, onDevice, [width, height, depth], [format, channels],
   // a surface over a 2D matrix is a layered array of one layer, as PyCUDA makes it
   const layers = surface && depth === 0 ? 1 : depth;
   const array = new CudaArray(new ArrayDescriptor3D({ width, height, depth: layers, format, numChannels: channels, flags }));
-  const { Memcpy2D, Memcpy3D } = require('./memory');
   const copy = layers ? new Memcpy3D() : new Memcpy2D();
   if (onDevice) copy.setSrcDevice(source);
   else copy.setSrcHost(source);
@@ -342,11 +330,14 @@ function arrayFrom(source, onDevice, [width, height, depth], [format, channels],
   return array;
 }
 
-function hostMatrix(typedArray, shape) {
+// The dtype of typedArray, which must hold shape's values of perValue numbers each.
+function hostMatrix(typedArray, shape, perValue = 1) {
   const dtype = dtypeOfArray(typedArray);
   if (!dtype) throw new TypeError(`expected a TypedArray, not ${check.describe(typedArray)}`);
-  if (shapeLength(shape) !== typedArray.length) {
-    throw new RangeError(`shape ${JSON.stringify(shape)} holds ${shapeLength(shape)} values, the array ${typedArray.length}`);
+  const numbers = shapeLength(shape) * perValue;
+  if (numbers !== typedArray.length) {
+    throw new RangeError(`shape ${JSON.stringify(shape)} holds ${numbers} ${perValue === 1 ? 'values' : 'numbers'}, ` +
+      `the array ${typedArray.length}`);
   }
   return dtype;
 }
@@ -370,12 +361,8 @@ function matrixToArray(typedArray, shape, order = 'C') {
  * shape counting pairs.
  */
 function toArray(typedArray, shape, { order = 'C', allowSurfaceBind = false, complex = false } = {}) {
-  const dtype = dtypeOfArray(typedArray);
-  if (!dtype) throw new TypeError(`expected a TypedArray, not ${check.describe(typedArray)}`);
   const perValue = complex ? 2 : 1;
-  if (shapeLength(shape) * perValue !== typedArray.length) {
-    throw new RangeError(`shape ${JSON.stringify(shape)} holds ${shapeLength(shape) * perValue} numbers, the array ${typedArray.length}`);
-  }
+  const dtype = hostMatrix(typedArray, shape, perValue);
   return arrayFrom(typedArray, false, extentOf(shape, orderArg(order)), elementFormat(dtype, complex),
     dtype.size * perValue, Boolean(allowSurfaceBind));
 }

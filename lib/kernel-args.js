@@ -98,7 +98,6 @@ function integerValue(v, type, what) {
 const HANDLE_ARGUMENT = Symbol('cudadrv: passed to kernels as an 8-byte handle');
 
 function bigintValue(v, type, what) {
-  if (typeof v === 'object' && v !== null && HANDLE_ARGUMENT in v) return v[HANDLE_ARGUMENT];
   if (typeof v === 'bigint') {
     if (v >= type.min && v <= type.max) return v;
     throw new RangeError(`${nameOf(what)} must be ${range(type)} (${type.name}), not ${v}`);
@@ -108,6 +107,7 @@ function bigintValue(v, type, what) {
     throw new RangeError(`${nameOf(what)} must be a bigint or a safe integer (${type.name}), not ${v}`);
   }
   if (v instanceof TypedScalar) return sameType(v, type, what);
+  if (typeof v === 'object' && v !== null && HANDLE_ARGUMENT in v) return v[HANDLE_ARGUMENT];
   throw new TypeError(`${nameOf(what)} must be ${type.name} (a bigint), not ${describe(v)}`);
 }
 

@@ -753,3 +753,6 @@ module.exports = {
   Memcpy3D,
   Memcpy3DPeer,
 };
+
+// For lib/array.js, out of the public namespace (lib/index.js spreads enumerable properties).
+Object.defineProperty(module.exports, 'internal', { value: { streamArg, fits } });

@@ -327,8 +327,6 @@ class PageLockedAllocator {
   }
 }
 
-const hostAllocations = new WeakMap(); // TypedArray from a pool → its PooledHostAllocation
-
 /**
  * Pinned host memory from a PageLockedMemoryPool; reach it from the array with
  * `PooledHostAllocation.of(array)`. `free()` gives the block back to the pool (the array then
@@ -341,7 +339,8 @@ class PooledHostAllocation extends PooledAllocation {
 
   /** The PooledHostAllocation behind an array from PageLockedMemoryPool.allocate(), or null. */
   static of(array) {
-    return hostAllocations.get(array) || null;
+    const allocation = hostMemory.hostAllocationOf(array);
+    return allocation instanceof PooledHostAllocation ? allocation : null;
   }
 }
 
@@ -371,8 +370,7 @@ class PageLockedMemoryPool extends MemoryPool {
     block.owner = allocation;
     const raw = block.raw;
     const array = new ctor(raw.buffer, raw.byteOffset, length);
-    hostAllocations.set(array, allocation);
-    hostMemory.internal.setAllocationOf(array, allocation); // cuda.hostAllocationOf(array) too
+    hostMemory.internal.setAllocationOf(array, allocation); // its hostAllocationOf(), PyCUDA's ary.base
     this._registry.register(array, block, allocation);
     return array;
   }
