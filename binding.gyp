@@ -26,6 +26,7 @@
         "src/nvrtc.c",
         "src/digest.c",
         "src/files.c",
+        "src/file_writer.c",
         "src/array.c",
         "src/texobj.c"
       ],

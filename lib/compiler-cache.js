@@ -16,12 +16,14 @@
 //
 // On disk an entry is one file, <key>.entry, written atomically (a temporary file in the same
 // directory, then rename), so concurrent processes never see half an entry; a truncated or
-// altered file fails its checksum and is recompiled. A directory that cannot be made or written
-// turns the disk cache off for it, with one warning.
-const fs = require('fs');
-const os = require('os');
+// altered file fails its checksum and is recompiled. The first write to a directory is made at
+// once; later ones (a cold compile's entry) on the addon's writer thread, so that the compile's
+// caller does not wait for them, and the process waits for them at exit. A directory that cannot
+// be made or written turns the disk cache off for it, with one warning.
 const path = require('path');
+const { getSystemErrorName } = require('util');
 const binding = require('./binding');
+const { cacheDirFor } = require('./cache-dir');
 
 const FORMAT = 'cudadrv-compile-cache-2';
 const MAGIC = Buffer.from('CUDADRV\x02', 'latin1');
@@ -32,56 +34,45 @@ const MEMORY_LIMIT = 64 * 1024 * 1024; // bytes of images kept in memory
 /** Counters for tests and benchmarks. */
 const stats = { memoryHits: 0, diskHits: 0, corrupt: 0, compiles: 0 };
 
-/** The directory compiles cache in, given the cacheDir option; null when caching is off. */
-function cacheDirFor(option) {
-  const disabled = process.env.CUDADRV_DISABLE_CACHE;
-  if ((disabled && disabled !== '0') || option === false) return null;
-  if (typeof option === 'string') return path.resolve(option);
-  if (process.env.CUDADRV_CACHE_DIR) return path.resolve(process.env.CUDADRV_CACHE_DIR);
-  const base = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
-  return path.join(path.resolve(base), 'cudadrv');
-}
-
 // ---- directories ----
 
-const directories = new Map(); // dir → true (made) | false (unusable: warned once)
+const directories = new Map(); // dir → true (written once) | false (unusable: warned once)
+let flushesAtExit = false;
 
 function unusable(dir) {
   return directories.get(dir) === false;
 }
 
-// Turns the disk cache off for dir, warning once.
-function giveUp(dir, error) {
+// Turns the disk cache off for dir, warning once; failure is the addon's [errno, message].
+function giveUp(dir, [errno, message]) {
   if (unusable(dir)) return;
   directories.set(dir, false);
   process.emitWarning(`cudadrv: the compile cache directory ${dir} cannot be written ` +
-    `(${error.message}); compiling without the on-disk cache. Set CUDADRV_CACHE_DIR or the ` +
-    'cacheDir option to a writable directory, or CUDADRV_DISABLE_CACHE=1.',
+    `(${getSystemErrorName(-errno)}: ${message}); compiling without the on-disk cache. Set ` +
+    'CUDADRV_CACHE_DIR or the cacheDir option to a writable directory, or CUDADRV_DISABLE_CACHE=1.',
   { code: 'CUDADRV_CACHE_UNWRITABLE' });
 }
 
-/** Writes data to dir/name atomically (temporary file, then rename); false (after one warning
- * per directory) where dir cannot be made or written. */
+/** Waits until every entry written in the background is on disk. */
+function flush() {
+  binding.flushWrites();
+}
+
+/** Writes data to dir/name atomically (temporary file, then rename), making dir (mode 0700)
+ * where it is missing: at once the first time, which tells whether dir can be written, later in
+ * the background. Nothing (after one warning per directory) where dir cannot be written. */
 function writeAtomic(dir, name, data) {
-  if (unusable(dir)) return false;
-  const temporary = path.join(dir, `.${name}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`);
-  try {
-    if (!directories.has(dir)) {
-      fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-      directories.set(dir, true);
-    }
-    fs.writeFileSync(temporary, data, { mode: 0o600, flag: 'wx' });
-    fs.renameSync(temporary, path.join(dir, name));
-    return true;
-  } catch (error) {
-    try {
-      fs.unlinkSync(temporary);
-    } catch {
-      // never written
-    }
-    giveUp(dir, error);
-    return false;
+  for (const [failedDir, failure] of binding.writeFailures()) giveUp(failedDir, failure);
+  if (unusable(dir)) return;
+  if (directories.has(dir)) {
+    if (!flushesAtExit) process.once('exit', flush);
+    flushesAtExit = true;
+    binding.writeFileAtomicLater(dir, name, data);
+    return;
   }
+  const failure = binding.writeFileAtomic(dir, name, data);
+  if (failure) giveUp(dir, failure);
+  else directories.set(dir, true);
 }
 
 // ---- NVRTC's identity ----
@@ -138,7 +129,7 @@ function writeRecord(dir, identity) {
   const env = environment();
   const { version, archs, library } = identity;
   const stamps = watched(library, env).map(stamp);
-  writeAtomic(dir, recordName(env), JSON.stringify({ env, version, archs, library, stamps }));
+  writeAtomic(dir, recordName(env), Buffer.from(JSON.stringify({ env, version, archs, library, stamps })));
 }
 
 let identity = null; // { version, archs, library, id }
@@ -369,8 +360,10 @@ function store(dir, key, entry) {
   writeAtomic(dir, entryName(key), data);
 }
 
-/** Empties the in-memory cache and forgets the keys known (for tests and benchmarks). */
+/** Empties the in-memory cache and forgets the keys known, once every entry is on disk (for tests
+ * and benchmarks). */
 function clearMemory() {
+  flush();
   memory.clear();
   memoryBytes = 0;
   knownKeys.clear();
@@ -378,5 +371,5 @@ function clearMemory() {
 }
 
 module.exports = {
-  stats, cacheDirFor, nvrtcIdentity, knownKey, cacheKey, lookup, store, clearMemory, entryName,
+  stats, cacheDirFor, nvrtcIdentity, knownKey, cacheKey, lookup, store, flush, clearMemory, entryName,
 };

@@ -236,6 +236,7 @@ bool nvrtc_init(napi_env env, napi_value exports);
 bool graph_init(napi_env env, napi_value exports);
 bool digest_init(napi_env env, napi_value exports);
 bool files_init(napi_env env, napi_value exports);
+bool file_writer_init(napi_env env, napi_value exports);
 bool array_init(napi_env env, napi_value exports);
 bool texobj_init(napi_env env, napi_value exports);
 

@@ -1,7 +1,7 @@
 /* files: the compile cache's reads, in one call each. A cache hit in a new process reads an entry,
  * a record and the state of a few files; through Node's fs each of those first calls costs a few
  * hundred microseconds of JS set-up (option parsing, validators, Stats objects), a third of the
- * 2 ms a whole hit may take. Writes stay with Node's fs: they happen on a miss, after a compile. */
+ * 2 ms a whole hit may take. (Writes are in file_writer.c.) */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>

@@ -12,7 +12,7 @@ const binding = require('../lib/binding');
 const { describeGpu } = require('./gpu');
 
 const { compile, compileSync, SourceModule, DEFAULT_OPTIONS } = compiler;
-const { cache, splitShellWords, pickTarget, INCLUDE_DIR } = compiler.internal;
+const { cache, request, splitShellWords, pickTarget, INCLUDE_DIR } = compiler.internal;
 const ROOT = path.join(__dirname, '..');
 
 // A kernel scaling by SCALE, a random float given with -D: the PTX must hold its exact bits.
@@ -562,7 +562,11 @@ describe('cudadrv/compiler', function () {
     });
     // a source no other test compiles
     const fresh = () => `__global__ void k(float *x) { x[threadIdx.x] *= ${randomFloat().toPrecision(9)}f; }`;
-    const entries = () => fs.readdirSync(dir).filter((f) => f.endsWith('.entry'));
+    // the entries on disk, once the background writes are done
+    const entries = () => {
+      cache.flush();
+      return fs.readdirSync(dir).filter((f) => f.endsWith('.entry'));
+    };
 
     it('hits in memory, then on disk, with the same bytes; the directory is private', function () {
       const source = fresh();
@@ -660,6 +664,7 @@ describe('cudadrv/compiler', function () {
         assert.ok(compileSync(source, opts).equals(good));
         assert.strictEqual(cache.stats.corrupt, before.corrupt + 1);
         assert.strictEqual(cache.stats.compiles, before.compiles + 1);
+        cache.flush();
         assert.ok(fs.readFileSync(file).equals(bytes)); // rewritten whole
       }
     });
@@ -844,6 +849,73 @@ describe('cudadrv/compiler', function () {
       assert.strictEqual(stdout.trim(), '1');
     });
 
+    it('a cold compile writes its entry in the background: on disk after flush(), and at exit', async function () {
+      const source = fresh();
+      const opts = { cacheDir: dir, arch: 'sm_90' };
+      // the compile's background write makes the process wait for the writer at exit, also for
+      // a long queue behind it, and after process.exit()
+      const { code, stderr } = await run(`
+        const c = require('./lib/compiler');
+        const binding = require('./lib/binding');
+        c.compileSync(${JSON.stringify(source)}, ${JSON.stringify(opts)});
+        for (let i = 0; i < 64; i++) binding.writeFileAtomicLater(${JSON.stringify(dir)}, 'queued' + i, Buffer.alloc(1 << 20, i));
+        process.exit(0);`);
+      assert.strictEqual(code, 0, stderr);
+      assert.strictEqual(entries().length, 1);
+      for (let i = 0; i < 64; i++) assert.ok(fs.readFileSync(path.join(dir, `queued${i}`)).equals(Buffer.alloc(1 << 20, i)));
+      assert.deepStrictEqual(fs.readdirSync(dir).filter((f) => f.endsWith('.tmp')), []);
+      const before = cache.stats.diskHits;
+      compileSync(source, opts);
+      assert.strictEqual(cache.stats.diskHits, before + 1);
+      // in this process: the first write to a directory (its NVRTC record) is made at once, an
+      // entry in the background
+      const other = { ...opts, cacheDir: path.join(cacheRoot, `background${n}`) };
+      const another = fresh();
+      const entry = cache.entryName(request(another, other).key);
+      assert.ok(fs.readdirSync(other.cacheDir).some((f) => f.startsWith('nvrtc-')));
+      compileSync(another, other);
+      cache.flush();
+      assert.ok(fs.existsSync(path.join(other.cacheDir, entry)));
+    });
+
+    it('a background write that fails warns once, at the next write, and turns the disk cache off', async function () {
+      const { code, stdout, stderr } = await run(`
+        const fs = require('fs');
+        const c = require('./lib/compiler');
+        const warnings = [];
+        process.on('warning', (w) => warnings.push({ code: w.code, message: w.message }));
+        const opts = { cacheDir: ${JSON.stringify(dir)}, code: 'compute_90' };
+        c.compileSync('__global__ void k(float *x) { x[0] = 1; }', opts); // the directory works
+        c.internal.cache.flush();
+        fs.rmSync(opts.cacheDir, { recursive: true });
+        fs.writeFileSync(opts.cacheDir, ''); // a file where the directory was: ENOTDIR
+        c.compileSync('__global__ void k(float *x) { x[0] = 2; }', opts);
+        c.internal.cache.flush();
+        c.compileSync('__global__ void k(float *x) { x[0] = 3; }', opts);
+        c.compileSync('__global__ void k(float *x) { x[0] = 4; }', opts);
+        setImmediate(() => console.log(JSON.stringify({ warnings, contents: fs.readFileSync(opts.cacheDir, 'utf8') })));`);
+      assert.strictEqual(code, 0, stderr);
+      const out = JSON.parse(stdout);
+      assert.strictEqual(out.warnings.length, 1, stdout);
+      assert.strictEqual(out.warnings[0].code, 'CUDADRV_CACHE_UNWRITABLE');
+      assert.ok(out.warnings[0].message.startsWith(`cudadrv: the compile cache directory ${dir} cannot be written (ENOTDIR: `),
+        out.warnings[0].message);
+      assert.strictEqual(out.contents, '');
+    });
+
+    it('the addon\'s writes check their arguments, and say what failed', function () {
+      assert.throws(() => binding.writeFileAtomic(dir, 'x', 'text'), { name: 'TypeError', message: 'data must be a Buffer' });
+      assert.throws(() => binding.writeFileAtomicLater(dir, 5, Buffer.alloc(1)), TypeError);
+      assert.throws(() => binding.writeFileAtomic('x'.repeat(5000), 'x', Buffer.alloc(1)), /dir/);
+      const bytes = crypto.randomBytes(100000);
+      assert.strictEqual(binding.writeFileAtomic(path.join(dir, 'a', 'b'), 'f', bytes), null);
+      assert.ok(fs.readFileSync(path.join(dir, 'a', 'b', 'f')).equals(bytes));
+      assert.strictEqual(fs.statSync(path.join(dir, 'a')).mode & 0o777, 0o700);
+      const [errno, message] = binding.writeFileAtomic(path.join(dir, 'a', 'b', 'f', 'g'), 'x', bytes);
+      assert.strictEqual(errno, os.constants.errno.ENOTDIR);
+      assert.match(message, /, mkdir '.*\/f\/g'$/);
+    });
+
     it('follows CUDADRV_CACHE_DIR, XDG_CACHE_HOME, CUDADRV_DISABLE_CACHE and cacheDir: false', function () {
       const source = fresh();
       process.env.CUDADRV_CACHE_DIR = dir;
@@ -853,6 +925,7 @@ describe('cudadrv/compiler', function () {
       const xdg = path.join(cacheRoot, `xdg${n}`);
       process.env.XDG_CACHE_HOME = xdg;
       compileSync(fresh());
+      cache.flush();
       assert.strictEqual(fs.readdirSync(path.join(xdg, 'cudadrv')).filter((f) => f.endsWith('.entry')).length, 1);
       assert.strictEqual(cache.cacheDirFor(undefined), path.join(xdg, 'cudadrv'));
       delete process.env.XDG_CACHE_HOME;
@@ -871,6 +944,7 @@ describe('cudadrv/compiler', function () {
     it('a new process with a current NVRTC record hits the disk without loading NVRTC', async function () {
       const source = fresh();
       compileSync(source, { cacheDir: dir, arch: 'sm_90' });
+      cache.flush();
       const script = `
         const c = require('./lib/compiler');
         const image = c.compileSync(${JSON.stringify(source)}, { cacheDir: ${JSON.stringify(dir)}, arch: 'sm_90' });

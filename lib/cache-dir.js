@@ -1,0 +1,17 @@
+'use strict';
+// Where cudadrv caches what it compiles: kernels (lib/compiler-cache.js) and V8's code for its own
+// modules (lib/code-cache.js).
+const os = require('os');
+const path = require('path');
+
+/** The directory compiles cache in, given the cacheDir option; null when caching is off. */
+function cacheDirFor(option) {
+  const disabled = process.env.CUDADRV_DISABLE_CACHE;
+  if ((disabled && disabled !== '0') || option === false) return null;
+  if (typeof option === 'string') return path.resolve(option);
+  if (process.env.CUDADRV_CACHE_DIR) return path.resolve(process.env.CUDADRV_CACHE_DIR);
+  const base = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
+  return path.join(path.resolve(base), 'cudadrv');
+}
+
+module.exports = { cacheDirFor };
