@@ -10,7 +10,8 @@
 //                         finds the code cache an earlier process left (lib/code-cache.js)
 //   timer lag             ≤ 5 ms while a one-second compile runs asynchronously
 // Lateness is also measured with nothing running, to show the machine's own timer jitter.
-// No GPU needed. Usage: node bench/compile.js [--json]
+// No GPU needed. Usage: node bench/compile.js [--json]; pinned to one core for steady ratios
+// (taskset -c 3 node bench/compile.js: both sides then compile on the same core, taking turns).
 const { execFileSync, spawn } = require('child_process');
 const fs = require('fs');
 const os = require('os');
@@ -64,12 +65,13 @@ __global__ void saxpy(float a, const float *x, float *y, int n) {
 }
 `;
 
-// A source NVRTC takes about a second over (unrolled transcendental arithmetic).
+// A source NVRTC takes about a second over (unrolled transcendental arithmetic), with a constant
+// of this run's own: on the H100 host a second run's compile of the very same text once took 20 ms.
 const HEAVY = `
 __global__ void heavy(float *out, const float *in) {
   float acc = in[threadIdx.x];
   #pragma unroll
-  for (int i = 0; i < 50; i++) acc = acc * in[(i * 7) & 255] + sinf(acc + i);
+  for (int i = 0; i < 50; i++) acc = acc * in[(i * 7) & 255] + sinf(acc + i) * ${Math.random().toFixed(9)}f;
   out[threadIdx.x] = acc;
 }`;
 
