@@ -18,7 +18,8 @@
  *       of the REPS timed batches is one sample: nanoseconds per step.
  *       Prints {"device", "driver", "sizes", "results": {OP: {"samples": [...]} or {"error"}}}.
  *       ROOT is the CUDA toolkit (its lib64 holds NVRTC when the loader's path does not).
- *   floor --serve --cuda ROOT --kernels FILE --compile FILE
+ *   floor --serve --cuda ROOT --kernels FILE --compile FILE [--compile-name NAME]
+ *         [--compile-option OPTION]...
  *       sets up the same way, prints {"device", "driver", "sizes"} on a line, then runs each
  *       OP:WARMUP:REPS:BATCH line read from stdin as above and prints its result ({"samples"} or
  *       {"error"}) on a line, until stdin ends: so that bench/run.js can take turns with it, a
@@ -521,7 +522,8 @@ int main(int argc, char **argv) {
   }
   if (!cuda_root || !kernels || !compile || (serving && first < argc))
     fatal("usage: floor --list | floor --cuda ROOT --kernels FILE --compile FILE OP:WARMUP:REPS:BATCH... | "
-          "floor --serve --cuda ROOT --kernels FILE --compile FILE");
+          "floor --serve --cuda ROOT --kernels FILE --compile FILE [--compile-name NAME] "
+          "[--compile-option OPTION]...");
   /* Every spec is checked before anything runs. */
   for (int i = first; i < argc; i++) {
     spec sp;

@@ -29,9 +29,6 @@ const FLOOR_BINARY = path.join(ROOT, 'build', 'bench', 'floor');
 // The sizes floor.c uses too (it reports its own, and they are checked against these).
 const SIZES = { big: 256 * 2 ** 20, small: 16, alloc: 2 ** 20, graphKernels: 100 };
 
-// The cold compiles: [warm-up, samples, 1]. Compiles vary more than launches: more samples.
-const COLD_SPEC = [2, 15, 1];
-
 // ---- the operations ----
 // id, title, unit; c: the floor.c operation measured beside it; spec: [warm-up batches, timed
 // batches, steps per batch]; target; js(env): returns { step, after?, async? } (a step timed in
@@ -173,9 +170,10 @@ const OPERATIONS = [
   },
   {
     id: 'compile.cold', title: 'NVRTC compile, cold (bench/compile.cu)', unit: 'ms', c: 'compile.cold',
-    spec: COLD_SPEC, target: ratioAtMost(1.05),
-    note: 'each sample compiles a source of its own, the cache disabled; C gets the same name and options',
-    js: (env) => ({ samples: () => coldCompiles(env, COLD_SPEC) }),
+    rounds: 15, spec: [1, 1, 1], target: ratioAtMost(1.05),
+    note: 'C and cudadrv take turns: 15 rounds of a warm-up compile and a timed one, each of a source ' +
+      'of its own, the cache disabled; C gets the same name and options',
+    js: coldCompiles,
   },
   {
     id: 'compile.cached', title: 'NVRTC compile, cache hit in-process', unit: 'us', c: null,
@@ -349,14 +347,15 @@ function coldCompileRequest(arch) {
   return { options, floorArgs: ['--compile-name', name, ...nvrtcOptions.flatMap((o) => ['--compile-option', o])] };
 }
 
-// Cold compiles (ms), each of a source of its own; notes how much of each was cudadrv's own work:
-// all but the addon's call that compiles (which starts a thread, and makes the calls floor.c does).
-function coldCompiles(env, [warmup, reps]) {
+// Cold compiles, each of a source of its own, a step at a time (so that they take turns with
+// floor.c's); notes how much of each was cudadrv's own work: all but the addon's call that compiles
+// (which starts a thread, and makes the calls floor.c does).
+function coldCompiles(env) {
   const binding = require('../lib/binding');
   const { compileSync } = require('../lib/compiler');
   const { nvrtcCompile } = binding;
   let inside = 0;
-  binding.nvrtcCompile = (...args) => {
+  const timed = (...args) => {
     const start = performance.now();
     try {
       return nvrtcCompile(...args);
@@ -364,23 +363,26 @@ function coldCompiles(env, [warmup, reps]) {
       inside = performance.now() - start;
     }
   };
-  const samples = [];
+  let serial = 0;
   const own = [];
-  try {
-    for (let i = 0; i < warmup + reps; i++) {
+  const notes = env.notes;
+  const note = notes.push('') - 1; // filled in after each batch
+  return {
+    step: () => {
+      binding.nvrtcCompile = timed;
       const start = performance.now();
-      compileSync(`${env.compileSource}\n// sample ${i}\n`, env.coldCompile.options);
-      const took = performance.now() - start;
-      if (i < warmup) continue;
-      samples.push(took);
-      own.push(took - inside);
-    }
-  } finally {
-    binding.nvrtcCompile = nvrtcCompile;
-  }
-  own.sort((a, b) => a - b);
-  env.note(`cudadrv's own work outside the addon's compiling call: ${(own[own.length >> 1] * 1000).toFixed(0)} µs (median)`);
-  return samples;
+      try {
+        compileSync(`${env.compileSource}\n// sample ${serial++}\n`, env.coldCompile.options);
+      } finally {
+        binding.nvrtcCompile = nvrtcCompile;
+      }
+      own.push(performance.now() - start - inside);
+    },
+    after: () => {
+      const sorted = [...own].sort((x, y) => x - y);
+      notes[note] = `cudadrv's own work outside the addon's compiling call: ${(sorted[sorted.length >> 1] * 1000).toFixed(0)} µs (median)`;
+    },
+  };
 }
 
 // ---- shared resources, made on first use (a missing API fails only the lines that need it) ----
@@ -615,13 +617,12 @@ function checkFloor(floor, ops) {
   }
 }
 
-// Runs floor.c on every C operation of ops, with compileArgs (the cold compiles' name and
-// options): { meta, runs: name → { samples (unit) } or { error } }.
-function runFloor(floor, root, ops, compileArgs = []) {
+// Runs floor.c on every C operation of ops: { meta, runs: name → { samples (unit) } or { error } }.
+function runFloor(floor, root, ops) {
   const specs = new Map();
   for (const op of ops) if (op.c && !specs.has(op.c)) specs.set(op.c, op.spec);
   if (specs.size === 0) return { meta: {}, runs: {} };
-  const args = ['--cuda', root, '--kernels', KERNELS_FILE, '--compile', COMPILE_FILE, ...compileArgs,
+  const args = ['--cuda', root, '--kernels', KERNELS_FILE, '--compile', COMPILE_FILE,
     ...[...specs].map(([name, spec]) => `${name}:${spec.join(':')}`)];
   const run = spawnSync(floor, args, { encoding: 'utf8', maxBuffer: 64 * 2 ** 20, timeout: 300000 });
   const failed = run.error ? run.error.message : run.status !== 0
@@ -643,9 +644,9 @@ function runFloor(floor, root, ops, compileArgs = []) {
  * step) or { error }; close() ends it.
  */
 class FloorServer {
-  constructor(floor, root) {
-    this.child = spawn(floor, ['--serve', '--cuda', root, '--kernels', KERNELS_FILE, '--compile', COMPILE_FILE],
-      { stdio: ['pipe', 'pipe', 'pipe'] });
+  constructor(floor, root, compileArgs = []) {
+    this.child = spawn(floor, ['--serve', '--cuda', root, '--kernels', KERNELS_FILE, '--compile', COMPILE_FILE,
+      ...compileArgs], { stdio: ['pipe', 'pipe', 'pipe'] });
     this.pending = []; // { resolve } per line awaited, in order
     this.buffer = '';
     this.stderr = '';
@@ -705,8 +706,9 @@ function parseLine(line) {
 }
 
 // Measures the lines of ops that take turns with C (op.rounds), group by group, through a
-// FloorServer: { jsRuns, cRuns } as measureJs and runFloor give them, and floor.c's meta.
-async function measureAlternating(ops, env, floor, root) {
+// FloorServer given compileArgs (the cold compiles' name and options): { jsRuns, cRuns } as
+// measureJs and runFloor give them, and floor.c's meta.
+async function measureAlternating(ops, env, floor, root, compileArgs) {
   const jsRuns = {};
   const cRuns = {};
   let meta = {};
@@ -717,7 +719,7 @@ async function measureAlternating(ops, env, floor, root) {
     groups.get(op.c).push(op);
   }
   if (groups.size === 0) return { jsRuns, cRuns, meta };
-  const server = new FloorServer(floor, root);
+  const server = new FloorServer(floor, root, compileArgs);
   try {
     const started = await server.started();
     if (!started.error) meta = started;
@@ -825,13 +827,13 @@ async function main() {
   const started = Date.now();
   progress.current = 'bench/floor.c';
   process.stderr.write('bench: C (bench/floor.c)...');
-  const floorRun = runFloor(floor, root, ops.filter((op) => !op.rounds), coldCompile.floorArgs);
+  const floorRun = runFloor(floor, root, ops.filter((op) => !op.rounds));
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   process.stderr.write(` ${seconds} s${floorRun.error ? `: ${floorRun.error}` : ''}\n`);
   const context = device.retainPrimaryContext();
   context.push();
   const env = new Env(cuda, coldCompile);
-  const turns = await measureAlternating(ops, env, floor, root);
+  const turns = await measureAlternating(ops, env, floor, root, coldCompile.floorArgs);
   const jsRuns = { ...turns.jsRuns };
   for (const op of ops) {
     if (op.rounds) continue;
