@@ -2,7 +2,6 @@
 // Host memory as TypedArrays: page-locked (pinned), aligned, managed, and registered memory, each
 // reached from its arrays with hostAllocationOf(). Freed memory is detached: its arrays read as
 // empty instead of touching freed memory.
-const { markAsUntransferable } = require('worker_threads');
 const binding = require('./binding');
 const { Context } = require('./context');
 const { Stream } = require('./stream');
@@ -220,6 +219,12 @@ class RegisteredHostMemory extends HostPointer {
   }
 }
 
+// Marks buffer as never to be moved to another thread: its memory is released on this one. Node's
+// worker_threads takes some 3 ms to load, so it is loaded at the first allocation, not with cudadrv.
+function markUntransferable(buffer) {
+  require('worker_threads').markAsUntransferable(buffer);
+}
+
 function freeHost(allocation) {
   if (allocation._freed) return;
   try {
@@ -242,7 +247,7 @@ function hostArray(Class, shape, dtype, allocate) {
   allocation.byteOffset = view.byteOffset; // where the memory starts in its ArrayBuffer
   allocation._buffer = view.buffer;
   allocation._freed = false;
-  markAsUntransferable(view.buffer); // its memory is released here, on this thread
+  markUntransferable(view.buffer); // its memory is released here, on this thread
   if (Class !== AlignedHostAllocation) {
     allocation.context = Context.getCurrent();
     pinnedBuffers.add(view.buffer);
@@ -409,5 +414,7 @@ function setAllocationOf(view, owner) {
 // For lib/memory.js, lib/array.js and the pools, out of the public namespace (lib/index.js spreads
 // enumerable properties).
 Object.defineProperty(module.exports, 'internal', {
-  value: { hostView, needsKeeping, retryOutOfMemory, collectGarbage, externalBuffers, setAllocationOf },
+  value: {
+    hostView, needsKeeping, retryOutOfMemory, collectGarbage, externalBuffers, setAllocationOf, markUntransferable,
+  },
 });

@@ -3,7 +3,6 @@
 // handles), copies between host and device and between devices, memsets, and the 2D/3D copy
 // descriptors. Everything that takes device memory reads it through lib/pointer.js, so any kind
 // of device memory goes anywhere; sizes are checked against what is known of it first.
-const { markAsUntransferable } = require('worker_threads');
 const binding = require('./binding');
 const { Context } = require('./context');
 const { Device } = require('./device');
@@ -86,7 +85,7 @@ class PointerHolderBase {
         '(CUDADRV_NO_EXTERNAL_BUFFERS=1, or a V8 memory cage as in Electron); copy the memory ' +
         'with memcpyDtoH() instead');
     }
-    markAsUntransferable(buffer);
+    host.markUntransferable(buffer);
     const owner = this._root || this; // a slice's views are detached when its root is freed
     owner._views = (owner._views || []).filter((view) => view.deref() !== undefined);
     owner._views.push(new WeakRef(buffer));

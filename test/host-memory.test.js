@@ -66,6 +66,14 @@ describe('aligned host memory (no GPU needed)', function () {
       const scalar = using(() => cuda.alignedZeros([], 'uint64'));
       assert.deepStrictEqual(scalar, new BigUint64Array(1));
       assert.strictEqual(using(() => cuda.alignedEmpty(0, 'float32')).length, 0);
+      // its memory is released on this thread: a transfer to another is refused (Node 21 on) or
+      // ignored (Node 20), never a detach
+      try {
+        structuredClone(zeros, { transfer: [zeros.buffer] });
+      } catch (error) {
+        assert.strictEqual(error.name, 'DataCloneError');
+      }
+      assert.strictEqual(zeros.length, 15);
     });
 
     it(`free() detaches the memory over ${name}: its arrays read as empty and copies refuse them`, function () {

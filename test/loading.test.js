@@ -37,6 +37,16 @@ describe('loading', function () {
     }
   });
 
+  it('loads no Node module it does not need yet: worker_threads waits for the first host allocation', function () {
+    const script = `
+      const cuda = require(${JSON.stringify(path.join(__dirname, '..'))});
+      const loaded = () => process.moduleLoadList.includes('NativeModule worker_threads');
+      const before = loaded();
+      cuda.alignedEmpty(4, 'float32');
+      console.log(JSON.stringify([before, loaded()]));`;
+    assert.deepStrictEqual(JSON.parse(execFileSync(process.execPath, ['-e', script]).toString()), [false, true]);
+  });
+
   it('reports the CUDA version of the headers it was built against', function () {
     const [major, minor] = cuda.getVersion();
     const header = require('fs').readFileSync(
