@@ -6,27 +6,14 @@
 #include "cudadrv.h"
 #include "memory.h"
 
+static CUresult destroy_array(handle_base *base) { return cu.cuArrayDestroy(((array_h *)base)->handle); }
+
 const handle_kind ARRAY_KIND = {
-    {0x6364727661727231ULL, 0x4375646141727231ULL},
-    "CudaArray",
-    "this CudaArray has been freed; create a new CudaArray"};
-
-static void array_release(array_h *array) {
-  array->base.freed = true;
-  if (ctx_enter(array->ctx)) {
-    stats_cleanup(cu.cuArrayDestroy(array->handle));
-    ctx_leave();
-  }
-}
-
-static void array_finalize(napi_env env, void *data, void *hint) {
-  (void)env;
-  (void)hint;
-  array_h *array = data;
-  if (!array->base.freed) array_release(array);
-  ctx_rec_release(array->ctx);
-  free(array);
-}
+    .tag = {0x6364727661727231ULL, 0x4375646141727231ULL},
+    .name = "CudaArray",
+    .freed = "this CudaArray has been freed; create a new CudaArray",
+    .destroy = destroy_array,
+    .ctx_offset = offsetof(array_h, ctx)};
 
 /* arrayCreate(obj, width, height, depth, format, channels, flags): a CUDA array in the current
  * context, wrapped in obj (cuArray3DCreate: depth 0 makes a 1D or 2D array). */
@@ -53,20 +40,13 @@ static napi_value array_create(napi_env env, napi_callback_info info) {
   }
   array->handle = handle;
   array->ctx = ctx;
-  if (!handle_wrap(env, argv[0], &array->base, &ARRAY_KIND, array_finalize)) {
-    array_release(array);
-    ctx_rec_release(ctx);
-    free(array);
-  }
+  handle_wrap_object(env, argv[0], &array->base, &ARRAY_KIND);
   return NULL;
 }
 
 /* arrayFree(obj): destroys the array now; a second call does nothing. */
 static napi_value array_free(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 1);
-  array_h *array = handle_get_any(env, argv[0], &ARRAY_KIND);
-  if (array && !array->base.freed) array_release(array);
-  return NULL;
+  return handle_destroy_call(env, info, &ARRAY_KIND);
 }
 
 /* arrayGetDescriptor(obj): [width, height, depth, format, numChannels, flags]

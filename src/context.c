@@ -122,9 +122,9 @@ typedef struct ctx_holder {
 } ctx_holder;
 
 static const handle_kind CONTEXT_KIND = {
-    {0x6364727663747831ULL, 0x436f6e7465787431ULL},
-    "Context",
-    "this Context has been detached; make or retain a new one"};
+    .tag = {0x6364727663747831ULL, 0x436f6e7465787431ULL},
+    .name = "Context",
+    .freed = "this Context has been detached; make or retain a new one"};
 
 /* Pops the context if it is current, then destroys or releases what this holder owns. */
 static void holder_release(ctx_holder *holder) {

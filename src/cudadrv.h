@@ -84,21 +84,37 @@ void ctx_leave(void);
 
 /* ---- handles (handles.c) ---- */
 
+typedef struct handle_base handle_base;
+
 typedef struct handle_kind {
   napi_type_tag tag;
   const char *name;     /* "Stream" */
   const char *freed;    /* "Stream has been destroyed" ... */
+  /* Kinds that hold one driver object (see handle_wrap_object): destroys it, once, with its
+   * context current; and where the struct keeps its retained ctx_rec * (0: it has no context). */
+  CUresult (*destroy)(handle_base *base);
+  size_t ctx_offset;
 } handle_kind;
 
 /* The first member of every wrapped struct. */
-typedef struct handle_base {
+struct handle_base {
   const handle_kind *kind;
   bool freed;
-} handle_base;
+};
 
 /* Wraps obj around base (tagged with kind); finalize runs at garbage collection. */
 bool handle_wrap(napi_env env, napi_value obj, handle_base *base, const handle_kind *kind,
                  napi_finalize finalize);
+/* Wraps obj around base, a calloc'd struct holding one driver object of kind (kind->destroy), and
+ * its context's reference where kind->ctx_offset says: both let go of by handle_release or at
+ * garbage collection. On failure they are let go of at once and base freed: false after
+ * throwing. */
+bool handle_wrap_object(napi_env env, napi_value obj, handle_base *base, const handle_kind *kind);
+/* Marks base freed and destroys its driver object in its context (silently nothing where the
+ * context is gone): what free()/destroy() do before the garbage collector would. */
+void handle_release(handle_base *base);
+/* destroy(obj)/free(obj) for such kinds: now, once; a second call does nothing. */
+napi_value handle_destroy_call(napi_env env, napi_callback_info info, const handle_kind *kind);
 /* The struct wrapped in value, or NULL after throwing: TypeError for another kind of object,
  * LogicError once freed. */
 void *handle_get(napi_env env, napi_value value, const handle_kind *kind);

@@ -4,27 +4,14 @@
 
 #include "cudadrv.h"
 
+static CUresult destroy_event(handle_base *base) { return cu.cuEventDestroy(((event_h *)base)->handle); }
+
 const handle_kind EVENT_KIND = {
-    {0x6364727665767431ULL, 0x4576656e74303031ULL},
-    "Event",
-    "this Event has been destroyed; create a new Event"};
-
-static void event_release(event_h *event) {
-  event->base.freed = true;
-  if (ctx_enter(event->ctx)) {
-    stats_cleanup(cu.cuEventDestroy(event->handle));
-    ctx_leave();
-  }
-}
-
-static void event_finalize(napi_env env, void *data, void *hint) {
-  (void)env;
-  (void)hint;
-  event_h *event = data;
-  if (!event->base.freed) event_release(event);
-  ctx_rec_release(event->ctx);
-  free(event);
-}
+    .tag = {0x6364727665767431ULL, 0x4576656e74303031ULL},
+    .name = "Event",
+    .freed = "this Event has been destroyed; create a new Event",
+    .destroy = destroy_event,
+    .ctx_offset = offsetof(event_h, ctx)};
 
 static napi_value wrap_event(napi_env env, napi_value obj, CUevent handle, ctx_rec *ctx) {
   event_h *event = calloc(1, sizeof *event);
@@ -35,11 +22,7 @@ static napi_value wrap_event(napi_env env, napi_value obj, CUevent handle, ctx_r
   }
   event->handle = handle;
   event->ctx = ctx;
-  if (!handle_wrap(env, obj, &event->base, &EVENT_KIND, event_finalize)) {
-    event_release(event);
-    ctx_rec_release(ctx);
-    free(event);
-  }
+  handle_wrap_object(env, obj, &event->base, &EVENT_KIND);
   return NULL;
 }
 
@@ -60,10 +43,7 @@ static napi_value event_create(napi_env env, napi_callback_info info) {
 }
 
 static napi_value event_destroy(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 1);
-  event_h *event = handle_get_any(env, argv[0], &EVENT_KIND);
-  if (event && !event->base.freed) event_release(event);
-  return NULL;
+  return handle_destroy_call(env, info, &EVENT_KIND);
 }
 
 static event_h *get_event(napi_env env, napi_value v) { return handle_get(env, v, &EVENT_KIND); }

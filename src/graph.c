@@ -15,46 +15,26 @@ typedef struct graph_exec_h {
   ctx_rec *ctx; /* the context it was instantiated in */
 } graph_exec_h;
 
+static CUresult destroy_graph(handle_base *base) { return cu.cuGraphDestroy(((graph_h *)base)->handle); }
+
+static CUresult destroy_exec(handle_base *base) {
+  return cu.cuGraphExecDestroy(((graph_exec_h *)base)->handle);
+}
+
 static const handle_kind GRAPH_KIND = {
-    {0x6364727667726631ULL, 0x4772617068303031ULL},
-    "Graph",
-    "this Graph has been destroyed; capture a new one with stream.beginCapture() and "
-    "stream.endCapture()"};
+    .tag = {0x6364727667726631ULL, 0x4772617068303031ULL},
+    .name = "Graph",
+    .freed = "this Graph has been destroyed; capture a new one with stream.beginCapture() and "
+             "stream.endCapture()",
+    .destroy = destroy_graph /* a graph belongs to no context */};
 
 static const handle_kind GRAPH_EXEC_KIND = {
-    {0x6364727667657831ULL, 0x4772617068457831ULL},
-    "GraphExec",
-    "this GraphExec has been destroyed; instantiate its Graph again with graph.instantiate()"};
-
-static void graph_release(graph_h *graph) {
-  graph->base.freed = true;
-  stats_cleanup(cu.cuGraphDestroy(graph->handle));
-}
-
-static void graph_finalize(napi_env env, void *data, void *hint) {
-  (void)env;
-  (void)hint;
-  graph_h *graph = data;
-  if (!graph->base.freed) graph_release(graph);
-  free(graph);
-}
-
-static void exec_release(graph_exec_h *exec) {
-  exec->base.freed = true;
-  if (ctx_enter(exec->ctx)) {
-    stats_cleanup(cu.cuGraphExecDestroy(exec->handle));
-    ctx_leave();
-  }
-}
-
-static void exec_finalize(napi_env env, void *data, void *hint) {
-  (void)env;
-  (void)hint;
-  graph_exec_h *exec = data;
-  if (!exec->base.freed) exec_release(exec);
-  ctx_rec_release(exec->ctx);
-  free(exec);
-}
+    .tag = {0x6364727667657831ULL, 0x4772617068457831ULL},
+    .name = "GraphExec",
+    .freed = "this GraphExec has been destroyed; instantiate its Graph again with "
+             "graph.instantiate()",
+    .destroy = destroy_exec,
+    .ctx_offset = offsetof(graph_exec_h, ctx)};
 
 /* streamBeginCapture(stream, mode): later work on the stream is recorded, not run. */
 static napi_value stream_begin_capture(napi_env env, napi_callback_info info) {
@@ -84,18 +64,12 @@ static napi_value stream_end_capture(napi_env env, napi_callback_info info) {
     return throw_oom(env);
   }
   graph->handle = handle;
-  if (!handle_wrap(env, argv[1], &graph->base, &GRAPH_KIND, graph_finalize)) {
-    graph_release(graph);
-    free(graph);
-  }
+  handle_wrap_object(env, argv[1], &graph->base, &GRAPH_KIND);
   return NULL;
 }
 
 static napi_value graph_destroy(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 1);
-  graph_h *graph = handle_get_any(env, argv[0], &GRAPH_KIND);
-  if (graph && !graph->base.freed) graph_release(graph);
-  return NULL;
+  return handle_destroy_call(env, info, &GRAPH_KIND);
 }
 
 /* graphNodeCount(graph): how many nodes the graph holds. */
@@ -126,19 +100,12 @@ static napi_value graph_instantiate(napi_env env, napi_callback_info info) {
   }
   exec->handle = handle;
   exec->ctx = ctx;
-  if (!handle_wrap(env, argv[1], &exec->base, &GRAPH_EXEC_KIND, exec_finalize)) {
-    exec_release(exec);
-    ctx_rec_release(ctx);
-    free(exec);
-  }
+  handle_wrap_object(env, argv[1], &exec->base, &GRAPH_EXEC_KIND);
   return NULL;
 }
 
 static napi_value graph_exec_destroy(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 1);
-  graph_exec_h *exec = handle_get_any(env, argv[0], &GRAPH_EXEC_KIND);
-  if (exec && !exec->base.freed) exec_release(exec);
-  return NULL;
+  return handle_destroy_call(env, info, &GRAPH_EXEC_KIND);
 }
 
 /* Reads the (exec, stream or null) arguments of a launch or an upload; NULL after throwing. */

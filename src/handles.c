@@ -1,6 +1,7 @@
 /* handles: driver objects live in C structs wrapped in their JS objects, tagged with their kind
  * so that one kind can never be taken for another, and marked freed once released. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "cudadrv.h"
 
@@ -17,6 +18,45 @@ bool handle_wrap(napi_env env, napi_value obj, handle_base *base, const handle_k
     return false;
   }
   return true;
+}
+
+/* Where base keeps its context's reference, or NULL for kinds of no context. */
+static ctx_rec **ctx_slot(handle_base *base) {
+  return base->kind->ctx_offset ? (ctx_rec **)((char *)base + base->kind->ctx_offset) : NULL;
+}
+
+void handle_release(handle_base *base) {
+  base->freed = true;
+  ctx_rec **ctx = ctx_slot(base);
+  if (!ctx) {
+    stats_cleanup(base->kind->destroy(base));
+  } else if (ctx_enter(*ctx)) {
+    stats_cleanup(base->kind->destroy(base));
+    ctx_leave();
+  }
+}
+
+static void object_finalize(napi_env env, void *data, void *hint) {
+  (void)env;
+  (void)hint;
+  handle_base *base = data;
+  if (!base->freed) handle_release(base);
+  ctx_rec **ctx = ctx_slot(base);
+  if (ctx) ctx_rec_release(*ctx);
+  free(base);
+}
+
+bool handle_wrap_object(napi_env env, napi_value obj, handle_base *base, const handle_kind *kind) {
+  if (handle_wrap(env, obj, base, kind, object_finalize)) return true;
+  object_finalize(env, base, NULL);
+  return false;
+}
+
+napi_value handle_destroy_call(napi_env env, napi_callback_info info, const handle_kind *kind) {
+  ARGS(env, info, 1);
+  handle_base *base = handle_get_any(env, argv[0], kind);
+  if (base && !base->freed) handle_release(base);
+  return NULL;
 }
 
 void *handle_get_any(napi_env env, napi_value value, const handle_kind *kind) {

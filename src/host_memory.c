@@ -30,9 +30,9 @@ typedef struct host_mem {
 } host_mem;
 
 static const handle_kind HOST_KIND = {
-    {0x6364727668737431ULL, 0x486f73744d656d31ULL},
-    "host allocation",
-    "this host memory has been freed; allocate new memory"};
+    .tag = {0x6364727668737431ULL, 0x486f73744d656d31ULL},
+    .name = "host allocation",
+    .freed = "this host memory has been freed; allocate new memory"};
 
 static const char *const RELEASE_API[] = {
     [RELEASE_MEM_FREE] = "cuMemFree",

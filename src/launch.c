@@ -24,7 +24,9 @@ static const char MODULE_FREED[] =
     "this kernel's Module has been freed; load the module again and get the kernel from it";
 
 static const handle_kind FUNCTION_KIND = {
-    {0x6364727666756e31ULL, 0x4b65726e656c3031ULL}, "Kernel", MODULE_FREED};
+    .tag = {0x6364727666756e31ULL, 0x4b65726e656c3031ULL},
+    .name = "Kernel",
+    .freed = MODULE_FREED};
 
 static void func_release(func_h *fn) {
   if (--fn->refs > 0) return;

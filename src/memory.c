@@ -502,7 +502,9 @@ typedef struct pool_h {
 } pool_h;
 
 static const handle_kind POOL_KIND = {
-    {0x63647276706f6f31ULL, 0x4d656d506f6f6c31ULL}, "MemoryPool", "this MemoryPool is gone"};
+    .tag = {0x63647276706f6f31ULL, 0x4d656d506f6f6c31ULL},
+    .name = "MemoryPool",
+    .freed = "this MemoryPool is gone"};
 
 /* A stream whose context was detached is gone with it: api refuses it. */
 static bool stream_alive(napi_env env, const stream_h *s, const char *api) {

@@ -7,9 +7,9 @@
 #include "module.h"
 
 static const handle_kind MODULE_KIND = {
-    {0x636472766d6f6431ULL, 0x4d6f64756c653031ULL},
-    "Module",
-    "this Module has been freed; load it again"};
+    .tag = {0x636472766d6f6431ULL, 0x4d6f64756c653031ULL},
+    .name = "Module",
+    .freed = "this Module has been freed; load it again"};
 
 void module_retain(module_h *module) { module->refs++; }
 
@@ -297,9 +297,13 @@ typedef struct ref_h {
 } ref_h;
 
 static const handle_kind TEXREF_KIND = {
-    {0x6364727674657872ULL, 0x5465785265663031ULL}, "TextureReference", ""};
+    .tag = {0x6364727674657872ULL, 0x5465785265663031ULL},
+    .name = "TextureReference",
+    .freed = ""};
 static const handle_kind SURFREF_KIND = {
-    {0x6364727673757266ULL, 0x5375726652656631ULL}, "SurfaceReference", ""};
+    .tag = {0x6364727673757266ULL, 0x5375726652656631ULL},
+    .name = "SurfaceReference",
+    .freed = ""};
 
 static void ref_finalize(napi_env env, void *data, void *hint) {
   (void)env;

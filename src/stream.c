@@ -4,27 +4,14 @@
 
 #include "cudadrv.h"
 
+static CUresult destroy_stream(handle_base *base) { return cu.cuStreamDestroy(((stream_h *)base)->handle); }
+
 const handle_kind STREAM_KIND = {
-    {0x6364727673747231ULL, 0x53747265616d3031ULL},
-    "Stream",
-    "this Stream has been destroyed; create a new Stream"};
-
-static void stream_release(stream_h *stream) {
-  stream->base.freed = true;
-  if (ctx_enter(stream->ctx)) {
-    stats_cleanup(cu.cuStreamDestroy(stream->handle));
-    ctx_leave();
-  }
-}
-
-static void stream_finalize(napi_env env, void *data, void *hint) {
-  (void)env;
-  (void)hint;
-  stream_h *stream = data;
-  if (!stream->base.freed) stream_release(stream);
-  ctx_rec_release(stream->ctx);
-  free(stream);
-}
+    .tag = {0x6364727673747231ULL, 0x53747265616d3031ULL},
+    .name = "Stream",
+    .freed = "this Stream has been destroyed; create a new Stream",
+    .destroy = destroy_stream,
+    .ctx_offset = offsetof(stream_h, ctx)};
 
 /* streamCreate(obj, flags, priority): a stream in the current context, wrapped in obj. */
 static napi_value stream_create(napi_env env, napi_callback_info info) {
@@ -46,20 +33,12 @@ static napi_value stream_create(napi_env env, napi_callback_info info) {
   }
   stream->handle = handle;
   stream->ctx = ctx;
-  if (!handle_wrap(env, argv[0], &stream->base, &STREAM_KIND, stream_finalize)) {
-    stream_release(stream);
-    ctx_rec_release(ctx);
-    free(stream);
-    return NULL;
-  }
+  handle_wrap_object(env, argv[0], &stream->base, &STREAM_KIND);
   return NULL;
 }
 
 static napi_value stream_destroy(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 1);
-  stream_h *stream = handle_get_any(env, argv[0], &STREAM_KIND);
-  if (stream && !stream->base.freed) stream_release(stream);
-  return NULL;
+  return handle_destroy_call(env, info, &STREAM_KIND);
 }
 
 static stream_h *get_stream(napi_env env, napi_value v) { return handle_get(env, v, &STREAM_KIND); }

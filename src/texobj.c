@@ -14,27 +14,17 @@ typedef struct texobj_h {
   bool surface;
 } texobj_h;
 
+static CUresult destroy_texobj(handle_base *base) {
+  texobj_h *t = (texobj_h *)base;
+  return t->surface ? cu.cuSurfObjectDestroy(t->handle) : cu.cuTexObjectDestroy(t->handle);
+}
+
 static const handle_kind TEXOBJ_KIND = {
-    {0x6364727674786f31ULL, 0x5465784f626a3031ULL},
-    "TextureObject or SurfaceObject",
-    "this object has been destroyed; create a new one"};
-
-static void texobj_release(texobj_h *t) {
-  t->base.freed = true;
-  if (ctx_enter(t->ctx)) {
-    stats_cleanup(t->surface ? cu.cuSurfObjectDestroy(t->handle) : cu.cuTexObjectDestroy(t->handle));
-    ctx_leave();
-  }
-}
-
-static void texobj_finalize(napi_env env, void *data, void *hint) {
-  (void)env;
-  (void)hint;
-  texobj_h *t = data;
-  if (!t->base.freed) texobj_release(t);
-  ctx_rec_release(t->ctx);
-  free(t);
-}
+    .tag = {0x6364727674786f31ULL, 0x5465784f626a3031ULL},
+    .name = "TextureObject or SurfaceObject",
+    .freed = "this object has been destroyed; create a new one",
+    .destroy = destroy_texobj,
+    .ctx_offset = offsetof(texobj_h, ctx)};
 
 /* Wraps obj around a new object (ctx's reference taken over); its handle as a bigint. */
 static napi_value wrap_texobj(napi_env env, napi_value obj, CUtexObject handle, ctx_rec *ctx,
@@ -49,12 +39,7 @@ static napi_value wrap_texobj(napi_env env, napi_value obj, CUtexObject handle, 
   t->handle = handle;
   t->ctx = ctx;
   t->surface = surface;
-  if (!handle_wrap(env, obj, &t->base, &TEXOBJ_KIND, texobj_finalize)) {
-    texobj_release(t);
-    ctx_rec_release(ctx);
-    free(t);
-    return NULL;
-  }
+  if (!handle_wrap_object(env, obj, &t->base, &TEXOBJ_KIND)) return NULL;
   return make_ptr(env, (CUdeviceptr)handle);
 }
 
@@ -163,10 +148,7 @@ static napi_value surfobj_create(napi_env env, napi_callback_info info) {
 
 /* texObjectDestroy(obj): destroys a texture or surface object now; a second call does nothing. */
 static napi_value texobj_destroy(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 1);
-  texobj_h *t = handle_get_any(env, argv[0], &TEXOBJ_KIND);
-  if (t && !t->base.freed) texobj_release(t);
-  return NULL;
+  return handle_destroy_call(env, info, &TEXOBJ_KIND);
 }
 
 bool texobj_init(napi_env env, napi_value exports) {
