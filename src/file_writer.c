@@ -63,10 +63,12 @@ static int make_dirs(const char *dir, char *message) {
   return 0;
 }
 
+/* false with errno set when not all of data could be written */
 static bool write_all(int fd, const char *data, size_t size) {
   while (size > 0) {
     ssize_t n = write(fd, data, size);
     if (n < 0 && errno == EINTR) continue;
+    if (n == 0) errno = EIO;
     if (n <= 0) return false;
     data += n;
     size -= (size_t)n;
@@ -86,16 +88,19 @@ static int write_atomic(const char *dir, const char *name, const char *data, siz
     snprintf(message, MESSAGE_LIMIT, "%s, open '%s/%s'", strerror(ENAMETOOLONG), dir, name);
     return ENAMETOOLONG;
   }
-  int error = make_dirs(dir, message);
-  if (error) return error;
-  int fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  const int flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC;
+  int fd = open(temporary, flags, 0600), error = 0;
+  if (fd < 0 && errno == ENOENT) { /* the directory is made on first use */
+    if ((error = make_dirs(dir, message))) return error;
+    fd = open(temporary, flags, 0600);
+  }
   if (fd < 0) {
     error = errno;
     snprintf(message, MESSAGE_LIMIT, "%s, open '%s'", strerror(error), temporary);
     return error;
   }
-  const char *failed = write_all(fd, data, size) ? NULL : "write";
-  error = failed ? (errno ? errno : EIO) : 0;
+  const char *failed = NULL;
+  if (!write_all(fd, data, size)) failed = "write", error = errno;
   if (close(fd) != 0 && !failed) failed = "close", error = errno;
   if (!failed && rename(temporary, target) != 0) failed = "rename", error = errno;
   if (!failed) return 0;

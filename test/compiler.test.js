@@ -926,7 +926,12 @@ describe('cudadrv/compiler', function () {
       assert.strictEqual(fs.statSync(path.join(dir, 'a')).mode & 0o777, 0o700);
       const [errno, message] = binding.writeFileAtomic(path.join(dir, 'a', 'b', 'f', 'g'), 'x', bytes);
       assert.strictEqual(errno, os.constants.errno.ENOTDIR);
-      assert.match(message, /, mkdir '.*\/f\/g'$/);
+      assert.match(message, /, open '.*\/f\/g\/\.x\.\d+\.\d+\.tmp'$/);
+      // a directory that cannot be made (procfs takes none, even from root)
+      const [mkdirErrno, mkdirMessage] = binding.writeFileAtomic('/proc/cudadrv-none/x', 'y', bytes);
+      assert.strictEqual(mkdirErrno, os.constants.errno.ENOENT);
+      assert.match(mkdirMessage, /, mkdir '\/proc\/cudadrv-none'$/);
+      assert.deepStrictEqual(fs.readdirSync(path.join(dir, 'a', 'b')), ['f']); // no temporary left
     });
 
     it('follows CUDADRV_CACHE_DIR, XDG_CACHE_HOME, CUDADRV_DISABLE_CACHE and cacheDir: false', function () {
