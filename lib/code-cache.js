@@ -98,9 +98,16 @@ function load(filename, source, parent) {
   return module.exports;
 }
 
+// Whether this module runs in Node's main realm, where vm.Script.runInThisContext runs code. A test
+// runner that gives each test file a realm of its own (Jest) loads modules into it: there, lib/
+// loads through that runner's require, without the code cache, so that its classes and errors are
+// the realm's own.
+const MAIN_REALM = Object.getPrototypeOf(Module.prototype) === Object.prototype;
+
 /** A require for module: lib/'s JavaScript modules through the code cache, anything else as
  * module.require does. */
 function requireFrom(module) {
+  if (!MAIN_REALM) return (id) => module.require(id);
   const dir = path.dirname(module.filename);
   return (id) => {
     if (id.startsWith('.') && !path.extname(id)) {

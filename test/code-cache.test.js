@@ -99,6 +99,22 @@ describe('code cache (V8\'s, for lib/)', function () {
     assert.strictEqual(fs.readFileSync(file, 'utf8'), '');
   });
 
+  it('in a realm of its own (as Jest gives each test file), modules load through the realm\'s require', function () {
+    const vm = require('vm');
+    const file = path.join(ROOT, 'lib', 'code-cache.js');
+    const context = vm.createContext({ process, Buffer });
+    const wrapped = vm.runInContext(require('module').wrap(fs.readFileSync(file, 'utf8')), context, { filename: file });
+    const loaded = { exports: {} };
+    wrapped(loaded.exports, require('module').createRequire(file), loaded, file, path.dirname(file));
+    const asked = [];
+    const module = { filename: file, require: (id) => asked.push(id) && 'from the realm' };
+    assert.strictEqual(loaded.exports.requireFrom(module)('./errors'), 'from the realm');
+    assert.deepStrictEqual(asked, ['./errors']);
+    // and in the main realm, lib/ modules come from the code cache's loader, not module.require
+    assert.strictEqual(codeCache.requireFrom(module)('./errors'), require('../lib/errors'));
+    assert.deepStrictEqual(asked, ['./errors']);
+  });
+
   it('modules loaded through it are the ones require() gives, and their errors point at their lines', function () {
     assert.strictEqual(require('../lib/compiler-cache'), require('../lib/compiler').internal.cache);
     assert.strictEqual(require('../lib/device').Device, cuda.Device);
