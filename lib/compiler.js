@@ -70,7 +70,7 @@ function deliver(req, entry) {
     entry.unclaimed = false;
   } else {
     image = Buffer.allocUnsafeSlow(entry.image.length);
-    entry.image.copy(image);
+    image.set(entry.image);
   }
   image.log = entry.log;
   // own properties only, even for an expression named __proto__
