@@ -12,7 +12,6 @@
         "src/handles.c",
         "src/args.c",
         "src/wait.c",
-        "src/workers.c",
         "src/constants.c",
         "src/device.c",
         "src/context.c",

@@ -30,8 +30,7 @@ NAPI_MODULE_INIT() {
       errors_init, handles_init, wait_init,   constants_init,   device_init,
       context_init, stream_init, event_init,  profiler_init,    memory_init,
       host_memory_init, module_init, launch_init, nvrtc_init,
-      graph_init, digest_init, files_init, file_writer_init, workers_init, array_init,
-      texobj_init,
+      graph_init, digest_init, files_init, file_writer_init, array_init, texobj_init,
   };
   for (size_t i = 0; i < sizeof families / sizeof families[0]; i++)
     if (!families[i](env, exports)) return NULL;

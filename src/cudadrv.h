@@ -203,23 +203,15 @@ bool wait_keep_alive(napi_env env, CUstream stream, napi_value value);
 typedef CUresult (*blocking_fn)(void *arg);
 napi_value wait_on_thread(napi_env env, ctx_rec *ctx, blocking_fn blocking, void *arg,
                           napi_value value, const char *api, void (*done)(void *arg));
-/* A Promise settled after work(arg) has run on a worker thread (workers.c): on the main thread,
- * it resolves with what settle(env, arg) returns, or rejects with the exception settle leaves
- * pending when it returns NULL. release(arg) runs last whatever happens (no thread could be had,
- * the instance was torn down first), on any thread: it must not call Node-API. work must not
- * either. */
+/* A Promise settled after work(arg) has run on a thread of its own with stack_size bytes of
+ * stack: on the main thread, it resolves with what settle(env, arg) returns, or rejects with the
+ * exception settle leaves pending when it returns NULL. release(arg) runs last whatever happens
+ * (the thread could not start, the instance was torn down first), on any thread: it must not
+ * call Node-API. work must not either. */
 typedef void (*work_fn)(void *arg);
 typedef napi_value (*settle_fn)(napi_env env, void *arg);
 napi_value run_on_thread(napi_env env, work_fn work, settle_fn settle, void (*release)(void *arg),
-                         void *arg);
-
-/* ---- worker threads for long work (workers.c) ---- */
-
-/* Runs work(arg) on a worker thread with 8 MiB of stack; false when no thread could be had. */
-bool workers_submit(work_fn work, void *arg);
-/* Runs work(arg) on a worker thread and returns when it is done (runs it on the calling thread
- * when no worker could be had). */
-void workers_run(work_fn work, void *arg);
+                         void *arg, size_t stack_size);
 
 /* ---- per-addon state (addon.c) ---- */
 
@@ -261,7 +253,6 @@ bool graph_init(napi_env env, napi_value exports);
 bool digest_init(napi_env env, napi_value exports);
 bool files_init(napi_env env, napi_value exports);
 bool file_writer_init(napi_env env, napi_value exports);
-bool workers_init(napi_env env, napi_value exports);
 bool array_init(napi_env env, napi_value exports);
 bool texobj_init(napi_env env, napi_value exports);
 

@@ -9,8 +9,8 @@
  * A worker can be terminated while waits are in flight: its channel is then marked closed under
  * the lock that every sender takes, and late callbacks free their wait instead of sending it.
  *
- * Long work that is not a wait (an NVRTC compile) runs on a worker thread (workers.c) and builds
- * its result on the main thread the same way (run_on_thread). */
+ * Long work that is not a wait (an NVRTC compile) runs the same way, on a thread of its own, and
+ * builds its result on the main thread (run_on_thread). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
@@ -269,14 +269,15 @@ napi_value wait_on_thread(napi_env env, ctx_rec *ctx, blocking_fn blocking, void
   return promise;
 }
 
-static void work_task(void *data) {
+static void *work_thread(void *data) {
   wait_op *op = data;
   op->work(op->arg);
   wait_finish(op, CUDA_SUCCESS);
+  return NULL;
 }
 
 napi_value run_on_thread(napi_env env, work_fn work, settle_fn settle, void (*release)(void *arg),
-                         void *arg) {
+                         void *arg, size_t stack_size) {
   napi_value promise;
   wait_op *op = wait_begin(env, NULL, NULL, &promise);
   if (!op) {
@@ -287,7 +288,7 @@ napi_value run_on_thread(napi_env env, work_fn work, settle_fn settle, void (*re
   op->settle = settle;
   op->release = release;
   op->arg = arg;
-  if (!workers_submit(work_task, op)) {
+  if (!start_thread(work_thread, op, stack_size)) {
     wait_cancel(env, op);
     napi_throw_error(env, NULL, "cudadrv: could not start a thread to work on");
     return NULL;

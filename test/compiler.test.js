@@ -230,19 +230,6 @@ describe('cudadrv/compiler', function () {
       assert.ok(ticks >= elapsed / 10 / 3, `${ticks} ticks in ${elapsed} ms`);
     });
 
-    it('run on worker threads kept between compiles, as many as compile at once', async function () {
-      const source = (i) => `__global__ void k(float *x) { x[threadIdx.x] *= ${randomFloat() + i}f; }`;
-      const opts = { code: 'compute_90', cacheDir: false };
-      compileSync(source(0), opts); // a worker, idle from now on
-      const before = binding.workersStarted();
-      for (let i = 1; i <= 4; i++) assert.match(compileSync(source(i), opts).toString(), /\.entry k/);
-      assert.strictEqual(binding.workersStarted(), before, 'one compile after another: the same worker');
-      const images = await Promise.all([1, 2, 3].map((i) => compile(source(i), opts)));
-      images.forEach((image) => assert.match(image.toString(), /\.entry k/));
-      const slots = os.availableParallelism ? os.availableParallelism() : os.cpus().length;
-      assert.ok(binding.workersStarted() - before <= Math.min(3, slots) - 1, `${binding.workersStarted() - before} more`);
-    });
-
     it('without a context, default to PTX for compute_75 (the documented default)', function () {
       if (binding.currentComputeCapability()) this.skip(); // a context is current here
       const image = compileSync(SCALE_SOURCE, { options: [scaleOption(randomFloat())], cacheDir: false });
