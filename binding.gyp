@@ -12,6 +12,7 @@
         "src/handles.c",
         "src/args.c",
         "src/wait.c",
+        "src/threads.c",
         "src/constants.c",
         "src/device.c",
         "src/context.c",

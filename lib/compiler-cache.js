@@ -37,7 +37,6 @@ const stats = { memoryHits: 0, diskHits: 0, corrupt: 0, compiles: 0 };
 // ---- directories ----
 
 const directories = new Map(); // dir → true (written once) | false (unusable: warned once)
-let flushesAtExit = false;
 
 function unusable(dir) {
   return directories.get(dir) === false;
@@ -65,8 +64,6 @@ function writeAtomic(dir, name, data) {
   for (const [failedDir, failure] of binding.writeFailures()) giveUp(failedDir, failure);
   if (unusable(dir)) return;
   if (directories.has(dir)) {
-    if (!flushesAtExit) process.once('exit', flush);
-    flushesAtExit = true;
     binding.writeFileAtomicLater(dir, name, data);
     return;
   }

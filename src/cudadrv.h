@@ -213,6 +213,29 @@ typedef napi_value (*settle_fn)(napi_env env, void *arg);
 napi_value run_on_thread(napi_env env, work_fn work, settle_fn settle, void (*release)(void *arg),
                          void *arg, size_t stack_size);
 
+/* ---- threads (threads.c): every thread the addon starts ---- */
+
+typedef enum thread_kind {
+  THREAD_FINISHES, /* works in a library and ends by itself (a compile): exit waits for it */
+  THREAD_WAITS,    /* blocked on the device, maybe for ever: exit does not wait for it */
+  THREAD_SERVES,   /* a queue's worker for the process's life (thread_start_service) */
+} thread_kind;
+/* Starts a detached thread running body(arg); false if it could not. */
+bool thread_start(void *(*body)(void *), void *arg, size_t stack_size, thread_kind kind);
+/* Starts body(NULL) for the process's life; until_idle() returns once its queue is empty, and
+ * exit calls it. */
+bool thread_start_service(void *(*body)(void *), void (*until_idle)(void));
+/* Runs body(arg) on a new thread with stack_size bytes of stack and waits for it; false if no
+ * thread could be started (body has not run). */
+bool thread_run(void *(*body)(void *), void *arg, size_t stack_size);
+/* Waits for every THREAD_FINISHES thread and for every service's queue. */
+void threads_drain(void);
+/* True once the process is exiting: a thread that returns from the driver then touches nothing. */
+bool threads_exiting(void);
+/* Makes exit drain the threads before the destructors of every library loaded so far: call after
+ * loading one. */
+void threads_guard_exit(void);
+
 /* ---- per-addon state (addon.c) ---- */
 
 typedef struct wait_channel wait_channel;
@@ -238,6 +261,7 @@ bool export_functions(napi_env env, napi_value exports, const export_fn *fns, si
 bool errors_init(napi_env env, napi_value exports);
 bool handles_init(napi_env env, napi_value exports);
 bool wait_init(napi_env env, napi_value exports);
+bool threads_init(napi_env env, napi_value exports);
 bool constants_init(napi_env env, napi_value exports);
 bool device_init(napi_env env, napi_value exports);
 bool context_init(napi_env env, napi_value exports);

@@ -126,6 +126,13 @@ static void record_failure(const char *dir, int error, const char *message) {
   writer.failures = failure;
 }
 
+/* Returns once every queued write is done (also at exit: threads.c). */
+static void writer_until_idle(void) {
+  pthread_mutex_lock(&writer.lock);
+  while (writer.first || writer.writing) pthread_cond_wait(&writer.idle, &writer.lock);
+  pthread_mutex_unlock(&writer.lock);
+}
+
 static void *writer_main(void *unused) {
   (void)unused;
   char message[MESSAGE_LIMIT];
@@ -206,14 +213,7 @@ static napi_value write_file_atomic_later(napi_env env, napi_callback_info info)
   job->size = size;
   job->next = NULL;
   pthread_mutex_lock(&writer.lock);
-  if (!writer.started) {
-    pthread_t thread;
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    writer.started = pthread_create(&thread, &attr, writer_main, NULL) == 0;
-    pthread_attr_destroy(&attr);
-  }
+  if (!writer.started) writer.started = thread_start_service(writer_main, writer_until_idle);
   bool queued = writer.started;
   if (queued) {
     if (writer.last) writer.last->next = job;
@@ -240,9 +240,7 @@ static napi_value write_file_atomic_later(napi_env env, napi_callback_info info)
 /* flushWrites(): returns once every queued write is done. */
 static napi_value flush_writes(napi_env env, napi_callback_info info) {
   (void)info;
-  pthread_mutex_lock(&writer.lock);
-  while (writer.first || writer.writing) pthread_cond_wait(&writer.idle, &writer.lock);
-  pthread_mutex_unlock(&writer.lock);
+  writer_until_idle();
   return make_undefined(env);
 }
 

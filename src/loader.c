@@ -1,4 +1,4 @@
-#include "loader.h"
+#include "cudadrv.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -31,6 +31,7 @@ static void load(void) {
     return;
   }
   opened = 1;
+  threads_guard_exit(); /* before the driver's destructors, the addon's threads are done */
   PFN_cuGetProcAddress_v12000 get_proc = (PFN_cuGetProcAddress_v12000)dlsym(lib, "cuGetProcAddress_v2");
   if (!get_proc) {
     snprintf(load_message, sizeof load_message,

@@ -88,14 +88,7 @@ static void *reaper_main(void *unused) {
 
 /* Called with reaper_lock held. */
 static bool reaper_start_locked(void) {
-  if (reaper_running) return true;
-  pthread_attr_t attr;
-  pthread_t thread;
-  pthread_attr_init(&attr);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  pthread_attr_setstacksize(&attr, 256 * 1024);
-  reaper_running = pthread_create(&thread, &attr, reaper_main, NULL) == 0;
-  pthread_attr_destroy(&attr);
+  if (!reaper_running) reaper_running = thread_start_service(reaper_main, reaper_drain);
   return reaper_running;
 }
 

@@ -72,6 +72,7 @@ static void load(void) {
   }
   NVRTC_FUNCTIONS(NVRTC_RESOLVE)
 #undef NVRTC_RESOLVE
+  threads_guard_exit(); /* before NVRTC's destructors, a compile in flight ends */
   loaded = true;
 }
 
@@ -361,13 +362,7 @@ static napi_value nvrtc_compile(napi_env env, napi_callback_info info) {
   if (!ready()) return throw_unloaded(env);
   compile_job *job = read_job(env, info);
   if (!job) return NULL;
-  pthread_attr_t attr;
-  pthread_t thread;
-  pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, COMPILE_STACK);
-  if (pthread_create(&thread, &attr, compile_thread, job) == 0) pthread_join(thread, NULL);
-  else compile_run(job);
-  pthread_attr_destroy(&attr);
+  if (!thread_run(compile_thread, job, COMPILE_STACK)) compile_run(job);
   napi_value outcome = compile_outcome(env, job);
   compile_free(job);
   return outcome;

@@ -110,7 +110,7 @@ static void wait_finish(wait_op *op, CUresult status) {
   wait_channel *channel = op->channel;
   op->status = status;
   pthread_mutex_lock(&channel->lock);
-  bool sent = !channel->closed &&
+  bool sent = !channel->closed && !threads_exiting() &&
               napi_call_threadsafe_function(channel->tsfn, op, napi_tsfn_nonblocking) == napi_ok;
   pthread_mutex_unlock(&channel->lock);
   if (!sent) {
@@ -229,6 +229,7 @@ static void *wait_thread(void *data) {
   wait_op *op = data;
   CUresult status = op->ctx ? cu.cuCtxSetCurrent(op->ctx->handle) : CUDA_SUCCESS;
   if (status == CUDA_SUCCESS) status = op->blocking(op->arg);
+  if (threads_exiting()) return NULL; /* the process is going: touch nothing */
   if (op->ctx) {
     cu.cuCtxSetCurrent(NULL);
     ctx_rec_wait_end(op->ctx);
@@ -236,18 +237,6 @@ static void *wait_thread(void *data) {
   if (op->done) op->done(op->arg);
   wait_finish(op, status);
   return NULL;
-}
-
-/* Starts a detached thread running body(op) with stack_size bytes of stack; false if it could not. */
-static bool start_thread(void *(*body)(void *), wait_op *op, size_t stack_size) {
-  pthread_attr_t attr;
-  pthread_t thread;
-  pthread_attr_init(&attr);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  pthread_attr_setstacksize(&attr, stack_size);
-  int failed = pthread_create(&thread, &attr, body, op);
-  pthread_attr_destroy(&attr);
-  return !failed;
 }
 
 napi_value wait_on_thread(napi_env env, ctx_rec *ctx, blocking_fn blocking, void *arg,
@@ -260,7 +249,7 @@ napi_value wait_on_thread(napi_env env, ctx_rec *ctx, blocking_fn blocking, void
   op->arg = arg;
   op->done = done;
   if (ctx) ctx_rec_wait_begin(ctx);
-  if (!start_thread(wait_thread, op, 256 * 1024)) {
+  if (!thread_start(wait_thread, op, 256 * 1024, THREAD_WAITS)) {
     if (ctx) ctx_rec_wait_end(ctx);
     wait_cancel(env, op);
     napi_throw_error(env, NULL, "cudadrv: could not start a thread to wait on");
@@ -288,7 +277,7 @@ napi_value run_on_thread(napi_env env, work_fn work, settle_fn settle, void (*re
   op->settle = settle;
   op->release = release;
   op->arg = arg;
-  if (!start_thread(work_thread, op, stack_size)) {
+  if (!thread_start(work_thread, op, stack_size, THREAD_FINISHES)) {
     wait_cancel(env, op);
     napi_throw_error(env, NULL, "cudadrv: could not start a thread to work on");
     return NULL;

@@ -1,0 +1,116 @@
+/* threads: every thread the addon starts (compiles, context waits, the reaper of dropped memory,
+ * the cache writer) is started here, and none may be running in a library as the process exits.
+ *
+ * exit() runs the libraries' own destructors (NVRTC's static objects, the driver's teardown)
+ * while other threads go on: a compile still in NVRTC then crashes the process. So exit waits
+ * here, through an atexit handler, for every thread that works in a library (a compile finishes:
+ * NVRTC cannot be interrupted) and for the service threads to empty their queues. A thread that
+ * waits on the device (cuCtxSynchronize) may never return, so exit does not wait for it; from then
+ * on it touches nothing of the addon's when it does (threads_exiting()).
+ *
+ * atexit handlers run in the reverse order of their registration, and a library registers its
+ * destructors when it is loaded: the handler is registered again after each library is loaded
+ * (threads_guard_exit), so that it runs before that library's destructors; and since a library
+ * can register more as it runs, lib/ drains from process's 'exit' event too, before exit(). */
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "cudadrv.h"
+
+#define MAX_SERVICES 4
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t ended = PTHREAD_COND_INITIALIZER;
+static int working;             /* threads started with THREAD_FINISHES, not yet ended */
+static void (*services[MAX_SERVICES])(void); /* their until-idle functions */
+static int service_count;
+static atomic_bool exiting;
+
+typedef struct start {
+  void *(*body)(void *);
+  void *arg;
+  thread_kind kind;
+} start;
+
+static void *trampoline(void *data) {
+  start s = *(start *)data;
+  free(data);
+  s.body(s.arg);
+  if (s.kind == THREAD_FINISHES) {
+    pthread_mutex_lock(&lock);
+    if (--working == 0) pthread_cond_broadcast(&ended);
+    pthread_mutex_unlock(&lock);
+  }
+  return NULL;
+}
+
+bool thread_start(void *(*body)(void *), void *arg, size_t stack_size, thread_kind kind) {
+  start *s = malloc(sizeof *s);
+  if (!s) return false;
+  *s = (start){.body = body, .arg = arg, .kind = kind};
+  pthread_attr_t attr;
+  pthread_t thread;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize(&attr, stack_size);
+  pthread_mutex_lock(&lock);
+  bool started = pthread_create(&thread, &attr, trampoline, s) == 0;
+  if (started && kind == THREAD_FINISHES) working++;
+  pthread_mutex_unlock(&lock);
+  pthread_attr_destroy(&attr);
+  if (!started) free(s);
+  return started;
+}
+
+bool thread_start_service(void *(*body)(void *), void (*until_idle)(void)) {
+  pthread_mutex_lock(&lock);
+  bool room = service_count < MAX_SERVICES;
+  if (room) services[service_count++] = until_idle;
+  pthread_mutex_unlock(&lock);
+  return room && thread_start(body, NULL, 256 * 1024, THREAD_SERVES);
+}
+
+bool thread_run(void *(*body)(void *), void *arg, size_t stack_size) {
+  pthread_attr_t attr;
+  pthread_t thread;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, stack_size);
+  bool started = pthread_create(&thread, &attr, body, arg) == 0;
+  pthread_attr_destroy(&attr);
+  if (started) pthread_join(thread, NULL);
+  return started;
+}
+
+bool threads_exiting(void) { return atomic_load(&exiting); }
+
+void threads_drain(void) {
+  pthread_mutex_lock(&lock);
+  while (working) pthread_cond_wait(&ended, &lock);
+  int count = service_count;
+  pthread_mutex_unlock(&lock);
+  for (int i = 0; i < count; i++) services[i]();
+}
+
+static void drain_at_exit(void) {
+  atomic_store(&exiting, true);
+  threads_drain();
+}
+
+void threads_guard_exit(void) { atexit(drain_at_exit); }
+
+/* drainThreads(): the drain, for lib/ to call from process's 'exit' event. NVRTC registers
+ * destructors of its own as a compile first needs them (after this file's atexit handler, so they
+ * run before it): only a drain before exit() itself runs is sure to come first. On the main
+ * thread only: a worker's exit does not end the process, and need not wait for others' work. */
+static napi_value drain_threads(napi_env env, napi_callback_info info) {
+  (void)info;
+  if (syscall(SYS_gettid) == getpid()) threads_drain();
+  return make_undefined(env);
+}
+
+bool threads_init(napi_env env, napi_value exports) {
+  static const export_fn fns[] = {{"drainThreads", drain_threads}};
+  return EXPORTS(env, exports, fns);
+}
