@@ -37,6 +37,18 @@ function member(name, value, group, groupName) {
   return value;
 }
 
+// The most bytes one ArrayBuffer view holds in this runtime (2**32 on Node 20, 2**53-1 from 22).
+const { MAX_LENGTH } = require('buffer').constants;
+
+// Bytes of host memory that JS will see as one TypedArray.
+function viewBytes(what, bytes) {
+  if (bytes > MAX_LENGTH) {
+    throw new RangeError(`${what} of ${bytes} bytes cannot be made: this JavaScript runtime's ` +
+      `arrays hold at most ${MAX_LENGTH} bytes; use several smaller ones`);
+  }
+  return bytes;
+}
+
 function func(name, value) {
   if (typeof value !== 'function') throw new TypeError(`${name} must be a function, not ${describe(value)}`);
   return value;
@@ -49,4 +61,4 @@ function instance(name, value, Class, hint = '') {
   return value;
 }
 
-module.exports = { describe, integer, size, member, func, instance };
+module.exports = { describe, integer, size, member, viewBytes, func, instance };

@@ -238,7 +238,7 @@ function freeHost(allocation) {
 function hostArray(Class, shape, dtype, allocate) {
   const type = dtypeOf(dtype);
   const length = shapeLength(shape);
-  const bytes = length * type.size;
+  const bytes = check.viewBytes(`an array of ${Class.name}`, length * type.size);
   const [allocation, view] = retryOutOfMemory(() => {
     const fresh = new Class(token);
     return [fresh, allocate(fresh, bytes)];

@@ -79,6 +79,7 @@ class PointerHolderBase {
     if (offset + size > extent) {
       throw new RangeError(`asBuffer(${size}, ${offset}) reaches past the ${extent} bytes of this memory`);
     }
+    check.viewBytes('asBuffer(): a view', size);
     const buffer = binding.memHostView(this, this.ptr + BigInt(offset), size, host.externalBuffers());
     if (buffer === null) {
       throw new RuntimeError('asBuffer() needs external ArrayBuffers, which this runtime refuses ' +

@@ -695,10 +695,10 @@ static napi_value mem_host_view(napi_env env, napi_callback_info info) {
   if (!external) return napi_get_null(env, &result) == napi_ok ? result : NULL;
   napi_ref owner;
   NAPI_CALL(env, napi_create_reference(env, argv[0], 1, &owner));
-  napi_status status = napi_create_external_arraybuffer(env, host, size, view_finalize, owner, &result);
-  if (status == napi_ok) return result;
+  bool refused;
+  if (external_arraybuffer(env, host, size, view_finalize, owner, &result, &refused)) return result;
   napi_delete_reference(env, owner);
-  if (status != napi_no_external_buffers_allowed) return napi_fail(env, status);
+  if (!refused) return NULL;
   return napi_get_null(env, &result) == napi_ok ? result : NULL;
 }
 

@@ -52,6 +52,13 @@ void reaper_drain(void);
  * the reaper, and returns the bytes released. */
 size_t memory_reclaim(napi_env env);
 
+/* napi_create_external_arraybuffer, safe when it fails: Node then calls the finalizer (later, from
+ * a SetImmediate) although no buffer was made, and the caller, which still owns data, must not
+ * see it. Refused (napi_no_external_buffers_allowed, Electron's memory cage): *refused, nothing
+ * thrown. Other failures throw (Node's own RangeError where size is past its limit). */
+bool external_arraybuffer(napi_env env, void *data, size_t size, napi_finalize finalize,
+                          void *hint, napi_value *result, bool *refused);
+
 /* A host buffer argument: a TypedArray or a DataView (lib/ turns ArrayBuffers into views);
  * data points at its first byte, length counts its bytes. */
 bool arg_host(napi_env env, napi_value v, const char *name, void **data, size_t *length);

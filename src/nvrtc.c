@@ -333,8 +333,15 @@ static napi_value compile_outcome(napi_env env, void *arg) {
       !set_named(env, outcome, "log", make_string(env, job->log ? job->log : "")))
     return napi_fail(env, napi_generic_failure);
   if (job->result != NVRTC_SUCCESS) return outcome;
-  NAPI_CALL(env, napi_create_external_buffer(env, job->image_size, job->image, free_image, NULL, &image));
+  /* The bytes are the buffer's from here: on a failure the runtime may still call free_image. */
+  void *bytes = job->image;
   job->image = NULL;
+  napi_status status = napi_create_external_buffer(env, job->image_size, bytes, free_image, NULL, &image);
+  if (status == napi_no_external_buffers_allowed) { /* Electron's memory cage */
+    status = napi_create_buffer_copy(env, job->image_size, bytes, NULL, &image);
+    free(bytes);
+  }
+  NAPI_CALL(env, status);
   NAPI_CALL(env, napi_create_array_with_length(env, job->num_expressions, &lowered));
   for (uint32_t i = 0; i < job->num_expressions; i++) {
     napi_value name = make_string(env, job->lowered[i]);
