@@ -6,7 +6,7 @@
 #include "cudadrv.h"
 #include "memory.h"
 
-static CUresult destroy_array(handle_base *base) { return cu.cuArrayDestroy(((array_h *)base)->handle); }
+static CUresult destroy_array(handle_base *base) { return DRV(cuArrayDestroy, ((array_h *)base)->handle); }
 
 const handle_kind ARRAY_KIND = {
     .tag = {0x6364727661727231ULL, 0x4375646141727231ULL},
@@ -31,10 +31,10 @@ static napi_value array_create(napi_env env, napi_callback_info info) {
                                   .Format = (CUarray_format)format, .NumChannels = channels,
                                   .Flags = flags};
   CUarray handle;
-  CUresult result = cu.cuArray3DCreate(&handle, &desc);
+  CUresult result = DRV(cuArray3DCreate, &handle, &desc);
   array_h *array = result == CUDA_SUCCESS ? calloc(1, sizeof *array) : NULL;
   if (!array) {
-    if (result == CUDA_SUCCESS) cu.cuArrayDestroy(handle);
+    if (result == CUDA_SUCCESS) DRV(cuArrayDestroy, handle);
     ctx_rec_release(ctx);
     return result == CUDA_SUCCESS ? throw_oom(env) : throw_cu(env, result, "cuArray3DCreate");
   }

@@ -30,9 +30,9 @@ static ctx_rec *ctx_rec_of(CUcontext handle) {
     atomic_init(&rec->refs, 1);
     atomic_flag_clear(&rec->destroy_claimed);
     CUcontext previous;
-    if (cu.cuCtxPushCurrent(handle) == CUDA_SUCCESS) {
-      cu.cuCtxGetDevice(&rec->device);
-      cu.cuCtxPopCurrent(&previous);
+    if (DRV(cuCtxPushCurrent, handle) == CUDA_SUCCESS) {
+      DRV(cuCtxGetDevice, &rec->device);
+      DRV(cuCtxPopCurrent, &previous);
     }
     rec->next = known;
     known = rec;
@@ -58,7 +58,7 @@ void ctx_rec_release(ctx_rec *rec) {
 ctx_rec *ctx_rec_current(napi_env env) {
   if (!driver_ready(env)) return NULL;
   CUcontext current = NULL;
-  CUresult result = cu.cuCtxGetCurrent(&current);
+  CUresult result = DRV(cuCtxGetCurrent, &current);
   if (result != CUDA_SUCCESS) {
     throw_cu(env, result, "cuCtxGetCurrent");
     return NULL;
@@ -74,12 +74,12 @@ ctx_rec *ctx_rec_current(napi_env env) {
 }
 
 bool ctx_enter(ctx_rec *rec) {
-  return rec && !atomic_load(&rec->destroyed) && cu.cuCtxPushCurrent(rec->handle) == CUDA_SUCCESS;
+  return rec && !atomic_load(&rec->destroyed) && DRV(cuCtxPushCurrent, rec->handle) == CUDA_SUCCESS;
 }
 
 void ctx_leave(void) {
   CUcontext popped;
-  cu.cuCtxPopCurrent(&popped);
+  DRV(cuCtxPopCurrent, &popped);
 }
 
 /* Destroys (or releases, for a primary context) rec's context once: after detach() and after the
@@ -89,8 +89,8 @@ static void ctx_destroy_once(ctx_rec *rec) {
   pthread_mutex_lock(&known_lock);
   known_remove_locked(rec); /* the driver may hand the same address to a new context */
   pthread_mutex_unlock(&known_lock);
-  if (rec->primary) cu.cuDevicePrimaryCtxRelease(rec->device);
-  else cu.cuCtxDestroy(rec->handle);
+  if (rec->primary) DRV(cuDevicePrimaryCtxRelease, rec->device);
+  else DRV(cuCtxDestroy, rec->handle);
 }
 
 void ctx_rec_wait_begin(ctx_rec *rec) {
@@ -131,9 +131,9 @@ static void holder_release(ctx_holder *holder) {
   holder->base.freed = true;
   if (holder->origin == CTX_BORROWED) return;
   CUcontext current = NULL;
-  if (cu.cuCtxGetCurrent(&current) == CUDA_SUCCESS && current == holder->rec->handle) {
+  if (DRV(cuCtxGetCurrent, &current) == CUDA_SUCCESS && current == holder->rec->handle) {
     CUcontext popped;
-    cu.cuCtxPopCurrent(&popped);
+    DRV(cuCtxPopCurrent, &popped);
   }
   ctx_request_destroy(holder->rec, holder->origin == CTX_PRIMARY);
 }
@@ -296,7 +296,7 @@ static napi_value ctx_get_flags(napi_env env, napi_callback_info info) {
 
 static CUresult synchronize_current(void *arg) {
   (void)arg;
-  return cu.cuCtxSynchronize();
+  return DRV(cuCtxSynchronize, );
 }
 
 /* ctxSynchronize(): a Promise of the current context's completion, waited on a thread of its own. */

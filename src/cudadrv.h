@@ -23,7 +23,8 @@ napi_value napi_fail(napi_env env, napi_status status);
 
 /* ---- errors (errors.c) ---- */
 
-/* Throws the CudaError lib/ builds for a failed driver call; returns NULL. */
+/* Throws the CudaError lib/ builds for a failed driver call (for CUDADRV_ERROR_MISSING, a RuntimeError
+ * naming the call and the driver version it needs); returns NULL. */
 napi_value throw_cu(napi_env env, CUresult result, const char *api);
 /* The same error as a value, for rejecting a Promise. */
 napi_value make_cu_error(napi_env env, CUresult result, const char *api);
@@ -37,17 +38,14 @@ napi_value throw_range(napi_env env, const char *message);
 /* Throws a RuntimeError unless the driver is loaded and initialised: call before the first driver
  * call of any entry point that does not take an existing handle. */
 bool driver_ready(napi_env env);
-/* Throws the RuntimeError for a call the loaded driver does not provide; returns NULL. */
-napi_value throw_missing(napi_env env, const char *api);
 /* Throws a RuntimeError with the given message (a library that could not be loaded...); code is
  * a CUresult; returns NULL. */
 napi_value throw_runtime(napi_env env, int code, const char *api, const char *message);
 
-/* Calls the driver through the table; throws and returns NULL from the caller on failure. */
+/* Calls the driver (DRV); throws and returns NULL from the caller on failure. */
 #define CU_CALL(env, fn, ...)                                         \
   do {                                                                \
-    if (!cu.fn) return throw_missing(env, #fn);                       \
-    CUresult cu_result_ = cu.fn(__VA_ARGS__);                         \
+    CUresult cu_result_ = DRV(fn, __VA_ARGS__);                       \
     if (cu_result_ != CUDA_SUCCESS) return throw_cu(env, cu_result_, #fn); \
   } while (0)
 

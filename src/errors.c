@@ -55,7 +55,20 @@ static const char *cu_description(CUresult result) {
   return text;
 }
 
+/* The RuntimeError for an entry point the loaded driver lacks. */
+static napi_value make_missing_error(napi_env env, const char *api) {
+  char message[320];
+  int version = 0, needs = loader_entry_version(api);
+  if (cu.cuDriverGetVersion) cu.cuDriverGetVersion(&version);
+  snprintf(message, sizeof message,
+           "%s is not provided by the installed CUDA driver (version %d.%d); it needs a driver for "
+           "CUDA %d.%d or newer: update the NVIDIA driver to use it",
+           api, version / 1000, version % 1000 / 10, needs / 1000, needs % 1000 / 10);
+  return make_error(env, CUDA_ERROR_NOT_SUPPORTED, api, message, "runtime");
+}
+
 napi_value make_cu_error(napi_env env, CUresult result, const char *api) {
+  if (result == CUDADRV_ERROR_MISSING) return make_missing_error(env, api);
   return make_error(env, (int64_t)result, api, cu_description(result), "cuda");
 }
 
@@ -80,17 +93,6 @@ napi_value throw_oom(napi_env env) {
 napi_value throw_range(napi_env env, const char *message) {
   napi_throw_range_error(env, NULL, message);
   return NULL;
-}
-
-napi_value throw_missing(napi_env env, const char *api) {
-  char message[256];
-  int version = 0;
-  if (cu.cuDriverGetVersion) cu.cuDriverGetVersion(&version);
-  snprintf(message, sizeof message,
-           "%s is not provided by the installed CUDA driver (version %d.%d); update the NVIDIA "
-           "driver to use it",
-           api, version / 1000, version % 1000 / 10);
-  return throw_value(env, make_error(env, CUDA_ERROR_NOT_SUPPORTED, api, message, "runtime"));
 }
 
 napi_value throw_runtime(napi_env env, int code, const char *api, const char *message) {

@@ -4,7 +4,7 @@
 
 #include "cudadrv.h"
 
-static CUresult destroy_event(handle_base *base) { return cu.cuEventDestroy(((event_h *)base)->handle); }
+static CUresult destroy_event(handle_base *base) { return DRV(cuEventDestroy, ((event_h *)base)->handle); }
 
 const handle_kind EVENT_KIND = {
     .tag = {0x6364727665767431ULL, 0x4576656e74303031ULL},
@@ -16,7 +16,7 @@ const handle_kind EVENT_KIND = {
 static napi_value wrap_event(napi_env env, napi_value obj, CUevent handle, ctx_rec *ctx) {
   event_h *event = calloc(1, sizeof *event);
   if (!event) {
-    cu.cuEventDestroy(handle);
+    DRV(cuEventDestroy, handle);
     ctx_rec_release(ctx);
     return throw_oom(env);
   }
@@ -34,7 +34,7 @@ static napi_value event_create(napi_env env, napi_callback_info info) {
   ctx_rec *ctx = ctx_rec_current(env);
   if (!ctx) return NULL;
   CUevent handle;
-  CUresult result = cu.cuEventCreate(&handle, flags);
+  CUresult result = DRV(cuEventCreate, &handle, flags);
   if (result != CUDA_SUCCESS) {
     ctx_rec_release(ctx);
     return throw_cu(env, result, "cuEventCreate");
@@ -63,7 +63,7 @@ static napi_value event_query(napi_env env, napi_callback_info info) {
   ARGS(env, info, 1);
   event_h *event = get_event(env, argv[0]);
   if (!event) return NULL;
-  CUresult result = cu.cuEventQuery(event->handle);
+  CUresult result = DRV(cuEventQuery, event->handle);
   if (result == CUDA_ERROR_NOT_READY) return make_bool(env, false);
   if (result != CUDA_SUCCESS) return throw_cu(env, result, "cuEventQuery");
   return make_bool(env, true);
@@ -75,17 +75,17 @@ static napi_value event_synchronize(napi_env env, napi_callback_info info) {
   ARGS(env, info, 1);
   event_h *event = get_event(env, argv[0]);
   if (!event) return NULL;
-  CUresult result = cu.cuEventQuery(event->handle);
+  CUresult result = DRV(cuEventQuery, event->handle);
   if (result == CUDA_SUCCESS) return promise_resolved(env, argv[0]);
   if (result != CUDA_ERROR_NOT_READY) return promise_rejected(env, result, "cuEventSynchronize");
   if (!ctx_enter(event->ctx)) return throw_logic(env, "the Event's context has been detached");
   CUstream waiter;
   napi_value promise = NULL;
-  result = cu.cuStreamCreate(&waiter, CU_STREAM_NON_BLOCKING);
+  result = DRV(cuStreamCreate, &waiter, CU_STREAM_NON_BLOCKING);
   if (result == CUDA_SUCCESS) {
-    result = cu.cuStreamWaitEvent(waiter, event->handle, 0);
+    result = DRV(cuStreamWaitEvent, waiter, event->handle, 0);
     if (result == CUDA_SUCCESS) promise = wait_enqueue(env, waiter, argv[0], "cuEventSynchronize");
-    cu.cuStreamDestroy(waiter); /* released by the driver once its work is done */
+    DRV(cuStreamDestroy, waiter); /* released by the driver once its work is done */
   }
   ctx_leave();
   if (result != CUDA_SUCCESS) return throw_cu(env, result, "cuStreamWaitEvent");
@@ -140,7 +140,7 @@ static napi_value event_from_ipc_handle(napi_env env, napi_callback_info info) {
   ctx_rec *ctx = ctx_rec_current(env);
   if (!ctx) return NULL;
   CUevent event;
-  CUresult result = cu.cuIpcOpenEventHandle(&event, handle);
+  CUresult result = DRV(cuIpcOpenEventHandle, &event, handle);
   if (result != CUDA_SUCCESS) {
     ctx_rec_release(ctx);
     return throw_cu(env, result, "cuIpcOpenEventHandle");

@@ -15,10 +15,10 @@ typedef struct graph_exec_h {
   ctx_rec *ctx; /* the context it was instantiated in */
 } graph_exec_h;
 
-static CUresult destroy_graph(handle_base *base) { return cu.cuGraphDestroy(((graph_h *)base)->handle); }
+static CUresult destroy_graph(handle_base *base) { return DRV(cuGraphDestroy, ((graph_h *)base)->handle); }
 
 static CUresult destroy_exec(handle_base *base) {
-  return cu.cuGraphExecDestroy(((graph_exec_h *)base)->handle);
+  return DRV(cuGraphExecDestroy, ((graph_exec_h *)base)->handle);
 }
 
 static const handle_kind GRAPH_KIND = {
@@ -60,7 +60,7 @@ static napi_value stream_end_capture(napi_env env, napi_callback_info info) {
   CU_CALL(env, cuStreamEndCapture, stream->handle, &handle);
   graph_h *graph = calloc(1, sizeof *graph);
   if (!graph) {
-    cu.cuGraphDestroy(handle);
+    DRV(cuGraphDestroy, handle);
     return throw_oom(env);
   }
   graph->handle = handle;
@@ -90,10 +90,10 @@ static napi_value graph_instantiate(napi_env env, napi_callback_info info) {
   ctx_rec *ctx = ctx_rec_current(env);
   if (!ctx) return NULL;
   CUgraphExec handle;
-  CUresult result = cu.cuGraphInstantiateWithFlags(&handle, graph->handle, 0);
+  CUresult result = DRV(cuGraphInstantiateWithFlags, &handle, graph->handle, 0);
   graph_exec_h *exec = result == CUDA_SUCCESS ? calloc(1, sizeof *exec) : NULL;
   if (!exec) {
-    if (result == CUDA_SUCCESS) cu.cuGraphExecDestroy(handle);
+    if (result == CUDA_SUCCESS) DRV(cuGraphExecDestroy, handle);
     ctx_rec_release(ctx);
     return result == CUDA_SUCCESS ? throw_oom(env)
                                   : throw_cu(env, result, "cuGraphInstantiateWithFlags");
@@ -144,9 +144,8 @@ static napi_value graph_exec_update(napi_env env, napi_callback_info info) {
   graph_exec_h *exec = handle_get(env, argv[0], &GRAPH_EXEC_KIND);
   graph_h *graph = exec ? handle_get(env, argv[1], &GRAPH_KIND) : NULL;
   if (!graph) return NULL;
-  if (!cu.cuGraphExecUpdate) return throw_missing(env, "cuGraphExecUpdate");
   CUgraphExecUpdateResultInfo result_info = {0};
-  CUresult result = cu.cuGraphExecUpdate(exec->handle, graph->handle, &result_info);
+  CUresult result = DRV(cuGraphExecUpdate, exec->handle, graph->handle, &result_info);
   if (result == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE)
     return make_int(env, result_info.result == CU_GRAPH_EXEC_UPDATE_SUCCESS
                              ? CU_GRAPH_EXEC_UPDATE_ERROR

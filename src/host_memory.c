@@ -115,10 +115,10 @@ static size_t round_up(size_t value, size_t unit) { return (value + unit - 1) / 
 /* cuMemHostRegister; memory registered before and freed since (its owner dead, its release still
  * pending) is reclaimed first and the registration tried again. */
 static CUresult register_host(napi_env env, void *data, size_t size, unsigned int flags) {
-  CUresult result = cu.cuMemHostRegister(data, size, flags);
+  CUresult result = DRV(cuMemHostRegister, data, size, flags);
   if (result == CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED) {
     memory_reclaim(env);
-    result = cu.cuMemHostRegister(data, size, flags);
+    result = DRV(cuMemHostRegister, data, size, flags);
   }
   return result;
 }
@@ -251,14 +251,14 @@ static napi_value host_alloc(napi_env env, napi_callback_info info) {
   napi_value buffer;
   size_t offset = 0;
   if (external) {
-    CUresult result = cu.cuMemHostAlloc(&h->data, bytes ? bytes : 1, flags);
+    CUresult result = DRV(cuMemHostAlloc, &h->data, bytes ? bytes : 1, flags);
     if (result != CUDA_SUCCESS) {
       host_discard(h);
       return throw_cu(env, result, "cuMemHostAlloc");
     }
     if (zero) memset(h->data, 0, bytes);
     if (!external_buffer(env, h, &buffer, &refused)) {
-      cu.cuMemFreeHost(h->data);
+      DRV(cuMemFreeHost, h->data);
       if (!refused) {
         host_discard(h);
         return NULL;
@@ -337,10 +337,10 @@ static napi_value managed_alloc(napi_env env, napi_callback_info info) {
   if (!h) return NULL;
   CUdeviceptr ptr;
   const char *api = "cuMemAllocManaged";
-  CUresult result = cu.cuMemAllocManaged(&ptr, bytes ? bytes : 1, flags);
-  if (result == CUDA_SUCCESS && zero && bytes && (result = cu.cuMemsetD8(ptr, 0, bytes))) {
+  CUresult result = DRV(cuMemAllocManaged, &ptr, bytes ? bytes : 1, flags);
+  if (result == CUDA_SUCCESS && zero && bytes && (result = DRV(cuMemsetD8, ptr, 0, bytes))) {
     api = "cuMemsetD8";
-    cu.cuMemFree(ptr);
+    DRV(cuMemFree, ptr);
   }
   if (result != CUDA_SUCCESS) {
     host_discard(h);
@@ -349,7 +349,7 @@ static napi_value managed_alloc(napi_env env, napi_callback_info info) {
   h->data = (void *)(uintptr_t)ptr;
   napi_value buffer;
   if (!external_buffer(env, h, &buffer, &refused)) {
-    cu.cuMemFree(ptr);
+    DRV(cuMemFree, ptr);
     host_discard(h);
     napi_value null;
     return refused && napi_get_null(env, &null) == napi_ok ? null : NULL;
@@ -433,7 +433,7 @@ static napi_value host_get_device_pointer(napi_env env, napi_callback_info info)
   if (!h->ctx) return throw_logic(env, "aligned memory has no device address: register it first");
   if (!ctx_enter(h->ctx)) return throw_logic(env, "the memory's context has been detached");
   CUdeviceptr ptr;
-  CUresult result = cu.cuMemHostGetDevicePointer(&ptr, h->data, 0);
+  CUresult result = DRV(cuMemHostGetDevicePointer, &ptr, h->data, 0);
   ctx_leave();
   if (result != CUDA_SUCCESS) return throw_cu(env, result, "cuMemHostGetDevicePointer");
   return make_ptr(env, ptr);

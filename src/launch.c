@@ -221,14 +221,10 @@ static napi_value func_get_param_info(napi_env env, napi_callback_info info) {
   func_h *fn = func_get(env, argv[0]);
   if (!fn) return NULL;
   napi_value result;
-  if (!cu.cuFuncGetParamInfo) {
-    NAPI_CALL(env, napi_get_null(env, &result));
-    return result;
-  }
   NAPI_CALL(env, napi_create_array(env, &result));
   for (size_t i = 0; i < MAX_PARAM_BYTES; i++) {
     size_t offset, size;
-    CUresult status = cu.cuFuncGetParamInfo(fn->handle, i, &offset, &size);
+    CUresult status = DRV(cuFuncGetParamInfo, fn->handle, i, &offset, &size);
     if (status == CUDA_ERROR_INVALID_VALUE) break; /* past the last parameter */
     if (status != CUDA_SUCCESS) {
       NAPI_CALL(env, napi_get_null(env, &result));
@@ -341,12 +337,10 @@ static napi_value occupancy_max_potential_block_size(napi_env env, napi_callback
       !arg_int32(env, argv[2], "blockSizeLimit", &limit) ||
       !arg_uint32(env, argv[3], "flags", &flags))
     return NULL;
-  if (!cu.cuOccupancyMaxPotentialBlockSizeWithFlags)
-    return throw_missing(env, "cuOccupancyMaxPotentialBlockSizeWithFlags");
   smem_fn outer = smem_callback; /* the callback may itself ask for occupancy */
   smem_callback = (smem_fn){env, argv[1], false};
   int min_grid, block_size;
-  CUresult status = cu.cuOccupancyMaxPotentialBlockSizeWithFlags(
+  CUresult status = DRV(cuOccupancyMaxPotentialBlockSizeWithFlags, 
       &min_grid, &block_size, fn->handle, type == napi_function ? smem_for_block_size : NULL,
       smem, limit, flags);
   bool failed = smem_callback.failed;

@@ -59,6 +59,14 @@ static void load(void) {
   }
 }
 
+int loader_entry_version(const char *name) {
+#define CU_ENTRY_VERSION(entry, version) \
+  if (strcmp(name, #entry) == 0) return version;
+  CU_FUNCTIONS(CU_ENTRY_VERSION)
+#undef CU_ENTRY_VERSION
+  return 0;
+}
+
 CUresult loader_load(void) {
   pthread_once(&load_once, load);
   return load_status;

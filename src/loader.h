@@ -96,6 +96,15 @@ typedef struct cu_table {
 /* The table, filled once by loader_load(); an entry is NULL where the driver lacks the call. */
 extern cu_table cu;
 
+/* A CUresult no driver returns: the loaded driver does not provide the entry point called. */
+#define CUDADRV_ERROR_MISSING ((CUresult)0x7fff0001)
+/* The one path of every driver call: cu.fn(...) where the driver provides fn, else
+ * CUDADRV_ERROR_MISSING, which throw_cu() turns into a RuntimeError naming fn and the driver it
+ * needs. Never call through the table directly. */
+#define DRV(fn, ...) (cu.fn ? cu.fn(__VA_ARGS__) : CUDADRV_ERROR_MISSING)
+/* The CUDA version (12050 for 12.5) whose ABI an entry point is resolved at; 0 if unknown. */
+int loader_entry_version(const char *name);
+
 /* Opens the driver (once per process) and runs cuInit(0). Returns CUDA_SUCCESS, the CUresult of
  * cuInit, or CUDA_ERROR_SHARED_OBJECT_INIT_FAILED with loader_error() saying why. */
 CUresult loader_load(void);

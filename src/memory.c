@@ -31,23 +31,23 @@ CUresult release_now(release_op op, uint64_t address, ctx_rec *ctx) {
   CUresult result;
   switch (op) {
     case RELEASE_MEM_FREE: /* waits for the device itself */
-      result = cu.cuMemFree((CUdeviceptr)address);
+      result = DRV(cuMemFree, (CUdeviceptr)address);
       break;
     case RELEASE_MEM_FREE_ORDERED: /* cuMemFree does not wait for pool memory: wait first */
-      cu.cuCtxSynchronize();
-      result = cu.cuMemFree((CUdeviceptr)address);
+      DRV(cuCtxSynchronize, );
+      result = DRV(cuMemFree, (CUdeviceptr)address);
       break;
     case RELEASE_IPC_CLOSE:
-      cu.cuCtxSynchronize();
-      result = cu.cuIpcCloseMemHandle((CUdeviceptr)address);
+      DRV(cuCtxSynchronize, );
+      result = DRV(cuIpcCloseMemHandle, (CUdeviceptr)address);
       break;
     case RELEASE_HOST_FREE: /* queued copies may still read or write it */
-      cu.cuCtxSynchronize();
-      result = cu.cuMemFreeHost((void *)(uintptr_t)address);
+      DRV(cuCtxSynchronize, );
+      result = DRV(cuMemFreeHost, (void *)(uintptr_t)address);
       break;
     default: /* RELEASE_HOST_UNREGISTER */
-      cu.cuCtxSynchronize();
-      result = cu.cuMemHostUnregister((void *)(uintptr_t)address);
+      DRV(cuCtxSynchronize, );
+      result = DRV(cuMemHostUnregister, (void *)(uintptr_t)address);
       break;
   }
   ctx_leave();
@@ -70,7 +70,7 @@ static CUresult release_outside_captures(const release_job *job) {
 static void *reaper_main(void *unused) {
   (void)unused;
   CUstreamCaptureMode relaxed = CU_STREAM_CAPTURE_MODE_RELAXED;
-  if (cu.cuThreadExchangeStreamCaptureMode) cu.cuThreadExchangeStreamCaptureMode(&relaxed);
+  DRV(cuThreadExchangeStreamCaptureMode, &relaxed); /* optional: an old driver has no captures */
   pthread_mutex_lock(&reaper_lock);
   for (;;) {
     while (!reaper_head) pthread_cond_wait(&reaper_wake, &reaper_lock);
@@ -459,7 +459,7 @@ static napi_value mem_alloc(napi_env env, napi_callback_info info) {
   ctx_rec *ctx = ctx_rec_current(env);
   if (!ctx) return NULL;
   CUdeviceptr ptr;
-  CUresult result = cu.cuMemAlloc(&ptr, bytes);
+  CUresult result = DRV(cuMemAlloc, &ptr, bytes);
   if (result != CUDA_SUCCESS) {
     ctx_rec_release(ctx);
     return throw_cu(env, result, "cuMemAlloc");
@@ -480,7 +480,7 @@ static napi_value mem_alloc_pitch(napi_env env, napi_callback_info info) {
   if (!ctx) return NULL;
   CUdeviceptr ptr;
   size_t pitch;
-  CUresult result = cu.cuMemAllocPitch(&ptr, &pitch, width, height, element);
+  CUresult result = DRV(cuMemAllocPitch, &ptr, &pitch, width, height, element);
   if (result != CUDA_SUCCESS) {
     ctx_rec_release(ctx);
     return throw_cu(env, result, "cuMemAllocPitch");
@@ -507,8 +507,8 @@ static bool stream_alive(napi_env env, const stream_h *s, const char *api) {
 }
 
 static CUresult alloc_async(CUdeviceptr *ptr, size_t bytes, const pool_h *pool, CUstream stream) {
-  return pool ? cu.cuMemAllocFromPoolAsync(ptr, bytes, pool->handle, stream)
-              : cu.cuMemAllocAsync(ptr, bytes, stream);
+  return pool ? DRV(cuMemAllocFromPoolAsync, ptr, bytes, pool->handle, stream)
+              : DRV(cuMemAllocAsync, ptr, bytes, stream);
 }
 
 /* memAllocAsync(obj, bytes, stream or null, pool or null, made): stream-ordered memory from pool
@@ -527,7 +527,6 @@ static napi_value mem_alloc_async(napi_env env, napi_callback_info info) {
   const char *api = pool ? "cuMemAllocFromPoolAsync" : "cuMemAllocAsync";
   if (!arg_stream_h(env, argv[2], &s) || !stream_alive(env, s, api) || !arg_made(env, argv[4], &made))
     return NULL;
-  if (pool ? !cu.cuMemAllocFromPoolAsync : !cu.cuMemAllocAsync) return throw_missing(env, api);
   ctx_rec *ctx = s ? ctx_rec_retain(s->ctx) : ctx_rec_current(env);
   if (!ctx) return NULL;
   CUstream stream = s ? s->handle : NULL;
@@ -545,7 +544,7 @@ static napi_value mem_alloc_async(napi_env env, napi_callback_info info) {
 }
 
 static CUresult free_call(dev_origin origin, CUdeviceptr ptr, CUstream stream) {
-  return origin == DEV_ORDERED ? cu.cuMemFreeAsync(ptr, stream) : cu.cuMemFree(ptr);
+  return origin == DEV_ORDERED ? DRV(cuMemFreeAsync, ptr, stream) : DRV(cuMemFree, ptr);
 }
 
 /* memFree(id, stream or null): frees now (cuMemFree, cuIpcCloseMemHandle), or, for stream-ordered
@@ -649,12 +648,12 @@ static napi_value ipc_open_mem_handle(napi_env env, napi_callback_info info) {
   if (!ctx) return NULL;
   CUdeviceptr ptr, base;
   size_t size = 0;
-  CUresult result = cu.cuIpcOpenMemHandle(&ptr, handle, flags);
+  CUresult result = DRV(cuIpcOpenMemHandle, &ptr, handle, flags);
   if (result != CUDA_SUCCESS) {
     ctx_rec_release(ctx);
     return throw_cu(env, result, "cuIpcOpenMemHandle");
   }
-  if (cu.cuMemGetAddressRange(&base, &size, ptr) != CUDA_SUCCESS) size = 0;
+  if (DRV(cuMemGetAddressRange, &base, &size, ptr) != CUDA_SUCCESS) size = 0;
   napi_value address = adopt_devmem(env, argv[0], made, ptr, size, ctx, DEV_IPC);
   return make_pair(env, address, make_uint(env, size));
 }
@@ -681,13 +680,13 @@ static napi_value mem_host_view(napi_env env, napi_callback_info info) {
   void *host = NULL;
   CU_CALL(env, cuPointerGetAttribute, &managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, ptr);
   if (managed) host = (void *)(uintptr_t)ptr;
-  else if (cu.cuPointerGetAttribute(&host, CU_POINTER_ATTRIBUTE_HOST_POINTER, ptr) != CUDA_SUCCESS || !host)
+  else if (DRV(cuPointerGetAttribute, &host, CU_POINTER_ATTRIBUTE_HOST_POINTER, ptr) != CUDA_SUCCESS || !host)
     return throw_logic(env, "asBuffer(): this memory is not host-accessible (it is device memory); "
                             "copy it to the host with memcpyDtoH() or fromDevice()");
   CUdeviceptr start = 0;
   size_t range = 0;
-  if (cu.cuPointerGetAttribute(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, ptr) != CUDA_SUCCESS ||
-      cu.cuPointerGetAttribute(&range, CU_POINTER_ATTRIBUTE_RANGE_SIZE, ptr) != CUDA_SUCCESS)
+  if (DRV(cuPointerGetAttribute, &start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, ptr) != CUDA_SUCCESS ||
+      DRV(cuPointerGetAttribute, &range, CU_POINTER_ATTRIBUTE_RANGE_SIZE, ptr) != CUDA_SUCCESS)
     CU_CALL(env, cuMemGetAddressRange, &start, &range, ptr);
   if (size > range || ptr < start || ptr - start > range - size)
     return throw_range(env, "asBuffer(): size and offset reach past the end of the allocation");

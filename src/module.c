@@ -23,7 +23,7 @@ void module_release(module_h *module) {
 static void module_unload(module_h *module) {
   module->base.freed = true;
   if (ctx_enter(module->ctx)) {
-    stats_cleanup(cu.cuModuleUnload(module->handle));
+    stats_cleanup(DRV(cuModuleUnload, module->handle));
     ctx_leave();
   }
 }
@@ -40,7 +40,7 @@ static void module_finalize(napi_env env, void *data, void *hint) {
 static bool module_wrap(napi_env env, napi_value obj, CUmodule handle, ctx_rec *ctx) {
   module_h *module = calloc(1, sizeof *module);
   if (!module) {
-    cu.cuModuleUnload(handle);
+    DRV(cuModuleUnload, handle);
     ctx_rec_release(ctx);
     throw_oom(env);
     return false;
@@ -237,7 +237,7 @@ static napi_value module_load_data(napi_env env, napi_callback_info info) {
   options[count] = CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES;
   values[count++] = (void *)(uintptr_t)(LOG_BYTES - 1);
   CUmodule handle = NULL;
-  CUresult result = cu.cuModuleLoadDataEx(&handle, copy, count, options, values);
+  CUresult result = DRV(cuModuleLoadDataEx, &handle, copy, count, options, values);
   free(copy);
   napi_value result_logs = NULL, info_value = string_of(env, info_log),
              error_value = string_of(env, error_log);
@@ -253,7 +253,7 @@ static napi_value module_load_data(napi_env env, napi_callback_info info) {
     return NULL;
   }
   if (!info_value || !error_value || napi_create_object(env, &result_logs) != napi_ok) {
-    cu.cuModuleUnload(handle);
+    DRV(cuModuleUnload, handle);
     ctx_rec_release(ctx);
     return napi_fail(env, napi_generic_failure);
   }
@@ -270,7 +270,7 @@ static napi_value module_load(napi_env env, napi_callback_info info) {
   ctx_rec *ctx = ctx_rec_current(env);
   if (!ctx) return NULL;
   CUmodule handle;
-  CUresult result = cu.cuModuleLoad(&handle, path);
+  CUresult result = DRV(cuModuleLoad, &handle, path);
   if (result != CUDA_SUCCESS) {
     ctx_rec_release(ctx);
     return throw_cu(env, result, "cuModuleLoad");

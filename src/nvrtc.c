@@ -409,7 +409,7 @@ static napi_value current_compute_capability(napi_env env, napi_callback_info in
   CUcontext ctx = NULL;
   CUdevice device;
   int capability[2];
-  if (!cu.cuCtxGetCurrent || cu.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx) return null;
+  if (DRV(cuCtxGetCurrent, &ctx) != CUDA_SUCCESS || !ctx) return null;
   CU_CALL(env, cuCtxGetDevice, &device);
   CU_CALL(env, cuDeviceGetAttribute, &capability[0], CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
           device);

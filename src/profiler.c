@@ -16,7 +16,7 @@ static napi_value profiler_stop(napi_env env, napi_callback_info info) {
 }
 
 /* profilerInitialize(configFile, outputFile, mode): gone from cuda.h since CUDA 12, resolved
- * from the driver by name; throw_missing explains where the driver lacks it. */
+ * from the driver by name; where the driver lacks it, the call is a RuntimeError (DRV). */
 static napi_value profiler_initialize(napi_env env, napi_callback_info info) {
   ARGS(env, info, 3);
   char config[4096], output[4096];

@@ -4,7 +4,7 @@
 
 #include "cudadrv.h"
 
-static CUresult destroy_stream(handle_base *base) { return cu.cuStreamDestroy(((stream_h *)base)->handle); }
+static CUresult destroy_stream(handle_base *base) { return DRV(cuStreamDestroy, ((stream_h *)base)->handle); }
 
 const handle_kind STREAM_KIND = {
     .tag = {0x6364727673747231ULL, 0x53747265616d3031ULL},
@@ -23,10 +23,10 @@ static napi_value stream_create(napi_env env, napi_callback_info info) {
   ctx_rec *ctx = ctx_rec_current(env);
   if (!ctx) return NULL;
   CUstream handle;
-  CUresult result = cu.cuStreamCreateWithPriority(&handle, flags, priority);
+  CUresult result = DRV(cuStreamCreateWithPriority, &handle, flags, priority);
   stream_h *stream = result == CUDA_SUCCESS ? calloc(1, sizeof *stream) : NULL;
   if (!stream) {
-    if (result == CUDA_SUCCESS) cu.cuStreamDestroy(handle);
+    if (result == CUDA_SUCCESS) DRV(cuStreamDestroy, handle);
     ctx_rec_release(ctx);
     return result == CUDA_SUCCESS ? throw_oom(env)
                                   : throw_cu(env, result, "cuStreamCreateWithPriority");
@@ -48,7 +48,7 @@ static napi_value stream_query(napi_env env, napi_callback_info info) {
   ARGS(env, info, 1);
   stream_h *stream = get_stream(env, argv[0]);
   if (!stream) return NULL;
-  CUresult result = cu.cuStreamQuery(stream->handle);
+  CUresult result = DRV(cuStreamQuery, stream->handle);
   if (result == CUDA_ERROR_NOT_READY) return make_bool(env, false);
   if (result != CUDA_SUCCESS) return throw_cu(env, result, "cuStreamQuery");
   return make_bool(env, true);

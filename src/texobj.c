@@ -16,7 +16,7 @@ typedef struct texobj_h {
 
 static CUresult destroy_texobj(handle_base *base) {
   texobj_h *t = (texobj_h *)base;
-  return t->surface ? cu.cuSurfObjectDestroy(t->handle) : cu.cuTexObjectDestroy(t->handle);
+  return t->surface ? DRV(cuSurfObjectDestroy, t->handle) : DRV(cuTexObjectDestroy, t->handle);
 }
 
 static const handle_kind TEXOBJ_KIND = {
@@ -31,8 +31,8 @@ static napi_value wrap_texobj(napi_env env, napi_value obj, CUtexObject handle, 
                               bool surface) {
   texobj_h *t = calloc(1, sizeof *t);
   if (!t) {
-    if (surface) cu.cuSurfObjectDestroy(handle);
-    else cu.cuTexObjectDestroy(handle);
+    if (surface) DRV(cuSurfObjectDestroy, handle);
+    else DRV(cuTexObjectDestroy, handle);
     ctx_rec_release(ctx);
     return throw_oom(env);
   }
@@ -50,8 +50,8 @@ static napi_value create_object(napi_env env, napi_value obj, const CUDA_RESOURC
   ctx_rec *ctx = ctx_rec_current(env);
   if (!ctx) return NULL;
   CUtexObject handle;
-  CUresult result = desc ? cu.cuTexObjectCreate(&handle, resource, desc, NULL)
-                         : cu.cuSurfObjectCreate(&handle, resource);
+  CUresult result = desc ? DRV(cuTexObjectCreate, &handle, resource, desc, NULL)
+                         : DRV(cuSurfObjectCreate, &handle, resource);
   if (result != CUDA_SUCCESS) {
     ctx_rec_release(ctx);
     return throw_cu(env, result, desc ? "cuTexObjectCreate" : "cuSurfObjectCreate");

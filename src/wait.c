@@ -172,10 +172,11 @@ static double now_us(void) {
 static const double POLL_US = 20;
 
 napi_value wait_stream(napi_env env, CUstream stream, napi_value value, const char *api) {
-  CUresult status = cu.cuStreamQuery(stream);
+  CUresult status = DRV(cuStreamQuery, stream);
   for (double start = now_us(); status == CUDA_ERROR_NOT_READY && now_us() - start < POLL_US;)
-    status = cu.cuStreamQuery(stream);
+    status = DRV(cuStreamQuery, stream);
   if (status == CUDA_SUCCESS) return promise_resolved(env, value);
+  if (status == CUDADRV_ERROR_MISSING) return promise_rejected(env, status, "cuStreamQuery");
   if (status != CUDA_ERROR_NOT_READY) return promise_rejected(env, status, api);
   return wait_enqueue(env, stream, value, api);
 }
@@ -184,7 +185,7 @@ napi_value wait_enqueue(napi_env env, CUstream stream, napi_value value, const c
   napi_value promise;
   wait_op *op = wait_begin(env, value, api, &promise);
   if (!op) return NULL;
-  CUresult result = cu.cuStreamAddCallback(stream, stream_reached, op, 0);
+  CUresult result = DRV(cuStreamAddCallback, stream, stream_reached, op, 0);
   if (result != CUDA_SUCCESS) {
     wait_cancel(env, op);
     return throw_cu(env, result, "cuStreamAddCallback");
@@ -198,7 +199,7 @@ napi_value wait_host_func(napi_env env, CUstream stream, napi_value value) {
   napi_value promise;
   wait_op *op = wait_begin(env, value, "cuLaunchHostFunc", &promise);
   if (!op) return NULL;
-  CUresult result = cu.cuLaunchHostFunc(stream, host_func_reached, op);
+  CUresult result = DRV(cuLaunchHostFunc, stream, host_func_reached, op);
   if (result != CUDA_SUCCESS) {
     wait_cancel(env, op);
     return throw_cu(env, result, "cuLaunchHostFunc");
@@ -211,12 +212,12 @@ napi_value wait_host_func(napi_env env, CUstream stream, napi_value value) {
  * a graph would run one at each launch: while capturing, keeping buffers is the graph's owner's. */
 bool wait_keep_alive(napi_env env, CUstream stream, napi_value value) {
   CUstreamCaptureStatus capture;
-  if (cu.cuStreamIsCapturing(stream, &capture) != CUDA_SUCCESS ||
+  if (DRV(cuStreamIsCapturing, stream, &capture) != CUDA_SUCCESS ||
       capture != CU_STREAM_CAPTURE_STATUS_NONE)
     return true;
   wait_op *op = wait_begin(env, value, "cuStreamAddCallback", NULL);
   if (!op) return false;
-  CUresult result = cu.cuStreamAddCallback(stream, stream_reached, op, 0);
+  CUresult result = DRV(cuStreamAddCallback, stream, stream_reached, op, 0);
   if (result != CUDA_SUCCESS) {
     wait_cancel(env, op);
     throw_cu(env, result, "cuStreamAddCallback");
@@ -227,11 +228,11 @@ bool wait_keep_alive(napi_env env, CUstream stream, napi_value value) {
 
 static void *wait_thread(void *data) {
   wait_op *op = data;
-  CUresult status = op->ctx ? cu.cuCtxSetCurrent(op->ctx->handle) : CUDA_SUCCESS;
+  CUresult status = op->ctx ? DRV(cuCtxSetCurrent, op->ctx->handle) : CUDA_SUCCESS;
   if (status == CUDA_SUCCESS) status = op->blocking(op->arg);
   if (threads_exiting()) return NULL; /* the process is going: touch nothing */
   if (op->ctx) {
-    cu.cuCtxSetCurrent(NULL);
+    DRV(cuCtxSetCurrent, NULL);
     ctx_rec_wait_end(op->ctx);
   }
   if (op->done) op->done(op->arg);

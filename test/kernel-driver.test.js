@@ -225,7 +225,7 @@ describe('modules and launches through a stand-in driver (no GPU needed)', funct
     const absent = run('profiler', { FAKE_CUDA_MISSING: 'cuProfilerInitialize' });
     assert.strictEqual(absent.result.error.name, 'RuntimeError');
     assert.strictEqual(absent.result.error.api, 'cuProfilerInitialize');
-    assert.match(absent.result.error.message, /^cuProfilerInitialize is not provided by the installed CUDA driver \(version 13\.0\); update the NVIDIA driver/);
+    assert.match(absent.result.error.message, /^cuProfilerInitialize is not provided by the installed CUDA driver \(version 13\.0\); it needs a driver for CUDA 4\.0 or newer: update the NVIDIA driver/);
     assert.deepStrictEqual(absent.lines, ['profiler start', 'profiler stop']);
   });
 });
