@@ -1,6 +1,5 @@
 'use strict';
-// Where cudadrv caches what it compiles: kernels (lib/compiler-cache.js) and V8's code for its own
-// modules (lib/code-cache.js).
+// Where cudadrv caches the kernels it compiles (lib/compiler-cache.js).
 const os = require('os');
 const path = require('path');
 

@@ -38,7 +38,22 @@ const stats = { memoryHits: 0, diskHits: 0, corrupt: 0, compiles: 0 };
 
 const directories = new Map(); // dir → true (written once) | false (unusable: warned once)
 
+const checked = new Set(); // directories whose owner and mode were checked
+
+// Whether dir cannot hold the cache: it could not be written, or it is not this user's own or
+// others can write it (an entry planted there would be loaded as the kernel). Checked once.
 function unusable(dir) {
+  if (!checked.has(dir)) {
+    checked.add(dir);
+    const problem = binding.cacheDirProblem(dir);
+    if (problem) {
+      directories.set(dir, false);
+      process.emitWarning(`cudadrv: the compile cache directory ${dir} is not safe to use ` +
+        `(${problem[1]}); compiling without the on-disk cache. Set CUDADRV_CACHE_DIR or the ` +
+        'cacheDir option to a directory of your own, or CUDADRV_DISABLE_CACHE=1.',
+      { code: 'CUDADRV_CACHE_UNSAFE' });
+    }
+  }
   return directories.get(dir) === false;
 }
 
@@ -107,7 +122,7 @@ function identityOf(version, archs, library) {
 
 function readRecord(dir) {
   const env = environment();
-  const data = binding.readFile(path.join(dir, recordName(env)));
+  const data = binding.readFile(path.join(dir, recordName(env)), false);
   if (data === null) return null;
   let record;
   try {
@@ -168,7 +183,7 @@ const S_IFREG = 0o100000;
 // file is no error; NVRTC cannot read it either).
 function probe(file) {
   const stat = fileStamp(file);
-  const contents = stat && (stat[2] & S_IFMT) === S_IFREG ? binding.readFile(file) : null;
+  const contents = stat && (stat[2] & S_IFMT) === S_IFREG ? binding.readFile(file, true) : null;
   return { stamp: stat, contents };
 }
 
@@ -336,7 +351,7 @@ function lookup(dir, key) {
     return known;
   }
   if (unusable(dir)) return null;
-  const data = binding.readFile(path.join(dir, entryName(key)));
+  const data = binding.readFile(path.join(dir, entryName(key)), false);
   if (data === null) return null;
   const entry = decode(data, key);
   if (!entry) {

@@ -7,13 +7,11 @@
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-// lib/'s modules load through V8's code cache (lib/code-cache.js)
-const load = require('./code-cache').requireFrom(module);
-const binding = load('./binding');
-const { CompileError } = load('./errors');
-const cache = load('./compiler-cache');
-const nvrtc = load('./compiler-nvrtc');
-const { request, splitShellWords, DEFAULT_OPTIONS, INCLUDE_DIR } = load('./compiler-request');
+const binding = require('./binding');
+const { CompileError } = require('./errors');
+const cache = require('./compiler-cache');
+const nvrtc = require('./compiler-nvrtc');
+const { request, splitShellWords, DEFAULT_OPTIONS, INCLUDE_DIR } = require('./compiler-request');
 
 // ---- results ----
 
@@ -142,7 +140,7 @@ const precompiled = Symbol('precompiled');
 let sourceModule = null;
 
 function sourceModuleClass() {
-  const { Module } = load('./module');
+  const { Module } = require('./module');
   /**
    * A Module compiled from CUDA C++ source (PyCUDA's SourceModule): `new SourceModule(source, opts)`
    * compiles on the calling thread and loads the result into the current context;

@@ -3,24 +3,22 @@
  * cudadrv: the CUDA Driver API for Node.js, in the shape of PyCUDA's pycuda.driver.
  * `const cuda = require('cudadrv')`.
  */
-// lib/'s modules load through V8's code cache (lib/code-cache.js)
-const load = require('./code-cache').requireFrom(module);
-const binding = load('./binding');
-const errors = load('./errors');
-const constants = load('./constants');
-const { Device } = load('./device');
-const { Context } = load('./context');
-const { Stream } = load('./stream');
-const { Event } = load('./event');
-const versions = load('./version');
-const profiler = load('./profiler');
-const memory = load('./memory');
-const hostMemory = load('./host-memory');
-const module_ = load('./module');
-const kernel = load('./kernel');
-const graph = load('./graph');
-const array = load('./array');
-const { nvrtcVersion } = load('./compiler-nvrtc');
+const binding = require('./binding');
+const errors = require('./errors');
+const constants = require('./constants');
+const { Device } = require('./device');
+const { Context } = require('./context');
+const { Stream } = require('./stream');
+const { Event } = require('./event');
+const versions = require('./version');
+const profiler = require('./profiler');
+const memory = require('./memory');
+const hostMemory = require('./host-memory');
+const module_ = require('./module');
+const kernel = require('./kernel');
+const graph = require('./graph');
+const array = require('./array');
+const { nvrtcVersion } = require('./compiler-nvrtc');
 
 /** true when the CUDA driver loads and initialises here; never throws. */
 function isAvailable() {
@@ -61,7 +59,7 @@ module.exports = {
 // Subpaths reachable from the namespace too, loaded on first use.
 for (const name of ['compiler', 'tools']) {
   Object.defineProperty(module.exports, name, {
-    get: () => load(`./${name}`),
+    get: () => require(`./${name}`),
     enumerable: true,
   });
 }

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -44,7 +45,7 @@ static struct {
             .work = PTHREAD_COND_INITIALIZER,
             .idle = PTHREAD_COND_INITIALIZER};
 
-static atomic_uint temporaries; /* numbers temporary files, with the pid */
+static atomic_uint temporaries; /* numbers temporary files where no random number is had */
 
 /* mkdir -p dir, new directories mode 0700: 0, or an errno (and a message in message). */
 static int make_dirs(const char *dir, char *message) {
@@ -76,24 +77,54 @@ static bool write_all(int fd, const char *data, size_t size) {
   return true;
 }
 
-/* Writes dir/name atomically, making dir where it is missing: 0, or an errno with a message
- * saying what failed. */
+/* Whether dir may hold the cache: a directory of this user's that no one else can write (others
+ * could plant entries, which are loaded as code). 0, ENOENT where it is missing, EPERM where it
+ * is not safe, or another errno; each with a message. */
+static int dir_check(const char *dir, char *message) {
+  struct stat st;
+  if (stat(dir, &st) != 0) {
+    int error = errno;
+    snprintf(message, MESSAGE_LIMIT, "%s, stat '%s'", strerror(error), dir);
+    return error;
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    snprintf(message, MESSAGE_LIMIT, "%s, '%s'", strerror(ENOTDIR), dir);
+    return ENOTDIR;
+  }
+  const char *problem = st.st_uid != geteuid()             ? "belongs to another user"
+                        : (st.st_mode & (S_IWGRP | S_IWOTH)) ? "can be written by other users"
+                                                             : NULL;
+  if (!problem) return 0;
+  snprintf(message, MESSAGE_LIMIT, "'%s' %s (owner %ld, mode %03o); it must be this user's (%ld) "
+           "and writable by no one else", dir, problem, (long)st.st_uid,
+           (unsigned)(st.st_mode & 0777), (long)geteuid());
+  return EPERM;
+}
+
+/* A temporary file's name beside name in dir that others cannot guess: random, else pid and a
+ * counter (the file is created exclusively either way). */
+static int temporary_name(char *out, size_t size, const char *dir, const char *name) {
+  uint64_t nonce;
+  if (getrandom(&nonce, sizeof nonce, GRND_NONBLOCK) != (ssize_t)sizeof nonce)
+    nonce = ((uint64_t)getpid() << 32) ^ atomic_fetch_add(&temporaries, 1);
+  return snprintf(out, size, "%s/.%s.%016llx.tmp", dir, name, (unsigned long long)nonce);
+}
+
+/* Writes dir/name atomically, making dir (mode 0700) where it is missing: 0, or an errno with a
+ * message saying what failed. */
 static int write_atomic(const char *dir, const char *name, const char *data, size_t size,
                         char *message) {
   char temporary[PATH_LIMIT], target[PATH_LIMIT];
-  int length = snprintf(temporary, sizeof temporary, "%s/.%s.%ld.%u.tmp", dir, name, (long)getpid(),
-                        atomic_fetch_add(&temporaries, 1));
+  int length = temporary_name(temporary, sizeof temporary, dir, name);
   if (length < 0 || (size_t)length >= sizeof temporary ||
       (size_t)snprintf(target, sizeof target, "%s/%s", dir, name) >= sizeof target) {
     snprintf(message, MESSAGE_LIMIT, "%s, open '%s/%s'", strerror(ENAMETOOLONG), dir, name);
     return ENAMETOOLONG;
   }
-  const int flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC;
-  int fd = open(temporary, flags, 0600), error = 0;
-  if (fd < 0 && errno == ENOENT) { /* the directory is made on first use */
-    if ((error = make_dirs(dir, message))) return error;
-    fd = open(temporary, flags, 0600);
-  }
+  int error = dir_check(dir, message);
+  if (error == ENOENT && !(error = make_dirs(dir, message))) error = dir_check(dir, message);
+  if (error) return error;
+  int fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) {
     error = errno;
     snprintf(message, MESSAGE_LIMIT, "%s, open '%s'", strerror(error), temporary);
@@ -244,6 +275,19 @@ static napi_value flush_writes(napi_env env, napi_callback_info info) {
   return make_undefined(env);
 }
 
+/* cacheDirProblem(dir): [EPERM, message] where dir is not safe to hold the cache, else null (a
+ * missing one is made 0700 by the first write, which reports any other failure itself). */
+static napi_value cache_dir_problem(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  char dir[PATH_LIMIT], message[MESSAGE_LIMIT];
+  if (!arg_string(env, argv[0], "dir", dir, PATH_LIMIT)) return NULL;
+  int error = dir_check(dir, message);
+  if (error == EPERM) return make_failure(env, error, message);
+  napi_value null;
+  NAPI_CALL(env, napi_get_null(env, &null));
+  return null;
+}
+
 /* [dir, errno, message] */
 static napi_value make_dir_failure(napi_env env, const write_failure *f) {
   napi_value entry, dir, failure = make_failure(env, f->error, f->message);
@@ -284,6 +328,7 @@ bool file_writer_init(napi_env env, napi_value exports) {
       {"writeFileAtomicLater", write_file_atomic_later},
       {"flushWrites", flush_writes},
       {"writeFailures", write_failures},
+      {"cacheDirProblem", cache_dir_problem},
   };
   return EXPORTS(env, exports, fns);
 }

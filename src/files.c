@@ -43,14 +43,17 @@ static napi_status read_whole(napi_env env, int fd, size_t size, napi_value *res
   return napi_ok;
 }
 
-/* readFile(path): the file's bytes in a Buffer, or null where it cannot be read whole (absent,
- * unreadable, not a regular file, changing size). */
+/* readFile(path, followLink): the file's bytes in a Buffer, or null where it cannot be read whole
+ * (absent, unreadable, not a regular file, changing size; a symbolic link unless followLink).
+ * Never blocks: a FIFO put where a file was expected is opened without waiting for a writer. */
 static napi_value files_read(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 1);
+  ARGS(env, info, 2);
   char path[PATH_LIMIT];
+  bool follow = false;
   if (!arg_path(env, argv[0], path)) return NULL;
+  if (napi_get_value_bool(env, argv[1], &follow) != napi_ok) follow = false; /* not true: false */
   napi_value result = NULL;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (follow ? 0 : O_NOFOLLOW));
   if (fd >= 0) {
     struct stat st;
     napi_status status = napi_ok;

@@ -1,7 +1,6 @@
 'use strict';
-// Loaded before the test files (.mocharc.json): this run's caches, the compile cache and V8's code
-// cache (lib/code-cache.js), in child processes too, live in a temporary directory, never the
-// user's ~/.cache. It is removed at exit, after the code cache's last write.
+// Loaded before the test files (.mocharc.json): this run's compile cache, in child processes too,
+// lives in a temporary directory, never the user's ~/.cache. It is removed at exit.
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
