@@ -7,17 +7,10 @@ const { spawnSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
+const { nvrtcLoads } = require('./nvrtc-available');
 
 const COMPILER = JSON.stringify(path.join(__dirname, '..', 'lib', 'compiler'));
 
-function nvrtcLoads() {
-  try {
-    require('../lib/binding').nvrtcVersion();
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 // Compiles source twice in a new process with cacheDir dir, dropping the in-memory cache between;
 // returns the warnings, the cache's counters and whether both compiles gave the same PTX.

@@ -4,6 +4,7 @@
 const assert = require('assert');
 const { spawn } = require('child_process');
 const path = require('path');
+const { nvrtcLoads } = require('./nvrtc-available');
 
 const COMPILER = JSON.stringify(path.join(__dirname, '..', 'lib', 'compiler'));
 
@@ -26,14 +27,6 @@ function runChild(script) {
   });
 }
 
-function nvrtcLoads() {
-  try {
-    require('../lib/binding').nvrtcVersion();
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe('process exit while the addon works', function () {
   this.timeout(60000);
