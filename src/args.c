@@ -91,6 +91,10 @@ bool arg_string(napi_env env, napi_value v, const char *name, char *buf, size_t 
     return false;
   }
   napi_get_value_string_utf8(env, v, buf, size, &length);
+  if (strlen(buf) != length) { /* C would read only up to the NUL: a different name or path */
+    throw_arg(env, false, name, "a string without NUL characters (\\0)");
+    return false;
+  }
   return true;
 }
 

@@ -52,3 +52,26 @@ describe('hostile input: host memory past the runtime\'s array limit', function 
     assert.strictEqual(length, (1 << 20) + 7);
   });
 });
+
+describe('hostile input: NUL characters in names and paths', function () {
+  const { standInDriver } = require('./stand-in-driver');
+  const standIn = standInDriver();
+
+  it('a file path holding NUL is a TypeError (C read it only up to the NUL, another file)', function () {
+    const error = outcome(`${CAUGHT} const cuda = require(${ROOT});
+      settle(caught(() => cuda.moduleFromFile('kernel.cubin\\0.txt')));`);
+    assert.deepStrictEqual(error, { name: 'TypeError', message: 'path must be a string without NUL characters (\\0)' });
+  });
+
+  it('a kernel name holding NUL is a TypeError, the name without it still found (stand-in driver)', function () {
+    const result = outcome(`${CAUGHT} const cuda = require(${ROOT});
+      new cuda.Device(0).retainPrimaryContext().push();
+      const module = cuda.moduleFromBuffer(Buffer.from('entry scale 8\\n'));
+      settle({ error: caught(() => module.getFunction('scale\\0other')), found: typeof module.getFunction('scale') });`,
+    { LD_LIBRARY_PATH: standIn.dir });
+    assert.deepStrictEqual(result, {
+      error: { name: 'TypeError', message: 'name must be a string without NUL characters (\\0)' },
+      found: 'function',
+    });
+  });
+});
