@@ -64,12 +64,17 @@ bool thread_start(void *(*body)(void *), void *arg, size_t stack_size, thread_ki
   return started;
 }
 
+/* Each service is started once (its caller keeps a flag under its own lock), and is registered
+ * for the exit drain only once its thread runs. */
 bool thread_start_service(void *(*body)(void *), void (*until_idle)(void)) {
   pthread_mutex_lock(&lock);
   bool room = service_count < MAX_SERVICES;
-  if (room) services[service_count++] = until_idle;
   pthread_mutex_unlock(&lock);
-  return room && thread_start(body, NULL, 256 * 1024, THREAD_SERVES);
+  if (!room || !thread_start(body, NULL, 256 * 1024, THREAD_SERVES)) return false;
+  pthread_mutex_lock(&lock);
+  services[service_count++] = until_idle;
+  pthread_mutex_unlock(&lock);
+  return true;
 }
 
 bool thread_run(void *(*body)(void *), void *arg, size_t stack_size) {
