@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 'use strict';
 // cudadrv's own cost per launch, measured without a GPU: the launches go to the stand-in driver
-// (test/kernel-fake-driver.c), whose cuLaunchKernel only checks its arguments, so what is timed is
+// (test/support/fake-driver/), whose cuLaunchKernel only checks its arguments, so what is timed is
 // cudadrv's path into the driver (the JS checks and packing, the call into C, C's work before
 // cuLaunchKernel) plus the stand-in's few tens of nanoseconds. bench/run.js measures the real
 // thing beside C on a GPU; this is for seeing the overhead itself move, on any Linux machine.
@@ -87,7 +87,7 @@ function child(rounds) {
 function main() {
   const rounds = Number(process.argv[2] || 300);
   if (!Number.isInteger(rounds) || rounds < 1) throw new Error('usage: node bench/launch-overhead.js [rounds]');
-  const { buildStandIn } = require('../test/stand-in-driver');
+  const { buildStandIn } = require('../test/support/stand-in-driver');
   const dir = path.join(__dirname, '..', 'build', 'bench', 'stand-in');
   fs.mkdirSync(dir, { recursive: true });
   buildStandIn(dir);

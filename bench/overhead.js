@@ -2,7 +2,7 @@
 'use strict';
 // What cudadrv itself costs on the memory hot paths, measured without a GPU: bench/run.js's
 // operations, its cudadrv side and bench/floor.c, run against the stand-in driver of the tests
-// (test/kernel-fake-driver.c), whose calls cost next to nothing. The time cudadrv takes beyond C
+// (test/support/fake-driver/), whose calls cost next to nothing. The time cudadrv takes beyond C
 // there is what it adds to every such call on a real driver. The stand-in's call trace also
 // counts the driver calls each operation makes on both sides, which must be the same but for the
 // ones EXTRA_CALLS allows, and says why.
@@ -18,7 +18,7 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { select, Env, measureJs, cudaRoot, buildFloor, runFloor } = require('./run');
-const { buildStandIn, tracedCalls } = require('../test/stand-in-driver');
+const { buildStandIn, tracedCalls } = require('../test/support/stand-in-driver');
 
 const STAND_IN = path.join(__dirname, '..', 'build', 'bench', 'stand-in');
 const DEFAULT_ONLY = '^(alloc|alloc\\.async|copy\\.(htod|dtoh)\\.small)$';

@@ -54,7 +54,7 @@ describe('hostile input: host memory past the runtime\'s array limit', function 
 });
 
 describe('hostile input: NUL characters in names and paths', function () {
-  const { standInDriver } = require('./stand-in-driver');
+  const { standInDriver } = require('./support/stand-in-driver');
   const standIn = standInDriver();
 
   it('a file path holding NUL is a TypeError (C read it only up to the NUL, another file)', function () {

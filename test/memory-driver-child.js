@@ -1,6 +1,6 @@
 'use strict';
 // One scenario of test/memory-driver.test.js, run in a process whose libcuda.so.1 is the stand-in
-// driver (test/kernel-fake-driver.c), with its call trace on: what JS sees is checked here with
+// driver (test/support/fake-driver/), with its call trace on: what JS sees is checked here with
 // assert, and each step whose driver calls the parent checks is written between a "mark NAME" and
 // an "end" line of the trace log. Prints as JSON what the parent needs besides.
 const assert = require('assert');

@@ -1,5 +1,5 @@
 'use strict';
-// Device memory through the stand-in driver (test/kernel-fake-driver.c), no GPU needed: copies
+// Device memory through the stand-in driver (test/support/fake-driver/), no GPU needed: copies
 // move every byte (the stand-in's device memory is host memory), and the stand-in's call trace
 // shows which driver calls each operation makes: on the hot paths, those bench/floor.c makes for
 // the same operation; where a context is not current, the fallbacks; for collected memory, the
@@ -8,7 +8,7 @@ const assert = require('assert');
 const { spawnSync } = require('child_process');
 const fs = require('fs');
 const path = require('path');
-const { standInDriver, tracedCalls } = require('./stand-in-driver');
+const { standInDriver, tracedCalls } = require('./support/stand-in-driver');
 
 describe('device memory through a stand-in driver (no GPU needed)', function () {
   this.timeout(60000);

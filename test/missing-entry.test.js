@@ -5,7 +5,7 @@
 const assert = require('assert');
 const { spawnSync } = require('child_process');
 const path = require('path');
-const { standInDriver } = require('./stand-in-driver');
+const { standInDriver } = require('./support/stand-in-driver');
 const { OPERATIONS } = require('./missing-entry-child');
 
 describe('a driver without an entry point (stand-in driver)', function () {

@@ -1,0 +1,345 @@
+/* A stand-in libcuda.so.1 for tests on machines without a GPU: it implements every call the
+ * addon's table names, on host memory, and lets a test see and steer what the driver does:
+ *   FAKE_CUDA_LOG=<file>     each module load, launch and setting received, one line each
+ *   FAKE_CUDA_TRACE=1        also "call <symbol>" for every call received
+ *   FAKE_CUDA_MISSING=a,b    calls that cuGetProcAddress does not provide
+ *   FAKE_CUDA_FAIL=<symbol>:<nth>[+]:<CUresult>
+ *                            the nth call of symbol (every call from the nth with '+') returns
+ *                            that result; counted from when the value was set, and read at
+ *                            each call, so a process may set it through process.env as it goes
+ *                            (where it was set, empty or not, when the driver loaded)
+ *   FAKE_CUDA_COUNTS=<file>  the live counts of objects (contexts, memory, streams...) and of
+ *                            stale handles received, kept current in that file as
+ *                            "<name> <count>" lines (test/support/stand-in-driver.js reads it)
+ *   FAKE_CUDA_PROFILER_RESULT=<CUresult>  what cuProfilerInitialize returns
+ * Handles are registered: a stale one is an error (and counted), never a crash; tables that fill
+ * return CUDA_ERROR_OUT_OF_MEMORY. Built by test/support/stand-in-driver.js. */
+#include "fake.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+int logging(void) {
+  static int set = -1;
+  if (set < 0) set = getenv("FAKE_CUDA_LOG") != NULL;
+  return set;
+}
+
+void log_line(const char *format, ...) {
+  const char *path = getenv("FAKE_CUDA_LOG");
+  if (!path) return;
+  pthread_mutex_lock(&lock);
+  FILE *f = fopen(path, "a");
+  if (f) {
+    va_list ap;
+    va_start(ap, format);
+    vfprintf(f, format, ap);
+    va_end(ap);
+    fputc('\n', f);
+    fclose(f);
+  }
+  pthread_mutex_unlock(&lock);
+}
+
+/* ---- live counts: a file of fixed-width lines, mapped, updated in place ---- */
+
+static const char *count_names[] = {FAKE_COUNT_NAMES, "stale"};
+#define COUNTS (sizeof count_names / sizeof *count_names)
+#define LINE 32
+static long long counts[COUNTS];
+static char *counts_map; /* NULL: no FAKE_CUDA_COUNTS */
+
+static void counts_write(int i) {
+  if (!counts_map) return;
+  char line[64];
+  snprintf(line, sizeof line, "%-16s %14lld\n", count_names[i], counts[i] % 100000000000000LL);
+  memcpy(counts_map + i * LINE, line, LINE);
+}
+
+static void counts_open(void) {
+  const char *path = getenv("FAKE_CUDA_COUNTS");
+  if (!path) return;
+  int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0 || ftruncate(fd, COUNTS * LINE) != 0) abort();
+  counts_map = mmap(NULL, COUNTS * LINE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (counts_map == MAP_FAILED) abort();
+  for (size_t i = 0; i < COUNTS; i++) counts_write((int)i);
+}
+
+static void count(int i, int delta) {
+  counts[i] += delta;
+  counts_write(i);
+}
+
+void count_stale(const char *what) {
+  pthread_mutex_lock(&lock);
+  count(COUNTS - 1, 1);
+  pthread_mutex_unlock(&lock);
+  log_line("stale %s", what);
+}
+
+/* ---- the object table: open addressing, deletion by backward shift ---- */
+
+#define CAPACITY 65536u
+#define MOST (CAPACITY / 4 * 3)
+static obj table[CAPACITY];
+static unsigned live;
+
+static unsigned slot_of(uintptr_t key) { return (unsigned)((key * 0x9E3779B97F4A7C15ull) >> 48) & (CAPACITY - 1); }
+
+/* The slot holding key, or the empty one where it would go. */
+static unsigned probe(uintptr_t key) {
+  unsigned i = slot_of(key);
+  while (table[i].key && table[i].key != key) i = (i + 1) & (CAPACITY - 1);
+  return i;
+}
+
+CUresult obj_add(uintptr_t key, obj_kind kind, size_t size) {
+  if (!key) return CUDA_ERROR_INVALID_VALUE;
+  CUcontext owner = kind == OBJ_CONTEXT || kind == OBJ_PRIMARY ? NULL : current_context();
+  pthread_mutex_lock(&lock);
+  unsigned i = probe(key);
+  CUresult result = CUDA_SUCCESS;
+  if (table[i].key) result = CUDA_ERROR_ALREADY_MAPPED;
+  else if (live >= MOST) result = CUDA_ERROR_OUT_OF_MEMORY;
+  else {
+    table[i] = (obj){key, kind, size, owner};
+    live++;
+    count(kind, 1);
+  }
+  pthread_mutex_unlock(&lock);
+  return result;
+}
+
+bool obj_is(uintptr_t key, obj_kind kind) {
+  pthread_mutex_lock(&lock);
+  unsigned i = probe(key);
+  bool found = key && table[i].key && table[i].kind == kind;
+  pthread_mutex_unlock(&lock);
+  return found;
+}
+
+bool obj_live(uintptr_t key, obj_kind kind) {
+  if (obj_is(key, kind)) return true;
+  count_stale("handle");
+  return false;
+}
+
+/* Empties slot i (the lock held), moving up every later entry of its run that the hole would
+ * cut off from its home slot. */
+static void remove_at(unsigned i) {
+  count(table[i].kind, -1);
+  live--;
+  table[i].key = 0;
+  for (unsigned hole = i, j = (i + 1) & (CAPACITY - 1); table[j].key; j = (j + 1) & (CAPACITY - 1)) {
+    unsigned home = slot_of(table[j].key);
+    if (((j - home) & (CAPACITY - 1)) >= ((j - hole) & (CAPACITY - 1))) {
+      table[hole] = table[j];
+      table[j].key = 0;
+      hole = j;
+    }
+  }
+}
+
+bool obj_remove(uintptr_t key, obj_kind kind) {
+  pthread_mutex_lock(&lock);
+  unsigned i = probe(key);
+  bool found = key && table[i].key && table[i].kind == kind;
+  if (found) remove_at(i);
+  pthread_mutex_unlock(&lock);
+  if (!found) count_stale("handle");
+  return found;
+}
+
+void obj_drop_context(CUcontext ctx) {
+  pthread_mutex_lock(&lock);
+  for (unsigned i = 0; i < CAPACITY; i++)
+    while (table[i].key && table[i].owner == ctx) {
+      obj o = table[i];
+      remove_at(i);
+      /* every object is one malloc'd block at its key, but registrations and texture ids */
+      if (o.kind != OBJ_REGISTERED && o.kind != OBJ_TEXTURE) free((void *)o.key);
+    }
+  pthread_mutex_unlock(&lock);
+}
+
+static bool is_memory(obj_kind kind) {
+  return kind >= OBJ_DEVICE_MEMORY && kind <= OBJ_GLOBAL;
+}
+
+bool obj_memory(uintptr_t address, size_t bytes, obj *out) {
+  bool found = false;
+  pthread_mutex_lock(&lock);
+  for (unsigned i = 0; i < CAPACITY && !found; i++) {
+    obj *o = &table[i];
+    if (o->key && is_memory(o->kind) && address >= o->key && address - o->key <= o->size &&
+        bytes <= o->size - (address - o->key)) {
+      if (out) *out = *o;
+      found = true;
+    }
+  }
+  pthread_mutex_unlock(&lock);
+  return found;
+}
+
+CUresult device_range(CUdeviceptr ptr, size_t bytes) {
+  if (in_context() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
+  return obj_memory((uintptr_t)ptr, bytes, NULL) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* ---- tracing and failure injection ---- */
+
+static int tracing = -1, injecting = -1;
+
+/* symbol without the _v2.. suffix that cuda.h's macros add */
+static bool same_symbol(const char *symbol, const char *wanted, size_t length) {
+  if (strncmp(symbol, wanted, length) != 0) return false;
+  const char *rest = symbol + length;
+  if (!*rest) return true;
+  if (rest[0] != '_' || rest[1] != 'v') return false;
+  for (rest += 2; *rest; rest++)
+    if (*rest < '0' || *rest > '9') return false;
+  return true;
+}
+
+CUresult fake_enter(const char *symbol) {
+  if (tracing < 0) {
+    tracing = getenv("FAKE_CUDA_TRACE") != NULL;
+    injecting = getenv("FAKE_CUDA_FAIL") != NULL;
+  }
+  if (tracing) log_line("call %s", symbol);
+  if (!injecting) return CUDA_SUCCESS;
+  static char armed[256];
+  static long calls;
+  CUresult result = CUDA_SUCCESS;
+  pthread_mutex_lock(&lock);
+  const char *fail = getenv("FAKE_CUDA_FAIL");
+  if (!fail) fail = "";
+  if (strncmp(fail, armed, sizeof armed) != 0) { /* a new setting: count afresh */
+    snprintf(armed, sizeof armed, "%s", fail);
+    calls = 0;
+  }
+  const char *colon = strchr(armed, ':');
+  if (colon && same_symbol(symbol, armed, (size_t)(colon - armed))) {
+    char *end;
+    long nth = strtol(colon + 1, &end, 10);
+    bool onwards = *end == '+';
+    if (onwards) end++;
+    calls++;
+    if (*end == ':' && (calls == nth || (onwards && calls >= nth))) result = (CUresult)atoi(end + 1);
+  }
+  pthread_mutex_unlock(&lock);
+  return result;
+}
+
+/* ---- initialization, versions, errors ---- */
+
+EXPORT CUresult cuInit(unsigned int flags) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, counts_open);
+  ENTER();
+  return flags ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+EXPORT CUresult cuDriverGetVersion(int *version) {
+  ENTER();
+  *version = 13000;
+  return CUDA_SUCCESS;
+}
+
+static const struct { CUresult code; const char *name, *text; } errors[] = {
+  {CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+  {CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+  {CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
+  {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
+  {CUDA_ERROR_INVALID_PTX, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
+  {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+  {CUDA_ERROR_FILE_NOT_FOUND, "CUDA_ERROR_FILE_NOT_FOUND", "file not found"},
+  {CUDA_ERROR_PROFILER_DISABLED, "CUDA_ERROR_PROFILER_DISABLED",
+   "profiler disabled while using external profiling tool"},
+  {CUDA_ERROR_INVALID_CLUSTER_SIZE, "CUDA_ERROR_INVALID_CLUSTER_SIZE", "cluster misconfiguration"},
+  {CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE",
+   "too many blocks in cooperative launch"},
+  {CUDA_ERROR_LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
+  {CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED",
+   "peer access is already enabled"},
+  {CUDA_ERROR_PEER_ACCESS_NOT_ENABLED, "CUDA_ERROR_PEER_ACCESS_NOT_ENABLED", "peer access has not been enabled"},
+  {CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED",
+   "part or all of the requested memory range is already mapped"},
+  {CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
+};
+
+EXPORT CUresult cuGetErrorName(CUresult error, const char **name) {
+  ENTER();
+  for (size_t i = 0; i < sizeof errors / sizeof *errors; i++)
+    if (errors[i].code == error) return *name = errors[i].name, CUDA_SUCCESS;
+  *name = "CUDA_ERROR_FAKE";
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGetErrorString(CUresult error, const char **text) {
+  ENTER();
+  for (size_t i = 0; i < sizeof errors / sizeof *errors; i++)
+    if (errors[i].code == error) return *text = errors[i].text, CUDA_SUCCESS;
+  *text = "fake error";
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuProfilerInitialize(const char *config, const char *output, CUoutput_mode mode) {
+  ENTER();
+  log_line("profiler %s %s %d", config, output, (int)mode);
+  const char *result = getenv("FAKE_CUDA_PROFILER_RESULT");
+  return result ? (CUresult)atoi(result) : CUDA_SUCCESS;
+}
+EXPORT CUresult cuProfilerStart(void) {
+  ENTER();
+  log_line("profiler start");
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuProfilerStop(void) {
+  ENTER();
+  log_line("profiler stop");
+  return CUDA_SUCCESS;
+}
+
+/* NVRTC looks this up in a libcuda.so.1 that the loader's path finds, and fails without it. */
+EXPORT CUresult cuGetExportTable(const void **table, const CUuuid *id) {
+  (void)id;
+  *table = NULL;
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cuGetProcAddress: every call by its name (cuda.h's macros give some a _v2.. suffix), unless
+ * FAKE_CUDA_MISSING lists it. */
+EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags,
+                                    CUdriverProcAddressQueryResult *status) {
+  (void)version; (void)flags;
+  const char *missing = getenv("FAKE_CUDA_MISSING");
+  size_t length = strlen(symbol);
+  for (const char *p = missing; p && (p = strstr(p, symbol)); p += length) {
+    if ((p == missing || p[-1] == ',') && (p[length] == ',' || p[length] == '\0')) {
+      *pfn = NULL;
+      *status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+      return CUDA_ERROR_NOT_FOUND;
+    }
+  }
+  void *self = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  static const char *suffixes[] = {"_v4", "_v3", "_v2", ""};
+  *pfn = NULL;
+  for (int i = 0; i < 4 && !*pfn; i++) {
+    char name[128];
+    snprintf(name, sizeof name, "%s%s", symbol, suffixes[i]);
+    *pfn = dlsym(self, name);
+  }
+  if (self) dlclose(self);
+  *status = *pfn ? CU_GET_PROC_ADDRESS_SUCCESS : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+  return *pfn ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}

@@ -1,0 +1,80 @@
+/* The stand-in libcuda.so.1: what its files share. See core.c for what it offers tests. */
+#ifndef FAKE_DRIVER_H
+#define FAKE_DRIVER_H
+
+#define _GNU_SOURCE
+#define CUDA_ENABLE_DEPRECATED
+#include <cuda.h>
+#include <cudaProfiler.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* The first statement of every exported call: logs it (FAKE_CUDA_TRACE) and returns the failure
+ * FAKE_CUDA_FAIL asks for, if any. */
+#define ENTER()                                      \
+  do {                                               \
+    CUresult injected_ = fake_enter(__func__);       \
+    if (injected_ != CUDA_SUCCESS) return injected_; \
+  } while (0)
+CUresult fake_enter(const char *symbol);
+
+void log_line(const char *format, ...) __attribute__((format(printf, 1, 2)));
+int logging(void);
+
+/* Objects the driver hands out, registered so that a handle is checked before use (a stale or
+ * foreign one is CUDA_ERROR_INVALID_HANDLE and counted as "stale") and counted while live. */
+typedef enum {
+  OBJ_CONTEXT, OBJ_PRIMARY, OBJ_DEVICE_MEMORY, OBJ_HOST_MEMORY, OBJ_REGISTERED, OBJ_MANAGED,
+  OBJ_IPC_MEMORY, OBJ_GLOBAL, OBJ_STREAM, OBJ_EVENT, OBJ_MODULE, OBJ_ARRAY, OBJ_TEXTURE,
+  OBJ_GRAPH, OBJ_GRAPH_EXEC, OBJ_FUNCTION, OBJ_KINDS
+} obj_kind;
+/* The names of the live counts, in obj_kind's order; then "stale". */
+#define FAKE_COUNT_NAMES                                                                        \
+  "contexts", "primary", "device_memory", "host_memory", "registered", "managed", "ipc_memory", \
+      "globals", "streams", "events", "modules", "arrays", "textures", "graphs", "graph_execs", "functions"
+
+typedef struct {
+  uintptr_t key;
+  obj_kind kind;
+  size_t size;     /* memory: its bytes */
+  CUcontext owner; /* the context it was made in (NULL for contexts) */
+} obj;
+
+/* Registers key in the current context; CUDA_ERROR_OUT_OF_MEMORY when the table is full. */
+CUresult obj_add(uintptr_t key, obj_kind kind, size_t size);
+/* Whether key is a live object of that kind. */
+bool obj_is(uintptr_t key, obj_kind kind);
+/* Whether key is a live object of that kind (a stale or foreign key is counted as stale). */
+bool obj_live(uintptr_t key, obj_kind kind);
+/* Unregisters; false (counted as stale) where there was none of that kind. Frees nothing. */
+bool obj_remove(uintptr_t key, obj_kind kind);
+/* Unregisters and frees every object made in ctx, as the driver does when a context goes. */
+void obj_drop_context(CUcontext ctx);
+/* The memory object (any memory kind) holding [address, address + bytes): true and *out. */
+bool obj_memory(uintptr_t address, size_t bytes, obj *out);
+void count_stale(const char *what);
+
+/* The current context of the calling thread, or NULL. */
+CUcontext current_context(void);
+static inline CUresult in_context(void) {
+  return current_context() ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+/* Checks that [ptr, ptr + bytes) is memory the driver handed out (device memory is host memory
+ * here, so copies move real bytes). */
+CUresult device_range(CUdeviceptr ptr, size_t bytes);
+
+/* A stream argument: the default stream, a pseudo-stream, or a live stream (else counted stale). */
+bool stream_ok(CUstream stream);
+/* The number a stream is logged by: 0 for the default stream. */
+int stream_id(CUstream stream);
+
+struct CUarray_st {
+  CUDA_ARRAY3D_DESCRIPTOR desc;
+  size_t element, row; /* bytes an element, bytes a row */
+  unsigned char *data;
+};
+
+#endif

@@ -1,0 +1,300 @@
+/* The stand-in's memory: device memory is malloc'd host memory, so copies move real bytes and
+ * every device range is checked against what was handed out. Pinned, managed and registered host
+ * memory, pointer attributes, memsets, linear copies, IPC handles and stream-ordered pools. */
+#include "fake.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static CUresult allocate(CUdeviceptr *ptr, size_t bytes, obj_kind kind) {
+  if (in_context() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
+  if (!bytes) return CUDA_ERROR_INVALID_VALUE;
+  if (bytes > ((size_t)1 << 40)) return CUDA_ERROR_OUT_OF_MEMORY;
+  void *memory = malloc(bytes);
+  if (!memory) return CUDA_ERROR_OUT_OF_MEMORY;
+  CUresult result = obj_add((uintptr_t)memory, kind, bytes);
+  if (result != CUDA_SUCCESS) return free(memory), result;
+  *ptr = (CUdeviceptr)(uintptr_t)memory;
+  return CUDA_SUCCESS;
+}
+static CUresult release(CUdeviceptr ptr, obj_kind kind) {
+  if (in_context() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
+  if (!obj_remove((uintptr_t)ptr, kind)) return CUDA_ERROR_INVALID_VALUE;
+  free((void *)(uintptr_t)ptr);
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemAlloc(CUdeviceptr *ptr, size_t bytes) {
+  ENTER();
+  return allocate(ptr, bytes, OBJ_DEVICE_MEMORY);
+}
+EXPORT CUresult cuMemFree(CUdeviceptr ptr) {
+  ENTER();
+  return release(ptr, OBJ_DEVICE_MEMORY);
+}
+EXPORT CUresult cuMemAllocPitch(CUdeviceptr *ptr, size_t *pitch, size_t width, size_t height,
+                                unsigned int element) {
+  ENTER();
+  if (element != 4 && element != 8 && element != 16) return CUDA_ERROR_INVALID_VALUE;
+  if (!width || !height || width > ((size_t)1 << 30) || height > ((size_t)1 << 30)) return CUDA_ERROR_INVALID_VALUE;
+  *pitch = (width + 511) / 512 * 512;
+  return allocate(ptr, *pitch * height, OBJ_DEVICE_MEMORY);
+}
+EXPORT CUresult cuMemGetInfo(size_t *free_bytes, size_t *total) {
+  ENTER();
+  if (in_context() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
+  *total = (size_t)80 << 30;
+  *free_bytes = *total - ((size_t)1 << 30);
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuMemAllocManaged(CUdeviceptr *ptr, size_t bytes, unsigned int flags) {
+  ENTER();
+  if (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST) return CUDA_ERROR_INVALID_VALUE;
+  return allocate(ptr, bytes, OBJ_MANAGED);
+}
+
+/* ---- host memory ---- */
+
+EXPORT CUresult cuMemHostAlloc(void **host, size_t bytes, unsigned int flags) {
+  ENTER();
+  if (flags & ~0xfu) return CUDA_ERROR_INVALID_VALUE;
+  CUdeviceptr ptr;
+  CUresult result = allocate(&ptr, bytes, OBJ_HOST_MEMORY);
+  if (result == CUDA_SUCCESS) *host = (void *)(uintptr_t)ptr;
+  return result;
+}
+EXPORT CUresult cuMemFreeHost(void *host) {
+  ENTER();
+  return release((CUdeviceptr)(uintptr_t)host, OBJ_HOST_MEMORY);
+}
+EXPORT CUresult cuMemHostGetDevicePointer(CUdeviceptr *ptr, void *host, unsigned int flags) {
+  ENTER();
+  obj o;
+  if (flags) return CUDA_ERROR_INVALID_VALUE;
+  if (in_context() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
+  if (!obj_memory((uintptr_t)host, 0, &o) || (o.kind != OBJ_HOST_MEMORY && o.kind != OBJ_REGISTERED))
+    return CUDA_ERROR_INVALID_VALUE;
+  *ptr = (CUdeviceptr)(uintptr_t)host;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuMemHostGetFlags(unsigned int *flags, void *host) {
+  ENTER();
+  obj o;
+  if (!obj_memory((uintptr_t)host, 0, &o) || o.kind != OBJ_HOST_MEMORY) return CUDA_ERROR_INVALID_VALUE;
+  *flags = 0;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuMemHostRegister(void *host, size_t bytes, unsigned int flags) {
+  ENTER();
+  if (in_context() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
+  if (!host || !bytes || (flags & ~0xfu)) return CUDA_ERROR_INVALID_VALUE;
+  if (obj_memory((uintptr_t)host, 0, NULL)) return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+  /* the memory is the caller's: touch every page, as pinning it would */
+  volatile unsigned char *bytes_ = host;
+  long page = sysconf(_SC_PAGESIZE);
+  for (size_t at = 0; at < bytes; at += (size_t)page) (void)bytes_[at];
+  (void)bytes_[bytes - 1];
+  return obj_add((uintptr_t)host, OBJ_REGISTERED, bytes);
+}
+EXPORT CUresult cuMemHostUnregister(void *host) {
+  ENTER();
+  if (in_context() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
+  return obj_remove((uintptr_t)host, OBJ_REGISTERED) ? CUDA_SUCCESS : CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+}
+
+EXPORT CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr) {
+  ENTER();
+  obj o;
+  if (!obj_memory((uintptr_t)ptr, 0, &o)) return CUDA_ERROR_INVALID_VALUE;
+  bool host = o.kind == OBJ_HOST_MEMORY || o.kind == OBJ_REGISTERED || o.kind == OBJ_MANAGED;
+  switch (attribute) {
+    case CU_POINTER_ATTRIBUTE_CONTEXT: *(CUcontext *)data = o.owner; return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+      *(unsigned int *)data = o.kind == OBJ_HOST_MEMORY || o.kind == OBJ_REGISTERED ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: *(CUdeviceptr *)data = ptr; return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+      if (!host) return CUDA_ERROR_INVALID_VALUE;
+      *(void **)data = (void *)(uintptr_t)ptr;
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED: *(int *)data = o.kind == OBJ_MANAGED; return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: *(CUdeviceptr *)data = o.key; return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_RANGE_SIZE: *(size_t *)data = o.size; return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data = 0; return CUDA_SUCCESS;
+    default: return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+EXPORT CUresult cuMemGetAddressRange(CUdeviceptr *base, size_t *size, CUdeviceptr ptr) {
+  ENTER();
+  obj o;
+  if (in_context() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
+  if (!obj_memory((uintptr_t)ptr, 0, &o) || ptr == o.key + o.size) return CUDA_ERROR_NOT_FOUND;
+  if (base) *base = o.key;
+  if (size) *size = o.size;
+  return CUDA_SUCCESS;
+}
+
+/* ---- memsets: rows of count elements of width bytes, pitch apart ---- */
+
+static CUresult memset_2d(CUdeviceptr dst, size_t pitch, unsigned int value, size_t width, size_t count,
+                          size_t rows, CUstream stream) {
+  if (!stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
+  if (!count || !rows) return in_context();
+  if (dst % width || (rows > 1 && pitch < count * width)) return CUDA_ERROR_INVALID_VALUE;
+  if (count > (SIZE_MAX / width) || (rows > 1 && pitch > SIZE_MAX / rows)) return CUDA_ERROR_INVALID_VALUE;
+  CUresult result = device_range(dst, (rows - 1) * pitch + count * width);
+  if (result != CUDA_SUCCESS) return result;
+  for (size_t r = 0; r < rows; r++) {
+    unsigned char *row = (unsigned char *)(uintptr_t)dst + r * pitch;
+    for (size_t i = 0; i < count; i++) memcpy(row + i * width, &value, width); /* little-endian */
+  }
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuMemsetD8(CUdeviceptr d, unsigned char v, size_t n) { ENTER(); return memset_2d(d, 0, v, 1, n, 1, 0); }
+EXPORT CUresult cuMemsetD16(CUdeviceptr d, unsigned short v, size_t n) { ENTER(); return memset_2d(d, 0, v, 2, n, 1, 0); }
+EXPORT CUresult cuMemsetD32(CUdeviceptr d, unsigned int v, size_t n) { ENTER(); return memset_2d(d, 0, v, 4, n, 1, 0); }
+EXPORT CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream s) { ENTER(); return memset_2d(d, 0, v, 1, n, 1, s); }
+EXPORT CUresult cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, CUstream s) { ENTER(); return memset_2d(d, 0, v, 2, n, 1, s); }
+EXPORT CUresult cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, CUstream s) { ENTER(); return memset_2d(d, 0, v, 4, n, 1, s); }
+EXPORT CUresult cuMemsetD2D8(CUdeviceptr d, size_t p, unsigned char v, size_t w, size_t h) { ENTER(); return memset_2d(d, p, v, 1, w, h, 0); }
+EXPORT CUresult cuMemsetD2D16(CUdeviceptr d, size_t p, unsigned short v, size_t w, size_t h) { ENTER(); return memset_2d(d, p, v, 2, w, h, 0); }
+EXPORT CUresult cuMemsetD2D32(CUdeviceptr d, size_t p, unsigned int v, size_t w, size_t h) { ENTER(); return memset_2d(d, p, v, 4, w, h, 0); }
+EXPORT CUresult cuMemsetD2D8Async(CUdeviceptr d, size_t p, unsigned char v, size_t w, size_t h, CUstream s) { ENTER(); return memset_2d(d, p, v, 1, w, h, s); }
+EXPORT CUresult cuMemsetD2D16Async(CUdeviceptr d, size_t p, unsigned short v, size_t w, size_t h, CUstream s) { ENTER(); return memset_2d(d, p, v, 2, w, h, s); }
+EXPORT CUresult cuMemsetD2D32Async(CUdeviceptr d, size_t p, unsigned int v, size_t w, size_t h, CUstream s) { ENTER(); return memset_2d(d, p, v, 4, w, h, s); }
+
+/* ---- linear copies: device sides checked; host sides are the caller's to get right ---- */
+
+static CUresult copy(void *dst, bool dst_device, const void *src, bool src_device, size_t bytes, CUstream stream) {
+  if (in_context() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
+  if (!stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
+  if (!bytes) return CUDA_SUCCESS;
+  if ((dst_device && device_range((CUdeviceptr)(uintptr_t)dst, bytes)) ||
+      (src_device && device_range((CUdeviceptr)(uintptr_t)src, bytes)))
+    return CUDA_ERROR_INVALID_VALUE;
+  memmove(dst, src, bytes);
+  return CUDA_SUCCESS;
+}
+#define DEV(p) ((void *)(uintptr_t)(p))
+EXPORT CUresult cuMemcpyHtoD(CUdeviceptr d, const void *s, size_t n) { ENTER(); return copy(DEV(d), true, s, false, n, 0); }
+EXPORT CUresult cuMemcpyDtoH(void *d, CUdeviceptr s, size_t n) { ENTER(); return copy(d, false, DEV(s), true, n, 0); }
+EXPORT CUresult cuMemcpyDtoD(CUdeviceptr d, CUdeviceptr s, size_t n) { ENTER(); return copy(DEV(d), true, DEV(s), true, n, 0); }
+EXPORT CUresult cuMemcpyHtoDAsync(CUdeviceptr d, const void *s, size_t n, CUstream st) { ENTER(); return copy(DEV(d), true, s, false, n, st); }
+EXPORT CUresult cuMemcpyDtoHAsync(void *d, CUdeviceptr s, size_t n, CUstream st) { ENTER(); return copy(d, false, DEV(s), true, n, st); }
+EXPORT CUresult cuMemcpyDtoDAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) { ENTER(); return copy(DEV(d), true, DEV(s), true, n, st); }
+EXPORT CUresult cuMemcpyPeer(CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n) {
+  ENTER();
+  if (!dc || !sc) return CUDA_ERROR_INVALID_CONTEXT;
+  return copy(DEV(d), true, DEV(s), true, n, 0);
+}
+EXPORT CUresult cuMemcpyPeerAsync(CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n, CUstream st) {
+  ENTER();
+  if (!dc || !sc) return CUDA_ERROR_INVALID_CONTEXT;
+  return copy(DEV(d), true, DEV(s), true, n, st);
+}
+
+/* ---- IPC: a handle holds the process id, the address and the size ---- */
+
+typedef struct { int pid; CUdeviceptr ptr; size_t size; } ipc_handle;
+
+EXPORT CUresult cuIpcGetMemHandle(CUipcMemHandle *handle, CUdeviceptr ptr) {
+  ENTER();
+  obj o;
+  if (in_context() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
+  if (!obj_memory((uintptr_t)ptr, 0, &o) || o.kind != OBJ_DEVICE_MEMORY || o.key != ptr) return CUDA_ERROR_INVALID_VALUE;
+  ipc_handle h = {getpid(), ptr, o.size};
+  memset(handle, 0, sizeof *handle);
+  memcpy(handle->reserved, &h, sizeof h);
+  return CUDA_SUCCESS;
+}
+/* Memory of another process cannot be shared here: opening gives zeroed memory of its size. */
+EXPORT CUresult cuIpcOpenMemHandle(CUdeviceptr *ptr, CUipcMemHandle handle, unsigned int flags) {
+  ENTER();
+  ipc_handle h;
+  memcpy(&h, handle.reserved, sizeof h);
+  if (flags & ~1u || !h.pid || !h.size) return CUDA_ERROR_INVALID_VALUE;
+  CUresult result = allocate(ptr, h.size, OBJ_IPC_MEMORY);
+  if (result == CUDA_SUCCESS) memset(DEV(*ptr), 0, h.size);
+  return result;
+}
+EXPORT CUresult cuIpcCloseMemHandle(CUdeviceptr ptr) {
+  ENTER();
+  return release(ptr, OBJ_IPC_MEMORY);
+}
+
+/* ---- stream-ordered allocation and pools: one pool per device ---- */
+
+struct CUmemPoolHandle_st { cuuint64_t threshold, reserved, used; int reuse[3]; };
+static struct CUmemPoolHandle_st pools[2];
+
+EXPORT CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool, CUdevice dev) {
+  ENTER();
+  if (dev < 0 || dev > 1) return CUDA_ERROR_INVALID_DEVICE;
+  *pool = &pools[dev];
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev) {
+  ENTER();
+  if (dev < 0 || dev > 1) return CUDA_ERROR_INVALID_DEVICE;
+  *pool = &pools[dev];
+  return CUDA_SUCCESS;
+}
+static bool pool_ok(CUmemoryPool pool) {
+  if (pool == &pools[0] || pool == &pools[1]) return true;
+  count_stale("pool");
+  return false;
+}
+EXPORT CUresult cuMemAllocAsync(CUdeviceptr *ptr, size_t bytes, CUstream stream) {
+  ENTER();
+  if (!stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
+  return allocate(ptr, bytes, OBJ_DEVICE_MEMORY);
+}
+EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *ptr, size_t bytes, CUmemoryPool pool, CUstream stream) {
+  ENTER();
+  if (!pool_ok(pool) || !stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
+  return allocate(ptr, bytes, OBJ_DEVICE_MEMORY);
+}
+EXPORT CUresult cuMemFreeAsync(CUdeviceptr ptr, CUstream stream) {
+  ENTER();
+  if (!stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
+  return release(ptr, OBJ_DEVICE_MEMORY);
+}
+/* The pool's setting for one of the three reuse attributes, or NULL for another attribute. */
+static int *reuse_of(CUmemoryPool pool, CUmemPool_attribute attribute) {
+  unsigned i = (unsigned)attribute - CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES;
+  return i < 3 ? &pool->reuse[i] : NULL;
+}
+EXPORT CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attribute, void *value) {
+  ENTER();
+  if (!pool_ok(pool)) return CUDA_ERROR_INVALID_HANDLE;
+  int *reuse = reuse_of(pool, attribute);
+  if (reuse) return *(int *)value = *reuse, CUDA_SUCCESS;
+  switch (attribute) {
+    case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: *(cuuint64_t *)value = pool->threshold; return CUDA_SUCCESS;
+    case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT:
+    case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH: *(cuuint64_t *)value = pool->reserved; return CUDA_SUCCESS;
+    case CU_MEMPOOL_ATTR_USED_MEM_CURRENT:
+    case CU_MEMPOOL_ATTR_USED_MEM_HIGH: *(cuuint64_t *)value = pool->used; return CUDA_SUCCESS;
+    default: return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+EXPORT CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attribute, void *value) {
+  ENTER();
+  if (!pool_ok(pool)) return CUDA_ERROR_INVALID_HANDLE;
+  int *reuse = reuse_of(pool, attribute);
+  if (reuse) return *reuse = *(int *)value, CUDA_SUCCESS;
+  switch (attribute) {
+    case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: pool->threshold = *(cuuint64_t *)value; return CUDA_SUCCESS;
+    case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
+    case CU_MEMPOOL_ATTR_USED_MEM_HIGH:
+      if (*(cuuint64_t *)value) return CUDA_ERROR_INVALID_VALUE;
+      return CUDA_SUCCESS;
+    default: return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t keep) {
+  ENTER();
+  (void)keep;
+  return pool_ok(pool) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}

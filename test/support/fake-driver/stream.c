@@ -1,0 +1,256 @@
+/* The stand-in's streams, events and graphs. Work is done when it is queued, so streams are
+ * always idle; a stream callback or host function is called before the call that queues it
+ * returns. Capture records nothing: a captured graph has no nodes. */
+#include "fake.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct CUstream_st {
+  int id;
+  unsigned int flags;
+  int priority;
+  CUstreamCaptureStatus capture;
+};
+struct CUevent_st { unsigned int flags; int recorded; };
+struct CUgraph_st { int nodes; };
+struct CUgraphExec_st { int launches; };
+
+static bool is_pseudo(CUstream stream) { return !stream || stream == CU_STREAM_LEGACY || stream == CU_STREAM_PER_THREAD; }
+
+bool stream_ok(CUstream stream) { return is_pseudo(stream) || obj_live((uintptr_t)stream, OBJ_STREAM); }
+int stream_id(CUstream stream) { return is_pseudo(stream) ? 0 : stream->id; }
+
+static bool capturing(CUstream stream) { return !is_pseudo(stream) && stream->capture != CU_STREAM_CAPTURE_STATUS_NONE; }
+
+static CUresult new_stream(CUstream *stream, unsigned int flags, int priority) {
+  static int streams;
+  if (in_context() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
+  if (flags & ~1u) return CUDA_ERROR_INVALID_VALUE;
+  struct CUstream_st *s = calloc(1, sizeof *s);
+  if (!s) return CUDA_ERROR_OUT_OF_MEMORY;
+  s->id = __atomic_add_fetch(&streams, 1, __ATOMIC_RELAXED);
+  s->flags = flags;
+  s->priority = priority < -5 ? -5 : priority > 0 ? 0 : priority;
+  CUresult result = obj_add((uintptr_t)s, OBJ_STREAM, 0);
+  if (result != CUDA_SUCCESS) return free(s), result;
+  *stream = s;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuStreamCreate(CUstream *stream, unsigned int flags) {
+  ENTER();
+  return new_stream(stream, flags, 0);
+}
+EXPORT CUresult cuStreamCreateWithPriority(CUstream *stream, unsigned int flags, int priority) {
+  ENTER();
+  return new_stream(stream, flags, priority);
+}
+EXPORT CUresult cuStreamDestroy(CUstream stream) {
+  ENTER();
+  if (is_pseudo(stream) || !obj_remove((uintptr_t)stream, OBJ_STREAM)) return CUDA_ERROR_INVALID_HANDLE;
+  free(stream);
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuStreamQuery(CUstream stream) {
+  ENTER();
+  if (!stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
+  return capturing(stream) ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : in_context();
+}
+EXPORT CUresult cuStreamSynchronize(CUstream stream) {
+  ENTER();
+  if (!stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
+  return capturing(stream) ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : in_context();
+}
+EXPORT CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags) {
+  ENTER();
+  if (!stream_ok(stream) || !obj_live((uintptr_t)event, OBJ_EVENT)) return CUDA_ERROR_INVALID_HANDLE;
+  return flags ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+EXPORT CUresult cuStreamGetFlags(CUstream stream, unsigned int *flags) {
+  ENTER();
+  if (!stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
+  *flags = is_pseudo(stream) ? 0 : stream->flags;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuStreamGetPriority(CUstream stream, int *priority) {
+  ENTER();
+  if (!stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
+  *priority = is_pseudo(stream) ? 0 : stream->priority;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuStreamAddCallback(CUstream stream, CUstreamCallback callback, void *data, unsigned int flags) {
+  ENTER();
+  if (!stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
+  if (flags || !callback) return CUDA_ERROR_INVALID_VALUE;
+  if (capturing(stream)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  callback(stream, CUDA_SUCCESS, data);
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuLaunchHostFunc(CUstream stream, CUhostFn fn, void *data) {
+  ENTER();
+  if (!stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
+  if (!fn) return CUDA_ERROR_INVALID_VALUE;
+  if (!capturing(stream)) fn(data);
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuStreamAttachMemAsync(CUstream stream, CUdeviceptr ptr, size_t bytes, unsigned int flags) {
+  ENTER();
+  obj o;
+  if (!stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
+  if (!obj_memory((uintptr_t)ptr, bytes, &o) || o.kind != OBJ_MANAGED || (bytes && bytes != o.size) ||
+      (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST && flags != CU_MEM_ATTACH_SINGLE))
+    return CUDA_ERROR_INVALID_VALUE;
+  return CUDA_SUCCESS;
+}
+
+/* ---- capture and graphs ---- */
+
+EXPORT CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode) {
+  ENTER();
+  static _Thread_local CUstreamCaptureMode current = CU_STREAM_CAPTURE_MODE_GLOBAL;
+  CUstreamCaptureMode old = current;
+  if ((unsigned)*mode > CU_STREAM_CAPTURE_MODE_RELAXED) return CUDA_ERROR_INVALID_VALUE;
+  current = *mode;
+  *mode = old;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuStreamBeginCapture(CUstream stream, CUstreamCaptureMode mode) {
+  ENTER();
+  if (is_pseudo(stream)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  if (!stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
+  if ((unsigned)mode > CU_STREAM_CAPTURE_MODE_RELAXED) return CUDA_ERROR_INVALID_VALUE;
+  if (capturing(stream)) return CUDA_ERROR_ILLEGAL_STATE;
+  stream->capture = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuStreamEndCapture(CUstream stream, CUgraph *graph) {
+  ENTER();
+  if (!stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
+  if (!capturing(stream)) return CUDA_ERROR_ILLEGAL_STATE;
+  stream->capture = CU_STREAM_CAPTURE_STATUS_NONE;
+  struct CUgraph_st *g = calloc(1, sizeof *g);
+  if (!g) return CUDA_ERROR_OUT_OF_MEMORY;
+  CUresult result = obj_add((uintptr_t)g, OBJ_GRAPH, 0);
+  if (result != CUDA_SUCCESS) return free(g), result;
+  *graph = g;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuStreamIsCapturing(CUstream stream, CUstreamCaptureStatus *status) {
+  ENTER();
+  if (!stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
+  *status = is_pseudo(stream) ? CU_STREAM_CAPTURE_STATUS_NONE : stream->capture;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphDestroy(CUgraph graph) {
+  ENTER();
+  if (!obj_remove((uintptr_t)graph, OBJ_GRAPH)) return CUDA_ERROR_INVALID_VALUE;
+  free(graph);
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphGetNodes(CUgraph graph, CUgraphNode *nodes, size_t *count) {
+  ENTER();
+  (void)nodes;
+  if (!obj_live((uintptr_t)graph, OBJ_GRAPH)) return CUDA_ERROR_INVALID_VALUE;
+  *count = (size_t)graph->nodes;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec *exec, CUgraph graph, unsigned long long flags) {
+  ENTER();
+  if (!obj_live((uintptr_t)graph, OBJ_GRAPH) || flags > 15) return CUDA_ERROR_INVALID_VALUE;
+  struct CUgraphExec_st *e = calloc(1, sizeof *e);
+  if (!e) return CUDA_ERROR_OUT_OF_MEMORY;
+  CUresult result = obj_add((uintptr_t)e, OBJ_GRAPH_EXEC, 0);
+  if (result != CUDA_SUCCESS) return free(e), result;
+  *exec = e;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphExecDestroy(CUgraphExec exec) {
+  ENTER();
+  if (!obj_remove((uintptr_t)exec, OBJ_GRAPH_EXEC)) return CUDA_ERROR_INVALID_VALUE;
+  free(exec);
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphExecUpdate(CUgraphExec exec, CUgraph graph, CUgraphExecUpdateResultInfo *info) {
+  ENTER();
+  if (!obj_live((uintptr_t)exec, OBJ_GRAPH_EXEC) || !obj_live((uintptr_t)graph, OBJ_GRAPH))
+    return CUDA_ERROR_INVALID_VALUE;
+  memset(info, 0, sizeof *info);
+  info->result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream) {
+  ENTER();
+  if (!obj_live((uintptr_t)exec, OBJ_GRAPH_EXEC) || !stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
+  exec->launches++;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphUpload(CUgraphExec exec, CUstream stream) {
+  ENTER();
+  if (!obj_live((uintptr_t)exec, OBJ_GRAPH_EXEC) || !stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
+  return CUDA_SUCCESS;
+}
+
+/* ---- events: IPC handles hold the process id and the event ---- */
+
+static CUresult new_event(CUevent *event, unsigned int flags) {
+  if (in_context() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
+  if (flags & ~0xfu) return CUDA_ERROR_INVALID_VALUE;
+  struct CUevent_st *e = calloc(1, sizeof *e);
+  if (!e) return CUDA_ERROR_OUT_OF_MEMORY;
+  e->flags = flags;
+  CUresult result = obj_add((uintptr_t)e, OBJ_EVENT, 0);
+  if (result != CUDA_SUCCESS) return free(e), result;
+  *event = e;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuEventCreate(CUevent *event, unsigned int flags) {
+  ENTER();
+  return new_event(event, flags);
+}
+EXPORT CUresult cuEventDestroy(CUevent event) {
+  ENTER();
+  if (!obj_remove((uintptr_t)event, OBJ_EVENT)) return CUDA_ERROR_INVALID_HANDLE;
+  free(event);
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuEventRecord(CUevent event, CUstream stream) {
+  ENTER();
+  if (!obj_live((uintptr_t)event, OBJ_EVENT) || !stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
+  event->recorded = 1;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuEventQuery(CUevent event) {
+  ENTER();
+  return obj_live((uintptr_t)event, OBJ_EVENT) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+EXPORT CUresult cuEventSynchronize(CUevent event) {
+  ENTER();
+  return obj_live((uintptr_t)event, OBJ_EVENT) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+EXPORT CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent end) {
+  ENTER();
+  if (!obj_live((uintptr_t)start, OBJ_EVENT) || !obj_live((uintptr_t)end, OBJ_EVENT)) return CUDA_ERROR_INVALID_HANDLE;
+  if ((start->flags | end->flags) & CU_EVENT_DISABLE_TIMING) return CUDA_ERROR_INVALID_HANDLE;
+  if (!start->recorded || !end->recorded) return CUDA_ERROR_INVALID_HANDLE;
+  *ms = 1.5f;
+  return CUDA_SUCCESS;
+}
+typedef struct { int pid; CUevent event; } ipc_event;
+EXPORT CUresult cuIpcGetEventHandle(CUipcEventHandle *handle, CUevent event) {
+  ENTER();
+  if (!obj_live((uintptr_t)event, OBJ_EVENT)) return CUDA_ERROR_INVALID_HANDLE;
+  if (!(event->flags & CU_EVENT_INTERPROCESS)) return CUDA_ERROR_INVALID_VALUE;
+  ipc_event h = {getpid(), event};
+  memset(handle, 0, sizeof *handle);
+  memcpy(handle->reserved, &h, sizeof h);
+  return CUDA_SUCCESS;
+}
+/* Another process's event cannot be shared here: opening gives a new event. */
+EXPORT CUresult cuIpcOpenEventHandle(CUevent *event, CUipcEventHandle handle) {
+  ENTER();
+  ipc_event h;
+  memcpy(&h, handle.reserved, sizeof h);
+  if (!h.pid) return CUDA_ERROR_INVALID_VALUE;
+  return new_event(event, CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS);
+}
