@@ -115,15 +115,6 @@ static napi_value device_primary_ctx_get_state(napi_env env, napi_callback_info 
   return result;
 }
 
-static napi_value device_primary_ctx_set_flags(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 2);
-  CUdevice device;
-  uint32_t flags;
-  if (!arg_device(env, argv[0], &device) || !arg_uint32(env, argv[1], "flags", &flags)) return NULL;
-  CU_CALL(env, cuDevicePrimaryCtxSetFlags, device, flags);
-  return NULL;
-}
-
 bool device_init(napi_env env, napi_value exports) {
   static const export_fn fns[] = {
       {"deviceGet", device_get},
@@ -136,7 +127,6 @@ bool device_init(napi_env env, napi_value exports) {
       {"deviceCanAccessPeer", device_can_access_peer},
       {"deviceGetUuid", device_get_uuid},
       {"devicePrimaryCtxGetState", device_primary_ctx_get_state},
-      {"devicePrimaryCtxSetFlags", device_primary_ctx_set_flags},
   };
   return EXPORTS(env, exports, fns);
 }

@@ -23,7 +23,7 @@ typedef CUresult (CUDAAPI *PFN_cuProfilerInitialize_v4000)(const char *configFil
   X(cuDeviceGetAttribute, 2000) X(cuDeviceTotalMem, 3020) X(cuDeviceGetPCIBusId, 4010) \
   X(cuDeviceGetByPCIBusId, 4010) X(cuDeviceCanAccessPeer, 4000) X(cuDeviceGetUuid, 11040) \
   X(cuDevicePrimaryCtxRetain, 7000) X(cuDevicePrimaryCtxRelease, 11000) \
-  X(cuDevicePrimaryCtxGetState, 7000) X(cuDevicePrimaryCtxSetFlags, 11000) \
+  X(cuDevicePrimaryCtxGetState, 7000) \
   X(cuDeviceGetDefaultMemPool, 11020) X(cuDeviceGetMemPool, 11020) X(cuCtxCreate, 12050) \
   X(cuCtxDestroy, 4000) X(cuCtxPushCurrent, 4000) X(cuCtxPopCurrent, 4000) \
   X(cuCtxSetCurrent, 4000) X(cuCtxGetCurrent, 4000) X(cuCtxGetDevice, 2000) \

@@ -212,9 +212,8 @@ napi_value wait_host_func(napi_env env, CUstream stream, napi_value value) {
  * a graph would run one at each launch: while capturing, keeping buffers is the graph's owner's. */
 bool wait_keep_alive(napi_env env, CUstream stream, napi_value value) {
   CUstreamCaptureStatus capture;
-  if (DRV(cuStreamIsCapturing, stream, &capture) != CUDA_SUCCESS ||
-      capture != CU_STREAM_CAPTURE_STATUS_NONE)
-    return true;
+  if (DRV(cuStreamIsCapturing, stream, &capture) == CUDA_SUCCESS && capture != CU_STREAM_CAPTURE_STATUS_NONE)
+    return true; /* where the query fails, the callback below keeps the value or throws */
   wait_op *op = wait_begin(env, value, "cuStreamAddCallback", NULL);
   if (!op) return false;
   CUresult result = DRV(cuStreamAddCallback, stream, stream_reached, op, 0);
@@ -229,7 +228,8 @@ bool wait_keep_alive(napi_env env, CUstream stream, napi_value value) {
 static void *wait_thread(void *data) {
   wait_op *op = data;
   CUresult status = op->ctx ? DRV(cuCtxSetCurrent, op->ctx->handle) : CUDA_SUCCESS;
-  if (status == CUDA_SUCCESS) status = op->blocking(op->arg);
+  if (status != CUDA_SUCCESS) op->api = "cuCtxSetCurrent"; /* the error names the call that failed */
+  else status = op->blocking(op->arg);
   if (threads_exiting()) return NULL; /* the process is going: touch nothing */
   if (op->ctx) {
     DRV(cuCtxSetCurrent, NULL);

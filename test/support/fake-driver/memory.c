@@ -29,9 +29,15 @@ EXPORT CUresult cuMemAlloc(CUdeviceptr *ptr, size_t bytes) {
   ENTER();
   return allocate(ptr, bytes, OBJ_DEVICE_MEMORY);
 }
+/* Device and managed memory alike. */
+static CUresult release_device(CUdeviceptr ptr) {
+  obj o;
+  bool managed = obj_memory((uintptr_t)ptr, 0, &o) && o.key == ptr && o.kind == OBJ_MANAGED;
+  return release(ptr, managed ? OBJ_MANAGED : OBJ_DEVICE_MEMORY);
+}
 EXPORT CUresult cuMemFree(CUdeviceptr ptr) {
   ENTER();
-  return release(ptr, OBJ_DEVICE_MEMORY);
+  return release_device(ptr);
 }
 EXPORT CUresult cuMemAllocPitch(CUdeviceptr *ptr, size_t *pitch, size_t width, size_t height,
                                 unsigned int element) {
@@ -258,7 +264,7 @@ EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *ptr, size_t bytes, CUmemory
 EXPORT CUresult cuMemFreeAsync(CUdeviceptr ptr, CUstream stream) {
   ENTER();
   if (!stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
-  return release(ptr, OBJ_DEVICE_MEMORY);
+  return release_device(ptr);
 }
 /* The pool's setting for one of the three reuse attributes, or NULL for another attribute. */
 static int *reuse_of(CUmemoryPool pool, CUmemPool_attribute attribute) {

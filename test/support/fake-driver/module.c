@@ -314,7 +314,7 @@ EXPORT CUresult cuTexRefSetAddress2D(CUtexref t, const CUDA_ARRAY_DESCRIPTOR *d,
 }
 EXPORT CUresult cuTexRefSetArray(CUtexref t, CUarray array, unsigned int flags) {
   ENTER();
-  if (flags != CU_TRSA_OVERRIDE_FORMAT) return CUDA_ERROR_INVALID_VALUE;
+  if (flags > CU_TRSA_OVERRIDE_FORMAT) return CUDA_ERROR_INVALID_VALUE;
   if (!obj_live((uintptr_t)array, OBJ_ARRAY)) return CUDA_ERROR_INVALID_HANDLE;
   t->array = array;
   return CUDA_SUCCESS;
