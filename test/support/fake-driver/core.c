@@ -177,16 +177,24 @@ static bool is_memory(obj_kind kind) {
   return kind >= OBJ_DEVICE_MEMORY && kind <= OBJ_GLOBAL;
 }
 
+static bool holds(const obj *o, uintptr_t address, size_t bytes) {
+  return o->key && is_memory(o->kind) && address >= o->key && address - o->key <= o->size &&
+         bytes <= o->size - (address - o->key);
+}
+
+/* An allocation's start is found by its key, else the last object found is tried, else all are
+ * scanned (copies reach here often: bench/overhead.js times them). */
 bool obj_memory(uintptr_t address, size_t bytes, obj *out) {
-  bool found = false;
+  static unsigned last;
   pthread_mutex_lock(&lock);
-  for (unsigned i = 0; i < CAPACITY && !found; i++) {
-    obj *o = &table[i];
-    if (o->key && is_memory(o->kind) && address >= o->key && address - o->key <= o->size &&
-        bytes <= o->size - (address - o->key)) {
-      if (out) *out = *o;
-      found = true;
-    }
+  unsigned i = probe(address);
+  if (!holds(&table[i], address, bytes)) i = last;
+  if (!holds(&table[i], address, bytes))
+    for (i = 0; i < CAPACITY && !holds(&table[i], address, bytes); i++) continue;
+  bool found = i < CAPACITY;
+  if (found) {
+    last = i;
+    if (out) *out = table[i];
   }
   pthread_mutex_unlock(&lock);
   return found;
