@@ -24,8 +24,9 @@ typedef CUresult (CUDAAPI *PFN_cuProfilerInitialize_v4000)(const char *configFil
   X(cuDeviceGetByPCIBusId, 4010) X(cuDeviceCanAccessPeer, 4000) X(cuDeviceGetUuid, 11040) \
   X(cuDevicePrimaryCtxRetain, 7000) X(cuDevicePrimaryCtxRelease, 11000) \
   X(cuDevicePrimaryCtxGetState, 7000) \
-  X(cuDeviceGetDefaultMemPool, 11020) X(cuDeviceGetMemPool, 11020) X(cuCtxCreate, 12050) \
-  X(cuCtxDestroy, 4000) X(cuCtxPushCurrent, 4000) X(cuCtxPopCurrent, 4000) \
+  X(cuDeviceGetDefaultMemPool, 11020) \
+  X(cuDeviceGetMemPool, 11020) \
+  X(cuCtxCreate, 12050) X(cuCtxDestroy, 4000) X(cuCtxPushCurrent, 4000) X(cuCtxPopCurrent, 4000) \
   X(cuCtxSetCurrent, 4000) X(cuCtxGetCurrent, 4000) X(cuCtxGetDevice, 2000) \
   X(cuCtxSynchronize, 2000) X(cuCtxSetLimit, 3010) X(cuCtxGetLimit, 3010) \
   X(cuCtxSetCacheConfig, 3020) X(cuCtxGetCacheConfig, 3020) X(cuCtxSetSharedMemConfig, 4020) \
@@ -35,44 +36,51 @@ typedef CUresult (CUDAAPI *PFN_cuProfilerInitialize_v4000)(const char *configFil
   X(cuStreamQuery, 2000) X(cuStreamSynchronize, 2000) X(cuStreamWaitEvent, 3020) \
   X(cuStreamGetFlags, 5050) X(cuStreamGetPriority, 5050) X(cuStreamAddCallback, 5000) \
   X(cuLaunchHostFunc, 10000) X(cuStreamBeginCapture, 10010) X(cuStreamEndCapture, 10000) \
-  X(cuStreamIsCapturing, 10000) X(cuEventCreate, 2000) X(cuEventDestroy, 4000) \
-  X(cuEventRecord, 2000) X(cuEventQuery, 2000) X(cuEventSynchronize, 2000) \
-  X(cuEventElapsedTime, 12080) X(cuIpcGetEventHandle, 4010) X(cuIpcOpenEventHandle, 4010) \
+  X(cuStreamIsCapturing, 10000) \
+  X(cuEventCreate, 2000) X(cuEventDestroy, 4000) X(cuEventRecord, 2000) X(cuEventQuery, 2000) \
+  X(cuEventSynchronize, 2000) X(cuEventElapsedTime, 12080) X(cuIpcGetEventHandle, 4010) \
+  X(cuIpcOpenEventHandle, 4010) \
   X(cuMemAlloc, 3020) X(cuMemFree, 3020) X(cuMemAllocPitch, 3020) X(cuMemGetInfo, 3020) \
-  X(cuMemFreeHost, 2000) X(cuMemHostAlloc, 2020) X(cuMemHostGetDevicePointer, 3020) \
-  X(cuMemHostGetFlags, 2030) X(cuMemHostRegister, 6050) X(cuMemHostUnregister, 4000) \
-  X(cuMemAllocManaged, 6000) X(cuStreamAttachMemAsync, 6000) X(cuPointerGetAttribute, 4000) \
-  X(cuMemGetAddressRange, 3020) X(cuMemsetD8, 3020) X(cuMemsetD16, 3020) X(cuMemsetD32, 3020) \
-  X(cuMemsetD2D8, 3020) X(cuMemsetD2D16, 3020) X(cuMemsetD2D32, 3020) X(cuMemsetD8Async, 3020) \
+  X(cuMemFreeHost, 2000) X(cuMemHostAlloc, 2020) \
+  X(cuMemHostGetDevicePointer, 3020) X(cuMemHostGetFlags, 2030) X(cuMemHostRegister, 6050) \
+  X(cuMemHostUnregister, 4000) X(cuMemAllocManaged, 6000) X(cuStreamAttachMemAsync, 6000) \
+  X(cuPointerGetAttribute, 4000) X(cuMemGetAddressRange, 3020) \
+  X(cuMemsetD8, 3020) X(cuMemsetD16, 3020) X(cuMemsetD32, 3020) X(cuMemsetD2D8, 3020) \
+  X(cuMemsetD2D16, 3020) X(cuMemsetD2D32, 3020) X(cuMemsetD8Async, 3020) \
   X(cuMemsetD16Async, 3020) X(cuMemsetD32Async, 3020) X(cuMemsetD2D8Async, 3020) \
-  X(cuMemsetD2D16Async, 3020) X(cuMemsetD2D32Async, 3020) X(cuMemcpyHtoD, 3020) \
-  X(cuMemcpyDtoH, 3020) X(cuMemcpyDtoD, 3020) X(cuMemcpyHtoDAsync, 3020) \
-  X(cuMemcpyDtoHAsync, 3020) X(cuMemcpyDtoDAsync, 3020) X(cuMemcpyPeer, 4000) \
-  X(cuMemcpyPeerAsync, 4000) X(cuMemcpy2D, 3020) X(cuMemcpy2DUnaligned, 3020) \
-  X(cuMemcpy2DAsync, 3020) X(cuMemcpy3D, 3020) X(cuMemcpy3DAsync, 3020) X(cuMemcpy3DPeer, 4000) \
-  X(cuMemcpy3DPeerAsync, 4000) X(cuMemcpyDtoA, 3020) X(cuMemcpyAtoD, 3020) X(cuMemcpyHtoA, 3020) \
-  X(cuMemcpyAtoH, 3020) X(cuMemcpyAtoA, 3020) X(cuMemcpyHtoAAsync, 3020) \
-  X(cuMemcpyAtoHAsync, 3020) X(cuIpcGetMemHandle, 4010) X(cuIpcOpenMemHandle, 11000) \
-  X(cuIpcCloseMemHandle, 4010) X(cuMemAllocAsync, 11020) X(cuMemFreeAsync, 11020) \
-  X(cuMemAllocFromPoolAsync, 11020) X(cuMemPoolGetAttribute, 11020) \
-  X(cuMemPoolSetAttribute, 11020) X(cuMemPoolTrimTo, 11020) \
-  X(cuThreadExchangeStreamCaptureMode, 10010) X(cuModuleLoad, 2000) X(cuModuleLoadDataEx, 2010) \
-  X(cuModuleUnload, 2000) X(cuModuleGetFunction, 2000) X(cuModuleGetGlobal, 3020) \
-  X(cuModuleGetTexRef, 2000) X(cuModuleGetSurfRef, 3000) X(cuLaunchKernel, 4000) \
-  X(cuLaunchKernelEx, 11060) X(cuFuncGetAttribute, 2020) X(cuFuncSetAttribute, 9000) \
-  X(cuFuncSetCacheConfig, 3000) X(cuFuncSetSharedMemConfig, 4020) X(cuFuncGetParamInfo, 12040) \
+  X(cuMemsetD2D16Async, 3020) X(cuMemsetD2D32Async, 3020) \
+  X(cuMemcpyHtoD, 3020) X(cuMemcpyDtoH, 3020) \
+  X(cuMemcpyDtoD, 3020) X(cuMemcpyHtoDAsync, 3020) X(cuMemcpyDtoHAsync, 3020) \
+  X(cuMemcpyDtoDAsync, 3020) X(cuMemcpyPeer, 4000) X(cuMemcpyPeerAsync, 4000) \
+  X(cuMemcpy2D, 3020) X(cuMemcpy2DUnaligned, 3020) X(cuMemcpy2DAsync, 3020) X(cuMemcpy3D, 3020) \
+  X(cuMemcpy3DAsync, 3020) X(cuMemcpy3DPeer, 4000) X(cuMemcpy3DPeerAsync, 4000) \
+  X(cuMemcpyDtoA, 3020) X(cuMemcpyAtoD, 3020) X(cuMemcpyHtoA, 3020) X(cuMemcpyAtoH, 3020) \
+  X(cuMemcpyAtoA, 3020) X(cuMemcpyHtoAAsync, 3020) X(cuMemcpyAtoHAsync, 3020) \
+  X(cuIpcGetMemHandle, 4010) X(cuIpcOpenMemHandle, 11000) X(cuIpcCloseMemHandle, 4010) \
+  X(cuMemAllocAsync, 11020) X(cuMemFreeAsync, 11020) X(cuMemAllocFromPoolAsync, 11020) \
+  X(cuMemPoolGetAttribute, 11020) X(cuMemPoolSetAttribute, 11020) X(cuMemPoolTrimTo, 11020) \
+  X(cuThreadExchangeStreamCaptureMode, 10010) \
+  X(cuModuleLoad, 2000) X(cuModuleLoadDataEx, 2010) \
+  X(cuModuleUnload, 2000) X(cuModuleGetFunction, 2000) \
+  X(cuModuleGetGlobal, 3020) X(cuModuleGetTexRef, 2000) X(cuModuleGetSurfRef, 3000) \
+  X(cuLaunchKernel, 4000) X(cuLaunchKernelEx, 11060) \
+  X(cuFuncGetAttribute, 2020) X(cuFuncSetAttribute, 9000) X(cuFuncSetCacheConfig, 3000) \
+  X(cuFuncSetSharedMemConfig, 4020) X(cuFuncGetParamInfo, 12040) \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, 7000) \
-  X(cuOccupancyMaxPotentialBlockSizeWithFlags, 7000) X(cuTexRefSetArray, 2000) \
-  X(cuTexRefSetAddress, 3020) X(cuTexRefSetAddress2D, 4010) X(cuTexRefSetFormat, 2000) \
-  X(cuTexRefSetAddressMode, 2000) X(cuTexRefSetFilterMode, 2000) X(cuTexRefSetFlags, 2000) \
-  X(cuTexRefGetAddress, 3020) X(cuTexRefGetAddressMode, 2000) X(cuTexRefGetFilterMode, 2000) \
-  X(cuTexRefGetFormat, 2000) X(cuTexRefGetFlags, 2000) X(cuSurfRefSetArray, 3000) \
+  X(cuOccupancyMaxPotentialBlockSizeWithFlags, 7000) \
+  X(cuTexRefSetArray, 2000) X(cuTexRefSetAddress, 3020) X(cuTexRefSetAddress2D, 4010) \
+  X(cuTexRefSetFormat, 2000) X(cuTexRefSetAddressMode, 2000) X(cuTexRefSetFilterMode, 2000) \
+  X(cuTexRefSetFlags, 2000) X(cuTexRefGetAddress, 3020) \
+  X(cuTexRefGetAddressMode, 2000) X(cuTexRefGetFilterMode, 2000) X(cuTexRefGetFormat, 2000) \
+  X(cuTexRefGetFlags, 2000) X(cuSurfRefSetArray, 3000) \
   X(cuTexObjectCreate, 5000) X(cuTexObjectDestroy, 5000) X(cuSurfObjectCreate, 5000) \
-  X(cuSurfObjectDestroy, 5000) X(cuArray3DCreate, 3020) X(cuArrayDestroy, 2000) \
-  X(cuArray3DGetDescriptor, 3020) X(cuGraphInstantiateWithFlags, 11040) X(cuGraphLaunch, 10000) \
-  X(cuGraphDestroy, 10000) X(cuGraphExecDestroy, 10000) X(cuGraphExecUpdate, 12000) \
-  X(cuGraphGetNodes, 10000) X(cuGraphUpload, 11010) X(cuProfilerStart, 4000) \
-  X(cuProfilerStop, 4000) X(cuProfilerInitialize, 4000)
+  X(cuSurfObjectDestroy, 5000) \
+  X(cuArray3DCreate, 3020) X(cuArrayDestroy, 2000) \
+  X(cuArray3DGetDescriptor, 3020) \
+  X(cuGraphInstantiateWithFlags, 11040) X(cuGraphLaunch, 10000) X(cuGraphDestroy, 10000) \
+  X(cuGraphExecDestroy, 10000) X(cuGraphExecUpdate, 12000) X(cuGraphGetNodes, 10000) \
+  X(cuGraphUpload, 11010) \
+  X(cuProfilerStart, 4000) X(cuProfilerStop, 4000) X(cuProfilerInitialize, 4000)
 
 #define CU_TABLE_ENTRY(name, version) PFN_##name##_v##version name;
 typedef struct cu_table {

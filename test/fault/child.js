@@ -90,14 +90,14 @@ async function inject(dir, symbol, operation) {
 async function main() {
   const [mode, symbol, operation] = process.argv.slice(2);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cudadrv-fault-'));
-  const context = new cuda.Device(0).makeContext();
+  const context = new cuda.Device(0).makeContext(); // current for the operations
   try {
     const result = mode === 'discover' ? await discover(dir) : await inject(dir, symbol, operation);
     process.stdout.write(JSON.stringify(result));
   } finally {
+    context.detach();
     fs.rmSync(dir, { recursive: true, force: true });
   }
-  void context;
 }
 
 main().catch((error) => {

@@ -5,6 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+struct CUarray_st {
+  CUDA_ARRAY3D_DESCRIPTOR desc;
+  size_t element, row; /* bytes an element, bytes a row */
+  unsigned char *data;
+};
+
 static size_t format_bytes(CUarray_format format) {
   switch (format) {
     case CU_AD_FORMAT_UNSIGNED_INT8: case CU_AD_FORMAT_SIGNED_INT8: return 1;

@@ -71,10 +71,4 @@ bool stream_ok(CUstream stream);
 /* The number a stream is logged by: 0 for the default stream. */
 int stream_id(CUstream stream);
 
-struct CUarray_st {
-  CUDA_ARRAY3D_DESCRIPTOR desc;
-  size_t element, row; /* bytes an element, bytes a row */
-  unsigned char *data;
-};
-
 #endif
