@@ -1,6 +1,7 @@
 {
   "variables": {
-    "cuda_include": "<!(node scripts/find-cuda.js)"
+    "cuda_include": "<!(node scripts/find-cuda.js)",
+    "sanitize%": "false"
   },
   "targets": [
     {
@@ -35,6 +36,12 @@
       "defines": ["NAPI_VERSION=8", "_GNU_SOURCE"],
       "cflags_c": ["-std=c11", "-Wall", "-Wextra", "-O2"],
       "libraries": ["-ldl", "-lpthread"],
+      "conditions": [
+        ["sanitize=='true'", {
+          "cflags_c": ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer", "-g"],
+          "ldflags": ["-fsanitize=address,undefined"]
+        }]
+      ],
       "actions": [
         {
           "action_name": "cuda_constants",

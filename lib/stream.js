@@ -50,7 +50,8 @@ class Stream {
   }
 
   /** Calls fn on the main thread once the stream reaches this point; returns a Promise of fn's
-   * result. Work enqueued later does not wait for fn (the GPU never waits for JavaScript). */
+   * result. Work enqueued later does not wait for fn (the GPU never waits for JavaScript). A
+   * LogicError while the stream is capturing: a graph would call fn at each launch. */
   launchHostFunc(fn) {
     check.func('fn', fn);
     return binding.streamLaunchHostFunc(this).then(() => fn());

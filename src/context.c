@@ -3,7 +3,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "cudadrv.h"
+#include "memory.h"
 
 /* ---- the records of known contexts, one per CUcontext, shared by every addon instance ---- */
 
@@ -19,21 +19,21 @@ static void known_remove_locked(ctx_rec *rec) {
 }
 
 /* The record of handle, made if new; a new reference. */
-static ctx_rec *ctx_rec_of(CUcontext handle) {
+/* The record of handle (a new reference), made on first sight; NULL when out of memory. device:
+ * the context's device where the caller made or retained the context (a primary context is
+ * released on it), else -1 (a borrowed context, never released here). */
+static ctx_rec *ctx_rec_of(CUcontext handle, CUdevice device) {
   pthread_mutex_lock(&known_lock);
   ctx_rec *rec = known;
   while (rec && rec->handle != handle) rec = rec->next;
   if (rec) {
     atomic_fetch_add(&rec->refs, 1);
+    if (device >= 0) rec->device = device; /* first seen borrowed, now retained */
   } else if ((rec = calloc(1, sizeof *rec))) {
     rec->handle = handle;
     atomic_init(&rec->refs, 1);
     atomic_flag_clear(&rec->destroy_claimed);
-    CUcontext previous;
-    if (DRV(cuCtxPushCurrent, handle) == CUDA_SUCCESS) {
-      DRV(cuCtxGetDevice, &rec->device);
-      DRV(cuCtxPopCurrent, &previous);
-    }
+    rec->device = device;
     rec->next = known;
     known = rec;
   }
@@ -68,7 +68,7 @@ ctx_rec *ctx_rec_current(napi_env env) {
                      "new cuda.Device(0).makeContext(), or require('cudadrv/autoprimaryctx')");
     return NULL;
   }
-  ctx_rec *rec = ctx_rec_of(current);
+  ctx_rec *rec = ctx_rec_of(current, -1);
   if (!rec) throw_oom(env);
   return rec;
 }
@@ -127,9 +127,10 @@ static const handle_kind CONTEXT_KIND = {
     .freed = "this Context has been detached; make or retain a new one"};
 
 /* Pops the context if it is current, then destroys or releases what this holder owns. */
-static void holder_release(ctx_holder *holder) {
+static void holder_release(napi_env env, ctx_holder *holder) {
   holder->base.freed = true;
   if (holder->origin == CTX_BORROWED) return;
+  memory_context_detached(env, holder->rec);
   CUcontext current = NULL;
   if (DRV(cuCtxGetCurrent, &current) == CUDA_SUCCESS && current == holder->rec->handle) {
     CUcontext popped;
@@ -139,10 +140,9 @@ static void holder_release(ctx_holder *holder) {
 }
 
 static void holder_finalize(napi_env env, void *data, void *hint) {
-  (void)env;
   (void)hint;
   ctx_holder *holder = data;
-  if (!holder->base.freed) holder_release(holder);
+  if (!holder->base.freed) holder_release(env, holder);
   ctx_rec_release(holder->rec);
   free(holder);
 }
@@ -183,7 +183,12 @@ static napi_value ctx_create(napi_env env, napi_callback_info info) {
     return NULL;
   CUcontext handle;
   CU_CALL(env, cuCtxCreate, &handle, NULL, flags, (CUdevice)device);
-  return wrap_holder(env, argv[0], ctx_rec_of(handle), CTX_CREATED);
+  ctx_rec *rec = ctx_rec_of(handle, (CUdevice)device);
+  if (!rec) { /* no memory for its record: nothing may hold it */
+    DRV(cuCtxDestroy, handle);
+    return throw_oom(env);
+  }
+  return wrap_holder(env, argv[0], rec, CTX_CREATED);
 }
 
 /* ctxRetainPrimary(obj, device): retains the device's primary context (not made current). */
@@ -193,10 +198,14 @@ static napi_value ctx_retain_primary(napi_env env, napi_callback_info info) {
   if (!arg_int32(env, argv[1], "device", &device) || !driver_ready(env)) return NULL;
   CUcontext handle;
   CU_CALL(env, cuDevicePrimaryCtxRetain, &handle, (CUdevice)device);
-  ctx_rec *rec = ctx_rec_of(handle);
+  ctx_rec *rec = ctx_rec_of(handle, (CUdevice)device);
   if (rec && atomic_load(&rec->destroyed)) { /* released before, retained again: a fresh record */
     ctx_rec_release(rec);
-    rec = ctx_rec_of(handle);
+    rec = ctx_rec_of(handle, (CUdevice)device);
+  }
+  if (!rec) {
+    DRV(cuDevicePrimaryCtxRelease, (CUdevice)device);
+    return throw_oom(env);
   }
   return wrap_holder(env, argv[0], rec, CTX_PRIMARY);
 }
@@ -226,7 +235,7 @@ static napi_value ctx_detach(napi_env env, napi_callback_info info) {
   ARGS(env, info, 1);
   ctx_holder *holder = handle_get_any(env, argv[0], &CONTEXT_KIND);
   if (!holder) return NULL;
-  if (!holder->base.freed) holder_release(holder);
+  if (!holder->base.freed) holder_release(env, holder);
   return NULL;
 }
 

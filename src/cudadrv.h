@@ -55,7 +55,7 @@ napi_value throw_runtime(napi_env env, int code, const char *api, const char *me
  * know whether the context is still alive and can free in it. */
 typedef struct ctx_rec {
   CUcontext handle;
-  CUdevice device;
+  CUdevice device;       /* where a primary context is released; -1 for one only borrowed */
   atomic_int refs;
   atomic_bool destroyed; /* destroyed or released: resources in it are gone with it */
   bool primary;          /* retained primary context: released rather than destroyed */
@@ -92,6 +92,8 @@ typedef struct handle_kind {
    * context current; and where the struct keeps its retained ctx_rec * (0: it has no context). */
   CUresult (*destroy)(handle_base *base);
   size_t ctx_offset;
+  /* For kinds that live in a context found elsewhere (a module's kernels): that context. */
+  ctx_rec *(*context)(const handle_base *base);
 } handle_kind;
 
 /* The first member of every wrapped struct. */
@@ -114,8 +116,10 @@ void handle_release(handle_base *base);
 /* destroy(obj)/free(obj) for such kinds: now, once; a second call does nothing. */
 napi_value handle_destroy_call(napi_env env, napi_callback_info info, const handle_kind *kind);
 /* The struct wrapped in value, or NULL after throwing: TypeError for another kind of object,
- * LogicError once freed. */
+ * LogicError once freed or once its context is gone (its driver handle is then stale). */
 void *handle_get(napi_env env, napi_value value, const handle_kind *kind);
+/* handle_get's check of a struct already in hand: false after throwing. */
+bool handle_alive(napi_env env, handle_base *base);
 /* Like handle_get, but returns freed handles too (for free()/destroy() being idempotent). */
 void *handle_get_any(napi_env env, napi_value value, const handle_kind *kind);
 
@@ -190,8 +194,8 @@ napi_value promise_rejected(napi_env env, CUresult result, const char *api);
 napi_value wait_stream(napi_env env, CUstream stream, napi_value value, const char *api);
 /* The same without the poll: settles when stream gets past what is enqueued now. */
 napi_value wait_enqueue(napi_env env, CUstream stream, napi_value value, const char *api);
-/* A Promise resolved once stream reaches this point, through cuLaunchHostFunc (which graph
- * capture records); never settles if the stream fails before. */
+/* A Promise resolved once stream reaches this point, through cuLaunchHostFunc; never settles if
+ * the stream fails before. A LogicError while the stream is capturing. */
 napi_value wait_host_func(napi_env env, CUstream stream, napi_value value);
 /* Keeps value alive until stream reaches this point, then lets it go on the main thread; no
  * Promise. Does nothing while the stream is being captured into a graph. */
@@ -241,7 +245,8 @@ typedef struct addon_state {
   napi_ref error_factory; /* lib's (code, api, message, kind) => Error */
   wait_channel *waits;
   napi_ref context_lookup; /* lib's (ctx_address bigint) => Context | undefined */
-  struct memory_state *memory; /* memory.c: live allocations, for reclaiming (memory.h) */
+  struct memory_state *memory; /* memory.c: live allocations, for reclaiming (memory.h); NULL
+                                * once the environment is being torn down */
 } addon_state;
 
 addon_state *state_of(napi_env env);

@@ -4,16 +4,39 @@
 
 #include "cudadrv.h"
 
+/* What a Node-API call expected where it got another type: the caller passed a wrong value. */
+static const char *expected_type(napi_status status) {
+  switch (status) {
+    case napi_object_expected: return "an object";
+    case napi_string_expected: return "a string";
+    case napi_name_expected: return "a string or symbol";
+    case napi_function_expected: return "a function";
+    case napi_number_expected: return "a number";
+    case napi_boolean_expected: return "a boolean";
+    case napi_array_expected: return "an array";
+    case napi_bigint_expected: return "a bigint";
+    case napi_arraybuffer_expected: return "an ArrayBuffer";
+    case napi_detachable_arraybuffer_expected: return "a detachable ArrayBuffer";
+    default: return NULL;
+  }
+}
+
 napi_value napi_fail(napi_env env, napi_status status) {
   bool pending = false;
   napi_is_exception_pending(env, &pending);
   if (!pending) {
-    const napi_extended_error_info *info = NULL;
-    napi_get_last_error_info(env, &info);
+    const char *expected = expected_type(status);
     char message[256];
-    snprintf(message, sizeof message, "cudadrv internal error: Node-API status %d (%s)", (int)status,
-             info && info->error_message ? info->error_message : "no message");
-    napi_throw_error(env, NULL, message);
+    if (expected) {
+      snprintf(message, sizeof message, "cudadrv: an argument is not %s", expected);
+      napi_throw_type_error(env, NULL, message);
+    } else {
+      const napi_extended_error_info *info = NULL;
+      napi_get_last_error_info(env, &info);
+      snprintf(message, sizeof message, "cudadrv internal error: Node-API status %d (%s)", (int)status,
+               info && info->error_message ? info->error_message : "no message");
+      napi_throw_error(env, NULL, message);
+    }
   }
   return NULL;
 }

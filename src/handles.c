@@ -9,12 +9,19 @@ bool handle_wrap(napi_env env, napi_value obj, handle_base *base, const handle_k
                  napi_finalize finalize) {
   base->kind = kind;
   base->freed = false;
-  if (napi_type_tag_object(env, obj, &kind->tag) != napi_ok) {
-    napi_fail(env, napi_generic_failure);
+  napi_valuetype type;
+  napi_status status = napi_typeof(env, obj, &type);
+  if (status == napi_ok && type != napi_object) status = napi_object_expected;
+  if (status == napi_ok) status = napi_type_tag_object(env, obj, &kind->tag);
+  if (status == napi_invalid_arg) { /* tagged already: it holds another handle */
+    char message[160];
+    snprintf(message, sizeof message, "cudadrv: the object to hold the %s already holds a handle", kind->name);
+    throw_type(env, message);
     return false;
   }
-  if (napi_wrap(env, obj, base, finalize, NULL, NULL) != napi_ok) {
-    napi_fail(env, napi_generic_failure);
+  if (status == napi_ok) status = napi_wrap(env, obj, base, finalize, NULL, NULL);
+  if (status != napi_ok) {
+    napi_fail(env, status);
     return false;
   }
   return true;
@@ -74,13 +81,28 @@ void *handle_get_any(napi_env env, napi_value value, const handle_kind *kind) {
   return base;
 }
 
+bool handle_alive(napi_env env, handle_base *base) {
+  const handle_kind *kind = base->kind;
+  if (base->freed) {
+    throw_logic(env, kind->freed);
+    return false;
+  }
+  ctx_rec **slot = ctx_slot(base);
+  ctx_rec *ctx = slot ? *slot : kind->context ? kind->context(base) : NULL;
+  if (ctx && atomic_load(&ctx->destroyed)) {
+    char message[200];
+    snprintf(message, sizeof message,
+             "the Context of this %s has been detached, and the %s with it; make it again in a live context",
+             kind->name, kind->name);
+    throw_logic(env, message);
+    return false;
+  }
+  return true;
+}
+
 void *handle_get(napi_env env, napi_value value, const handle_kind *kind) {
   handle_base *base = handle_get_any(env, value, kind);
-  if (base && base->freed) {
-    throw_logic(env, kind->freed);
-    return NULL;
-  }
-  return base;
+  return base && handle_alive(env, base) ? base : NULL;
 }
 
 static atomic_uint_fast64_t cleanups_failed, cleanups_skipped;

@@ -23,10 +23,13 @@ typedef struct func_h {
 static const char MODULE_FREED[] =
     "this kernel's Module has been freed; load the module again and get the kernel from it";
 
+static ctx_rec *context_of_function(const handle_base *base) { return ((const func_h *)base)->module->ctx; }
+
 static const handle_kind FUNCTION_KIND = {
     .tag = {0x6364727666756e31ULL, 0x4b65726e656c3031ULL},
     .name = "Kernel",
-    .freed = MODULE_FREED};
+    .freed = MODULE_FREED,
+    .context = context_of_function};
 
 static void func_release(func_h *fn) {
   if (--fn->refs > 0) return;
@@ -122,9 +125,10 @@ static napi_value launcher_launch(napi_env env, napi_callback_info info) {
   launcher *l;
   NAPI_CALL(env, napi_get_cb_info(env, info, NULL, NULL, NULL, (void **)&l));
   if (l->fn->module->base.freed) return throw_logic(env, MODULE_FREED);
+  if (!handle_alive(env, &l->fn->base)) return NULL;
   CUstream stream = NULL;
   if (l->stream) {
-    if (l->stream->base.freed) return throw_logic(env, STREAM_KIND.freed);
+    if (!handle_alive(env, &l->stream->base)) return NULL;
     stream = l->stream->handle;
   }
   const uint32_t *h = l->head;

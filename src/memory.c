@@ -227,8 +227,20 @@ size_t memory_reclaim(napi_env env) {
   return bytes;
 }
 
+void memory_context_detached(napi_env env, ctx_rec *ctx) {
+  memory_state *state = state_of(env)->memory;
+  if (!state) return; /* the environment is going, and every ArrayBuffer with it */
+  for (tracked *node = state->head.next, *next; node != &state->head; node = next) {
+    next = node->next;
+    if (node->ctx == ctx && node->context_gone) node->context_gone(env, node);
+  }
+}
+
+/* Runs before Node finalizes the environment's objects: their finalizers see no state here. */
 static void memory_teardown(void *data) {
-  memory_state *state = data;
+  addon_state *addon = data;
+  memory_state *state = addon->memory;
+  addon->memory = NULL;
   state->tearing_down = true; /* finalizers from now on release at once */
   reaper_drain();
   state_release(state);
@@ -1077,7 +1089,7 @@ bool memory_init(napi_env env, napi_value exports) {
   state->refs = 1;
   state->vacant = NO_SLOT;
   state_of(env)->memory = state;
-  if (napi_add_env_cleanup_hook(env, memory_teardown, state) != napi_ok) {
+  if (napi_add_env_cleanup_hook(env, memory_teardown, state_of(env)) != napi_ok) {
     napi_fail(env, napi_generic_failure);
     return false;
   }

@@ -35,6 +35,10 @@ struct tracked {
   napi_ref owner;      /* weak: cleared by the collection that finds the owner dead */
   reclaim_fn reclaim;  /* releases the memory of a dead owner, and untracks */
   size_t bytes;        /* reported to V8 as external memory (in steps of some MiB) */
+  /* Host memory that goes with its context (pinned, managed): that context, and what makes the
+   * memory unreachable from JS when the context is detached. NULL for the others. */
+  ctx_rec *ctx;
+  reclaim_fn context_gone;
 };
 /* Starts tracking node for owner; false after throwing. */
 bool memory_track(napi_env env, tracked *node, napi_value owner, size_t bytes, reclaim_fn reclaim);
@@ -48,6 +52,9 @@ CUresult release_now(release_op op, uint64_t address, ctx_rec *ctx);
 void release_later(const tracked *node, release_op op, uint64_t address, ctx_rec *ctx);
 /* Waits until the reaper has done everything handed to it. */
 void reaper_drain(void);
+/* ctx is being detached: the driver frees the host memory made in it, so every tracked
+ * allocation of it whose context_gone is set is made unreachable from JS now. */
+void memory_context_detached(napi_env env, ctx_rec *ctx);
 /* Releases the memory of every tracked allocation whose owner a collection found dead, waits for
  * the reaper, and returns the bytes released. */
 size_t memory_reclaim(napi_env env);

@@ -6,10 +6,13 @@
 
 #include "module.h"
 
+static ctx_rec *context_of_module(const handle_base *base) { return ((const module_h *)base)->ctx; }
+
 static const handle_kind MODULE_KIND = {
     .tag = {0x636472766d6f6431ULL, 0x4d6f64756c653031ULL},
     .name = "Module",
-    .freed = "this Module has been freed; load it again"};
+    .freed = "this Module has been freed; load it again",
+    .context = context_of_module};
 
 void module_retain(module_h *module) { module->refs++; }
 
@@ -296,14 +299,18 @@ typedef struct ref_h {
   module_h *module;
 } ref_h;
 
+static ctx_rec *context_of_ref(const handle_base *base) { return ((const ref_h *)base)->module->ctx; }
+
 static const handle_kind TEXREF_KIND = {
     .tag = {0x6364727674657872ULL, 0x5465785265663031ULL},
     .name = "TextureReference",
-    .freed = ""};
+    .freed = "",
+    .context = context_of_ref};
 static const handle_kind SURFREF_KIND = {
     .tag = {0x6364727673757266ULL, 0x5375726652656631ULL},
     .name = "SurfaceReference",
-    .freed = ""};
+    .freed = "",
+    .context = context_of_ref};
 
 static void ref_finalize(napi_env env, void *data, void *hint) {
   (void)env;

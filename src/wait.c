@@ -196,6 +196,12 @@ napi_value wait_enqueue(napi_env env, CUstream stream, napi_value value, const c
 static void CUDA_CB host_func_reached(void *data) { wait_finish(data, CUDA_SUCCESS); }
 
 napi_value wait_host_func(napi_env env, CUstream stream, napi_value value) {
+  /* A graph would call it at each launch, after the first has freed op. */
+  CUstreamCaptureStatus capture;
+  if (DRV(cuStreamIsCapturing, stream, &capture) == CUDA_SUCCESS && capture != CU_STREAM_CAPTURE_STATUS_NONE)
+    return throw_logic(env, "stream.launchHostFunc(): the stream is capturing into a graph, which would call the "
+                            "function at each of its launches while the Promise settles once; call it outside "
+                            "the capture");
   napi_value promise;
   wait_op *op = wait_begin(env, value, "cuLaunchHostFunc", &promise);
   if (!op) return NULL;

@@ -24,9 +24,7 @@ const TOLERATED = {
   cuMemGetAddressRange: 'an opened IPC allocation\'s size is then unknown (0)',
   cuThreadExchangeStreamCaptureMode: 'the relaxed capture mode for frees is optional (drivers without captures)',
   cuFuncGetParamInfo: 'parameter layouts are then unknown, as on drivers before 12.4: arguments need explicit types',
-  cuCtxPushCurrent: 'a context record learns its device by push, get, pop; the device stays unknown',
-  cuCtxGetDevice: 'the same record: the device stays unknown',
-  cuCtxPopCurrent: 'the same record, and detach(): the driver pops a context it destroys',
+  cuCtxPopCurrent: 'detach(): the driver pops a context it destroys',
   cuCtxGetCurrent: 'detach() pops the context only where it is known to be current',
   cuStreamIsCapturing: 'a stream whose capture state is unknown gets the callback that keeps an async copy\'s buffer',
 };

@@ -75,3 +75,70 @@ describe('hostile input: NUL characters in names and paths', function () {
     });
   });
 });
+
+describe('hostile input: work a stream capture would record', function () {
+  const { standInDriver } = require('./support/stand-in-driver');
+  const standIn = standInDriver();
+
+  it('launchHostFunc on a capturing stream is a LogicError (a graph would settle its Promise at every launch)', function () {
+    const result = outcome(`${CAUGHT} const cuda = require(${ROOT});
+      new cuda.Device(0).retainPrimaryContext().push();
+      const stream = new cuda.Stream().beginCapture();
+      let called = 0;
+      const error = caught(() => stream.launchHostFunc(() => called++));
+      stream.endCapture().destroy();
+      stream.launchHostFunc(() => called++).then(() => settle({ error, called }));`,
+    { LD_LIBRARY_PATH: standIn.dir });
+    assert.deepStrictEqual(result, {
+      error: {
+        name: 'LogicError',
+        message: 'stream.launchHostFunc(): the stream is capturing into a graph, which would call the function ' +
+          'at each of its launches while the Promise settles once; call it outside the capture',
+      },
+      called: 1,
+    });
+  });
+});
+
+describe('hostile input: objects of a detached context', function () {
+  const { standInDriver, liveCounts } = require('./support/stand-in-driver');
+  const standIn = standInDriver();
+
+  it('each is a LogicError saying so, and no stale handle reaches the driver (it was a use after free there)', function () {
+    const counts = path.join(standIn.dir, 'detached.counts');
+    const result = outcome(`${CAUGHT} const cuda = require(${ROOT});
+      const context = new cuda.Device(0).makeContext();
+      const module = cuda.moduleFromBuffer(Buffer.from('entry scale 8\\ntexref tex\\nsurfref surf\\n'));
+      const kernel = module.getFunction('scale');
+      const [tex, surf] = [module.getTexref('tex'), module.getSurfref('surf')];
+      const [stream, event] = [new cuda.Stream(), new cuda.Event()];
+      const array = new cuda.CudaArray({ width: 16, format: cuda.ArrayFormat.FLOAT, numChannels: 1 });
+      context.detach();
+      const uses = {
+        kernel: () => kernel(cuda.pointer(0n), { block: 1 }), kernelAttribute: () => kernel.getAttribute(0),
+        texref: () => tex.getFlags(), surfref: () => surf.setArray(array), module: () => module.getGlobal('g'),
+        stream: () => stream.isDone(), event: () => event.query(), array: () => array.getDescriptor(),
+      };
+      const errors = {};
+      for (const [name, use] of Object.entries(uses)) errors[name] = caught(use);
+      settle(errors);`, { LD_LIBRARY_PATH: standIn.dir, FAKE_CUDA_COUNTS: counts });
+    for (const [name, error] of Object.entries(result)) {
+      assert.strictEqual(error?.name, 'LogicError', `${name}: ${JSON.stringify(error)}`);
+      assert.match(error.message, /Context of this \w+ has been detached|has been freed|has been destroyed/, name);
+    }
+    assert.strictEqual(liveCounts(counts).stale, 0, 'no stale handle reached the stand-in');
+  });
+  it('pinned and managed arrays read as empty once their context is detached (they were freed memory)', function () {
+    const result = outcome(`${CAUGHT} const cuda = require(${ROOT});
+      const context = new cuda.Device(0).makeContext();
+      const [pinned, managed] = [cuda.pagelockedZeros(256, 'uint8'), cuda.managedZeros(64, 'float32')];
+      const aligned = cuda.alignedZeros(64, 'float32');
+      const lengths = () => [pinned.length, managed.length, aligned.length];
+      const before = lengths();
+      context.detach();
+      const other = new cuda.Device(0).makeContext();
+      cuda.memcpyDtoH(pinned, cuda.memAlloc(256));
+      settle({ before, after: lengths() });`, { LD_LIBRARY_PATH: standIn.dir });
+    assert.deepStrictEqual(result, { before: [256, 64, 64], after: [0, 0, 64] });
+  });
+});

@@ -135,7 +135,8 @@ export declare class Stream {
   synchronizeSync(): this;
   isDone(): boolean;
   waitForEvent(event: Event): this;
-  /** Calls fn on the main thread once the stream reaches this point. */
+  /** Calls fn on the main thread once the stream reaches this point. A LogicError while the stream
+   * is capturing into a graph (the Promise could settle only once). */
   launchHostFunc<T>(fn: () => T): Promise<Awaited<T>>;
   /** Records later work on this stream into a graph instead of running it (mode: StreamCaptureMode,
    * RELAXED by default). */

@@ -38,9 +38,12 @@ const OPERATIONS = {
     const device = new cuda.Device(0);
     device.primaryContextState();
     const context = device.retainPrimaryContext();
-    context.push();
-    cuda.Context.pop();
-    context.detach();
+    try {
+      context.push();
+      cuda.Context.pop();
+    } finally {
+      context.detach();
+    }
   },
   contextSettings: async () => {
     cuda.Context.getDevice(); cuda.Context.getFlags(); cuda.Context.getApiVersion();

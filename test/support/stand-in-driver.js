@@ -11,15 +11,17 @@ const SOURCES = path.join(__dirname, 'fake-driver');
 
 /**
  * Compiles the stand-in into dir/libcuda.so.1 (dir is made if missing); returns dir. Throws with
- * the compiler's message on failure. flags: more compiler flags (a sanitizer's).
+ * the compiler's message on failure. flags: more compiler flags; CUDADRV_STAND_IN_CFLAGS adds
+ * more (the sanitizer run's).
  */
 function buildStandIn(dir, flags = []) {
+  const extra = (process.env.CUDADRV_STAND_IN_CFLAGS || '').split(' ').filter(Boolean);
   const include = execFileSync(process.execPath, [path.join(__dirname, '..', '..', 'scripts', 'find-cuda.js')],
     { encoding: 'utf8' });
   fs.mkdirSync(dir, { recursive: true });
   const sources = fs.readdirSync(SOURCES).filter((f) => f.endsWith('.c')).map((f) => path.join(SOURCES, f));
   execFileSync(process.env.CC || 'cc', ['-O2', '-g', '-Wall', '-Wextra', '-Werror', '-shared', '-fPIC',
-    '-fvisibility=hidden', `-I${include}`, ...flags, '-o', path.join(dir, 'libcuda.so.1'), ...sources,
+    '-fvisibility=hidden', `-I${include}`, ...flags, ...extra, '-o', path.join(dir, 'libcuda.so.1'), ...sources,
     '-ldl', '-lpthread'], { stdio: 'pipe' });
   return dir;
 }

@@ -167,8 +167,9 @@ void obj_drop_context(CUcontext ctx) {
     while (table[i].key && table[i].owner == ctx) {
       obj o = table[i];
       remove_at(i);
-      /* every object is one malloc'd block at its key, but registrations and texture ids */
-      if (o.kind != OBJ_REGISTERED && o.kind != OBJ_TEXTURE) free((void *)o.key);
+      /* every object is one malloc'd block at its key, but registrations, texture ids and the
+       * references inside their module */
+      if (o.kind != OBJ_REGISTERED && o.kind != OBJ_TEXTURE && o.kind != OBJ_REFERENCE) free((void *)o.key);
     }
   pthread_mutex_unlock(&lock);
 }

@@ -29,12 +29,12 @@ int logging(void);
 typedef enum {
   OBJ_CONTEXT, OBJ_PRIMARY, OBJ_DEVICE_MEMORY, OBJ_HOST_MEMORY, OBJ_REGISTERED, OBJ_MANAGED,
   OBJ_IPC_MEMORY, OBJ_GLOBAL, OBJ_STREAM, OBJ_EVENT, OBJ_MODULE, OBJ_ARRAY, OBJ_TEXTURE,
-  OBJ_GRAPH, OBJ_GRAPH_EXEC, OBJ_FUNCTION, OBJ_KINDS
+  OBJ_GRAPH, OBJ_GRAPH_EXEC, OBJ_FUNCTION, OBJ_REFERENCE, OBJ_KINDS
 } obj_kind;
 /* The names of the live counts, in obj_kind's order; then "stale". */
 #define FAKE_COUNT_NAMES                                                                        \
   "contexts", "primary", "device_memory", "host_memory", "registered", "managed", "ipc_memory", \
-      "globals", "streams", "events", "modules", "arrays", "textures", "graphs", "graph_execs", "functions"
+      "globals", "streams", "events", "modules", "arrays", "textures", "graphs", "graph_execs", "functions", "references"
 
 typedef struct {
   uintptr_t key;

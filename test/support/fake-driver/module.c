@@ -44,6 +44,23 @@ struct CUmod_st {
 
 static int modules_loaded;
 
+/* References live inside their module, registered so that one of an unloaded module is stale. */
+static void unregister_references(CUmodule m, int tex, int surf) {
+  for (int i = 0; i < tex; i++) obj_remove((uintptr_t)&m->tex[i], OBJ_REFERENCE);
+  for (int i = 0; i < surf; i++) obj_remove((uintptr_t)&m->surf[i], OBJ_REFERENCE);
+}
+
+static CUresult register_references(CUmodule m) {
+  CUresult result = CUDA_SUCCESS;
+  int tex = 0, surf = 0;
+  while (result == CUDA_SUCCESS && tex < m->ntex)
+    if ((result = obj_add((uintptr_t)&m->tex[tex], OBJ_REFERENCE, 0)) == CUDA_SUCCESS) tex++;
+  while (result == CUDA_SUCCESS && surf < m->nsurf)
+    if ((result = obj_add((uintptr_t)&m->surf[surf], OBJ_REFERENCE, 0)) == CUDA_SUCCESS) surf++;
+  if (result != CUDA_SUCCESS) unregister_references(m, tex, surf);
+  return result;
+}
+
 static void module_free(CUmodule m, bool registered) {
   for (int i = 0; i < m->nfuncs; i++) {
     if (registered) obj_remove((uintptr_t)m->funcs[i], OBJ_FUNCTION);
@@ -53,6 +70,7 @@ static void module_free(CUmodule m, bool registered) {
     if (registered) obj_remove((uintptr_t)m->global_memory[i], OBJ_GLOBAL);
     free(m->global_memory[i]);
   }
+  if (registered) unregister_references(m, m->ntex, m->nsurf);
   free(m);
 }
 
@@ -121,10 +139,12 @@ static CUresult parse_module(CUmodule *out, const char *text) {
     if ((result = obj_add((uintptr_t)m->funcs[funcs], OBJ_FUNCTION, 0)) == CUDA_SUCCESS) funcs++;
   while (result == CUDA_SUCCESS && globals < m->nglobals)
     if ((result = obj_add((uintptr_t)m->global_memory[globals], OBJ_GLOBAL, m->global_sizes[globals])) == CUDA_SUCCESS) globals++;
+  bool references = result == CUDA_SUCCESS && (result = register_references(m)) == CUDA_SUCCESS;
   if (result == CUDA_SUCCESS) result = obj_add((uintptr_t)m, OBJ_MODULE, 0);
   if (result != CUDA_SUCCESS) {
     for (int i = 0; i < funcs; i++) obj_remove((uintptr_t)m->funcs[i], OBJ_FUNCTION);
     for (int i = 0; i < globals; i++) obj_remove((uintptr_t)m->global_memory[i], OBJ_GLOBAL);
+    if (references) unregister_references(m, m->ntex, m->nsurf);
     return module_free(m, false), result;
   }
   m->id = __atomic_add_fetch(&modules_loaded, 1, __ATOMIC_RELAXED);
@@ -293,8 +313,11 @@ EXPORT CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(int *min_grid, int *bl
 
 /* ---- texture and surface references: alignment 256, so an address off it gets an offset ---- */
 
+#define REF_OK(r) \
+  if (!obj_live((uintptr_t)(r), OBJ_REFERENCE)) return CUDA_ERROR_INVALID_HANDLE
+
 EXPORT CUresult cuTexRefSetAddress(size_t *offset, CUtexref t, CUdeviceptr ptr, size_t bytes) {
-  ENTER();
+  ENTER(); REF_OK(t);
   CUresult result = device_range(ptr, bytes);
   if (result != CUDA_SUCCESS) return result;
   log_line("texaddress %llx %zu", (unsigned long long)ptr, bytes);
@@ -303,7 +326,7 @@ EXPORT CUresult cuTexRefSetAddress(size_t *offset, CUtexref t, CUdeviceptr ptr, 
   return CUDA_SUCCESS;
 }
 EXPORT CUresult cuTexRefSetAddress2D(CUtexref t, const CUDA_ARRAY_DESCRIPTOR *d, CUdeviceptr ptr, size_t pitch) {
-  ENTER();
+  ENTER(); REF_OK(t);
   if (pitch < d->Width || (d->Height && pitch > SIZE_MAX / d->Height)) return CUDA_ERROR_INVALID_VALUE;
   CUresult result = device_range(ptr, pitch * d->Height);
   if (result != CUDA_SUCCESS) return result;
@@ -313,45 +336,45 @@ EXPORT CUresult cuTexRefSetAddress2D(CUtexref t, const CUDA_ARRAY_DESCRIPTOR *d,
   return CUDA_SUCCESS;
 }
 EXPORT CUresult cuTexRefSetArray(CUtexref t, CUarray array, unsigned int flags) {
-  ENTER();
+  ENTER(); REF_OK(t);
   if (flags > CU_TRSA_OVERRIDE_FORMAT) return CUDA_ERROR_INVALID_VALUE;
   if (!obj_live((uintptr_t)array, OBJ_ARRAY)) return CUDA_ERROR_INVALID_HANDLE;
   t->array = array;
   return CUDA_SUCCESS;
 }
 EXPORT CUresult cuSurfRefSetArray(CUsurfref s, CUarray array, unsigned int flags) {
-  ENTER();
+  ENTER(); REF_OK(s);
   if (flags) return CUDA_ERROR_INVALID_VALUE;
   if (!obj_live((uintptr_t)array, OBJ_ARRAY)) return CUDA_ERROR_INVALID_HANDLE;
   s->array = array;
   return CUDA_SUCCESS;
 }
 EXPORT CUresult cuTexRefSetFormat(CUtexref t, CUarray_format format, int channels) {
-  ENTER();
+  ENTER(); REF_OK(t);
   t->format = format;
   t->channels = channels;
   return CUDA_SUCCESS;
 }
 EXPORT CUresult cuTexRefSetAddressMode(CUtexref t, int dim, CUaddress_mode mode) {
-  ENTER();
+  ENTER(); REF_OK(t);
   if (dim < 0 || dim > 2) return CUDA_ERROR_INVALID_VALUE;
   t->modes[dim] = mode;
   return CUDA_SUCCESS;
 }
-EXPORT CUresult cuTexRefSetFilterMode(CUtexref t, CUfilter_mode mode) { ENTER(); t->filter = mode; return CUDA_SUCCESS; }
-EXPORT CUresult cuTexRefSetFlags(CUtexref t, unsigned int flags) { ENTER(); t->flags = flags; return CUDA_SUCCESS; }
-EXPORT CUresult cuTexRefGetAddress(CUdeviceptr *ptr, CUtexref t) { ENTER(); *ptr = t->address; return CUDA_SUCCESS; }
+EXPORT CUresult cuTexRefSetFilterMode(CUtexref t, CUfilter_mode mode) { ENTER(); REF_OK(t); t->filter = mode; return CUDA_SUCCESS; }
+EXPORT CUresult cuTexRefSetFlags(CUtexref t, unsigned int flags) { ENTER(); REF_OK(t); t->flags = flags; return CUDA_SUCCESS; }
+EXPORT CUresult cuTexRefGetAddress(CUdeviceptr *ptr, CUtexref t) { ENTER(); REF_OK(t); *ptr = t->address; return CUDA_SUCCESS; }
 EXPORT CUresult cuTexRefGetFormat(CUarray_format *format, int *channels, CUtexref t) {
-  ENTER();
+  ENTER(); REF_OK(t);
   *format = t->format;
   *channels = t->channels;
   return CUDA_SUCCESS;
 }
 EXPORT CUresult cuTexRefGetAddressMode(CUaddress_mode *mode, CUtexref t, int dim) {
-  ENTER();
+  ENTER(); REF_OK(t);
   if (dim < 0 || dim > 2) return CUDA_ERROR_INVALID_VALUE;
   *mode = t->modes[dim];
   return CUDA_SUCCESS;
 }
-EXPORT CUresult cuTexRefGetFilterMode(CUfilter_mode *mode, CUtexref t) { ENTER(); *mode = t->filter; return CUDA_SUCCESS; }
-EXPORT CUresult cuTexRefGetFlags(unsigned int *flags, CUtexref t) { ENTER(); *flags = t->flags; return CUDA_SUCCESS; }
+EXPORT CUresult cuTexRefGetFilterMode(CUfilter_mode *mode, CUtexref t) { ENTER(); REF_OK(t); *mode = t->filter; return CUDA_SUCCESS; }
+EXPORT CUresult cuTexRefGetFlags(unsigned int *flags, CUtexref t) { ENTER(); REF_OK(t); *flags = t->flags; return CUDA_SUCCESS; }
