@@ -167,6 +167,10 @@ bool arg_size(napi_env env, napi_value v, const char *name, size_t *out);
 bool arg_ptr(napi_env env, napi_value v, const char *name, CUdeviceptr *out);
 /* A UTF-8 string into buf; false after throwing when it is not a string or too long. */
 bool arg_string(napi_env env, napi_value v, const char *name, char *buf, size_t size);
+/* A host buffer argument: a TypedArray or a DataView (lib/ turns ArrayBuffers into views); data
+ * points at its first byte, length counts its bytes. A TypedArray of a kind this build does not
+ * know the element size of is a TypeError, never a guess. The one reader of host buffers. */
+bool arg_host(napi_env env, napi_value v, const char *name, void **data, size_t *length);
 /* A stream argument: undefined/null is the default stream, else a Stream object. */
 bool arg_stream(napi_env env, napi_value v, CUstream *out);
 

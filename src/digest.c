@@ -182,32 +182,6 @@ static uint64_t xxh64(const uint8_t *p, size_t n) {
 
 /* ---- exports ---- */
 
-/* The bytes of a typed array or DataView v; false when v is neither. */
-static bool view_bytes(napi_env env, napi_value v, const uint8_t **data, size_t *length) {
-  bool is = false;
-  void *bytes = NULL;
-  napi_typedarray_type type;
-  size_t count;
-  if (napi_is_typedarray(env, v, &is) == napi_ok && is &&
-      napi_get_typedarray_info(env, v, &type, &count, &bytes, NULL, NULL) == napi_ok) {
-    static const size_t sizes[] = {
-        [napi_int8_array] = 1,    [napi_uint8_array] = 1,         [napi_uint8_clamped_array] = 1,
-        [napi_int16_array] = 2,   [napi_uint16_array] = 2,        [napi_int32_array] = 4,
-        [napi_uint32_array] = 4,  [napi_float32_array] = 4,       [napi_float64_array] = 8,
-        [napi_bigint64_array] = 8, [napi_biguint64_array] = 8,
-    };
-    *data = bytes;
-    *length = count * ((size_t)type < sizeof sizes / sizeof sizes[0] ? sizes[type] : 1);
-    return true;
-  }
-  if (napi_is_dataview(env, v, &is) == napi_ok && is &&
-      napi_get_dataview_info(env, v, length, &bytes, NULL, NULL) == napi_ok) {
-    *data = bytes;
-    return true;
-  }
-  return false;
-}
-
 /* blake2b(parts, bytes): the BLAKE2b digest, bytes (1 to 64) long, of the parts one after the
  * other (strings as UTF-8, typed arrays and DataViews as their bytes), in hex. */
 static napi_value digest_blake2b(napi_env env, napi_callback_info info) {
@@ -246,11 +220,11 @@ static napi_value digest_blake2b(napi_env env, napi_callback_info info) {
       }
       napi_get_value_string_utf8(env, part, text, room, &length);
       blake2b_update(&state, (const uint8_t *)text, length);
-    } else if (view_bytes(env, part, &data, &length)) {
+    } else if (arg_host(env, part, "a part", (void **)&data, &length)) {
       blake2b_update(&state, data, length);
     } else {
       free(text);
-      return throw_type(env, usage);
+      return NULL;
     }
   }
   free(text);
@@ -268,7 +242,8 @@ static napi_value digest_xxh64(napi_env env, napi_callback_info info) {
   const uint8_t *data;
   size_t length;
   NAPI_CALL(env, napi_get_cb_info(env, info, &argc, &arg, NULL, NULL));
-  if (argc < 1 || !view_bytes(env, arg, &data, &length)) return throw_type(env, "xxh64 takes a typed array");
+  if (argc < 1) return throw_type(env, "xxh64 takes a typed array");
+  if (!arg_host(env, arg, "xxh64's argument", (void **)&data, &length)) return NULL;
   napi_value result;
   NAPI_CALL(env, napi_create_bigint_uint64(env, xxh64(data, length), &result));
   return result;

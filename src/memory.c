@@ -248,37 +248,6 @@ static void memory_teardown(void *data) {
 
 /* ---- arguments ---- */
 
-bool arg_host(napi_env env, napi_value v, const char *name, void **data, size_t *length) {
-  bool is = false;
-  if (napi_is_typedarray(env, v, &is) == napi_ok && is) {
-    napi_typedarray_type type;
-    size_t count;
-    if (napi_get_typedarray_info(env, v, &type, &count, data, NULL, NULL) != napi_ok) {
-      napi_fail(env, napi_generic_failure);
-      return false;
-    }
-    size_t element = type == napi_int8_array || type == napi_uint8_array ||
-                             type == napi_uint8_clamped_array ? 1
-                     : type == napi_int16_array || type == napi_uint16_array ? 2
-                     : type == napi_float64_array || type == napi_bigint64_array ||
-                             type == napi_biguint64_array ? 8
-                                                          : 4;
-    *length = count * element;
-    return true;
-  }
-  if (napi_is_dataview(env, v, &is) == napi_ok && is) {
-    if (napi_get_dataview_info(env, v, length, data, NULL, NULL) != napi_ok) {
-      napi_fail(env, napi_generic_failure);
-      return false;
-    }
-    return true;
-  }
-  char message[160];
-  snprintf(message, sizeof message, "%s must be a TypedArray, DataView or Buffer", name);
-  throw_type(env, message);
-  return false;
-}
-
 bool arg_bool(napi_env env, napi_value v, bool *out) {
   if (napi_get_value_bool(env, v, out) == napi_ok) return true;
   throw_type(env, "expected a boolean");

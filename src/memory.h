@@ -66,9 +66,6 @@ size_t memory_reclaim(napi_env env);
 bool external_arraybuffer(napi_env env, void *data, size_t size, napi_finalize finalize,
                           void *hint, napi_value *result, bool *refused);
 
-/* A host buffer argument: a TypedArray or a DataView (lib/ turns ArrayBuffers into views);
- * data points at its first byte, length counts its bytes. */
-bool arg_host(napi_env env, napi_value v, const char *name, void **data, size_t *length);
 /* A boolean lib/ passes. */
 bool arg_bool(napi_env env, napi_value v, bool *out);
 

@@ -149,13 +149,13 @@ function mutated(rng, example) {
 
 // A launch of a live kernel of the pool, from a valid call changed as the examples are.
 function launch(rng, kernel) {
-  const allocations = pool.filter((v) => v instanceof cuda.DeviceAllocation);
+  const allocations = pool.filter((v) => isA(v, cuda.DeviceAllocation));
   const n = 1 + rng.int(64);
   const example = [
     allocations.length ? rng.pick(allocations) : cuda.pointer(0n),
     rng.chance(0.5) ? cuda.In(new Float32Array(n)) : cuda.Out(new Float32Array(n)),
     cuda.int32(n),
-    { block: [n, 1, 1], grid: 1, stream: pool.find((v) => v instanceof cuda.Stream) || null, shared: 0 },
+    { block: [n, 1, 1], grid: 1, stream: pool.find((v) => isA(v, cuda.Stream)) || null, shared: 0 },
   ];
   const args = [];
   const labels = [];
@@ -188,7 +188,7 @@ function classify(error, index, label) {
 
 function pickThis(rng, owner) {
   if (rng.chance(0.85)) {
-    const mine = pool.filter((v) => v instanceof owner);
+    const mine = pool.filter((v) => isA(v, owner));
     if (mine.length) { const i = rng.int(mine.length); return [mine[i], `<${owner.name}>`]; }
   }
   return value(rng, pool, enums);
@@ -209,7 +209,7 @@ function plan(index) {
     labels.push(label);
   }
   const list = labels.join(', ');
-  const kernels = pool.filter((v) => v instanceof cuda.Kernel);
+  const kernels = pool.filter((v) => isA(v, cuda.Kernel));
   if (roll < 0.56 && kernels.length) return launch(rng, kernels[rng.int(kernels.length)]);
   const target = rng.pick(targets);
   if (target.kind === 'fn') return [() => target.fn(...args), `${target.label}(${list})`];
@@ -253,7 +253,7 @@ function call(index) {
     setInCall(false);
   }
   counts.returned = (counts.returned || 0) + 1;
-  if (isPromise(result)) {
+  if (isA(result, Promise)) {
     pending.set(index, label);
     result.then(keep, (error) => classify(error, index, label)).finally(() => pending.delete(index));
   } else {
@@ -261,11 +261,12 @@ function call(index) {
   }
 }
 
-function isPromise(v) {
+// instanceof, false for the pool's Proxies whose traps throw.
+function isA(v, Class) {
   try {
-    return v instanceof Promise;
+    return v instanceof Class;
   } catch {
-    return false; // a Proxy whose traps throw, handed back
+    return false;
   }
 }
 

@@ -12,7 +12,7 @@ const os = require('os');
 const path = require('path');
 
 const ROOT = path.join(__dirname, '..', '..');
-const COPIED = ['binding.gyp', 'package.json', '.mocharc.json', 'src', 'lib', 'include', 'scripts', 'typings', 'test'];
+const NOT_COPIED = new Set(['node_modules', 'build', '.git']);
 const FLAGS = '-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer';
 
 function run(command, args, options) {
@@ -25,11 +25,12 @@ function run(command, args, options) {
 function main() {
   const stage = fs.mkdtempSync(path.join(os.tmpdir(), 'cudadrv-sanitize-'));
   try {
-    for (const name of COPIED) {
-      if (fs.existsSync(path.join(ROOT, name))) fs.cpSync(path.join(ROOT, name), path.join(stage, name), { recursive: true });
+    for (const name of fs.readdirSync(ROOT).filter((n) => !NOT_COPIED.has(n))) {
+      fs.cpSync(path.join(ROOT, name), path.join(stage, name), { recursive: true });
     }
     fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(stage, 'node_modules'));
-    run('npm', ['run', 'build', '--', '--sanitize=true'], { cwd: stage, stdio: ['ignore', 'ignore', 'inherit'] });
+    const build = spawnSync('npm', ['run', 'build', '--', '--sanitize=true'], { cwd: stage, encoding: 'utf8' });
+    if (build.status !== 0) throw new Error(`the sanitized build failed:\n${build.stdout}${build.stderr}`);
     const runtime = execFileSync(process.env.CC || 'cc', ['-print-file-name=libasan.so'], { encoding: 'utf8' }).trim();
     const env = {
       ...process.env,
