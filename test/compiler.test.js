@@ -979,7 +979,7 @@ describe('cudadrv/compiler', function () {
 
     it('a valid source compiles and reaches the loading step', async function () {
       if (binding.currentComputeCapability()) this.skip(); // loading would succeed here
-      const source = `__global__ void k(float *x) { x[0] = ${randomFloat()}f; }`;
+      const source = `__global__ void k(float *x) { x[0] = ${randomFloat().toPrecision(9)}f; }`;
       const before = cache.stats.compiles;
       // without a context, loading fails (not compiling); were a context found, it would load
       const loadingFailed = (e) => e instanceof cuda.CudaError && !(e instanceof cuda.CompileError);
