@@ -82,10 +82,11 @@ static void host_reclaim(napi_env env, tracked *node) {
   memory_untrack(env, node);
 }
 
-/* Its context is being detached, and the driver frees the memory with it: the ArrayBuffer is
+/* ctx is being detached; if it is h's, the driver frees the memory with it: the ArrayBuffer is
  * detached, so that no view reads or writes freed memory. */
-static void host_context_gone(napi_env env, tracked *node) {
+static void host_context_gone(napi_env env, tracked *node, ctx_rec *ctx) {
   host_mem *h = (host_mem *)((char *)node - offsetof(host_mem, node));
+  if (h->ctx != ctx) return;
   napi_value buffer = NULL;
   bool detached = true;
   if (napi_get_reference_value(env, node->owner, &buffer) == napi_ok && buffer &&
@@ -218,10 +219,8 @@ static napi_value expose(napi_env env, napi_value obj, host_mem *h, napi_value b
   if (!handle_wrap(env, obj, &h->base, &HOST_KIND, host_wrapper_finalize)) return NULL;
   h->refs = 2;
   if (!memory_track(env, &h->node, buffer, h->v8_owned ? 0 : h->size, host_reclaim)) return NULL;
-  if (!h->v8_owned && (h->origin == HOST_PINNED || h->origin == HOST_MANAGED)) {
-    h->node.ctx = h->ctx;
+  if (!h->v8_owned && (h->origin == HOST_PINNED || h->origin == HOST_MANAGED))
     h->node.context_gone = host_context_gone;
-  }
   napi_value view;
   NAPI_CALL(env, napi_create_typedarray(env, napi_uint8_array, h->size, buffer, offset, &view));
   return view;

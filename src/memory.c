@@ -177,6 +177,7 @@ static void link_node(napi_env env, memory_state *state, tracked *node, napi_ref
   node->owner = owner;
   node->state = state;
   node->reclaim = reclaim;
+  node->context_gone = NULL; /* the owner sets it where its memory goes with its context */
   node->bytes = bytes;
   node->prev = &state->head;
   node->next = state->head.next;
@@ -232,7 +233,7 @@ void memory_context_detached(napi_env env, ctx_rec *ctx) {
   if (!state) return; /* the environment is going, and every ArrayBuffer with it */
   for (tracked *node = state->head.next, *next; node != &state->head; node = next) {
     next = node->next;
-    if (node->ctx == ctx && node->context_gone) node->context_gone(env, node);
+    if (node->context_gone) node->context_gone(env, node, ctx);
   }
 }
 
@@ -265,9 +266,7 @@ static bool arg_stream_h(napi_env env, napi_value v, stream_h **out) {
   if (state->last_stream && napi_get_reference_value(env, state->last_stream, &last) == napi_ok &&
       last && napi_strict_equals(env, last, v, &same) == napi_ok && same) {
     *out = state->last_stream_h;
-    if (!(*out)->base.freed) return true;
-    throw_logic(env, STREAM_KIND.freed);
-    return false;
+    return handle_alive(env, &(*out)->base);
   }
   napi_valuetype type;
   if (napi_typeof(env, v, &type) != napi_ok) return false;
@@ -480,13 +479,6 @@ static const handle_kind POOL_KIND = {
     .name = "MemoryPool",
     .freed = "this MemoryPool is gone"};
 
-/* A stream whose context was detached is gone with it: api refuses it. */
-static bool stream_alive(napi_env env, const stream_h *s, const char *api) {
-  if (!s || !atomic_load(&s->ctx->destroyed)) return true;
-  throw_cu(env, CUDA_ERROR_CONTEXT_IS_DESTROYED, api);
-  return false;
-}
-
 static CUresult alloc_async(CUdeviceptr *ptr, size_t bytes, const pool_h *pool, CUstream stream) {
   return pool ? DRV(cuMemAllocFromPoolAsync, ptr, bytes, pool->handle, stream)
               : DRV(cuMemAllocAsync, ptr, bytes, stream);
@@ -506,7 +498,7 @@ static napi_value mem_alloc_async(napi_env env, napi_callback_info info) {
   NAPI_CALL(env, napi_typeof(env, argv[3], &type));
   if (type != napi_null && !(pool = handle_get(env, argv[3], &POOL_KIND))) return NULL;
   const char *api = pool ? "cuMemAllocFromPoolAsync" : "cuMemAllocAsync";
-  if (!arg_stream_h(env, argv[2], &s) || !stream_alive(env, s, api) || !arg_made(env, argv[4], &made))
+  if (!arg_stream_h(env, argv[2], &s) || !arg_made(env, argv[4], &made))
     return NULL;
   ctx_rec *ctx = s ? ctx_rec_retain(s->ctx) : ctx_rec_current(env);
   if (!ctx) return NULL;
@@ -539,9 +531,7 @@ static napi_value mem_free(napi_env env, napi_callback_info info) {
   stream_h *s;
   if (napi_get_value_double(env, argv[0], &id) != napi_ok) return throw_type(env, "expected a memory id");
   devmem *dev = slot_find(state_of(env)->memory, id);
-  if (!dev || !arg_stream_h(env, argv[1], &s) ||
-      (dev->origin == DEV_ORDERED && !stream_alive(env, s, "cuMemFreeAsync")))
-    return NULL;
+  if (!dev || !arg_stream_h(env, argv[1], &s)) return NULL;
   CUdeviceptr ptr = dev->ptr;
   ctx_rec *ctx = dev->ctx;
   dev_origin origin = dev->origin;

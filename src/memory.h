@@ -35,10 +35,9 @@ struct tracked {
   napi_ref owner;      /* weak: cleared by the collection that finds the owner dead */
   reclaim_fn reclaim;  /* releases the memory of a dead owner, and untracks */
   size_t bytes;        /* reported to V8 as external memory (in steps of some MiB) */
-  /* Host memory that goes with its context (pinned, managed): that context, and what makes the
-   * memory unreachable from JS when the context is detached. NULL for the others. */
-  ctx_rec *ctx;
-  reclaim_fn context_gone;
+  /* For host memory that goes with its context (pinned, managed): makes it unreachable from JS
+   * if ctx is its context, which is being detached. NULL for the others. */
+  void (*context_gone)(napi_env env, tracked *node, ctx_rec *ctx);
 };
 /* Starts tracking node for owner; false after throwing. */
 bool memory_track(napi_env env, tracked *node, napi_value owner, size_t bytes, reclaim_fn reclaim);

@@ -113,11 +113,15 @@ describe('hostile input: objects of a detached context', function () {
       const [tex, surf] = [module.getTexref('tex'), module.getSurfref('surf')];
       const [stream, event] = [new cuda.Stream(), new cuda.Event()];
       const array = new cuda.CudaArray({ width: 16, format: cuda.ArrayFormat.FLOAT, numChannels: 1 });
+      const binding = require(${ROOT} + '/lib/binding');
+      const memory = cuda.memAlloc(64);
+      binding.memcpyHtoDAsync(memory.ptr, new Uint8Array(16), stream); // the addon's last stream now
       context.detach();
       const uses = {
         kernel: () => kernel(cuda.pointer(0n), { block: 1 }), kernelAttribute: () => kernel.getAttribute(0),
         texref: () => tex.getFlags(), surfref: () => surf.setArray(array), module: () => module.getGlobal('g'),
         stream: () => stream.isDone(), event: () => event.query(), array: () => array.getDescriptor(),
+        lastStream: () => binding.memcpyHtoDAsync(memory.ptr, new Uint8Array(16), stream),
       };
       const errors = {};
       for (const [name, use] of Object.entries(uses)) errors[name] = caught(use);

@@ -136,7 +136,7 @@ async function fuzz({ mode, seed, calls, parallel = 2, print = false }) {
         }
         const upTo = result.last === null ? [] : Array.from({ length: result.last - chunk.from + 1 }, (_, i) => chunk.from + i);
         const sequence = await shortest(job, env, workdir, result, upTo);
-        const labels = sequence ? await describe(job, env, workdir, sequence) : [];
+        const labels = sequence ? await callLabels(job, env, workdir, sequence) : [];
         failures.push({ died: result.died, chunk, last: result.last, sequence, calls: labels, tail: result.tail });
       }
     };
@@ -148,7 +148,7 @@ async function fuzz({ mode, seed, calls, parallel = 2, print = false }) {
 }
 
 // The calls of a sequence as text (the child prints them before running each).
-async function describe(job, env, cwd, only) {
+async function callLabels(job, env, cwd, only) {
   const result = await runChild({ ...job, only, print: true }, env, cwd);
   return result.tail.split('\n').filter((l) => l.startsWith('#'));
 }

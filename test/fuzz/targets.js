@@ -59,7 +59,7 @@ function collect() {
       targets.push({ kind: 'fn', label: `binding.${name}`, fn: binding[name], internal: true });
     }
   }
-  return { targets, classes: [...classes], enums };
+  return { targets, enums };
 }
 
 // Where a target's function is found: the object whose property `key` holds it.

@@ -184,4 +184,4 @@ function options(rng, pool, enums, depth) {
   return [object, `{ ${labels.join(', ')} }`];
 }
 
-module.exports = { generator, callGenerator, value, Sentinel, setInCall, typedArray };
+module.exports = { callGenerator, value, Sentinel, setInCall, typedArray };
