@@ -2,8 +2,13 @@
 // Argument checks shared by lib/: each throws a TypeError or RangeError naming the argument.
 
 function describe(value) {
-  if (value === null) return 'null';
-  if (typeof value === 'object') return value.constructor ? `a ${value.constructor.name}` : 'an object';
+  if (value === null || value === undefined) return String(value);
+  if (typeof value === 'object') {
+    const name = value.constructor?.name;
+    if (typeof name !== 'string' || !name) return 'an object';
+    return `${/^[AEIOU]/.test(name) ? 'an' : 'a'} ${name}`;
+  }
+  if (typeof value === 'function') return `the function ${value.name || '(anonymous)'}`;
   if (typeof value === 'string') return `the string ${JSON.stringify(value)}`;
   return `${typeof value} ${String(value)}`;
 }

@@ -24,6 +24,7 @@ const path = require('path');
 const { getSystemErrorName } = require('util');
 const binding = require('./binding');
 const { cacheDirFor } = require('./cache-dir');
+const { RuntimeError } = require('./errors');
 
 const FORMAT = 'cudadrv-compile-cache-2';
 const MAGIC = Buffer.from('CUDADRV\x02', 'latin1');
@@ -178,12 +179,22 @@ function fileStamp(file) {
 
 const S_IFMT = 0o170000;
 const S_IFREG = 0o100000;
+const S_IFDIR = 0o040000;
+const FILE_TYPES = { 0o010000: 'a FIFO', 0o020000: 'a character device', 0o060000: 'a block device',
+  0o140000: 'a socket' };
 
 // A file's stamp, and its contents when it is a readable file (else null: an absent or unreadable
-// file is no error; NVRTC cannot read it either).
+// file is no error; NVRTC cannot read it either). Where an include may be found, anything but a
+// file or a directory is refused: NVRTC would wait on a FIFO forever, or read /dev/zero forever.
 function probe(file) {
   const stat = fileStamp(file);
-  const contents = stat && (stat[2] & S_IFMT) === S_IFREG ? binding.readFile(file, true) : null;
+  const type = stat && stat[2] & S_IFMT;
+  if (stat && type !== S_IFREG && type !== S_IFDIR) {
+    throw new RuntimeError(`${file}, where an #include of the source may be found, is ` +
+      `${FILE_TYPES[type] ?? 'not a regular file'}; NVRTC would block reading it: remove it or ` +
+      'change the include path');
+  }
+  const contents = type === S_IFREG ? binding.readFile(file, true) : null;
   return { stamp: stat, contents };
 }
 
@@ -383,5 +394,5 @@ function clearMemory() {
 }
 
 module.exports = {
-  stats, cacheDirFor, nvrtcIdentity, knownKey, cacheKey, lookup, store, flush, clearMemory, entryName,
+  stats, cacheDirFor, nvrtcIdentity, knownKey, cacheKey, includedFiles, lookup, store, flush, clearMemory, entryName,
 };

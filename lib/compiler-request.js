@@ -63,7 +63,9 @@ function splitShellWords(text, what) {
 const DEFAULT_OPTIONS = splitShellWords(process.env.CUDADRV_DEFAULT_OPTIONS || '', 'CUDADRV_DEFAULT_OPTIONS');
 
 const KNOWN = ['options', 'noExternC', 'arch', 'code', 'includeDirs', 'headers', 'nameExpressions',
-  'keep', 'cacheDir', 'name', 'messageHandler'];
+  'keep', 'cacheDir', 'name', 'messageHandler', 'signal', 'timeout'];
+
+const TIMEOUT_LIMIT = 2 ** 31 - 1; // setTimeout's longest delay, in ms
 
 // ---- checking a request ----
 
@@ -153,6 +155,14 @@ function request(source, opts) {
   if (opts.cacheDir !== undefined && opts.cacheDir !== null && opts.cacheDir !== false) {
     text('cacheDir', opts.cacheDir, { empty: false });
   }
+  const signal = opts.signal ?? undefined;
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw new TypeError(`signal must be an AbortSignal, not ${describe(signal)}`);
+  }
+  const timeout = optional('timeout', opts.timeout, 'number');
+  if (timeout !== undefined && !(timeout >= 0 && timeout <= TIMEOUT_LIMIT)) {
+    throw new RangeError(`timeout must be a number of milliseconds from 0 to ${TIMEOUT_LIMIT}, not ${timeout}`);
+  }
   const arch = opts.arch === undefined ? undefined : text('arch', opts.arch);
   const code = opts.code === undefined ? undefined : text('code', opts.code);
 
@@ -199,12 +209,16 @@ function request(source, opts) {
     key: null,
     keep,
     messageHandler,
+    signal,
+    timeout,
   };
   // A request made before skips what looks at the file system beyond its included files.
   if (cacheDir) req.key = cache.knownKey(req, identity.id);
   if (!req.key) {
     includeDirs.forEach((dir, i) => readableDir(`includeDirs[${i}]`, dir));
+    // both look at every included file, and refuse one NVRTC would block on or read forever
     if (cacheDir) req.key = cache.cacheKey(req, identity.id);
+    else cache.includedFiles(req);
   }
   return req;
 }

@@ -8,7 +8,7 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const binding = require('./binding');
-const { CompileError } = require('./errors');
+const { AbortError, CompileError } = require('./errors');
 const cache = require('./compiler-cache');
 const nvrtc = require('./compiler-nvrtc');
 const { request, splitShellWords, DEFAULT_OPTIONS, INCLUDE_DIR } = require('./compiler-request');
@@ -86,10 +86,16 @@ function cached(req) {
 /**
  * Compiles CUDA C++ on the calling thread: a Buffer holding a cubin (target sm_XY) or PTX text
  * (compute_XY), with `log` (NVRTC's warnings), `loweredNames` ({ nameExpression: loweredName })
- * and `target`. A CompileError carries NVRTC's log when it refuses the source.
+ * and `target`. A CompileError carries NVRTC's log when it refuses the source. The calling thread
+ * cannot be interrupted: a `signal` already aborted throws an AbortError, and `timeout` is
+ * compile()'s alone.
  */
 function compileSync(source, opts) {
   const req = request(source, opts);
+  if (req.timeout !== undefined) {
+    throw new TypeError('compileSync cannot be interrupted, so it takes no timeout; use compile()');
+  }
+  if (req.signal?.aborted) throw aborted(req);
   return deliver(req, cached(req) ?? settle(req, binding.nvrtcCompile(...compileArgs(req))));
 }
 
@@ -111,24 +117,71 @@ async function inSlot(work) {
   }
 }
 
+// A compile: { promise, callers }. One still waiting for a slot when all its callers have given
+// up (signal, timeout) never starts.
 function produce(req) {
-  const start = () => inSlot(() => binding.nvrtcCompileAsync(...compileArgs(req))).then((o) => settle(req, o));
-  if (!req.key || req.keep) return start();
-  let pending = inFlight.get(req.key);
-  if (!pending) {
-    pending = start();
-    inFlight.set(req.key, pending);
-    const forget = () => inFlight.delete(req.key);
-    pending.then(forget, forget);
+  const shared = req.key && !req.keep;
+  let job = shared ? inFlight.get(req.key) : undefined;
+  if (job) {
+    job.callers++;
+  } else {
+    const started = { callers: 1 }; // this caller, counted before inSlot may start the work
+    started.promise = inSlot(() => {
+      if (started.callers === 0) {
+        if (inFlight.get(req.key) === started) inFlight.delete(req.key); // a later caller starts afresh
+        throw aborted(req);
+      }
+      return binding.nvrtcCompileAsync(...compileArgs(req));
+    }).then((outcome) => settle(req, outcome));
+    if (shared) {
+      inFlight.set(req.key, started);
+      const forget = () => inFlight.delete(req.key);
+      started.promise.then(forget, forget);
+    }
+    job = started;
   }
-  return pending;
+  return job;
+}
+
+function aborted(req) {
+  const reason = req.signal?.reason;
+  return new AbortError(`the compile of ${req.name} was aborted` +
+    (reason instanceof Error ? `: ${reason.message}` : ''), { cause: reason });
+}
+
+// The job's promise, or an AbortError as soon as the request's signal aborts or its timeout passes;
+// NVRTC cannot be interrupted, so a running compile goes on (it still fills the cache).
+function awaitJob(req, job) {
+  const { signal, timeout } = req;
+  if (!signal && timeout === undefined) return job.promise;
+  return new Promise((resolve, reject) => {
+    let timer = null;
+    const finish = (settleWith, value) => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      settleWith(value);
+    };
+    const giveUp = (error) => {
+      job.callers--;
+      finish(reject, error);
+    };
+    const onAbort = () => giveUp(aborted(req));
+    signal?.addEventListener('abort', onAbort);
+    if (timeout !== undefined) {
+      timer = setTimeout(() => giveUp(new AbortError(
+        `the compile of ${req.name} took longer than its timeout of ${timeout} ms`)), timeout);
+    }
+    job.promise.then((value) => finish(resolve, value), (error) => finish(reject, error));
+  });
 }
 
 /** Compiles CUDA C++ on a thread of its own: a Promise of what compileSync returns. The event
- * loop stays free meanwhile. */
+ * loop stays free meanwhile. It rejects with an AbortError when `signal` aborts or `timeout`
+ * passes first. */
 async function compile(source, opts) {
   const req = request(source, opts);
-  return deliver(req, cached(req) ?? await produce(req));
+  if (req.signal?.aborted) throw aborted(req);
+  return deliver(req, cached(req) ?? await awaitJob(req, produce(req)));
 }
 
 // ---- SourceModule ----

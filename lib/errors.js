@@ -34,6 +34,14 @@ class CompileError extends CudaError {
     this.source = source;
   }
 }
+/** A compile given up through its `signal` or `timeout` (Node's convention: name 'AbortError');
+ * `cause` holds the signal's reason. */
+class AbortError extends CudaError {
+  constructor(message, { cause } = {}) {
+    super(message);
+    if (cause !== undefined) this.cause = cause;
+  }
+}
 
 // CUresult → class. Codes not listed are RuntimeError.
 const MEMORY = [2];
@@ -78,5 +86,5 @@ function makeError(code, api, description, kind) {
 binding.setErrorFactory(makeError);
 
 module.exports = {
-  CudaError, MemoryError, LogicError, LaunchError, RuntimeError, CompileError,
+  CudaError, MemoryError, LogicError, LaunchError, RuntimeError, CompileError, AbortError,
 };

@@ -3,6 +3,7 @@
 const assert = require('assert');
 const crypto = require('crypto');
 const { execFile, execFileSync } = require('child_process');
+const { getEventListeners } = require('events');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
@@ -228,6 +229,111 @@ describe('cudadrv/compiler', function () {
       clearInterval(timer);
       assert.ok(elapsed > 100, `the heavy compile took ${elapsed} ms`);
       assert.ok(ticks >= elapsed / 10 / 3, `${ticks} ticks in ${elapsed} ms`);
+    });
+
+    describe('giving up: signal and timeout', function () {
+      const HEAVY = `__global__ void heavy(float *out, const float *in) {
+        float acc = in[threadIdx.x];
+        #pragma unroll
+        for (int i = 0; i < 24; i++) acc = acc * in[(i * 7) & 255] + sinf(acc + i);
+        out[threadIdx.x] = acc * SCALE; }`;
+      const heavy = () => [HEAVY, { arch: 'sm_90', options: [scaleOption(randomFloat())] }];
+      let started;
+      let nvrtcCompileAsync;
+      beforeEach(function () { // counts the compiles that reach NVRTC, and keeps them to wait for
+        started = [];
+        nvrtcCompileAsync = binding.nvrtcCompileAsync;
+        binding.nvrtcCompileAsync = (...args) => {
+          const running = nvrtcCompileAsync(...args);
+          started.push(running);
+          return running;
+        };
+      });
+      afterEach(async function () {
+        binding.nvrtcCompileAsync = nvrtcCompileAsync;
+        await Promise.allSettled(started);
+      });
+
+      it('an abort rejects at once with an AbortError; the compile goes on and fills the cache', async function () {
+        const [source, opts] = heavy();
+        const controller = new AbortController();
+        const pending = compile(source, { ...opts, signal: controller.signal });
+        const reason = new Error('the user closed the window');
+        setTimeout(() => controller.abort(reason), 20);
+        const start = Date.now();
+        await assert.rejects(pending, (e) => {
+          assert.ok(e instanceof cuda.AbortError && e instanceof cuda.CudaError);
+          assert.strictEqual(e.name, 'AbortError');
+          assert.strictEqual(e.message, 'the compile of kernel.cu was aborted: the user closed the window');
+          assert.strictEqual(e.cause, reason);
+          return true;
+        });
+        const waited = Date.now() - start;
+        assert.strictEqual(started.length, 1);
+        assert.deepStrictEqual(getEventListeners(controller.signal, 'abort'), []);
+        const compiles = cache.stats.compiles;
+        const image = await compile(source, opts); // shares the compile still running
+        assert.strictEqual(cache.stats.compiles, compiles + 1);
+        assert.strictEqual(started.length, 1);
+        assert.ok(image.equals(compileSync(source, opts)));
+        assert.ok(waited < 200, `rejected ${waited} ms after the abort was asked for`);
+      });
+
+      it('a timeout rejects with an AbortError saying so; one not reached changes nothing', async function () {
+        const [source, opts] = heavy();
+        await assert.rejects(compile(source, { ...opts, cacheDir: false, timeout: 5 }), {
+          name: 'AbortError', message: 'the compile of kernel.cu took longer than its timeout of 5 ms',
+        });
+        const signal = new AbortController().signal;
+        const image = await compile(SCALE_SOURCE, { ...opts, signal, timeout: 60000 });
+        assert.ok(image.equals(compileSync(SCALE_SOURCE, opts)));
+        assert.deepStrictEqual(getEventListeners(signal, 'abort'), []);
+      });
+
+      it('compiles still waiting for a slot when aborted never start', async function () {
+        const controller = new AbortController();
+        const count = os.availableParallelism() + 4;
+        const pending = Array.from({ length: count }, () => {
+          const [source, opts] = heavy();
+          return compile(source, { ...opts, cacheDir: false, signal: controller.signal });
+        });
+        controller.abort();
+        const outcomes = await Promise.allSettled(pending);
+        assert.deepStrictEqual(outcomes.map((o) => o.reason?.name), Array(count).fill('AbortError'));
+        assert.strictEqual(started.length, os.availableParallelism());
+      });
+
+      it('a signal aborted already fails compile and compileSync before any compile', async function () {
+        const signal = AbortSignal.abort();
+        const [source, opts] = heavy();
+        const compiles = cache.stats.compiles;
+        await assert.rejects(compile(source, { ...opts, signal }), { name: 'AbortError', cause: signal.reason });
+        assert.throws(() => compileSync(source, { ...opts, signal }), { name: 'AbortError' });
+        assert.throws(() => compileSync(source, { ...opts, timeout: 1000 }), {
+          name: 'TypeError', message: 'compileSync cannot be interrupted, so it takes no timeout; use compile()',
+        });
+        assert.strictEqual(cache.stats.compiles, compiles);
+        assert.strictEqual(started.length, 0);
+      });
+    });
+
+    it('refuse an include NVRTC would block on (a FIFO, a device), with and without the cache', function () {
+      const dir = tmpdir('fifo');
+      execFileSync('mkfifo', [path.join(dir, 'pipe.h')]);
+      fs.symlinkSync('/dev/zero', path.join(dir, 'zero.h'));
+      const script = (header, cacheDir) => `
+        const { compileSync } = require('./lib/compiler');
+        try {
+          compileSync('#include "${header}"\\n', { includeDirs: [${JSON.stringify(dir)}], cacheDir: ${cacheDir} });
+        } catch (e) { console.log(e.name + ': ' + e.message); }`;
+      for (const [header, type] of [['pipe.h', 'a FIFO'], ['zero.h', 'a character device']]) {
+        for (const cacheDir of ['false', JSON.stringify(path.join(dir, 'cache'))]) {
+          const out = execFileSync(process.execPath, ['-e', script(header, cacheDir)], { cwd: ROOT, timeout: 30000 });
+          assert.strictEqual(out.toString().trim(), `RuntimeError: ${path.join(dir, header)}, where an #include ` +
+            `of the source may be found, is ${type}; NVRTC would block reading it: remove it or change the include path`);
+        }
+      }
+      fs.rmSync(dir, { recursive: true });
     });
 
     it('without a context, default to PTX for compute_75 (the documented default)', function () {
@@ -493,7 +599,7 @@ describe('cudadrv/compiler', function () {
       const cases = [
         [42, undefined, 'TypeError', 'source must be a string, not number 42'],
         [Buffer.from('x'), undefined, 'TypeError', 'source must be a string, not a Buffer'],
-        [undefined, undefined, 'TypeError', 'source must be a string, not undefined undefined'],
+        [undefined, undefined, 'TypeError', 'source must be a string, not undefined'],
         ['a\0b', undefined, 'RangeError', 'source must not contain NUL characters (NVRTC would stop reading there)'],
         ['', 'sm_90', 'TypeError', 'compile options must be an object, not the string "sm_90"'],
         ['', { arh: 'sm_90' }, 'TypeError', /^unknown compile option "arh"; the options are options, noExternC, arch/],
@@ -509,6 +615,11 @@ describe('cudadrv/compiler', function () {
         ['', { cacheDir: '' }, 'RangeError', 'cacheDir must not be empty'],
         ['', { name: '' }, 'RangeError', 'name must not be empty'],
         ['', { messageHandler: 'log' }, 'TypeError', 'messageHandler must be a function, not the string "log"'],
+        ['', { signal: {} }, 'TypeError', 'signal must be an AbortSignal, not an Object'],
+        ['', { signal: new AbortController() }, 'TypeError', 'signal must be an AbortSignal, not an AbortController'],
+        ['', { timeout: '5' }, 'TypeError', 'timeout must be a number, not the string "5"'],
+        ...[-1, NaN, Infinity, 2 ** 31].map((timeout) => ['', { timeout }, 'RangeError',
+          `timeout must be a number of milliseconds from 0 to 2147483647, not ${timeout}`]),
       ];
       for (const [source, opts, name, message] of cases) {
         assert.throws(() => compileSync(source, opts), { name, message });

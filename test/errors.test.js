@@ -34,7 +34,7 @@ const expectedClass = {
 
 describe('errors', function () {
   it('every class derives from CudaError and Error and names itself', function () {
-    for (const name of ['MemoryError', 'LogicError', 'LaunchError', 'RuntimeError', 'CompileError']) {
+    for (const name of ['MemoryError', 'LogicError', 'LaunchError', 'RuntimeError', 'CompileError', 'AbortError']) {
       const error = new cuda[name]('x');
       assert.ok(error instanceof cuda.CudaError, name);
       assert.ok(error instanceof Error, name);

@@ -199,7 +199,7 @@ describe('parameter layout (C alignment)', function () {
     assert.throws(() => cuda.packArguments([7n]), { name: 'TypeError', message: /argument 0 is a bare bigint/ });
     assert.throws(() => cuda.packArguments(['x']), { name: 'TypeError', message: /argument 0 cannot be passed to a kernel: the string "x"/ });
     assert.throws(() => cuda.packArguments([null]), { name: 'TypeError', message: /argument 0 cannot be passed/ });
-    assert.throws(() => cuda.packArguments([{}]), { name: 'TypeError', message: /argument 0 cannot be passed to a kernel: a Object/ });
+    assert.throws(() => cuda.packArguments([{}]), { name: 'TypeError', message: /argument 0 cannot be passed to a kernel: an Object/ });
     assert.throws(() => cuda.packArguments([cuda.In(new Float32Array(1))]), { name: 'TypeError', message: /In\/Out\/InOut/ });
     assert.throws(() => cuda.packArguments(5), { name: 'TypeError', message: /array of kernel arguments/ });
     assert.deepStrictEqual([...cuda.packArguments([true, false])], [1, 0], 'booleans are C bools');

@@ -29,6 +29,11 @@ export interface CompileOptions {
   name?: string;
   /** Receives NVRTC's warnings when a compile succeeds with some (instead of stdout). */
   messageHandler?: (log: string) => void;
+  /** compile(): rejects with an AbortError when it aborts (a running NVRTC compile still finishes,
+   * into the cache). compileSync(): an AbortError when aborted already. */
+  signal?: AbortSignal;
+  /** compile() only: milliseconds (0 to 2**31-1) before it rejects with an AbortError. */
+  timeout?: number;
 }
 
 /** A compile's result: a cubin, or PTX text (no NUL terminator), with what NVRTC said. */
@@ -48,7 +53,7 @@ export interface CompiledImage extends Buffer {
 export declare const DEFAULT_OPTIONS: string[];
 
 /** Compiles on a thread of its own; the event loop stays free. Rejects with a CompileError when
- * NVRTC refuses the source. */
+ * NVRTC refuses the source, an AbortError when `signal` aborts or `timeout` passes first. */
 export declare function compile(source: string, options?: CompileOptions): Promise<CompiledImage>;
 /** Compiles on the calling thread. */
 export declare function compileSync(source: string, options?: CompileOptions): CompiledImage;

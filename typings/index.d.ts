@@ -62,6 +62,11 @@ export declare class CompileError extends CudaError {
   /** The source's name. */
   readonly source: string;
 }
+/** A compile given up through its `signal` or `timeout`; `cause` is the signal's reason. */
+export declare class AbortError extends CudaError {
+  constructor(message: string, info?: { cause?: unknown });
+  readonly name: 'AbortError';
+}
 
 // ---- devices and contexts ----
 

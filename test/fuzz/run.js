@@ -97,6 +97,8 @@ function systemHasDriver() {
 
 function environment(mode, workdir) {
   const env = { ...process.env, CUDADRV_CACHE_DIR: path.join(workdir, 'cache') };
+  // a FIFO where the values' '#include "fifo"' finds it (the child's working directory)
+  execFileSync('mkfifo', [path.join(workdir, 'fifo')]);
   delete env.FAKE_CUDA_FAIL;
   if (mode === 'stand-in') {
     const dir = path.join(workdir, 'stand-in');

@@ -95,7 +95,7 @@ function typedArray(rng) {
 }
 
 function hostileObject(rng) {
-  const kind = rng.int(12);
+  const kind = rng.int(14);
   switch (kind) {
     case 0: return [{}, '{}'];
     case 1: return [Object.create(null), 'Object.create(null)'];
@@ -108,6 +108,8 @@ function hostileObject(rng) {
     case 7: return [new SharedArrayBuffer(64), 'SharedArrayBuffer(64)'];
     case 8: return [new DataView(new ArrayBuffer(64), 8, 32), 'DataView(64, 8, 32)'];
     case 9: return [[1, 2, 3], '[1, 2, 3]'];
+    case 11: return [rng.chance(0.5) ? AbortSignal.abort() : AbortSignal.timeout(rng.pick([0, 1, 50])), 'AbortSignal'];
+    case 12: return [new AbortController().signal, 'an AbortSignal never aborted'];
     case 10: {
       const array = [];
       array.length = 2 ** 32 - 1;

@@ -20,6 +20,12 @@ async function main(): Promise<void> {
   } catch (e) {
     if (e instanceof cuda.CompileError) console.log(e.log, e.options, e.source, e.code, e.codeName, e.api);
   }
+  const controller = new AbortController();
+  try {
+    await compile('__global__ void k() {}', { signal: controller.signal, timeout: 5000 });
+  } catch (e) {
+    if (e instanceof cuda.AbortError) console.log(e.name, e.cause);
+  }
   const mod: SourceModule = new SourceModule('__global__ void k() {}');
   const later: SourceModule = await SourceModule.compile('__global__ void k() {}', { arch: 'sm_90' });
   const names: Record<string, string> = later.loweredNames;
