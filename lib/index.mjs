@@ -4,7 +4,7 @@ import cuda from './index.js';
 export default cuda;
 export const {
   VERSION, VERSION_STATUS, VERSION_TEXT, getVersion, getDriverVersion, isAvailable, init, stats,
-  CudaError, MemoryError, LogicError, LaunchError, RuntimeError, CompileError,
+  CudaError, MemoryError, LogicError, LaunchError, RuntimeError, CompileError, AbortError,
   Device, Context, Stream, Event, initializeProfiler, startProfiler, stopProfiler,
   CudaResult, CtxFlags, EventFlags, StreamFlags, DeviceAttribute, PointerAttribute,
   ProfilerOutputMode, FunctionAttribute, FuncCache, SharedConfig, ArrayFormat, Array3DFlags,

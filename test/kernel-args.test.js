@@ -215,7 +215,7 @@ describe('In, Out and InOut', function () {
       assert.ok(made instanceof Handler && made instanceof cuda.ArgumentHandler, Handler.name);
       assert.ok(called instanceof Handler);
       assert.strictEqual(made.array, a);
-      assert.throws(() => Handler([1, 2]), { name: 'TypeError', message: new RegExp(`^${Handler.name}\\(array\\): array must be a TypedArray or DataView, not a Array`) });
+      assert.throws(() => Handler([1, 2]), { name: 'TypeError', message: new RegExp(`^${Handler.name}\\(array\\): array must be a TypedArray or DataView, not an Array`) });
       assert.throws(() => Handler(new Float32Array(0)), { name: 'RangeError', message: /must not be empty/ });
     }
     assert.deepStrictEqual([cuda.In(a).copyIn, cuda.In(a).copyOut], [true, false]);
