@@ -74,10 +74,12 @@ function errorClassFor(code) {
 }
 
 // Called by the addon: kind is 'cuda' (a driver call failed), 'logic' (use after free, wrong
-// state; description is the whole message) or 'runtime' (the driver is missing or lacks a call).
+// state; description is the whole message), 'runtime' (the driver is missing or lacks a call) or
+// 'memory' (the host is out of memory).
 function makeError(code, api, description, kind) {
   const info = { code, codeName: codeName(code), api };
   if (kind === 'logic') return new LogicError(description, info);
+  if (kind === 'memory') return new MemoryError(description, info);
   if (kind === 'runtime') return new RuntimeError(description, info);
   const Class = errorClassFor(code);
   return new Class(`${api} failed: ${description || info.codeName}`, info);

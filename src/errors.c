@@ -41,7 +41,8 @@ napi_value napi_fail(napi_env env, napi_status status) {
   return NULL;
 }
 
-/* kind: "cuda" (a driver result), "logic" (use after free, wrong state) or "runtime". */
+/* kind: "cuda" (a driver result), "logic" (use after free, wrong state), "runtime" or "memory"
+ * (the host is out of memory). */
 static napi_value make_error(napi_env env, int64_t code, const char *api, const char *message,
                              const char *kind) {
   napi_value factory = NULL, argv[4], result = NULL;
@@ -108,9 +109,10 @@ napi_value throw_type(napi_env env, const char *message) {
   return NULL;
 }
 
+/* A MemoryError, which lib/'s allocations answer with a collection and one more try. */
 napi_value throw_oom(napi_env env) {
-  napi_throw_error(env, NULL, "cudadrv: out of host memory");
-  return NULL;
+  return throw_value(env, make_error(env, CUDA_ERROR_OUT_OF_MEMORY, "malloc",
+                                     "out of host memory; free memory or allocate less", "memory"));
 }
 
 napi_value throw_range(napi_env env, const char *message) {

@@ -53,6 +53,34 @@ describe('hostile input: host memory past the runtime\'s array limit', function 
   });
 });
 
+describe('hostile input: host memory running out', function () {
+  // A child whose address space is limited to what node takes plus 1.5 GiB: one GiB fits, two do not.
+  function limited(script) {
+    const base = outcome(`require(${ROOT});
+      console.log(JSON.stringify(+/VmSize:\\s+(\\d+)/.exec(require('fs').readFileSync('/proc/self/status', 'utf8'))[1]))`);
+    const limitKiB = base + 1.5 * 2 ** 20;
+    const result = spawnSync('bash', ['-c', `ulimit -v ${limitKiB} && exec "$0" -e "$1"`, process.execPath, script],
+      { encoding: 'utf8', timeout: 60000 });
+    assert.strictEqual(result.status, 0, result.stderr.slice(-400));
+    return JSON.parse(result.stdout.trim().split('\n').pop());
+  }
+
+  it('is a MemoryError (it was a plain Error), and a collection is tried before giving up', function () {
+    // AddressSanitizer reserves terabytes of address space for its shadow: no limit can be set
+    if (process.env.CUDADRV_SANITIZED) this.skip();
+    const out = limited(`${CAUGHT} const cuda = require(${ROOT});
+      let first = cuda.alignedEmpty(2 ** 30, 'uint8');
+      const whileAlive = caught(() => cuda.alignedEmpty(2 ** 30, 'uint8'));
+      first = null; // unreachable now: the second try finds its memory after a collection
+      const second = cuda.alignedEmpty(2 ** 30, 'uint8');
+      console.log(JSON.stringify({ whileAlive, second: second.length }));`);
+    assert.deepStrictEqual(out, {
+      whileAlive: { name: 'MemoryError', message: 'out of host memory; free memory or allocate less' },
+      second: 2 ** 30,
+    });
+  });
+});
+
 describe('hostile input: NUL characters in names and paths', function () {
   const { standInDriver } = require('./support/stand-in-driver');
   const standIn = standInDriver();
