@@ -5,7 +5,9 @@
  * attributes asked for, cluster x y z), then from byte 48 the kernel's parameters, laid out as the
  * kernel's parameter space. The launcher is a JS function bound in C to the kernel and to that
  * buffer, and to the stream its launches go to, which changes only when lib/ binds another: so a
- * launch is one call into C taking no argument, and C reads nothing from JS values. */
+ * launch is one call into C taking no argument, and C reads nothing from JS values. C keeps a
+ * reference to the buffer, never a pointer into it: a launch asks where its bytes are, and finds
+ * a buffer detached (transferred away) empty. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,9 +82,7 @@ enum { MAX_PARAM_BYTES = 32764 };
 typedef struct launcher {
   func_h *fn;
   napi_ref buffer;      /* the ArrayBuffer shared with lib/, which keeps it private */
-  const uint32_t *head; /* its header */
   size_t size;          /* parameter bytes */
-  void *extra[5];       /* cuLaunchKernel's: the parameter buffer and its size */
   stream_h *stream;     /* where launches go; NULL: the default stream */
   napi_ref stream_ref;  /* its Stream object, kept alive while bound */
   int refs;             /* the two functions bound to it: launch and setStream */
@@ -98,9 +98,9 @@ static void launcher_finalize(napi_env env, void *data, void *hint) {
   free(l);
 }
 
-/* A launch with attributes: cuLaunchKernelEx, with the config the header describes. */
-static napi_value launch_ex(napi_env env, const launcher *l, CUstream stream) {
-  const uint32_t *h = l->head;
+/* A launch with attributes: cuLaunchKernelEx, with the config the header h describes. */
+static napi_value launch_ex(napi_env env, const launcher *l, const uint32_t *h, void **extra,
+                            CUstream stream) {
   CUlaunchAttribute attrs[2];
   unsigned int n = 0;
   memset(attrs, 0, sizeof attrs);
@@ -116,8 +116,27 @@ static napi_value launch_ex(napi_env env, const launcher *l, CUstream stream) {
   }
   CUlaunchConfig config = {h[DIMS],     h[DIMS + 1], h[DIMS + 2], h[DIMS + 3], h[DIMS + 4],
                            h[DIMS + 5], h[SHARED],   stream,      attrs,       n};
-  CU_CALL(env, cuLaunchKernelEx, &config, l->fn->handle, NULL, l->size ? (void **)l->extra : NULL);
+  CU_CALL(env, cuLaunchKernelEx, &config, l->fn->handle, NULL, extra);
   return NULL;
+}
+
+/* The launcher's buffer as it is now: its header, or NULL after throwing where it was detached. */
+static const uint32_t *launcher_header(napi_env env, const launcher *l) {
+  napi_value buffer;
+  void *data = NULL;
+  size_t length = 0;
+  napi_status status = napi_get_reference_value(env, l->buffer, &buffer);
+  if (status == napi_ok) status = napi_get_arraybuffer_info(env, buffer, &data, &length);
+  if (status != napi_ok) {
+    napi_fail(env, status);
+    return NULL;
+  }
+  if (length != HEADER_BYTES + l->size) {
+    throw_logic(env, "this launcher's parameter buffer was detached (transferred away); get a new "
+                     "launcher for the kernel");
+    return NULL;
+  }
+  return data;
 }
 
 /* launch(): launches the kernel as the buffer says, on the bound stream. */
@@ -131,10 +150,15 @@ static napi_value launcher_launch(napi_env env, napi_callback_info info) {
     if (!handle_alive(env, &l->stream->base)) return NULL;
     stream = l->stream->handle;
   }
-  const uint32_t *h = l->head;
-  if (h[ATTRIBUTES]) return launch_ex(env, l, stream);
+  const uint32_t *h = launcher_header(env, l);
+  if (!h) return NULL;
+  size_t size = l->size;
+  void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, (char *)h + HEADER_BYTES, CU_LAUNCH_PARAM_BUFFER_SIZE,
+                   &size, CU_LAUNCH_PARAM_END};
+  void **params = size ? extra : NULL;
+  if (h[ATTRIBUTES]) return launch_ex(env, l, h, params, stream);
   CU_CALL(env, cuLaunchKernel, l->fn->handle, h[DIMS], h[DIMS + 1], h[DIMS + 2], h[DIMS + 3],
-          h[DIMS + 4], h[DIMS + 5], h[SHARED], stream, NULL, l->size ? l->extra : NULL);
+          h[DIMS + 4], h[DIMS + 5], h[SHARED], stream, NULL, params);
   return NULL;
 }
 
@@ -184,20 +208,15 @@ static napi_value launcher_create(napi_env env, napi_callback_info info) {
   if (!l) return throw_oom(env);
   void *data;
   napi_value buffer, launch, set_stream, result;
-  if (napi_create_arraybuffer(env, HEADER_BYTES + size, &data, &buffer) != napi_ok ||
-      napi_create_reference(env, buffer, 1, &l->buffer) != napi_ok) {
+  napi_status status = napi_create_arraybuffer(env, HEADER_BYTES + size, &data, &buffer);
+  if (status == napi_ok) status = napi_create_reference(env, buffer, 1, &l->buffer);
+  if (status != napi_ok) {
     free(l);
-    return napi_fail(env, napi_generic_failure);
+    return napi_fail(env, status);
   }
   l->fn = fn;
   fn->refs++;
-  l->head = data;
   l->size = size;
-  l->extra[0] = CU_LAUNCH_PARAM_BUFFER_POINTER;
-  l->extra[1] = (char *)data + HEADER_BYTES;
-  l->extra[2] = CU_LAUNCH_PARAM_BUFFER_SIZE;
-  l->extra[3] = &l->size;
-  l->extra[4] = CU_LAUNCH_PARAM_END;
   l->refs = 2;
   bool made = napi_create_function(env, "launch", NAPI_AUTO_LENGTH, launcher_launch, l, &launch) ==
                   napi_ok &&

@@ -104,6 +104,28 @@ describe('hostile input: NUL characters in names and paths', function () {
   });
 });
 
+describe('hostile input: the launch parameter buffer', function () {
+  const { standInDriver } = require('./support/stand-in-driver');
+  const standIn = standInDriver();
+
+  it('transferred away, a launch is a LogicError (C read the freed bytes)', function () {
+    const result = outcome(`${CAUGHT} const cuda = require(${ROOT}); const binding = require(${ROOT} + '/lib/binding');
+      new cuda.Device(0).retainPrimaryContext().push();
+      const kernel = cuda.moduleFromBuffer(Buffer.from('entry scale 8\\n')).getFunction('scale');
+      const [launch, buffer] = binding.launcherCreate(kernel._k, 8);
+      new Uint32Array(buffer, 0, 6).fill(1);
+      const before = caught(launch);
+      const moved = structuredClone(buffer, { transfer: [buffer] });
+      settle({ before, after: caught(launch), moved: moved.byteLength });`,
+    { LD_LIBRARY_PATH: standIn.dir });
+    assert.deepStrictEqual(result, {
+      before: null,
+      after: { name: 'LogicError', message: 'this launcher\'s parameter buffer was detached (transferred away); get a new launcher for the kernel' },
+      moved: 56,
+    });
+  });
+});
+
 describe('hostile input: work a stream capture would record', function () {
   const { standInDriver } = require('./support/stand-in-driver');
   const standIn = standInDriver();
