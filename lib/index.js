@@ -30,7 +30,9 @@ function init(flags = 0) {
   binding.init(flags);
 }
 
-/** Counters of cleanups that finalizers could not do: { cleanupsFailed, cleanupsSkipped }. */
+/** Counters of what finalizers could not do: { cleanupsFailed, cleanupsSkipped }, and of
+ * Node-API calls that failed where nothing could be thrown (nodeApiFailures; 0 unless Node is
+ * shutting down). */
 function stats() {
   return binding.stats();
 }

@@ -7,14 +7,14 @@
 
 addon_state *state_of(napi_env env) {
   addon_state *state = NULL;
-  napi_get_instance_data(env, (void **)&state);
+  if (napi_get_instance_data(env, (void **)&state) != napi_ok) return NULL;
   return state;
 }
 
 static void state_finalize(napi_env env, void *data, void *hint) {
   (void)hint;
   addon_state *state = data;
-  if (state->error_factory) napi_delete_reference(env, state->error_factory);
+  if (state->error_factory) NAPI_UNTHROWN(napi_delete_reference(env, state->error_factory));
   free(state);
 }
 
@@ -22,10 +22,11 @@ typedef bool (*family_init)(napi_env env, napi_value exports);
 
 NAPI_MODULE_INIT() {
   addon_state *state = calloc(1, sizeof *state);
-  if (!state || napi_set_instance_data(env, state, state_finalize, NULL) != napi_ok) {
+  if (!state) return throw_oom(env);
+  napi_status status = napi_set_instance_data(env, state, state_finalize, NULL);
+  if (status != napi_ok) {
     free(state);
-    napi_throw_error(env, NULL, "cudadrv: could not set up the addon instance");
-    return NULL;
+    return napi_fail(env, status);
   }
   static pthread_once_t guarded = PTHREAD_ONCE_INIT;
   pthread_once(&guarded, threads_guard_exit); /* the cache writer needs no library loaded */

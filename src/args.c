@@ -58,7 +58,7 @@ static bool arg_u64(napi_env env, napi_value v, const char *name, uint64_t *out)
     return false;
   }
   bool negative = lossless && low < 0; /* past -2**63, both conversions below are lossy */
-  if (!negative) napi_get_value_bigint_uint64(env, v, out, &lossless);
+  if (!negative) NAPI_CALL_BOOL(env, napi_get_value_bigint_uint64(env, v, out, &lossless));
   if (negative || !lossless) {
     throw_arg(env, true, name, "from 0 to 2**64 - 1");
     return false;
@@ -90,7 +90,7 @@ bool arg_string(napi_env env, napi_value v, const char *name, char *buf, size_t 
     throw_arg(env, true, name, "shorter");
     return false;
   }
-  napi_get_value_string_utf8(env, v, buf, size, &length);
+  NAPI_CALL_BOOL(env, napi_get_value_string_utf8(env, v, buf, size, &length));
   if (strlen(buf) != length) { /* C would read only up to the NUL: a different name or path */
     throw_arg(env, false, name, "a string without NUL characters (\\0)");
     return false;
@@ -100,7 +100,7 @@ bool arg_string(napi_env env, napi_value v, const char *name, char *buf, size_t 
 
 bool arg_stream(napi_env env, napi_value v, CUstream *out) {
   napi_valuetype type;
-  if (napi_typeof(env, v, &type) != napi_ok) return false;
+  NAPI_CALL_BOOL(env, napi_typeof(env, v, &type));
   if (type == napi_undefined || type == napi_null) {
     *out = NULL;
     return true;
@@ -129,6 +129,12 @@ napi_value make_ptr(napi_env env, CUdeviceptr v) {
   return result;
 }
 
+bool set_named(napi_env env, napi_value obj, const char *key, napi_value value) {
+  if (!value) return false; /* making it threw */
+  NAPI_CALL_BOOL(env, napi_set_named_property(env, obj, key, value));
+  return true;
+}
+
 napi_value make_pair(napi_env env, napi_value a, napi_value b) {
   napi_value pair;
   if (!a || !b) return NULL;
@@ -144,10 +150,21 @@ napi_value make_bool(napi_env env, bool v) {
   return result;
 }
 
+napi_value make_null(napi_env env) {
+  napi_value result;
+  NAPI_CALL(env, napi_get_null(env, &result));
+  return result;
+}
+
 napi_value make_undefined(napi_env env) {
   napi_value result;
   NAPI_CALL(env, napi_get_undefined(env, &result));
   return result;
+}
+
+bool arg_type(napi_env env, napi_value v, napi_valuetype *type) {
+  NAPI_CALL_BOOL(env, napi_typeof(env, v, type));
+  return true;
 }
 
 bool is_undefined(napi_env env, napi_value v) {

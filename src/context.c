@@ -223,11 +223,7 @@ static napi_value ctx_get_current(napi_env env, napi_callback_info info) {
   if (!driver_ready(env)) return NULL;
   CUcontext current;
   CU_CALL(env, cuCtxGetCurrent, &current);
-  if (!current) {
-    napi_value null;
-    napi_get_null(env, &null);
-    return null;
-  }
+  if (!current) return make_null(env);
   return make_ptr(env, (CUdeviceptr)(uintptr_t)current);
 }
 
@@ -253,11 +249,7 @@ static napi_value ctx_pop(napi_env env, napi_callback_info info) {
   if (!driver_ready(env)) return NULL;
   CUcontext current = NULL;
   CU_CALL(env, cuCtxGetCurrent, &current);
-  if (!current) {
-    napi_value null;
-    napi_get_null(env, &null);
-    return null;
-  }
+  if (!current) return make_null(env);
   CUcontext popped;
   CU_CALL(env, cuCtxPopCurrent, &popped);
   return make_ptr(env, (CUdeviceptr)(uintptr_t)popped);

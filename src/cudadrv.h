@@ -11,15 +11,31 @@
 
 #include "loader.h"
 
-/* ---- Node-API status ---- */
+/* ---- Node-API status ----
+ * Every Node-API call's status is checked (test/napi-status.test.js finds one that is not):
+ *   NAPI_CALL(env, call)       on failure throws and returns NULL from the caller (a napi_value
+ *                              or a pointer);
+ *   NAPI_CALL_BOOL(env, call)  the same, returning false;
+ *   a status kept in a variable, where the caller releases what it took before napi_fail();
+ *   NAPI_UNTHROWN(call)        where nothing can be thrown (finalizers, teardown, settling a
+ *                              Promise, throwing itself): a failure is counted in stats(). */
 
-/* Throws the last Node-API error (unless an exception is pending) and returns NULL. */
+/* Throws the error for a failed Node-API call: a TypeError where a value of the wrong type was
+ * given, else the status and Node's message (unless an exception is pending). Returns NULL. */
 napi_value napi_fail(napi_env env, napi_status status);
-#define NAPI_CALL(env, call)                          \
-  do {                                                \
-    napi_status status_ = (call);                     \
-    if (status_ != napi_ok) return napi_fail(env, status_); \
+#define NAPI_RETURN_ON_FAILURE(env, call, failed) \
+  do {                                            \
+    napi_status status_ = (call);                 \
+    if (status_ != napi_ok) {                     \
+      napi_fail(env, status_);                    \
+      return failed;                              \
+    }                                             \
   } while (0)
+#define NAPI_CALL(env, call) NAPI_RETURN_ON_FAILURE(env, call, NULL)
+#define NAPI_CALL_BOOL(env, call) NAPI_RETURN_ON_FAILURE(env, call, false)
+/* Counts a failed status that no caller can be told of (stats().nodeApiFailures). */
+void napi_unthrown(napi_status status);
+#define NAPI_UNTHROWN(call) napi_unthrown(call)
 
 /* ---- errors (errors.c) ---- */
 
@@ -180,8 +196,13 @@ napi_value make_ptr(napi_env env, CUdeviceptr v); /* bigint */
 napi_value make_bool(napi_env env, bool v);
 /* [a, b] as a JS array; NULL after throwing (or when a or b is NULL: a throw is pending). */
 napi_value make_pair(napi_env env, napi_value a, napi_value b);
+napi_value make_null(napi_env env);
+/* obj[key] = value; false after throwing (value NULL: making it threw already). */
+bool set_named(napi_env env, napi_value obj, const char *key, napi_value value);
 napi_value make_undefined(napi_env env);
 bool is_undefined(napi_env env, napi_value v);
+/* typeof v; false after throwing. */
+bool arg_type(napi_env env, napi_value v, napi_valuetype *type);
 
 /* ---- asynchronous waits (wait.c) ---- */
 

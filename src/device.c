@@ -110,8 +110,8 @@ static napi_value device_primary_ctx_get_state(napi_env env, napi_callback_info 
   CU_CALL(env, cuDevicePrimaryCtxGetState, device, &flags, &active);
   napi_value result;
   NAPI_CALL(env, napi_create_object(env, &result));
-  napi_set_named_property(env, result, "flags", make_int(env, flags));
-  napi_set_named_property(env, result, "active", make_bool(env, active != 0));
+  NAPI_CALL(env, napi_set_named_property(env, result, "flags", make_int(env, flags)));
+  NAPI_CALL(env, napi_set_named_property(env, result, "active", make_bool(env, active != 0)));
   return result;
 }
 

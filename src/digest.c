@@ -204,21 +204,22 @@ static napi_value digest_blake2b(napi_env env, napi_callback_info info) {
     napi_valuetype type;
     const uint8_t *data;
     size_t length;
-    if (napi_get_element(env, argv[0], i, &part) != napi_ok || napi_typeof(env, part, &type) != napi_ok) {
-      free(text);
-      return napi_fail(env, napi_generic_failure);
-    }
-    if (type == napi_string) {
-      if (napi_get_value_string_utf8(env, part, NULL, 0, &length) != napi_ok) {
-        free(text);
-        return napi_fail(env, napi_generic_failure);
-      }
-      if (length + 1 > room) {
+    napi_status status = napi_get_element(env, argv[0], i, &part);
+    if (status == napi_ok) status = napi_typeof(env, part, &type);
+    if (status == napi_ok && type == napi_string) {
+      status = napi_get_value_string_utf8(env, part, NULL, 0, &length);
+      if (status == napi_ok && length + 1 > room) {
         free(text);
         room = length + 1;
         if (!(text = malloc(room))) return throw_oom(env);
       }
-      napi_get_value_string_utf8(env, part, text, room, &length);
+      if (status == napi_ok) status = napi_get_value_string_utf8(env, part, text, room, &length);
+    }
+    if (status != napi_ok) {
+      free(text);
+      return napi_fail(env, status);
+    }
+    if (type == napi_string) {
       blake2b_update(&state, (const uint8_t *)text, length);
     } else if (arg_host(env, part, "a part", (void **)&data, &length)) {
       blake2b_update(&state, data, length);

@@ -23,51 +23,52 @@ static const char *expected_type(napi_status status) {
 
 napi_value napi_fail(napi_env env, napi_status status) {
   bool pending = false;
-  napi_is_exception_pending(env, &pending);
-  if (!pending) {
-    const char *expected = expected_type(status);
-    char message[256];
-    if (expected) {
-      snprintf(message, sizeof message, "cudadrv: an argument is not %s", expected);
-      napi_throw_type_error(env, NULL, message);
-    } else {
-      const napi_extended_error_info *info = NULL;
-      napi_get_last_error_info(env, &info);
-      snprintf(message, sizeof message, "cudadrv internal error: Node-API status %d (%s)", (int)status,
-               info && info->error_message ? info->error_message : "no message");
-      napi_throw_error(env, NULL, message);
-    }
+  if (napi_is_exception_pending(env, &pending) != napi_ok || pending) return NULL;
+  const char *expected = expected_type(status);
+  char message[256];
+  if (expected) {
+    snprintf(message, sizeof message, "cudadrv: an argument is not %s", expected);
+    NAPI_UNTHROWN(napi_throw_type_error(env, NULL, message));
+  } else {
+    const napi_extended_error_info *info = NULL;
+    if (napi_get_last_error_info(env, &info) != napi_ok) info = NULL;
+    snprintf(message, sizeof message, "cudadrv internal error: Node-API status %d (%s)", (int)status,
+             info && info->error_message ? info->error_message : "no message");
+    NAPI_UNTHROWN(napi_throw_error(env, NULL, message));
   }
   return NULL;
 }
 
 /* kind: "cuda" (a driver result), "logic" (use after free, wrong state), "runtime" or "memory"
- * (the host is out of memory). */
+ * (the host is out of memory). The error lib/'s factory makes, or a plain Error with the message
+ * before the factory is registered; NULL with an exception pending where one could not be made. */
 static napi_value make_error(napi_env env, int64_t code, const char *api, const char *message,
                              const char *kind) {
-  napi_value factory = NULL, argv[4], result = NULL;
+  napi_value factory = NULL, global, argv[4], result = NULL;
   addon_state *state = state_of(env);
-  napi_create_int64(env, code, &argv[0]);
-  if (api) napi_create_string_utf8(env, api, NAPI_AUTO_LENGTH, &argv[1]);
-  else napi_get_null(env, &argv[1]);
-  if (message) napi_create_string_utf8(env, message, NAPI_AUTO_LENGTH, &argv[2]);
-  else napi_get_null(env, &argv[2]);
-  napi_create_string_utf8(env, kind, NAPI_AUTO_LENGTH, &argv[3]);
-  if (state && state->error_factory &&
-      napi_get_reference_value(env, state->error_factory, &factory) == napi_ok && factory) {
-    napi_value global;
-    napi_get_global(env, &global);
-    if (napi_call_function(env, global, factory, 4, argv, &result) == napi_ok) return result;
-    return NULL; /* the factory threw: that exception is pending */
+  napi_status status = napi_create_int64(env, code, &argv[0]);
+  if (status == napi_ok)
+    status = api ? napi_create_string_utf8(env, api, NAPI_AUTO_LENGTH, &argv[1]) : napi_get_null(env, &argv[1]);
+  if (status == napi_ok)
+    status = message ? napi_create_string_utf8(env, message, NAPI_AUTO_LENGTH, &argv[2])
+                     : napi_get_null(env, &argv[2]);
+  if (status == napi_ok) status = napi_create_string_utf8(env, kind, NAPI_AUTO_LENGTH, &argv[3]);
+  if (status == napi_ok && state && state->error_factory)
+    status = napi_get_reference_value(env, state->error_factory, &factory);
+  if (status == napi_ok && factory) {
+    status = napi_get_global(env, &global);
+    if (status == napi_ok) status = napi_call_function(env, global, factory, 4, argv, &result);
+  } else if (status == napi_ok) {
+    napi_value text;
+    status = napi_create_string_utf8(env, message ? message : "CUDA error", NAPI_AUTO_LENGTH, &text);
+    if (status == napi_ok) status = napi_create_error(env, NULL, text, &result);
   }
-  napi_value text;
-  napi_create_string_utf8(env, message ? message : "CUDA error", NAPI_AUTO_LENGTH, &text);
-  napi_create_error(env, NULL, text, &result);
+  if (status != napi_ok) return napi_fail(env, status); /* the factory's own throw stays pending */
   return result;
 }
 
 static napi_value throw_value(napi_env env, napi_value error) {
-  if (error) napi_throw(env, error);
+  if (error) NAPI_UNTHROWN(napi_throw(env, error));
   return NULL;
 }
 
@@ -105,7 +106,7 @@ napi_value throw_logic(napi_env env, const char *message) {
 }
 
 napi_value throw_type(napi_env env, const char *message) {
-  napi_throw_type_error(env, NULL, message);
+  NAPI_UNTHROWN(napi_throw_type_error(env, NULL, message));
   return NULL;
 }
 
@@ -116,7 +117,7 @@ napi_value throw_oom(napi_env env) {
 }
 
 napi_value throw_range(napi_env env, const char *message) {
-  napi_throw_range_error(env, NULL, message);
+  NAPI_UNTHROWN(napi_throw_range_error(env, NULL, message));
   return NULL;
 }
 
@@ -143,8 +144,10 @@ static napi_value set_error_factory(napi_env env, napi_callback_info info) {
   NAPI_CALL(env, napi_typeof(env, argv[0], &type));
   if (type != napi_function) return throw_type(env, "setErrorFactory expects a function");
   addon_state *state = state_of(env);
-  if (state->error_factory) napi_delete_reference(env, state->error_factory);
-  NAPI_CALL(env, napi_create_reference(env, argv[0], 1, &state->error_factory));
+  napi_ref factory;
+  NAPI_CALL(env, napi_create_reference(env, argv[0], 1, &factory));
+  if (state->error_factory) NAPI_UNTHROWN(napi_delete_reference(env, state->error_factory));
+  state->error_factory = factory;
   return NULL;
 }
 

@@ -200,10 +200,7 @@ static bool read_write_args(napi_env env, napi_callback_info info, char *dir, ch
     return false;
   }
   void *bytes;
-  if (napi_get_buffer_info(env, argv[2], &bytes, size) != napi_ok) {
-    napi_fail(env, napi_generic_failure);
-    return false;
-  }
+  NAPI_CALL_BOOL(env, napi_get_buffer_info(env, argv[2], &bytes, size));
   *data = bytes;
   return true;
 }
@@ -308,10 +305,11 @@ static napi_value write_failures(napi_env env, napi_callback_info info) {
   writer.failures = NULL;
   pthread_mutex_unlock(&writer.lock);
   napi_value result = NULL, entry;
-  bool ok = napi_create_array(env, &result) == napi_ok;
+  napi_status status = napi_create_array(env, &result);
+  bool ok = status == napi_ok;
   uint32_t i = 0;
   for (write_failure *f = failures; f && ok; f = f->next)
-    ok = (entry = make_dir_failure(env, f)) && napi_set_element(env, result, i++, entry) == napi_ok;
+    ok = (entry = make_dir_failure(env, f)) && (status = napi_set_element(env, result, i++, entry)) == napi_ok;
   while (failures) {
     write_failure *next = failures->next;
     free(failures->dir);
@@ -319,7 +317,8 @@ static napi_value write_failures(napi_env env, napi_callback_info info) {
     free(failures);
     failures = next;
   }
-  return ok ? result : napi_fail(env, napi_generic_failure);
+  if (status != napi_ok) return napi_fail(env, status);
+  return ok ? result : NULL; /* else make_dir_failure threw */
 }
 
 bool file_writer_init(napi_env env, napi_value exports) {

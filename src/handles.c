@@ -69,9 +69,10 @@ napi_value handle_destroy_call(napi_env env, napi_callback_info info, const hand
 void *handle_get_any(napi_env env, napi_value value, const handle_kind *kind) {
   bool matches = false;
   napi_valuetype type;
-  if (napi_typeof(env, value, &type) == napi_ok && type == napi_object)
-    napi_check_object_type_tag(env, value, &kind->tag, &matches);
+  napi_status status = napi_typeof(env, value, &type);
+  if (status == napi_ok && type == napi_object) status = napi_check_object_type_tag(env, value, &kind->tag, &matches);
   void *base = NULL;
+  if (status != napi_ok) return napi_fail(env, status);
   if (!matches || napi_unwrap(env, value, &base) != napi_ok || !base) {
     char message[160];
     snprintf(message, sizeof message, "expected a %s", kind->name);
@@ -105,7 +106,11 @@ void *handle_get(napi_env env, napi_value value, const handle_kind *kind) {
   return base && handle_alive(env, base) ? base : NULL;
 }
 
-static atomic_uint_fast64_t cleanups_failed, cleanups_skipped;
+static atomic_uint_fast64_t cleanups_failed, cleanups_skipped, napi_failures;
+
+void napi_unthrown(napi_status status) {
+  if (status != napi_ok) atomic_fetch_add(&napi_failures, 1);
+}
 
 void stats_cleanup(CUresult result) {
   if (result == CUDA_ERROR_DEINITIALIZED || result == CUDA_ERROR_CONTEXT_IS_DESTROYED ||
@@ -115,13 +120,15 @@ void stats_cleanup(CUresult result) {
     atomic_fetch_add(&cleanups_failed, 1);
 }
 
-/* stats(): { cleanupsFailed, cleanupsSkipped } counted by finalizers since the process began. */
+/* stats(): { cleanupsFailed, cleanupsSkipped } counted by finalizers, and nodeApiFailures, since
+ * the process began. */
 static napi_value stats(napi_env env, napi_callback_info info) {
   (void)info;
   napi_value result;
   NAPI_CALL(env, napi_create_object(env, &result));
-  napi_set_named_property(env, result, "cleanupsFailed", make_uint(env, atomic_load(&cleanups_failed)));
-  napi_set_named_property(env, result, "cleanupsSkipped", make_uint(env, atomic_load(&cleanups_skipped)));
+  NAPI_CALL(env, napi_set_named_property(env, result, "cleanupsFailed", make_uint(env, atomic_load(&cleanups_failed))));
+  NAPI_CALL(env, napi_set_named_property(env, result, "cleanupsSkipped", make_uint(env, atomic_load(&cleanups_skipped))));
+  NAPI_CALL(env, napi_set_named_property(env, result, "nodeApiFailures", make_uint(env, atomic_load(&napi_failures))));
   return result;
 }
 
@@ -133,11 +140,8 @@ bool handles_init(napi_env env, napi_value exports) {
 bool export_functions(napi_env env, napi_value exports, const export_fn *fns, size_t count) {
   for (size_t i = 0; i < count; i++) {
     napi_value fn;
-    if (napi_create_function(env, fns[i].name, NAPI_AUTO_LENGTH, fns[i].fn, NULL, &fn) != napi_ok ||
-        napi_set_named_property(env, exports, fns[i].name, fn) != napi_ok) {
-      napi_fail(env, napi_generic_failure);
-      return false;
-    }
+    NAPI_CALL_BOOL(env, napi_create_function(env, fns[i].name, NAPI_AUTO_LENGTH, fns[i].fn, NULL, &fn));
+    NAPI_CALL_BOOL(env, napi_set_named_property(env, exports, fns[i].name, fn));
   }
   return true;
 }

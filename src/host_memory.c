@@ -91,7 +91,7 @@ static void host_context_gone(napi_env env, tracked *node, ctx_rec *ctx) {
   bool detached = true;
   if (napi_get_reference_value(env, node->owner, &buffer) == napi_ok && buffer &&
       napi_is_detached_arraybuffer(env, buffer, &detached) == napi_ok && !detached)
-    napi_detach_arraybuffer(env, buffer);
+    NAPI_UNTHROWN(napi_detach_arraybuffer(env, buffer));
   h->base.freed = true;
   memory_untrack(env, node);
 }
@@ -177,8 +177,9 @@ bool external_arraybuffer(napi_env env, void *data, size_t size, napi_finalize f
   bool pending = false;
   if (napi_is_exception_pending(env, &pending) == napi_ok && pending &&
       napi_get_and_clear_last_exception(env, &error) == napi_ok &&
-      napi_coerce_to_string(env, error, &text) == napi_ok)
-    napi_get_value_string_utf8(env, text, why, sizeof why, &length);
+      napi_coerce_to_string(env, error, &text) == napi_ok &&
+      napi_get_value_string_utf8(env, text, why, sizeof why, &length) != napi_ok)
+    why[0] = '\0';
   char message[400];
   snprintf(message, sizeof message,
            "cannot make an ArrayBuffer of %zu bytes in this JavaScript runtime%s%s%s", size,
@@ -202,10 +203,7 @@ static bool owned_buffer(napi_env env, host_mem *h, size_t size, size_t alignmen
     throw_range(env, "the allocation is too large");
     return false;
   }
-  if (napi_create_arraybuffer(env, size + alignment, &base, buffer) != napi_ok) {
-    napi_fail(env, napi_generic_failure);
-    return false;
-  }
+  NAPI_CALL_BOOL(env, napi_create_arraybuffer(env, size + alignment, &base, buffer));
   *offset = round_up((uintptr_t)base, alignment) - (uintptr_t)base;
   h->data = (char *)base + *offset;
   h->v8_owned = true;
@@ -228,11 +226,12 @@ static napi_value expose(napi_env env, napi_value obj, host_mem *h, napi_value b
 
 /* Adds the finalizer that a V8-owned buffer needs to let h go; false after undoing h. */
 static bool owned_finalizer(napi_env env, host_mem *h, napi_value buffer) {
-  if (napi_add_finalizer(env, buffer, h, host_owner_finalize, h, NULL) == napi_ok) return true;
+  napi_status status = napi_add_finalizer(env, buffer, h, host_owner_finalize, h, NULL);
+  if (status == napi_ok) return true;
   release_op op;
   if (host_release_op(h, &op)) release_now(op, (uintptr_t)h->data, h->ctx);
   host_discard(h);
-  napi_fail(env, napi_generic_failure);
+  napi_fail(env, status);
   return false;
 }
 
@@ -367,8 +366,7 @@ static napi_value managed_alloc(napi_env env, napi_callback_info info) {
   if (!external_buffer(env, h, &buffer, &refused)) {
     DRV(cuMemFree, ptr);
     host_discard(h);
-    napi_value null;
-    return refused && napi_get_null(env, &null) == napi_ok ? null : NULL;
+    return refused ? make_null(env) : NULL;
   }
   return expose(env, argv[0], h, buffer, 0);
 }

@@ -92,8 +92,8 @@ static void launcher_finalize(napi_env env, void *data, void *hint) {
   (void)hint;
   launcher *l = data;
   if (--l->refs > 0) return;
-  napi_delete_reference(env, l->buffer);
-  if (l->stream_ref) napi_delete_reference(env, l->stream_ref);
+  NAPI_UNTHROWN(napi_delete_reference(env, l->buffer));
+  if (l->stream_ref) NAPI_UNTHROWN(napi_delete_reference(env, l->stream_ref));
   func_release(l->fn);
   free(l);
 }
@@ -177,7 +177,7 @@ static napi_value launcher_set_stream(napi_env env, napi_callback_info info) {
     if (!stream) return NULL;
     NAPI_CALL(env, napi_create_reference(env, arg, 1, &ref));
   }
-  if (l->stream_ref) napi_delete_reference(env, l->stream_ref);
+  if (l->stream_ref) NAPI_UNTHROWN(napi_delete_reference(env, l->stream_ref));
   l->stream = stream;
   l->stream_ref = ref;
   return NULL;
@@ -218,15 +218,15 @@ static napi_value launcher_create(napi_env env, napi_callback_info info) {
   fn->refs++;
   l->size = size;
   l->refs = 2;
-  bool made = napi_create_function(env, "launch", NAPI_AUTO_LENGTH, launcher_launch, l, &launch) ==
-                  napi_ok &&
-              napi_add_finalizer(env, launch, l, launcher_finalize, NULL, NULL) == napi_ok;
-  if (!made) l->refs--; /* no finalizer will run for launch */
-  if (!made || napi_create_function(env, "setStream", NAPI_AUTO_LENGTH, launcher_set_stream, l,
-                                    &set_stream) != napi_ok ||
-      napi_add_finalizer(env, set_stream, l, launcher_finalize, NULL, NULL) != napi_ok) {
+  status = napi_create_function(env, "launch", NAPI_AUTO_LENGTH, launcher_launch, l, &launch);
+  if (status == napi_ok) status = napi_add_finalizer(env, launch, l, launcher_finalize, NULL, NULL);
+  if (status != napi_ok) l->refs--; /* no finalizer will run for launch */
+  if (status == napi_ok)
+    status = napi_create_function(env, "setStream", NAPI_AUTO_LENGTH, launcher_set_stream, l, &set_stream);
+  if (status == napi_ok) status = napi_add_finalizer(env, set_stream, l, launcher_finalize, NULL, NULL);
+  if (status != napi_ok) {
     launcher_finalize(env, l, NULL);
-    return napi_fail(env, napi_generic_failure);
+    return napi_fail(env, status);
   }
   NAPI_CALL(env, napi_create_array_with_length(env, 3, &result));
   NAPI_CALL(env, napi_set_element(env, result, 0, launch));
@@ -281,7 +281,7 @@ static napi_value func_set(napi_env env, napi_callback_info info) {
   int32_t b = 0;
   napi_valuetype type;
   if (!fn || !arg_uint32(env, argv[1], "what", &what) || !arg_uint32(env, argv[2], "value", &a) ||
-      napi_typeof(env, argv[3], &type) != napi_ok ||
+      !arg_type(env, argv[3], &type) ||
       (type != napi_undefined && !arg_int32(env, argv[3], "value", &b)))
     return NULL;
   switch (what) {
@@ -332,9 +332,12 @@ static size_t CUDA_CB smem_for_block_size(int block_size) {
   napi_value global, arg, result;
   double bytes;
   if (smem_callback.failed) return 0;
-  if (napi_get_global(env, &global) != napi_ok || napi_create_int32(env, block_size, &arg) != napi_ok ||
-      napi_call_function(env, global, smem_callback.fn, 1, &arg, &result) != napi_ok) {
-    smem_callback.failed = true; /* its exception is pending */
+  napi_status status = napi_get_global(env, &global);
+  if (status == napi_ok) status = napi_create_int32(env, block_size, &arg);
+  if (status == napi_ok) status = napi_call_function(env, global, smem_callback.fn, 1, &arg, &result);
+  if (status != napi_ok) {
+    smem_callback.failed = true;
+    napi_fail(env, status); /* where the function threw, that stays the exception */
     return 0;
   }
   if (napi_get_value_double(env, result, &bytes) != napi_ok || !isfinite(bytes) || bytes < 0 ||
@@ -355,7 +358,7 @@ static napi_value occupancy_max_potential_block_size(napi_env env, napi_callback
   size_t smem = 0;
   int32_t limit;
   uint32_t flags;
-  if (!fn || napi_typeof(env, argv[1], &type) != napi_ok ||
+  if (!fn || !arg_type(env, argv[1], &type) ||
       (type != napi_function && !arg_size(env, argv[1], "dynamicSmem", &smem)) ||
       !arg_int32(env, argv[2], "blockSizeLimit", &limit) ||
       !arg_uint32(env, argv[3], "flags", &flags))

@@ -166,7 +166,7 @@ static void count_external(napi_env env, memory_state *state, int64_t change) {
   state->external += change;
   if (state->external >= EXTERNAL_STEP || state->external <= -EXTERNAL_STEP) {
     int64_t total;
-    napi_adjust_external_memory(env, state->external, &total);
+    NAPI_UNTHROWN(napi_adjust_external_memory(env, state->external, &total));
     state->external = 0;
   }
 }
@@ -199,17 +199,14 @@ static void unlink_node(napi_env env, tracked *node) {
 
 bool memory_track(napi_env env, tracked *node, napi_value owner, size_t bytes, reclaim_fn reclaim) {
   napi_ref ref;
-  if (napi_create_reference(env, owner, 0, &ref) != napi_ok) {
-    napi_fail(env, napi_generic_failure);
-    return false;
-  }
+  NAPI_CALL_BOOL(env, napi_create_reference(env, owner, 0, &ref));
   link_node(env, state_of(env)->memory, node, ref, bytes, reclaim);
   return true;
 }
 
 void memory_untrack(napi_env env, tracked *node) {
   if (!node->state) return;
-  napi_delete_reference(env, node->owner);
+  NAPI_UNTHROWN(napi_delete_reference(env, node->owner));
   unlink_node(env, node);
 }
 
@@ -269,7 +266,7 @@ static bool arg_stream_h(napi_env env, napi_value v, stream_h **out) {
     return handle_alive(env, &(*out)->base);
   }
   napi_valuetype type;
-  if (napi_typeof(env, v, &type) != napi_ok) return false;
+  if (!arg_type(env, v, &type)) return false;
   if (type == napi_undefined || type == napi_null) {
     *out = NULL;
     return true;
@@ -277,7 +274,7 @@ static bool arg_stream_h(napi_env env, napi_value v, stream_h **out) {
   if (!(*out = handle_get(env, v, &STREAM_KIND))) return false;
   napi_ref ref;
   if (napi_create_reference(env, v, 0, &ref) == napi_ok) {
-    if (state->last_stream) napi_delete_reference(env, state->last_stream);
+    if (state->last_stream) NAPI_UNTHROWN(napi_delete_reference(env, state->last_stream));
     state->last_stream = ref;
     state->last_stream_h = *out;
   }
@@ -380,7 +377,7 @@ static void devmem_finalize(napi_env env, void *data, void *hint) {
   (void)hint;
   devmem *dev = data;
   if (dev->node.state) devmem_reclaim(env, &dev->node);
-  napi_delete_reference(env, dev->node.owner);
+  NAPI_UNTHROWN(napi_delete_reference(env, dev->node.owner));
   ctx_rec_release(dev->ctx);
   free(dev);
 }
@@ -537,7 +534,7 @@ static napi_value mem_free(napi_env env, napi_callback_info info) {
   dev_origin origin = dev->origin;
   CUstream stream = s ? s->handle : NULL;
   devmem_forget(env, dev);
-  napi_delete_reference(env, dev->node.owner); /* its finalizer will not run */
+  NAPI_UNTHROWN(napi_delete_reference(env, dev->node.owner)); /* its finalizer will not run */
   free(dev);
   CUresult result = CUDA_SUCCESS;
   if (origin == DEV_IPC) {
@@ -566,8 +563,8 @@ static napi_value mem_get_info(napi_env env, napi_callback_info info) {
   CU_CALL(env, cuMemGetInfo, &free_bytes, &total);
   napi_value result;
   NAPI_CALL(env, napi_create_object(env, &result));
-  napi_set_named_property(env, result, "free", make_uint(env, free_bytes));
-  napi_set_named_property(env, result, "total", make_uint(env, total));
+  NAPI_CALL(env, napi_set_named_property(env, result, "free", make_uint(env, free_bytes)));
+  NAPI_CALL(env, napi_set_named_property(env, result, "total", make_uint(env, total)));
   return result;
 }
 
@@ -581,8 +578,8 @@ static napi_value mem_reclaim(napi_env env, napi_callback_info info) {
   if (collect) {
     const int64_t vast = (int64_t)1 << 42;
     int64_t total;
-    napi_adjust_external_memory(env, vast, &total);
-    napi_adjust_external_memory(env, -vast, &total);
+    NAPI_CALL(env, napi_adjust_external_memory(env, vast, &total));
+    NAPI_CALL(env, napi_adjust_external_memory(env, -vast, &total));
   }
   return make_uint(env, memory_reclaim(env));
 }
@@ -633,7 +630,7 @@ static napi_value ipc_open_mem_handle(napi_env env, napi_callback_info info) {
 
 static void view_finalize(napi_env env, void *data, void *hint) {
   (void)data;
-  napi_delete_reference(env, hint);
+  NAPI_UNTHROWN(napi_delete_reference(env, hint));
 }
 
 /* memHostView(owner, address, size, external): an ArrayBuffer over size bytes at address, which
@@ -662,14 +659,13 @@ static napi_value mem_host_view(napi_env env, napi_callback_info info) {
   if (size > range || ptr < start || ptr - start > range - size)
     return throw_range(env, "asBuffer(): size and offset reach past the end of the allocation");
   napi_value result;
-  if (!external) return napi_get_null(env, &result) == napi_ok ? result : NULL;
+  if (!external) return make_null(env);
   napi_ref owner;
   NAPI_CALL(env, napi_create_reference(env, argv[0], 1, &owner));
   bool refused;
   if (external_arraybuffer(env, host, size, view_finalize, owner, &result, &refused)) return result;
-  napi_delete_reference(env, owner);
-  if (!refused) return NULL;
-  return napi_get_null(env, &result) == napi_ok ? result : NULL;
+  NAPI_UNTHROWN(napi_delete_reference(env, owner));
+  return refused ? make_null(env) : NULL;
 }
 
 /* detachArrayBuffer(buffer): what was viewed through it reads as empty from now on. */
@@ -1048,10 +1044,7 @@ bool memory_init(napi_env env, napi_value exports) {
   state->refs = 1;
   state->vacant = NO_SLOT;
   state_of(env)->memory = state;
-  if (napi_add_env_cleanup_hook(env, memory_teardown, state_of(env)) != napi_ok) {
-    napi_fail(env, napi_generic_failure);
-    return false;
-  }
+  NAPI_CALL_BOOL(env, napi_add_env_cleanup_hook(env, memory_teardown, state_of(env)));
   static const export_fn fns[] = {
       {"memAlloc", mem_alloc},
       {"memAllocPitch", mem_alloc_pitch},

@@ -172,11 +172,8 @@ static bool read_options(napi_env env, napi_value keys, napi_value values, CUjit
   for (uint32_t i = 0; i < n; i++) {
     napi_value key, value;
     uint32_t option, number;
-    if (napi_get_element(env, keys, i, &key) != napi_ok ||
-        napi_get_element(env, values, i, &value) != napi_ok) {
-      napi_fail(env, napi_generic_failure);
-      return false;
-    }
+    NAPI_CALL_BOOL(env, napi_get_element(env, keys, i, &key));
+    NAPI_CALL_BOOL(env, napi_get_element(env, values, i, &value));
     if (!arg_uint32(env, key, "JIT option", &option) ||
         !arg_uint32(env, value, "JIT option value", &number))
       return false;
@@ -248,20 +245,20 @@ static napi_value module_load_data(napi_env env, napi_callback_info info) {
   if (result != CUDA_SUCCESS) {
     ctx_rec_release(ctx);
     napi_value error = make_cu_error(env, result, "cuModuleLoadDataEx");
-    if (error && info_value && error_value) {
-      napi_set_named_property(env, error, "infoLog", info_value);
-      napi_set_named_property(env, error, "errorLog", error_value);
-      napi_throw(env, error);
-    }
+    if (!error || !info_value || !error_value) return NULL; /* an exception is pending */
+    NAPI_CALL(env, napi_set_named_property(env, error, "infoLog", info_value));
+    NAPI_CALL(env, napi_set_named_property(env, error, "errorLog", error_value));
+    NAPI_CALL(env, napi_throw(env, error));
     return NULL;
   }
-  if (!info_value || !error_value || napi_create_object(env, &result_logs) != napi_ok) {
+  napi_status status = info_value && error_value ? napi_create_object(env, &result_logs) : napi_pending_exception;
+  if (status == napi_ok) status = napi_set_named_property(env, result_logs, "infoLog", info_value);
+  if (status == napi_ok) status = napi_set_named_property(env, result_logs, "errorLog", error_value);
+  if (status != napi_ok) {
     DRV(cuModuleUnload, handle);
     ctx_rec_release(ctx);
-    return napi_fail(env, napi_generic_failure);
+    return napi_fail(env, status);
   }
-  napi_set_named_property(env, result_logs, "infoLog", info_value);
-  napi_set_named_property(env, result_logs, "errorLog", error_value);
   return module_wrap(env, argv[0], handle, ctx) ? result_logs : NULL;
 }
 
@@ -426,7 +423,8 @@ static napi_value texref_set_address_2d(napi_env env, napi_callback_info info) {
 static napi_value ref_set_array(napi_env env, napi_callback_info info) {
   ARGS(env, info, 3);
   bool surface = false;
-  napi_check_object_type_tag(env, argv[0], &SURFREF_KIND.tag, &surface);
+  if (napi_check_object_type_tag(env, argv[0], &SURFREF_KIND.tag, &surface) != napi_ok)
+    surface = false; /* not an object: get_ref says what it expects */
   ref_h *ref = get_ref(env, argv[0], surface ? &SURFREF_KIND : &TEXREF_KIND);
   array_h *array = ref ? handle_get(env, argv[1], &ARRAY_KIND) : NULL;
   uint32_t flags;
@@ -447,7 +445,7 @@ static napi_value texref_set(napi_env env, napi_callback_info info) {
   uint32_t what, a, b = 0;
   napi_valuetype type;
   if (!tex || !arg_uint32(env, argv[1], "what", &what) || !arg_uint32(env, argv[2], "value", &a) ||
-      napi_typeof(env, argv[3], &type) != napi_ok ||
+      !arg_type(env, argv[3], &type) ||
       (type != napi_undefined && !arg_uint32(env, argv[3], "value", &b)))
     return NULL;
   CUtexref handle = tex->handle;
@@ -477,7 +475,7 @@ static napi_value texref_get(napi_env env, napi_callback_info info) {
   uint32_t what, dim = 0;
   napi_valuetype type;
   if (!tex || !arg_uint32(env, argv[1], "what", &what) ||
-      napi_typeof(env, argv[2], &type) != napi_ok ||
+      !arg_type(env, argv[2], &type) ||
       (type != napi_undefined && !arg_uint32(env, argv[2], "dim", &dim)))
     return NULL;
   CUtexref handle = tex->handle;

@@ -189,7 +189,12 @@ static char *read_string(napi_env env, napi_value v, const char *name) {
     throw_oom(env);
     return NULL;
   }
-  napi_get_value_string_utf8(env, v, text, length + 1, &length);
+  napi_status status = napi_get_value_string_utf8(env, v, text, length + 1, &length);
+  if (status != napi_ok) {
+    free(text);
+    napi_fail(env, status);
+    return NULL;
+  }
   return text;
 }
 
@@ -197,7 +202,7 @@ static char *read_string(napi_env env, napi_value v, const char *name) {
 static bool read_strings(napi_env env, napi_value v, const char *name, char ***out, uint32_t *count) {
   bool is_array = false;
   char message[160];
-  napi_is_array(env, v, &is_array);
+  NAPI_CALL_BOOL(env, napi_is_array(env, v, &is_array));
   if (!is_array) {
     snprintf(message, sizeof message, "%s must be an array of strings", name);
     throw_type(env, message);
@@ -216,10 +221,7 @@ static bool read_strings(napi_env env, napi_value v, const char *name, char ***o
   }
   for (uint32_t i = 0; i < length; i++) {
     napi_value element;
-    if (napi_get_element(env, v, i, &element) != napi_ok) {
-      napi_fail(env, napi_generic_failure);
-      return false;
-    }
+    NAPI_CALL_BOOL(env, napi_get_element(env, v, i, &element));
     if (!((*out)[i] = read_string(env, element, name))) return false;
   }
   return true;
@@ -230,10 +232,7 @@ static bool read_strings(napi_env env, napi_value v, const char *name, char ***o
 static compile_job *read_job(napi_env env, napi_callback_info info) {
   size_t argc = 7;
   napi_value argv[7];
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) {
-    napi_fail(env, napi_generic_failure);
-    return NULL;
-  }
+  NAPI_CALL(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
   compile_job *job = calloc(1, sizeof *job);
   if (!job) {
     throw_oom(env);
@@ -311,10 +310,6 @@ done:
   nv.nvrtcDestroyProgram(&prog);
 }
 
-static bool set_named(napi_env env, napi_value obj, const char *key, napi_value value) {
-  return value && napi_set_named_property(env, obj, key, value) == napi_ok;
-}
-
 static void free_image(napi_env env, void *data, void *hint) {
   (void)env;
   (void)hint;
@@ -331,7 +326,7 @@ static napi_value compile_outcome(napi_env env, void *arg) {
       !set_named(env, outcome, "codeName", make_string(env, nv.nvrtcGetErrorString(job->result))) ||
       !set_named(env, outcome, "api", make_string(env, job->api)) ||
       !set_named(env, outcome, "log", make_string(env, job->log ? job->log : "")))
-    return napi_fail(env, napi_generic_failure);
+    return NULL;
   if (job->result != NVRTC_SUCCESS) return outcome;
   /* The bytes are the buffer's from here: on a failure the runtime may still call free_image. */
   void *bytes = job->image;
@@ -349,7 +344,7 @@ static napi_value compile_outcome(napi_env env, void *arg) {
     NAPI_CALL(env, napi_set_element(env, lowered, i, name));
   }
   if (!set_named(env, outcome, "image", image) || !set_named(env, outcome, "loweredNames", lowered))
-    return napi_fail(env, napi_generic_failure);
+    return NULL;
   return outcome;
 }
 

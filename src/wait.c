@@ -83,24 +83,26 @@ static wait_op *wait_begin(napi_env env, napi_value value, const char *api, napi
     throw_oom(env);
     return NULL;
   }
-  if ((promise && napi_create_promise(env, &op->deferred, promise) != napi_ok) ||
-      (value && napi_create_reference(env, value, 1, &op->value) != napi_ok)) {
+  napi_status status = value ? napi_create_reference(env, value, 1, &op->value) : napi_ok;
+  if (status == napi_ok && promise) status = napi_create_promise(env, &op->deferred, promise);
+  if (status != napi_ok) {
+    if (op->value) NAPI_UNTHROWN(napi_delete_reference(env, op->value));
     free(op);
-    napi_fail(env, napi_generic_failure);
+    napi_fail(env, status);
     return NULL;
   }
   op->channel = channel;
   op->api = api;
   atomic_fetch_add(&channel->refs, 1);
-  if (channel->pending++ == 0) napi_ref_threadsafe_function(env, channel->tsfn);
+  if (channel->pending++ == 0) NAPI_UNTHROWN(napi_ref_threadsafe_function(env, channel->tsfn));
   return op;
 }
 
 /* Main thread: undoes wait_begin for a wait that could not be enqueued. */
 static void wait_cancel(napi_env env, wait_op *op) {
   wait_channel *channel = op->channel;
-  if (op->value) napi_delete_reference(env, op->value);
-  if (--channel->pending == 0) napi_unref_threadsafe_function(env, channel->tsfn);
+  if (op->value) NAPI_UNTHROWN(napi_delete_reference(env, op->value));
+  if (--channel->pending == 0) NAPI_UNTHROWN(napi_unref_threadsafe_function(env, channel->tsfn));
   op_free(op);
   channel_release(channel);
 }
@@ -119,37 +121,37 @@ static void wait_finish(wait_op *op, CUresult status) {
   }
 }
 
+/* Main thread: resolves deferred with value, or rejects it with value where reject is set;
+ * value NULL means making it threw: it rejects with what was thrown, so nothing stays pending. */
+static void settle_deferred(napi_env env, napi_deferred deferred, napi_value value, bool reject) {
+  if (!value) {
+    reject = true;
+    if (napi_get_and_clear_last_exception(env, &value) != napi_ok) value = NULL;
+    if (!value) value = make_undefined(env);
+  }
+  NAPI_UNTHROWN(reject ? napi_reject_deferred(env, deferred, value) : napi_resolve_deferred(env, deferred, value));
+}
+
 /* Main thread (env NULL when the instance is being torn down): settles the Promise. */
 static void wait_settle(napi_env env, napi_value unused, void *context, void *data) {
   (void)unused;
   wait_channel *channel = context;
   wait_op *op = data;
   if (env) {
-    napi_value value = NULL, error;
-    if (op->value) napi_get_reference_value(env, op->value, &value);
-    if (!value) napi_get_undefined(env, &value);
     if (!op->deferred) {
       /* a keep-alive: letting go of value is all there is to do */
     } else if (op->settle) {
       /* run_on_thread: the value is built now; NULL means it threw */
-      napi_value result = op->settle(env, op->arg);
-      if (result) {
-        napi_resolve_deferred(env, op->deferred, result);
-      } else {
-        napi_get_and_clear_last_exception(env, &error);
-        napi_reject_deferred(env, op->deferred, error);
-      }
+      settle_deferred(env, op->deferred, op->settle(env, op->arg), false);
     } else if (op->status == CUDA_SUCCESS) {
-      napi_resolve_deferred(env, op->deferred, value);
-    } else if ((error = make_cu_error(env, op->status, op->api))) {
-      napi_reject_deferred(env, op->deferred, error);
+      napi_value value = NULL;
+      if (op->value && napi_get_reference_value(env, op->value, &value) != napi_ok) value = NULL;
+      settle_deferred(env, op->deferred, value ? value : make_undefined(env), false);
     } else {
-      /* the error factory threw: reject with what it threw */
-      napi_get_and_clear_last_exception(env, &error);
-      napi_reject_deferred(env, op->deferred, error);
+      settle_deferred(env, op->deferred, make_cu_error(env, op->status, op->api), true);
     }
-    if (op->value) napi_delete_reference(env, op->value);
-    if (--channel->pending == 0) napi_unref_threadsafe_function(env, channel->tsfn);
+    if (op->value) NAPI_UNTHROWN(napi_delete_reference(env, op->value));
+    if (--channel->pending == 0) NAPI_UNTHROWN(napi_unref_threadsafe_function(env, channel->tsfn));
   }
   op_free(op);
   channel_release(channel);
@@ -259,8 +261,8 @@ napi_value wait_on_thread(napi_env env, ctx_rec *ctx, blocking_fn blocking, void
   if (!thread_start(wait_thread, op, 256 * 1024, THREAD_WAITS)) {
     if (ctx) ctx_rec_wait_end(ctx);
     wait_cancel(env, op);
-    napi_throw_error(env, NULL, "cudadrv: could not start a thread to wait on");
-    return NULL;
+    return throw_runtime(env, CUDA_ERROR_OPERATING_SYSTEM, "pthread_create",
+                         "could not start a thread to wait on; the system is out of threads or memory");
   }
   return promise;
 }
@@ -286,8 +288,8 @@ napi_value run_on_thread(napi_env env, work_fn work, settle_fn settle, void (*re
   op->arg = arg;
   if (!thread_start(work_thread, op, stack_size, THREAD_FINISHES)) {
     wait_cancel(env, op);
-    napi_throw_error(env, NULL, "cudadrv: could not start a thread to work on");
-    return NULL;
+    return throw_runtime(env, CUDA_ERROR_OPERATING_SYSTEM, "pthread_create",
+                         "could not start a thread to work on; the system is out of threads or memory");
   }
   return promise;
 }
@@ -303,19 +305,22 @@ static void channel_close(void *data) {
 bool wait_init(napi_env env, napi_value exports) {
   (void)exports;
   wait_channel *channel = calloc(1, sizeof *channel);
-  if (!channel) return false;
+  if (!channel) return throw_oom(env), false;
   pthread_mutex_init(&channel->lock, NULL);
   atomic_init(&channel->refs, 1);
   napi_value name;
-  napi_create_string_utf8(env, "cudadrv wait", NAPI_AUTO_LENGTH, &name);
-  if (napi_create_threadsafe_function(env, NULL, NULL, name, 0, 1, NULL, NULL, channel,
-                                      wait_settle, &channel->tsfn) != napi_ok) {
+  napi_status status = napi_create_string_utf8(env, "cudadrv wait", NAPI_AUTO_LENGTH, &name);
+  if (status == napi_ok)
+    status = napi_create_threadsafe_function(env, NULL, NULL, name, 0, 1, NULL, NULL, channel,
+                                             wait_settle, &channel->tsfn);
+  if (status != napi_ok) {
     free(channel);
-    napi_fail(env, napi_generic_failure);
+    napi_fail(env, status);
     return false;
   }
-  napi_unref_threadsafe_function(env, channel->tsfn);
+  NAPI_CALL_BOOL(env, napi_unref_threadsafe_function(env, channel->tsfn));
   state_of(env)->waits = channel;
   /* Added after the thread-safe function, so it runs before Node tears that down. */
-  return napi_add_env_cleanup_hook(env, channel_close, channel) == napi_ok;
+  NAPI_CALL_BOOL(env, napi_add_env_cleanup_hook(env, channel_close, channel));
+  return true;
 }

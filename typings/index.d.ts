@@ -28,8 +28,9 @@ export declare function getDriverVersion(): number;
 export declare function isAvailable(): boolean;
 /** cuInit(flags); optional, the first call that needs the driver does it. */
 export declare function init(flags?: number): void;
-/** Counters of cleanups finalizers could not do. */
-export declare function stats(): { cleanupsFailed: number; cleanupsSkipped: number };
+/** Counters of cleanups finalizers could not do, and of Node-API calls that failed where nothing
+ * could be thrown (nodeApiFailures). */
+export declare function stats(): { cleanupsFailed: number; cleanupsSkipped: number; nodeApiFailures: number };
 /** [major, minor] of the NVRTC cudadrv loads (CUDADRV_NVRTC_PATH, else libnvrtc.so.13, .12,
  * libnvrtc.so); a RuntimeError names the libraries tried when none loads. */
 export declare function nvrtcVersion(): [number, number];
