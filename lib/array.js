@@ -14,7 +14,8 @@ const { Memcpy2D, Memcpy3D, internal: { streamArg, fits } } = require('./memory'
 
 /** A 1D or 2D array's shape and element type (PyCUDA's ArrayDescriptor). */
 class ArrayDescriptor {
-  constructor({ width = 0, height = 0, format = ArrayFormat.FLOAT, numChannels = 1 } = {}) {
+  constructor(descriptor) {
+    const { width = 0, height = 0, format = ArrayFormat.FLOAT, numChannels = 1 } = check.options('descriptor', descriptor);
     /** Elements per row. */
     this.width = width;
     /** Rows (0 for a 1D array). */
@@ -28,7 +29,9 @@ class ArrayDescriptor {
 
 /** A 1D, 2D, 3D or layered array's shape, element type and flags (PyCUDA's ArrayDescriptor3D). */
 class ArrayDescriptor3D extends ArrayDescriptor {
-  constructor({ width = 0, height = 0, depth = 0, format = ArrayFormat.FLOAT, numChannels = 1, flags = 0 } = {}) {
+  constructor(descriptor) {
+    const { width = 0, height = 0, depth = 0, format = ArrayFormat.FLOAT, numChannels = 1, flags = 0 } =
+      check.options('descriptor', descriptor);
     super({ width, height, format, numChannels });
     /** Slices (0 for a 1D or 2D array; layers for a layered one). */
     this.depth = depth;
@@ -252,9 +255,9 @@ class Handle {
  * fixes them at creation.
  */
 class TextureObject extends Handle {
-  constructor(resource, opts = {}) {
+  constructor(resource, options) {
     super();
-    if (typeof opts !== 'object' || opts === null) throw new TypeError(`options must be an object, not ${check.describe(opts)}`);
+    const opts = check.options('options', options);
     const { fields, array } = textureFields(resource, opts);
     this._handle = binding.texObjectCreate(this, array, fields, borderColor(opts.borderColor));
     /** What the texture reads (kept alive by it). */
@@ -360,7 +363,8 @@ function matrixToArray(typedArray, shape, order = 'C') {
  * becomes a layered array of one layer); `complex: true` reads the values as (re, im) pairs, the
  * shape counting pairs.
  */
-function toArray(typedArray, shape, { order = 'C', allowSurfaceBind = false, complex = false } = {}) {
+function toArray(typedArray, shape, opts) {
+  const { order = 'C', allowSurfaceBind = false, complex = false } = check.options('options', opts);
   const perValue = complex ? 2 : 1;
   const dtype = hostMatrix(typedArray, shape, perValue);
   return arrayFrom(typedArray, false, extentOf(shape, orderArg(order)), elementFormat(dtype, complex),
@@ -369,7 +373,8 @@ function toArray(typedArray, shape, { order = 'C', allowSurfaceBind = false, com
 
 /** toArray for an array already in device memory (PyCUDA's gpuarray_to_array): ptr holds the
  * values of shape and dtype. */
-function deviceToArray(ptr, shape, dtype, { order = 'C', allowSurfaceBind = false, complex = false } = {}) {
+function deviceToArray(ptr, shape, dtype, opts) {
+  const { order = 'C', allowSurfaceBind = false, complex = false } = check.options('options', opts);
   const type = dtypeOf(dtype);
   const perValue = complex ? 2 : 1;
   devicePointer(ptr, 'ptr');

@@ -66,4 +66,22 @@ function instance(name, value, Class, hint = '') {
   return value;
 }
 
-module.exports = { describe, integer, size, member, viewBytes, func, instance };
+// An options argument: undefined or null give {}; anything else must be an object.
+function options(name, value) {
+  if (value === undefined || value === null) return {};
+  if (typeof value !== 'object') throw new TypeError(`${name} must be an object, not ${describe(value)}`);
+  return value;
+}
+
+/** A Uint8Array over the bytes of an ArrayBuffer, SharedArrayBuffer or view; a TypeError naming
+ * the argument where its buffer was detached (transferred away), which no view can be made on. */
+function uint8View(name, value) {
+  try {
+    return ArrayBuffer.isView(value) ? new Uint8Array(value.buffer, value.byteOffset, value.byteLength)
+      : new Uint8Array(value);
+  } catch {
+    throw new TypeError(`${name} is over a detached ArrayBuffer (transferred away); pass memory still in use`);
+  }
+}
+
+module.exports = { describe, integer, size, member, viewBytes, func, instance, options, uint8View };

@@ -35,6 +35,7 @@ function dtypeOf(nameOrCtor, argument = 'dtype') {
 
 /** The dtype of a TypedArray (a Buffer is 'uint8'); undefined for a DataView or anything else. */
 function dtypeOfArray(array) {
+  if (!ArrayBuffer.isView(array)) return undefined;
   for (let proto = Object.getPrototypeOf(array); proto; proto = Object.getPrototypeOf(proto)) {
     const dtype = BY_CTOR.get(proto.constructor);
     if (dtype) return dtype;

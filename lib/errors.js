@@ -2,10 +2,13 @@
 // The CudaError tree. Every failing driver call reaches JS through makeError(), registered with
 // the addon, which picks the class from the CUresult in one table.
 const binding = require('./binding');
+const { describe, options } = require('./checks');
 
 /** Base class of every cudadrv error; carries the driver's `code`, `codeName` and the `api` that failed. */
 class CudaError extends Error {
-  constructor(message, { code = null, codeName = null, api = null } = {}) {
+  constructor(message, info) {
+    if (typeof message !== 'string') throw new TypeError(`a CudaError's message must be a string, not ${describe(message)}`);
+    const { code = null, codeName = null, api = null } = options('info', info);
     super(message);
     this.code = code;
     this.codeName = codeName;
@@ -27,17 +30,19 @@ class LaunchError extends CudaError {}
 class RuntimeError extends CudaError {}
 /** NVRTC refused the source: `log` holds its whole program log. */
 class CompileError extends CudaError {
-  constructor(message, { log = '', options = [], source = '', ...rest } = {}) {
+  constructor(message, info) {
+    const { log = '', options: used = [], source = '', ...rest } = options('info', info);
     super(message, rest);
     this.log = log;
-    this.options = options;
+    this.options = used;
     this.source = source;
   }
 }
 /** A compile given up through its `signal` or `timeout` (Node's convention: name 'AbortError');
  * `cause` holds the signal's reason. */
 class AbortError extends CudaError {
-  constructor(message, { cause } = {}) {
+  constructor(message, info) {
+    const { cause } = options('info', info);
     super(message);
     if (cause !== undefined) this.cause = cause;
   }

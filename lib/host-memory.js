@@ -65,7 +65,7 @@ function hostView(name, value) {
     throw new LogicError(`${name} is an array of host memory that was freed ` +
       `(${owner.constructor.name}.free()); allocate a new one`);
   }
-  return isView ? value : new Uint8Array(value);
+  return isView ? value : check.uint8View(name, value);
 }
 
 /** true when the GPU may use view's memory after an Async call returned (pinned, managed, registered). */
@@ -85,11 +85,7 @@ function hostAllocationOf(array) {
 }
 
 function options(value, name) {
-  if (value === undefined) return {};
-  if (value === null || typeof value !== 'object') {
-    throw new TypeError(`${name} options must be an object, not ${check.describe(value)}`);
-  }
-  return value;
+  return check.options(`${name} options`, value);
 }
 
 // flags made only of the bits of group.

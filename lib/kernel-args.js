@@ -378,7 +378,7 @@ function viewsOf(buffer, byteOffset, size) {
 }
 
 function copyBytes(u8, offset, view) {
-  u8.set(new Uint8Array(view.buffer, view.byteOffset, view.byteLength), offset);
+  if (view.byteLength !== 0) u8.set(new Uint8Array(view.buffer, view.byteOffset, view.byteLength), offset); // none: detached
 }
 
 // What packer statements may use, by name.
@@ -454,7 +454,12 @@ const BARE_NUMBER_HINT = 'wrap it in the constructor of its C type: cuda.int32(n
 // In/Out/InOut, or 'x<size>:<align>' for bytes copied verbatim. sig: the kernel's parameter
 // types where known (a format character or null per parameter).
 function classify(v, k, sig) {
-  if (v instanceof TypedScalar) return v.format;
+  if (v instanceof TypedScalar) {
+    const format = v.format;
+    if (typeof format === 'string' && Object.hasOwn(TYPES, format)) return format;
+    throw new TypeError(`argument ${k} is a TypedScalar of no C type; make scalars with cuda.int32(n), ` +
+      'cuda.float32(x) and the like');
+  }
   switch (typeof v) {
     case 'number':
     case 'bigint':

@@ -29,10 +29,13 @@ const MAX_FORMATS = 64; // per kernel, for the generic call path
 
 // ---- launch dimensions ----
 
+// A dimension: a number from 1 to 2**32 - 1 (no bigint, which >>> would refuse with a TypeError).
+const positiveU32 = (v) => typeof v === 'number' && (v >>> 0) === v && v !== 0;
+
 function badDims(d, what) {
   if (Array.isArray(d)) {
     if (d.length < 1 || d.length > 3) throw new RangeError(`${what} must have 1 to 3 dimensions, not ${d.length}`);
-    const bad = d.find((v) => (v >>> 0) !== v || v === 0);
+    const bad = d.find((v) => !positiveU32(v));
     if (typeof bad !== 'number') throw new TypeError(`${what} dimensions must be numbers, not ${check.describe(bad)}`);
     throw new RangeError(`${what} dimensions must be integers from 1 to 4294967295, not ${bad}`);
   }
@@ -56,7 +59,7 @@ function dim3(u32, at, d, what) {
       if (d.length > 2) z = d[2];
     }
   }
-  if ((x >>> 0) !== x || x === 0 || (y >>> 0) !== y || y === 0 || (z >>> 0) !== z || z === 0) badDims(d, what);
+  if (!positiveU32(x) || !positiveU32(y) || !positiveU32(z)) badDims(d, what);
   u32[at] = x;
   u32[at + 1] = y;
   u32[at + 2] = z;
@@ -80,7 +83,7 @@ function writeDims(u32, grid, block, options) {
   }
   const { shared, cluster, cooperative } = options;
   if (shared === undefined) u32[6] = 0;
-  else if ((shared >>> 0) === shared) u32[6] = shared;
+  else if (typeof shared === 'number' && (shared >>> 0) === shared) u32[6] = shared;
   else check.integer('shared', shared, 0, 4294967295);
   let attributes = 0;
   if (cluster !== undefined) {
@@ -428,7 +431,8 @@ class Kernel {
    * preparedCall / preparedTimedCall / preparedAsyncCall, the fast path. `texrefs` are accepted
    * (the driver binds a module's references by itself). Returns the kernel.
    */
-  prepare(format, { texrefs } = {}) {
+  prepare(format, opts) {
+    const { texrefs } = check.options('options', opts);
     const k = this._k;
     if (texrefs !== undefined) checkTexrefs(texrefs);
     const fields = kargs.parseFormat(format);

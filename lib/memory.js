@@ -69,13 +69,13 @@ class PointerHolderBase {
    * made through a PointerHolderBase of your own must not outlive the memory it views.
    */
   asBuffer(size, offset = 0) {
-    check.size('offset', offset);
+    offset = check.size('offset', offset);
     const extent = deviceExtent(this);
     if (size === undefined) {
       if (extent === Infinity) throw new TypeError('asBuffer(size, offset): size is required here');
       size = extent - offset;
     }
-    check.size('size', size);
+    size = check.size('size', size);
     if (offset + size > extent) {
       throw new RangeError(`asBuffer(${size}, ${offset}) reaches past the ${extent} bytes of this memory`);
     }

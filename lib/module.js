@@ -22,8 +22,9 @@ for (const [name, value] of Object.entries(JitOption)) {
 // The image as a Uint8Array over the same bytes (PTX source strings are encoded).
 function imageBytes(image) {
   if (typeof image === 'string') return Buffer.from(image, 'utf8');
-  if (image instanceof ArrayBuffer || image instanceof SharedArrayBuffer) return new Uint8Array(image);
-  if (ArrayBuffer.isView(image)) return new Uint8Array(image.buffer, image.byteOffset, image.byteLength);
+  if (image instanceof ArrayBuffer || image instanceof SharedArrayBuffer || ArrayBuffer.isView(image)) {
+    return check.uint8View('image', image);
+  }
   throw new TypeError('image must be PTX, cubin or fatbin: a Buffer, TypedArray, DataView, ArrayBuffer ' +
     `or a PTX string, not ${check.describe(image)}`);
 }
@@ -65,7 +66,8 @@ function jitOptions(options) {
  * signatures let kernels take bare numbers.
  */
 class Module {
-  constructor(image, { options, messageHandler, source } = {}) {
+  constructor(image, opts) {
+    const { options, messageHandler, source } = check.options('options', opts);
     const bytes = imageBytes(image);
     const [keys, values] = jitOptions(options);
     if (messageHandler !== undefined) check.func('messageHandler', messageHandler);
@@ -150,7 +152,8 @@ function moduleFromFile(path) {
 }
 
 /** `new Module(image, { options, messageHandler })`, PyCUDA's module_from_buffer. */
-function moduleFromBuffer(image, { options, messageHandler } = {}) {
+function moduleFromBuffer(image, opts) {
+  const { options, messageHandler } = check.options('options', opts);
   return new Module(image, { options, messageHandler });
 }
 

@@ -175,7 +175,7 @@ describe('host memory arguments (checked before the driver)', function () {
     assert.throws(() => cuda.pagelockedEmpty(4, 'float32', { flags: 8 }), { name: 'RangeError', message: /flags must combine members of cuda.HostAllocFlags/ });
     assert.throws(() => cuda.pagelockedZeros(4, 'float32', { flags: -1 }), { name: 'RangeError', message: /flags/ });
     assert.throws(() => cuda.pagelockedZeros(4, 'float32', { flags: '2' }), { name: 'TypeError', message: /flags/ });
-    assert.throws(() => cuda.pagelockedEmpty(4, 'float32', null), { name: 'TypeError', message: /options must be an object/ });
+    assert.throws(() => cuda.pagelockedEmpty(4, 'float32', 'x'), { name: 'TypeError', message: /options must be an object/ });
     assert.throws(() => cuda.pagelockedEmpty(-4, 'float32'), { name: 'RangeError', message: /shape/ });
     assert.throws(() => cuda.pagelockedEmpty(4, 'half'), { name: 'TypeError', message: /dtype/ });
     assert.throws(() => cuda.pagelockedEmptyLike('x'), { name: 'TypeError', message: /pagelockedEmptyLike/ });

@@ -196,3 +196,61 @@ describe('hostile input: objects of a detached context', function () {
     assert.deepStrictEqual(result, { before: [256, 64, 64], after: [0, 0, 64] });
   });
 });
+
+describe('hostile input: values the engine would have named instead of cudadrv', function () {
+  // Each of these ended in the engine's own words ("Cannot convert undefined or null to object",
+  // "Cannot mix BigInt and other types", "Cannot perform Construct on a detached ArrayBuffer"...),
+  // which name no argument. The fuzzer now fails on such a message from a call of the API.
+  const cuda = require('..');
+  const tools = require('../lib/tools');
+  const detached = () => {
+    const buffer = new ArrayBuffer(8);
+    structuredClone(buffer, { transfer: [buffer] });
+    return buffer;
+  };
+
+  it('each is a TypeError or RangeError naming the argument', function () {
+    const cases = [
+      [() => cuda.toArray(), 'TypeError', 'expected a TypedArray, not undefined'],
+      [() => cuda.matrixToArray(null, [1, 1]), 'TypeError', 'expected a TypedArray, not null'],
+      [() => new cuda.Module(detached()), 'TypeError', 'image is over a detached ArrayBuffer (transferred away); pass memory still in use'],
+      [() => new cuda.Module('', 5), 'TypeError', 'options must be an object, not number 5'],
+      [() => cuda.memcpyDtoH(detached(), 0n), 'TypeError', 'dest is over a detached ArrayBuffer (transferred away); pass memory still in use'],
+      [() => new cuda.ArrayDescriptor(7), 'TypeError', 'descriptor must be an object, not number 7'],
+      [() => new cuda.LogicError(Symbol('m')), 'TypeError', "a CudaError's message must be a string, not symbol Symbol(m)"],
+      [() => new cuda.RuntimeError('m', 3), 'TypeError', 'info must be an object, not number 3'],
+      [() => tools.contextDependentMemoize(() => 1, 'big'), 'TypeError', 'options must be an object, not the string "big"'],
+      [() => new tools.PageLockedAllocator().free(new Float32Array(2)), 'TypeError', 'free(array): array must be pinned memory from allocate(), not a Float32Array'],
+    ];
+    for (const [call, name, message] of cases) assert.throws(call, { name, message });
+    // null options are no options
+    assert.strictEqual(new cuda.LaunchError('m', null).code, null);
+    assert.strictEqual(tools.contextDependentMemoize((x) => x + 1, null)(1), 2);
+  });
+});
+
+describe('hostile input: launch values the engine would have named (stand-in driver)', function () {
+  const { standInDriver } = require('./support/stand-in-driver');
+  const standIn = standInDriver();
+
+  it('bigint and symbol dimensions, a bigint shared size, a TypedScalar of no type, a bigint offset', function () {
+    const result = outcome(`${CAUGHT} const cuda = require(${ROOT});
+      new cuda.Device(0).retainPrimaryContext().push();
+      const kernel = cuda.moduleFromBuffer(Buffer.from('entry scale 8\\n')).getFunction('scale');
+      const x = cuda.memAlloc(64);
+      settle([
+        caught(() => kernel(x, { block: [3, 1n, 1] })),
+        caught(() => kernel(x, { block: [Symbol('s')] })),
+        caught(() => kernel(x, { block: 1, shared: 1n })),
+        caught(() => kernel(new cuda.TypedScalar(1), { block: 1 })),
+        caught(() => x.asBuffer(8, 1n)).name, // a bigint offset is a size like any other
+      ]);`, { LD_LIBRARY_PATH: standIn.dir });
+    assert.deepStrictEqual(result, [
+      { name: 'TypeError', message: 'block dimensions must be numbers, not bigint 1' },
+      { name: 'TypeError', message: 'block dimensions must be numbers, not symbol Symbol(s)' },
+      { name: 'TypeError', message: 'shared must be an integer number, not bigint 1' },
+      { name: 'TypeError', message: 'argument 0 is a TypedScalar of no C type; make scalars with cuda.int32(n), cuda.float32(x) and the like' },
+      'LogicError', // device memory has no host view; it was "Cannot mix BigInt and other types"
+    ]);
+  });
+});

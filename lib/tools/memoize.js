@@ -76,7 +76,8 @@ class ContextCache {
  * context keeps the `maxSize` (default 256) most recently used results; a rejected Promise is not
  * kept. clearContextCaches() empties every such cache.
  */
-function contextDependentMemoize(fn, { maxSize = 256 } = {}) {
+function contextDependentMemoize(fn, opts) {
+  const { maxSize = 256 } = check.options('options', opts);
   check.func('fn', fn);
   check.integer('maxSize', maxSize, 1);
   const cache = new ContextCache(maxSize);

@@ -323,7 +323,11 @@ class PageLockedAllocator {
   }
 
   free(array) {
-    hostMemory.hostAllocationOf(array).free();
+    const allocation = hostMemory.hostAllocationOf(array);
+    if (!allocation) {
+      throw new TypeError(`free(array): array must be pinned memory from allocate(), not ${check.describe(array)}`);
+    }
+    allocation.free();
   }
 }
 

@@ -142,9 +142,26 @@ function mutated(rng, example) {
   if (rng.chance(0.05)) { const [v, label] = value(rng, pool, enums); args.push(v); labels.push(label); }
   const { target } = example;
   const list = labels.join(', ');
-  if (target.kind === 'new') return [() => new target.fn(...args), `${target.label}(${list})`];
+  if (target.kind === 'new') return [() => new target.fn(...args), `${target.label}(${list})`, proper(target, undefined, args)];
   const [self, slabel] = target.kind === 'method' ? mutate(rng, example.self) : [example.self, target.owner ? target.owner.name : 'undefined'];
-  return [() => target.fn.apply(self, args), `${target.label}.call(${slabel}, ${list})`];
+  return [() => target.fn.apply(self, args), `${target.label}.call(${slabel}, ${list})`, proper(target, self, args)];
+}
+
+// Objects of the hostile subclasses (a method replaced by anything): what they break is theirs.
+const tampered = new WeakSet();
+
+// Whether values, or the arrays and options objects among them, hold a tampered object.
+function involvesTampered(values, depth = 0) {
+  for (const v of values) {
+    if (typeof v !== 'object' || v === null) continue;
+    if (tampered.has(v)) return true;
+    let inner = null;
+    try {
+      if (depth < 2 && (Array.isArray(v) || Object.getPrototypeOf(v) === Object.prototype)) inner = Object.values(v);
+    } catch { /* a Proxy whose traps throw */ }
+    if (inner && involvesTampered(inner, depth + 1)) return true;
+  }
+  return false;
 }
 
 // A launch of a live kernel of the pool, from a valid call changed as the examples are.
@@ -164,18 +181,46 @@ function launch(rng, kernel) {
     args.push(v);
     labels.push(label);
   }
-  return [() => kernel(...args), `<Kernel>(${labels.join(', ')})`];
+  return [() => kernel(...args), `<Kernel>(${labels.join(', ')})`, !involvesTampered(args)];
+}
+
+// A call of the API as documented: a public function, or a method on an object of its class.
+// Only such calls must never end in an error worded by the engine ("x is not a function").
+function proper(target, self, args) {
+  if (target.internal || involvesTampered([self, ...args])) return false;
+  if (target.kind === 'static') return self === target.owner;
+  if (target.kind === 'method') return isA(self, target.owner);
+  return true;
 }
 
 const counts = {};
 const unexpected = [];
 const pending = new Map(); // index → Promise not yet settled
 
-function classify(error, index, label) {
+// Messages the JavaScript engine or Node writes, which name no argument of cudadrv's: a call
+// that ends in one reached a value cudadrv never checked.
+const ENGINE_WORDING = new RegExp([
+  'Cannot convert', 'Cannot read propert', 'Cannot set propert', 'Cannot create property',
+  'Cannot destructure', 'Cannot mix BigInt', 'is not a function', 'is not iterable',
+  'is not a constructor', 'Invalid array length', 'Invalid typed array length', 'Invalid DataView',
+  'Maximum call stack', 'called on incompatible receiver', 'Cannot perform',
+  'out of bounds', 'Start offset', 'must be of type', 'The "\\w+" argument', 'Do not know how to',
+  'Converting circular', "cannot be invoked without 'new'", 'is not a valid', 'Invalid time value',
+  'Cannot access', 'Private field', 'has no property', 'Cannot use \'in\' operator',
+].join('|'));
+
+function classify(error, index, label, properCall) {
   let name;
   if (error instanceof Sentinel) name = 'hostile value threw';
   else if (error instanceof cuda.CudaError) name = error.constructor.name;
-  else if (error instanceof TypeError || error instanceof RangeError) name = error.constructor.name;
+  else if ((error instanceof TypeError || error instanceof RangeError) && ENGINE_WORDING.test(error.message)) {
+    if (properCall) {
+      name = `UNEXPECTED ${error.constructor.name} worded by the engine`;
+      if (unexpected.length < 20) unexpected.push({ index, call: label, error: error.stack.split('\n').slice(0, 4).join('\n') });
+    } else {
+      name = `${error.constructor.name} worded by the engine (wrong this, internal member)`;
+    }
+  } else if (error instanceof TypeError || error instanceof RangeError) name = error.constructor.name;
   else if (error && error.name === 'AbortError') name = 'AbortError';
   else {
     name = `UNEXPECTED ${error && error.constructor ? error.constructor.name : typeof error}`;
@@ -212,7 +257,7 @@ function plan(index) {
   const kernels = pool.filter((v) => isA(v, cuda.Kernel));
   if (roll < 0.56 && kernels.length) return launch(rng, kernels[rng.int(kernels.length)]);
   const target = rng.pick(targets);
-  if (target.kind === 'fn') return [() => target.fn(...args), `${target.label}(${list})`];
+  if (target.kind === 'fn') return [() => target.fn(...args), `${target.label}(${list})`, proper(target, undefined, args)];
   if (target.kind === 'new') {
     if (rng.chance(0.2)) {
       // A subclass that overrides one of its methods with a hostile function.
@@ -223,31 +268,32 @@ function plan(index) {
       Object.defineProperty(Sub.prototype, m, { value: override, writable: true, configurable: true });
       return [() => {
         const o = new Sub(...args);
+        tampered.add(o);
         keep(o);
         for (const n of names) if (n !== m && typeof Sub.prototype[n] === 'function') try { o[n](...args); } catch (e) { classify(e, index, `subclass ${n}`); }
         return o;
-      }, `subclass of ${target.label.slice(4)} with ${m} = ${olabel}, (${list})`];
+      }, `subclass of ${target.label.slice(4)} with ${m} = ${olabel}, (${list})`, false];
     }
-    return [() => new target.fn(...args), `${target.label}(${list})`];
+    return [() => new target.fn(...args), `${target.label}(${list})`, proper(target, undefined, args)];
   }
   if (target.kind === 'static') {
     const [self, slabel] = rng.chance(0.9) ? [target.owner, target.owner.name] : value(rng, pool, enums);
-    return [() => target.fn.apply(self, args), `${target.label}.call(${slabel}, ${list})`];
+    return [() => target.fn.apply(self, args), `${target.label}.call(${slabel}, ${list})`, proper(target, self, args)];
   }
   const [self, slabel] = pickThis(rng, target.owner);
-  return [() => target.fn.apply(self, args), `${target.label}.call(${slabel}, ${list})`];
+  return [() => target.fn.apply(self, args), `${target.label}.call(${slabel}, ${list})`, proper(target, self, args)];
 }
 
 function call(index) {
   fs.writeSync(PROGRESS, `call ${index}\n`);
-  const [thunk, label] = plan(index);
+  const [thunk, label, properCall] = plan(index);
   if (job.print) process.stderr.write(`#${index}: ${label}\n`);
   let result;
   setInCall(true);
   try {
     result = thunk();
   } catch (error) {
-    classify(error, index, label);
+    classify(error, index, label, properCall);
     return;
   } finally {
     setInCall(false);
@@ -255,7 +301,7 @@ function call(index) {
   counts.returned = (counts.returned || 0) + 1;
   if (isA(result, Promise)) {
     pending.set(index, label);
-    result.then(keep, (error) => classify(error, index, label)).finally(() => pending.delete(index));
+    result.then(keep, (error) => classify(error, index, label, properCall)).finally(() => pending.delete(index));
   } else {
     keep(result);
   }

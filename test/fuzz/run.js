@@ -3,8 +3,11 @@
 // The fuzzer: `npm run fuzz -- [--calls N] [--seed S] [--mode no-driver|stand-in|driver]
 // [--print]`. Runs N seeded random calls (test/fuzz/child.js) in child processes, in chunks of
 // fresh state, two at a time. Passes when every throw and rejection is a TypeError, a RangeError,
-// a CudaError subclass or an AbortError, no process dies and no call hangs. A death or a hang is
-// cut down to the shortest call sequence that repeats it, printed with the seed.
+// a CudaError subclass or an AbortError, no process dies and no call hangs. A TypeError or
+// RangeError in the engine's own words ("Cannot read properties of undefined") fails it too where
+// the call was the API's as documented (a public function, a method on its own class's object,
+// no hostile subclass involved): cudadrv names the argument. A death or a hang is cut down to the
+// shortest call sequence that repeats it, printed with the seed.
 const { execFileSync, spawn } = require('child_process');
 const fs = require('fs');
 const os = require('os');

@@ -15,9 +15,13 @@ const HOOKS = new Set(['setErrorFactory']);
 
 const isClass = (f) => /^class\b/.test(Function.prototype.toString.call(f));
 
+// Members that cudadrv's classes inherit from JavaScript's own (Error.captureStackTrace...) are
+// not cudadrv's to fuzz.
+const BUILT_IN = new Set([Object.prototype, Function.prototype, Error, Error.prototype]);
+
 function members(object, stop) {
   const seen = new Map();
-  for (let o = object; o && o !== stop && o !== Object.prototype && o !== Function.prototype; o = Object.getPrototypeOf(o)) {
+  for (let o = object; o && o !== stop && !BUILT_IN.has(o); o = Object.getPrototypeOf(o)) {
     for (const name of Object.getOwnPropertyNames(o)) {
       if (name === 'constructor' || name === 'prototype' || name === 'length' || name === 'name' || seen.has(name)) continue;
       seen.set(name, Object.getOwnPropertyDescriptor(o, name));
@@ -41,13 +45,14 @@ function collect() {
         classes.add(v);
         targets.push({ kind: 'new', label: `new ${label}`, fn: v, holder: module, key: name });
         for (const [m, d] of members(v, Function.prototype)) {
-          if (typeof d.value === 'function') targets.push({ kind: 'static', label: `${label}.${m}`, fn: d.value, owner: v, key: m });
+          if (typeof d.value === 'function') targets.push({ kind: 'static', label: `${label}.${m}`, fn: d.value, owner: v, key: m, internal: m.startsWith('_') });
         }
         for (const [m, d] of members(v.prototype, Object.prototype)) {
           const at = `${label}.prototype.${m}`;
-          if (typeof d.value === 'function') targets.push({ kind: 'method', label: at, fn: d.value, owner: v, key: m });
-          if (d.get) targets.push({ kind: 'method', label: `get ${at}`, fn: d.get, owner: v, key: m, accessor: 'get' });
-          if (d.set) targets.push({ kind: 'method', label: `set ${at}`, fn: d.set, owner: v, key: m, accessor: 'set' });
+          const internal = m.startsWith('_'); // lib/'s own, not the API
+          if (typeof d.value === 'function') targets.push({ kind: 'method', label: at, fn: d.value, owner: v, key: m, internal });
+          if (d.get) targets.push({ kind: 'method', label: `get ${at}`, fn: d.get, owner: v, key: m, accessor: 'get', internal });
+          if (d.set) targets.push({ kind: 'method', label: `set ${at}`, fn: d.set, owner: v, key: m, accessor: 'set', internal });
         }
       } else if (typeof v === 'function') {
         targets.push({ kind: 'fn', label, fn: v, holder: module, key: name });
