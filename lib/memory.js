@@ -63,10 +63,10 @@ class PointerHolderBase {
   }
 
   /**
-   * An ArrayBuffer over `size` bytes at `offset` of this memory, which the host must be able to
-   * address (managed memory, mapped page-locked memory): device memory is refused with a
-   * LogicError. The buffer keeps this object alive; DeviceAllocation.free() detaches it. A view
-   * made through a PointerHolderBase of your own must not outlive the memory it views.
+   * An ArrayBuffer over `size` bytes at `offset` of this memory, which must lie in one live host
+   * allocation of cudadrv's that the device can address (managed memory, mapped page-locked or
+   * registered memory); anything else is refused with a LogicError. The buffer keeps that
+   * allocation alive, and reads as empty (detached) once it is freed, however that happens.
    */
   asBuffer(size, offset = 0) {
     offset = check.size('offset', offset);
@@ -80,16 +80,13 @@ class PointerHolderBase {
       throw new RangeError(`asBuffer(${size}, ${offset}) reaches past the ${extent} bytes of this memory`);
     }
     check.viewBytes('asBuffer(): a view', size);
-    const buffer = binding.memHostView(this, this.ptr + BigInt(offset), size, host.externalBuffers());
+    const buffer = binding.memHostView(this.ptr + BigInt(offset), size, host.externalBuffers());
     if (buffer === null) {
       throw new RuntimeError('asBuffer() needs external ArrayBuffers, which this runtime refuses ' +
         '(CUDADRV_NO_EXTERNAL_BUFFERS=1, or a V8 memory cage as in Electron); copy the memory ' +
         'with memcpyDtoH() instead');
     }
     host.markUntransferable(buffer);
-    const owner = this._root || this; // a slice's views are detached when its root is freed
-    owner._views = (owner._views || []).filter((view) => view.deref() !== undefined);
-    owner._views.push(new WeakRef(buffer));
     return buffer;
   }
 }
@@ -163,12 +160,6 @@ class DeviceAllocation extends PointerHolderBase {
     }
     if (this._ptr === null) return;
     const order = stream === undefined ? this._stream : streamArg(stream);
-    if (this._views) {
-      for (const view of this._views) {
-        const buffer = view.deref();
-        if (buffer) binding.detachArrayBuffer(buffer);
-      }
-    }
     try {
       binding.memFree(this._id, order);
     } finally {

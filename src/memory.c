@@ -225,6 +225,14 @@ size_t memory_reclaim(napi_env env) {
   return bytes;
 }
 
+tracked *memory_find(napi_env env, bool (*match)(const tracked *node, const void *arg), const void *arg) {
+  memory_state *state = state_of(env)->memory;
+  if (!state) return NULL;
+  for (tracked *node = state->head.next; node != &state->head; node = node->next)
+    if (match(node, arg)) return node;
+  return NULL;
+}
+
 void memory_context_detached(napi_env env, ctx_rec *ctx) {
   memory_state *state = state_of(env)->memory;
   if (!state) return; /* the environment is going, and every ArrayBuffer with it */
@@ -628,21 +636,17 @@ static napi_value ipc_open_mem_handle(napi_env env, napi_callback_info info) {
 
 /* ---- host views of host-accessible device addresses (asBuffer) ---- */
 
-static void view_finalize(napi_env env, void *data, void *hint) {
-  (void)data;
-  NAPI_UNTHROWN(napi_delete_reference(env, hint));
-}
-
-/* memHostView(owner, address, size, external): an ArrayBuffer over size bytes at address, which
- * must be host-accessible (managed or mapped host memory) and lie within one allocation; it keeps
- * owner alive. null where external ArrayBuffers are refused (or external is false). */
+/* memHostView(address, size, external): an ArrayBuffer over size bytes at address, which must be
+ * host-accessible (managed or mapped host memory) and lie within one host allocation of cudadrv's;
+ * that allocation keeps a list of its views and detaches them when it is freed, and each view
+ * keeps it alive. null where external ArrayBuffers are refused (or external is false). */
 static napi_value mem_host_view(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 4);
+  ARGS(env, info, 3);
   CUdeviceptr ptr;
   size_t size;
   bool external;
-  if (!arg_ptr(env, argv[1], "pointer", &ptr) || !arg_size(env, argv[2], "size", &size) ||
-      !arg_bool(env, argv[3], &external) || !driver_ready(env))
+  if (!arg_ptr(env, argv[0], "pointer", &ptr) || !arg_size(env, argv[1], "size", &size) ||
+      !arg_bool(env, argv[2], &external) || !driver_ready(env))
     return NULL;
   unsigned int managed = 0;
   void *host = NULL;
@@ -658,23 +662,8 @@ static napi_value mem_host_view(napi_env env, napi_callback_info info) {
     CU_CALL(env, cuMemGetAddressRange, &start, &range, ptr);
   if (size > range || ptr < start || ptr - start > range - size)
     return throw_range(env, "asBuffer(): size and offset reach past the end of the allocation");
-  napi_value result;
   if (!external) return make_null(env);
-  napi_ref owner;
-  NAPI_CALL(env, napi_create_reference(env, argv[0], 1, &owner));
-  bool refused;
-  if (external_arraybuffer(env, host, size, view_finalize, owner, &result, &refused)) return result;
-  NAPI_UNTHROWN(napi_delete_reference(env, owner));
-  return refused ? make_null(env) : NULL;
-}
-
-/* detachArrayBuffer(buffer): what was viewed through it reads as empty from now on. */
-static napi_value detach_array_buffer(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 1);
-  bool detached = false;
-  NAPI_CALL(env, napi_is_detached_arraybuffer(env, argv[0], &detached));
-  if (!detached) NAPI_CALL(env, napi_detach_arraybuffer(env, argv[0]));
-  return NULL;
+  return host_view(env, host, size);
 }
 
 /* ---- copies and memsets ---- */
@@ -1055,7 +1044,6 @@ bool memory_init(napi_env env, napi_value exports) {
       {"ipcGetMemHandle", ipc_get_mem_handle},
       {"ipcOpenMemHandle", ipc_open_mem_handle},
       {"memHostView", mem_host_view},
-      {"detachArrayBuffer", detach_array_buffer},
       {"memcpyHtoD", memcpy_htod},
       {"memcpyDtoH", memcpy_dtoh},
       {"memcpyHtoDAsync", memcpy_htod_async},

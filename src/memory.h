@@ -51,6 +51,13 @@ CUresult release_now(release_op op, uint64_t address, ctx_rec *ctx);
 void release_later(const tracked *node, release_op op, uint64_t address, ctx_rec *ctx);
 /* Waits until the reaper has done everything handed to it. */
 void reaper_drain(void);
+/* The first tracked allocation that match accepts, or NULL. */
+tracked *memory_find(napi_env env, bool (*match)(const tracked *node, const void *arg), const void *arg);
+/* An ArrayBuffer over size bytes at host, which must lie within one host allocation of cudadrv's
+ * (pinned, managed, registered): it keeps that allocation alive, and the allocation detaches it
+ * when freed. NULL after throwing (a LogicError where no allocation holds the bytes); null where
+ * the runtime refuses external ArrayBuffers. */
+napi_value host_view(napi_env env, void *host, size_t size);
 /* ctx is being detached: the driver frees the host memory made in it, so every tracked
  * allocation of it whose context_gone is set is made unreachable from JS now. */
 void memory_context_detached(napi_env env, ctx_rec *ctx);

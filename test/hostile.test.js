@@ -254,3 +254,35 @@ describe('hostile input: launch values the engine would have named (stand-in dri
     ]);
   });
 });
+
+describe('hostile input: asBuffer views through a PointerHolderBase of the caller\'s (stand-in driver)', function () {
+  const { standInDriver } = require('./support/stand-in-driver');
+  const standIn = standInDriver();
+
+  it('read as empty once the memory is freed through its own allocation or its context (they viewed freed memory)', function () {
+    const result = outcome(`${CAUGHT} const cuda = require(${ROOT});
+      const ctx = new cuda.Device(0).makeContext();
+      const viewOf = (array) => {
+        const allocation = cuda.hostAllocationOf(array);
+        const Holder = class extends cuda.PointerHolderBase { getPointer() { return allocation.getDevicePointer(); } };
+        return new Uint8Array(new Holder().asBuffer(8, 4));
+      };
+      const pinned = cuda.pagelockedZeros(64, 'uint8', { flags: cuda.HostAllocFlags.DEVICEMAP });
+      const managed = cuda.managedZeros(64, 'uint8');
+      const [a, b, c] = [viewOf(pinned), viewOf(pinned), viewOf(managed)];
+      a[0] = 7;
+      const before = [pinned[4], a.length, b.length, c.length];
+      cuda.hostAllocationOf(pinned).free();
+      const afterFree = [a.length, b.length, c.length];
+      ctx.detach();
+      const foreign = caught(() => new (class extends cuda.PointerHolderBase { getPointer() { return 4096n; } })().asBuffer(8)).name;
+      settle({ before, afterFree, afterDetach: c.length, foreign });`,
+    { LD_LIBRARY_PATH: standIn.dir });
+    assert.deepStrictEqual(result, {
+      before: [7, 8, 8, 8],
+      afterFree: [0, 0, 8],
+      afterDetach: 0,
+      foreign: 'LogicError', // an address no allocation holds
+    });
+  });
+});
