@@ -149,6 +149,28 @@ function aborted(req) {
     (reason instanceof Error ? `: ${reason.message}` : ''), { cause: reason });
 }
 
+// The compiles waiting on each signal, behind one listener: many compiles may share one signal
+// without adding a listener each (Node warns past 10).
+const waitingOn = new WeakMap(); // AbortSignal → Set of functions to call when it aborts
+
+function onAbort(signal, giveUp) {
+  let waiting = waitingOn.get(signal);
+  if (!waiting) {
+    const all = new Set();
+    waiting = { all, fire: () => all.forEach((f) => f()) };
+    waitingOn.set(signal, waiting);
+    signal.addEventListener('abort', waiting.fire);
+  }
+  waiting.all.add(giveUp);
+  return () => {
+    waiting.all.delete(giveUp);
+    if (waiting.all.size === 0 && waitingOn.get(signal) === waiting) {
+      signal.removeEventListener('abort', waiting.fire);
+      waitingOn.delete(signal);
+    }
+  };
+}
+
 // The job's promise, or an AbortError as soon as the request's signal aborts or its timeout passes;
 // NVRTC cannot be interrupted, so a running compile goes on (it still fills the cache).
 function awaitJob(req, job) {
@@ -156,17 +178,17 @@ function awaitJob(req, job) {
   if (!signal && timeout === undefined) return job.promise;
   return new Promise((resolve, reject) => {
     let timer = null;
+    let stopListening = null;
     const finish = (settleWith, value) => {
       clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
+      stopListening?.();
       settleWith(value);
     };
     const giveUp = (error) => {
       job.callers--;
       finish(reject, error);
     };
-    const onAbort = () => giveUp(aborted(req));
-    signal?.addEventListener('abort', onAbort);
+    if (signal) stopListening = onAbort(signal, () => giveUp(aborted(req)));
     if (timeout !== undefined) {
       timer = setTimeout(() => giveUp(new AbortError(
         `the compile of ${req.name} took longer than its timeout of ${timeout} ms`)), timeout);
