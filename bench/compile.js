@@ -7,7 +7,7 @@
 //                         entry's file is written by the addon's writer thread, as for a user)
 //   in-process cache hit  ≤ 0.05 ms
 //   on-disk hit           ≤ 2 ms, the first compile of a new process (after require), which
-//                         finds the code cache an earlier process left (lib/code-cache.js)
+//                         finds the entry an earlier process left on disk
 //   timer lag             ≤ 5 ms while a one-second compile runs asynchronously
 // Lateness is also measured with nothing running, to show the machine's own timer jitter.
 // No GPU needed. Usage: node bench/compile.js [--json]. Pinned to one core, the ratios are steadier
