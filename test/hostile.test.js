@@ -286,3 +286,20 @@ describe('hostile input: asBuffer views through a PointerHolderBase of the calle
     });
   });
 });
+
+describe('hostile input: a module path that is a FIFO (stand-in driver)', function () {
+  const { standInDriver } = require('./support/stand-in-driver');
+  const standIn = standInDriver();
+
+  it('is a RuntimeError, not a load that waits forever (the fuzzer found it)', function () {
+    const dir = require('fs').mkdtempSync(path.join(require('os').tmpdir(), 'cudadrv-fifo-'));
+    spawnSync('mkfifo', [path.join(dir, 'module.cubin')]);
+    const result = outcome(`${CAUGHT} const cuda = require(${ROOT});
+      new cuda.Device(0).retainPrimaryContext().push();
+      settle(caught(() => cuda.moduleFromFile(${JSON.stringify(path.join(dir, 'module.cubin'))})));`,
+    { LD_LIBRARY_PATH: standIn.dir });
+    require('fs').rmSync(dir, { recursive: true });
+    assert.strictEqual(result.name, 'RuntimeError');
+    assert.match(result.message, /other than a regular file/);
+  });
+});
