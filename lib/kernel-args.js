@@ -454,12 +454,7 @@ const BARE_NUMBER_HINT = 'wrap it in the constructor of its C type: cuda.int32(n
 // In/Out/InOut, or 'x<size>:<align>' for bytes copied verbatim. sig: the kernel's parameter
 // types where known (a format character or null per parameter).
 function classify(v, k, sig) {
-  if (v instanceof TypedScalar) {
-    const format = v.format;
-    if (typeof format === 'string' && Object.hasOwn(TYPES, format)) return format;
-    throw new TypeError(`argument ${k} is a TypedScalar of no C type; make scalars with cuda.int32(n), ` +
-      'cuda.float32(x) and the like');
-  }
+  if (v instanceof TypedScalar) return v.format; // checked by fieldOf, off the per-call path
   switch (typeof v) {
     case 'number':
     case 'bigint':
@@ -501,14 +496,16 @@ function bareNumberType(v, k, sig) {
   return param.char;
 }
 
-// The field a code stands for.
-function fieldOf(code) {
+// The field the code of argument k stands for. Only a TypedScalar can give a code of no type.
+function fieldOf(code, k) {
   if (code === '*') return TYPES.P;
-  if (code[0] === 'x' && code.length > 1) {
+  if (typeof code === 'string' && Object.hasOwn(TYPES, code)) return TYPES[code];
+  if (typeof code === 'string' && code[0] === 'x' && code.length > 1) {
     const [size, align] = code.slice(1).split(':').map(Number);
     return { size, align, blob: true };
   }
-  return TYPES[code];
+  throw new TypeError(`argument ${k} is a TypedScalar of no C type; make scalars with cuda.int32(n), ` +
+    'cuda.float32(x) and the like');
 }
 
 /**
@@ -524,7 +521,7 @@ function packArguments(formatOrArgs, values) {
       throw new TypeError(`packArguments(args) takes an array of kernel arguments, not ${describe(formatOrArgs)}`);
     }
     args = formatOrArgs;
-    fields = args.map((v, k) => fieldOf(classify(v, k, null)));
+    fields = args.map((v, k) => fieldOf(classify(v, k, null), k));
     if (args.some((v) => v instanceof ArgumentHandler)) {
       throw new TypeError('packArguments(): In/Out/InOut have no device address before a launch');
     }

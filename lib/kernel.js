@@ -551,7 +551,7 @@ class Kernel {
   paramSet(...args) {
     deprecated('paramSet', 'pass the arguments to the call');
     const k = this._k;
-    const fields = args.map((v, i) => kargs.fieldOf(kargs.classify(v, i, k.signature)));
+    const fields = args.map((v, i) => kargs.fieldOf(kargs.classify(v, i, k.signature), i));
     if (args.some((v) => v instanceof ArgumentHandler)) {
       throw new TypeError('paramSet(): In/Out/InOut need a call; pass them to kernel(...)');
     }

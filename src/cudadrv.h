@@ -304,6 +304,10 @@ bool nvrtc_init(napi_env env, napi_value exports);
 bool graph_init(napi_env env, napi_value exports);
 bool digest_init(napi_env env, napi_value exports);
 bool files_init(napi_env env, napi_value exports);
+/* Opens path for reading without waiting (a FIFO put there opens at once; a symbolic link is
+ * followed only if follow): the descriptor of a regular file, *size its bytes; else one of: */
+enum { OPEN_NOTHING = -1 /* nothing there, or nothing to read */, OPEN_NOT_REGULAR = -2 };
+int open_regular(const char *path, bool follow, size_t *size);
 bool file_writer_init(napi_env env, napi_value exports);
 bool array_init(napi_env env, napi_value exports);
 bool texobj_init(napi_env env, napi_value exports);

@@ -43,6 +43,18 @@ static napi_status read_whole(napi_env env, int fd, size_t size, napi_value *res
   return napi_ok;
 }
 
+int open_regular(const char *path, bool follow, size_t *size) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (follow ? 0 : O_NOFOLLOW));
+  if (fd < 0) return OPEN_NOTHING;
+  struct stat st;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    *size = (size_t)st.st_size;
+    return fd;
+  }
+  close(fd);
+  return OPEN_NOT_REGULAR;
+}
+
 /* readFile(path, followLink): the file's bytes in a Buffer, or null where it cannot be read whole
  * (absent, unreadable, not a regular file, changing size; a symbolic link unless followLink).
  * Never blocks: a FIFO put where a file was expected is opened without waiting for a writer. */
@@ -53,11 +65,10 @@ static napi_value files_read(napi_env env, napi_callback_info info) {
   if (!arg_path(env, argv[0], path)) return NULL;
   if (napi_get_value_bool(env, argv[1], &follow) != napi_ok) follow = false; /* not true: false */
   napi_value result = NULL;
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (follow ? 0 : O_NOFOLLOW));
+  size_t size;
+  int fd = open_regular(path, follow, &size);
   if (fd >= 0) {
-    struct stat st;
-    napi_status status = napi_ok;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) status = read_whole(env, fd, (size_t)st.st_size, &result);
+    napi_status status = read_whole(env, fd, size, &result);
     close(fd);
     if (status != napi_ok) return napi_fail(env, status);
   }

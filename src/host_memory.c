@@ -72,14 +72,19 @@ static CUresult host_release(host_mem *h, bool now) {
   return CUDA_SUCCESS;
 }
 
+/* Detaches the ArrayBuffer ref holds, if it is alive and not detached yet: it reads as empty. */
+static void detach_referenced(napi_env env, napi_ref ref) {
+  napi_value buffer = NULL;
+  bool detached = true;
+  if (napi_get_reference_value(env, ref, &buffer) == napi_ok && buffer &&
+      napi_is_detached_arraybuffer(env, buffer, &detached) == napi_ok && !detached)
+    NAPI_UNTHROWN(napi_detach_arraybuffer(env, buffer));
+}
+
 /* Detaches the views asBuffer() made of h's memory, which is being freed, and lets go of them. */
 static void host_drop_views(napi_env env, host_mem *h, bool detach) {
   for (uint32_t i = 0; i < h->view_count; i++) {
-    napi_value view = NULL;
-    bool detached = true;
-    if (detach && napi_get_reference_value(env, h->views[i], &view) == napi_ok && view &&
-        napi_is_detached_arraybuffer(env, view, &detached) == napi_ok && !detached)
-      NAPI_UNTHROWN(napi_detach_arraybuffer(env, view));
+    if (detach) detach_referenced(env, h->views[i]);
     NAPI_UNTHROWN(napi_delete_reference(env, h->views[i]));
   }
   free(h->views);
@@ -171,11 +176,7 @@ static void host_context_gone(napi_env env, tracked *node, ctx_rec *ctx) {
   host_mem *h = host_of(node);
   if (h->ctx != ctx) return;
   host_drop_views(env, h, true);
-  napi_value buffer = NULL;
-  bool detached = true;
-  if (napi_get_reference_value(env, node->owner, &buffer) == napi_ok && buffer &&
-      napi_is_detached_arraybuffer(env, buffer, &detached) == napi_ok && !detached)
-    NAPI_UNTHROWN(napi_detach_arraybuffer(env, buffer));
+  detach_referenced(env, node->owner);
   h->base.freed = true;
   memory_untrack(env, node);
 }

@@ -1,10 +1,8 @@
 /* module: CUmodule objects (PTX, cubin, fatbin loaded into a context), their functions, globals,
  * and the texture and surface references their PTX or cubin declares. */
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "module.h"
@@ -270,12 +268,12 @@ static napi_value module_load(napi_env env, napi_callback_info info) {
   ARGS(env, info, 2);
   char path[4096];
   if (!arg_string(env, argv[1], "path", path, sizeof path)) return NULL;
-  /* the driver would wait forever on a FIFO, or read a device for ever: a regular file only */
-  struct stat st;
-  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  bool regular = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  /* the driver would wait forever on a FIFO, or read a device for ever: a regular file only
+   * (nothing there is the driver's to report) */
+  size_t size;
+  int fd = open_regular(path, true, &size);
   if (fd >= 0) close(fd);
-  if (fd >= 0 && !regular)
+  if (fd == OPEN_NOT_REGULAR)
     return throw_runtime(env, CUDA_ERROR_FILE_NOT_FOUND, "cuModuleLoad",
                          "the module path names something other than a regular file (a FIFO, a "
                          "device...), which the driver would block reading; give a file");
