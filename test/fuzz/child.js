@@ -144,7 +144,7 @@ function mutated(rng, example) {
   const list = labels.join(', ');
   if (target.kind === 'new') return [() => new target.fn(...args), `${target.label}(${list})`, proper(target, undefined, args)];
   const [self, slabel] = target.kind === 'method' ? mutate(rng, example.self) : [example.self, target.owner ? target.owner.name : 'undefined'];
-  return [() => target.fn.apply(self, args), `${target.label}.call(${slabel}, ${list})`, proper(target, self, args)];
+  return [() => target.fn.apply(self, args), `${target.label}.call(${slabel}, ${list})`, proper(target, self, args), self];
 }
 
 // Objects of the hostile subclasses (a method replaced by anything): what they break is theirs.
@@ -153,7 +153,7 @@ const tampered = new WeakSet();
 // Whether values, or the arrays and options objects among them, hold a tampered object.
 function involvesTampered(values, depth = 0) {
   for (const v of values) {
-    if (typeof v !== 'object' || v === null) continue;
+    if ((typeof v !== 'object' && typeof v !== 'function') || v === null) continue;
     if (tampered.has(v)) return true;
     let inner = null;
     try {
@@ -181,7 +181,7 @@ function launch(rng, kernel) {
     args.push(v);
     labels.push(label);
   }
-  return [() => kernel(...args), `<Kernel>(${labels.join(', ')})`, !involvesTampered(args)];
+  return [() => kernel(...args), `<Kernel>(${labels.join(', ')})`, !involvesTampered([kernel, ...args])];
 }
 
 // A call of the API as documented: a public function, or a method on an object of its class.
@@ -278,16 +278,23 @@ function plan(index) {
   }
   if (target.kind === 'static') {
     const [self, slabel] = rng.chance(0.9) ? [target.owner, target.owner.name] : value(rng, pool, enums);
-    return [() => target.fn.apply(self, args), `${target.label}.call(${slabel}, ${list})`, proper(target, self, args)];
+    return [() => target.fn.apply(self, args), `${target.label}.call(${slabel}, ${list})`, proper(target, self, args), self];
   }
   const [self, slabel] = pickThis(rng, target.owner);
-  return [() => target.fn.apply(self, args), `${target.label}.call(${slabel}, ${list})`, proper(target, self, args)];
+  return [() => target.fn.apply(self, args), `${target.label}.call(${slabel}, ${list})`, proper(target, self, args), self];
 }
 
 function call(index) {
   fs.writeSync(PROGRESS, `call ${index}\n`);
-  const [thunk, label, properCall] = plan(index);
+  const [thunk, label, properCall, self] = plan(index);
   if (job.print) process.stderr.write(`#${index}: ${label}\n`);
+  // A call outside the documented API (an internal member, a wrong this) may leave its receiver
+  // and what it makes in a state the API never makes: they count as tampered from then on.
+  const made = (v) => {
+    if (!properCall) taint(v);
+    keep(v);
+  };
+  if (!properCall) taint(self);
   let result;
   setInCall(true);
   try {
@@ -301,10 +308,14 @@ function call(index) {
   counts.returned = (counts.returned || 0) + 1;
   if (isA(result, Promise)) {
     pending.set(index, label);
-    result.then(keep, (error) => classify(error, index, label, properCall)).finally(() => pending.delete(index));
+    result.then(made, (error) => classify(error, index, label, properCall)).finally(() => pending.delete(index));
   } else {
-    keep(result);
+    made(result);
   }
+}
+
+function taint(v) {
+  if ((typeof v === 'object' && v !== null) || typeof v === 'function') tampered.add(v);
 }
 
 // instanceof, false for the pool's Proxies whose traps throw.
