@@ -18,7 +18,7 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const readline = require('readline');
-const binding = require('../lib/binding');
+const binding = require('../lib/internal/binding');
 const compiler = require('../lib/compiler');
 
 const { cache, request } = compiler.internal;

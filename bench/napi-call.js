@@ -7,7 +7,7 @@
 // else. No GPU needed.
 //
 //   node bench/napi-call.js
-const binding = require('../lib/binding');
+const binding = require('../lib/internal/binding');
 
 const BATCH = 1000;
 

@@ -351,7 +351,7 @@ function coldCompileRequest(arch) {
 // floor.c's); notes how much of each was cudadrv's own work: all but the addon's call that compiles
 // (which starts a thread, and makes the calls floor.c does).
 function coldCompiles(env) {
-  const binding = require('../lib/binding');
+  const binding = require('../lib/internal/binding');
   const { compileSync } = require('../lib/compiler');
   const { nvrtcCompile } = binding;
   let inside = 0;
@@ -462,7 +462,7 @@ class Env {
         if (typeof int32 !== 'function') throw new TypeError('cuda.int32 is not a function');
         return { occupy: (stream, ms) => spin(int32(ms * 1000), { block: BLOCK, grid: GRID, stream }) };
       } catch (error) {
-        const binding = require('../lib/binding');
+        const binding = require('../lib/internal/binding');
         return {
           occupy: (stream, ms) => binding.streamEnqueueSleep(stream, ms),
           note: `a host function sleeping instead of the spin kernel (${firstLine(error)})`,

@@ -3,22 +3,22 @@
  * cudadrv: the CUDA Driver API for Node.js, in the shape of PyCUDA's pycuda.driver.
  * `const cuda = require('cudadrv')`.
  */
-const binding = require('./binding');
-const errors = require('./errors');
-const constants = require('./constants');
-const { Device } = require('./device');
-const { Context } = require('./context');
-const { Stream } = require('./stream');
-const { Event } = require('./event');
-const versions = require('./version');
-const profiler = require('./profiler');
-const memory = require('./memory');
-const hostMemory = require('./host-memory');
-const module_ = require('./module');
-const kernel = require('./kernel');
-const graph = require('./graph');
-const array = require('./array');
-const { nvrtcVersion } = require('./compiler-nvrtc');
+const binding = require('./internal/binding');
+const errors = require('./driver/errors');
+const constants = require('./driver/constants');
+const { Device } = require('./driver/device');
+const { Context } = require('./driver/context');
+const { Stream } = require('./driver/stream');
+const { Event } = require('./driver/event');
+const versions = require('./driver/version');
+const profiler = require('./driver/profiler');
+const memory = require('./memory/device-memory');
+const hostMemory = require('./memory/host-memory');
+const module_ = require('./kernel/module');
+const kernel = require('./kernel/kernel');
+const graph = require('./driver/graph');
+const array = require('./memory/array');
+const { nvrtcVersion } = require('./compiler/nvrtc');
 
 /** true when the CUDA driver loads and initialises here; never throws. */
 function isAvailable() {
@@ -61,7 +61,7 @@ module.exports = {
 // Subpaths reachable from the namespace too, loaded on first use.
 for (const name of ['compiler', 'tools']) {
   Object.defineProperty(module.exports, name, {
-    get: () => require(`./${name}`),
+    get: () => require(`./${name}/index.js`),
     enumerable: true,
   });
 }

@@ -65,7 +65,7 @@ describe('arrays (checked before the driver)', function () {
   });
 
   it('the addon re-checks what memory safety depends on, whatever lib/ passed', function () {
-    const binding = require('../lib/binding');
+    const binding = require('../lib/internal/binding');
     const notArray = { name: 'TypeError', message: 'expected a CudaArray' };
     assert.throws(() => binding.memcpyHtoA({}, 0, new Uint8Array(4)), notArray);
     assert.throws(() => binding.memcpyAtoA(new Uint8Array(4), 0, {}, 0, 4), notArray);

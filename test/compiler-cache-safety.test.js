@@ -9,7 +9,7 @@ const os = require('os');
 const path = require('path');
 const { nvrtcLoads } = require('./nvrtc-available');
 
-const COMPILER = JSON.stringify(path.join(__dirname, '..', 'lib', 'compiler'));
+const COMPILER = JSON.stringify(path.join(__dirname, '..', 'lib', 'compiler', 'index.js'));
 
 
 // Compiles source twice in a new process with cacheDir dir, dropping the in-memory cache between;

@@ -9,7 +9,7 @@ const os = require('os');
 const path = require('path');
 const cuda = require('..');
 const compiler = require('../lib/compiler');
-const binding = require('../lib/binding');
+const binding = require('../lib/internal/binding');
 const { describeGpu } = require('./gpu');
 
 const { compile, compileSync, SourceModule, DEFAULT_OPTIONS } = compiler;
@@ -164,7 +164,7 @@ describe('cudadrv/compiler', function () {
     it('CUDADRV_NVRTC_PATH names the library to load', async function () {
       const library = binding.nvrtcLibraryPath();
       const { code, stdout } = await run(`
-        const b = require('./lib/binding');
+        const b = require('./lib/internal/binding');
         console.log(JSON.stringify([b.nvrtcLibraryPath(), b.nvrtcVersion()]));`, { CUDADRV_NVRTC_PATH: library });
       assert.strictEqual(code, 0);
       assert.deepStrictEqual(JSON.parse(stdout), [library, cuda.nvrtcVersion()]);
@@ -972,7 +972,7 @@ describe('cudadrv/compiler', function () {
       // a long queue behind it, and after process.exit()
       const { code, stderr } = await run(`
         const c = require('./lib/compiler');
-        const binding = require('./lib/binding');
+        const binding = require('./lib/internal/binding');
         c.compileSync(${JSON.stringify(source)}, ${JSON.stringify(opts)});
         for (let i = 0; i < 64; i++) binding.writeFileAtomicLater(${JSON.stringify(dir)}, 'queued' + i, Buffer.alloc(1 << 20, i));
         process.exit(0);`);

@@ -74,7 +74,7 @@ describe('constants', function () {
 
   it('refuses members the header removed, with a clear error', function () {
     assert.strictEqual(cuda.JitTarget.COMPUTE_10, 10);
-    assert.throws(() => require('../lib/constants').refuseRemoved('JitTarget', 10, 'moduleFromBuffer'),
+    assert.throws(() => require('../lib/driver/constants').refuseRemoved('JitTarget', 10, 'moduleFromBuffer'),
       { name: 'RangeError', message: /JitTarget\.COMPUTE_10 is no longer supported/ });
   });
 

@@ -89,7 +89,7 @@ describeGpu('Context', function () {
 
   it('synchronize() resolves after queued work; synchronizeSync() blocks for it', async function () {
     const stream = new cuda.Stream();
-    const binding = require('../lib/binding');
+    const binding = require('../lib/internal/binding');
     binding.streamEnqueueSleep(stream, 100);
     const start = Date.now();
     await cuda.Context.synchronize();
@@ -137,7 +137,7 @@ describe('process exit with live GPU objects', function () {
       const primary = new cuda.Device(0).retainPrimaryContext();
       const streams = [new cuda.Stream(), new cuda.Stream(1)];
       const events = [new cuda.Event().record(streams[0]), new cuda.Event()];
-      require('../lib/binding').streamEnqueueSleep(streams[1], 50);
+      require('../lib/internal/binding').streamEnqueueSleep(streams[1], 50);
       streams[1].synchronize();
       globalThis.keep = { ctx, primary, streams, events };`;
     assertSilentExit(spawnSync(process.execPath, ['-e', script], { cwd: __dirname }));

@@ -1,7 +1,7 @@
 'use strict';
 const assert = require('assert');
 const cuda = require('..');
-const binding = require('../lib/binding');
+const binding = require('../lib/internal/binding');
 
 const expectedClass = {
   ERROR_OUT_OF_MEMORY: 'MemoryError',

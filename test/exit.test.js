@@ -6,7 +6,7 @@ const { spawn } = require('child_process');
 const path = require('path');
 const { nvrtcLoads } = require('./nvrtc-available');
 
-const COMPILER = JSON.stringify(path.join(__dirname, '..', 'lib', 'compiler'));
+const COMPILER = JSON.stringify(path.join(__dirname, '..', 'lib', 'compiler', 'index.js'));
 
 // A source NVRTC takes some hundreds of milliseconds over, so that exit comes mid-compile.
 const SLOW_SOURCE = `

@@ -2,8 +2,8 @@
 const assert = require('assert');
 const crypto = require('crypto');
 const cuda = require('..');
-const binding = require('../lib/binding');
-const { internal } = require('../lib/host-memory');
+const binding = require('../lib/internal/binding');
+const { internal } = require('../lib/memory/host-memory');
 const { describeGpu } = require('./gpu');
 
 function random(bytes) {

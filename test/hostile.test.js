@@ -41,7 +41,7 @@ describe('hostile input: host memory past the runtime\'s array limit', function 
 
   it('the addon itself refuses such a buffer with a RangeError, and frees the memory once', function () {
     if (MAX_LENGTH >= 2 ** 40) this.skip(); // no runtime limit to go past on this Node
-    const error = outcome(`${CAUGHT} const binding = require(${ROOT} + '/lib/binding');
+    const error = outcome(`${CAUGHT} const binding = require(${ROOT} + '/lib/internal/binding');
       settle(caught(() => binding.alignedAlloc({}, ${beyond}, 4096, false, true)));`);
     assert.strictEqual(error.name, 'RangeError');
   });
@@ -109,7 +109,7 @@ describe('hostile input: the launch parameter buffer', function () {
   const standIn = standInDriver();
 
   it('transferred away, a launch is a LogicError (C read the freed bytes)', function () {
-    const result = outcome(`${CAUGHT} const cuda = require(${ROOT}); const binding = require(${ROOT} + '/lib/binding');
+    const result = outcome(`${CAUGHT} const cuda = require(${ROOT}); const binding = require(${ROOT} + '/lib/internal/binding');
       new cuda.Device(0).retainPrimaryContext().push();
       const kernel = cuda.moduleFromBuffer(Buffer.from('entry scale 8\\n')).getFunction('scale');
       const [launch, buffer] = binding.launcherCreate(kernel._k, 8);
@@ -163,7 +163,7 @@ describe('hostile input: objects of a detached context', function () {
       const [tex, surf] = [module.getTexref('tex'), module.getSurfref('surf')];
       const [stream, event] = [new cuda.Stream(), new cuda.Event()];
       const array = new cuda.CudaArray({ width: 16, format: cuda.ArrayFormat.FLOAT, numChannels: 1 });
-      const binding = require(${ROOT} + '/lib/binding');
+      const binding = require(${ROOT} + '/lib/internal/binding');
       const memory = cuda.memAlloc(64);
       binding.memcpyHtoDAsync(memory.ptr, new Uint8Array(16), stream); // the addon's last stream now
       context.detach();

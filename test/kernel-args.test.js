@@ -3,7 +3,7 @@
 // prepare() formats, signatures parsed from source, and the argument checks that come first.
 const assert = require('assert');
 const cuda = require('..');
-const { parseKernelSignatures, float16Bits } = require('../lib/kernel-args');
+const { parseKernelSignatures, float16Bits } = require('../lib/kernel/args');
 const { randomInt, randomBigInt, halfValue } = require('./kernel-data');
 
 describe('typed scalars', function () {

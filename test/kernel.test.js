@@ -5,7 +5,7 @@
 // data, exact comparison with CPU references.
 const assert = require('assert');
 const cuda = require('..');
-const kargs = require('../lib/kernel-args');
+const kargs = require('../lib/kernel/args');
 const { describeGpu } = require('./gpu');
 const { normals, randomInt, halfValue } = require('./kernel-data');
 

@@ -7,8 +7,8 @@ const assert = require('assert');
 const crypto = require('crypto');
 const fs = require('fs');
 const cuda = require('..');
-const binding = require('../lib/binding');
-const { internal } = require('../lib/host-memory');
+const binding = require('../lib/internal/binding');
+const { internal } = require('../lib/memory/host-memory');
 
 const LOG = process.env.FAKE_CUDA_LOG;
 const MIB = 1 << 20;
@@ -59,7 +59,7 @@ const scenarios = {
     assert.throws(() => cuda.memcpyDtoH(new Uint8Array(1002), slice), { name: 'RangeError' });
     // Every kind of TypedArray (Float16Array where the runtime has it), at the addon itself: C
     // reads each at its own element width, whatever lib/ did.
-    const binding = require('../lib/binding');
+    const binding = require('../lib/internal/binding');
     const kinds = [Int8Array, Uint8Array, Uint8ClampedArray, Int16Array, Uint16Array, Int32Array, Uint32Array,
       Float32Array, Float64Array, BigInt64Array, BigUint64Array, ...(globalThis.Float16Array ? [globalThis.Float16Array] : [])];
     for (const Kind of kinds) {

@@ -4,8 +4,8 @@ const crypto = require('crypto');
 const path = require('path');
 const { spawnSync } = require('child_process');
 const cuda = require('..');
-const binding = require('../lib/binding');
-const { dtypeOf, dtypeOfArray, shapeLength, typedArrayFor } = require('../lib/dtype');
+const binding = require('../lib/internal/binding');
+const { dtypeOf, dtypeOfArray, shapeLength, typedArrayFor } = require('../lib/internal/dtype');
 const { describeGpu } = require('./gpu');
 
 // Random bytes, never all zeros.
@@ -671,7 +671,7 @@ describeGpu('device memory', function () {
     global.gc();
     await new Promise((resolve) => setImmediate(resolve)); // finalizers run
     await new Promise((resolve) => setTimeout(resolve, 200)); // the reaper frees
-    const { internal } = require('../lib/host-memory');
+    const { internal } = require('../lib/memory/host-memory');
     internal.collectGarbage(); // waits for the reaper
     assert.ok(cuda.memGetInfo().free >= before - (64 << 20), 'the memory came back');
     assert.strictEqual(cuda.stats().cleanupsFailed, failed);
@@ -720,7 +720,7 @@ describeGpu('device memory', function () {
     assert.throws(() => pool.getAttribute(99), { name: 'RangeError', message: /MemPoolAttribute/ });
 
     (() => { cuda.memAllocAsync(1 << 20, stream); })(); // dropped: freed by the reaper
-    const { internal } = require('../lib/host-memory');
+    const { internal } = require('../lib/memory/host-memory');
     global.gc();
     assert.ok(internal.collectGarbage() >= 1 << 20, 'the dropped allocation is released');
     assert.strictEqual(cuda.stats().cleanupsFailed, failed);

@@ -4,7 +4,7 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const cuda = require('..');
-const binding = require('../lib/binding');
+const binding = require('../lib/internal/binding');
 const { describeGpu } = require('./gpu');
 
 describe('Stream and Event arguments (checked before the driver)', function () {

@@ -7,7 +7,7 @@ const {
   bitlog2, binNumber, allocSize, DeviceMemoryPool, PooledDeviceAllocation, PageLockedAllocator,
   PageLockedMemoryPool, PooledHostAllocation,
 } = require('../lib/tools');
-const { devicePointer, deviceExtent } = require('../lib/pointer');
+const { devicePointer, deviceExtent } = require('../lib/internal/pointer');
 const { describeGpu } = require('./gpu');
 
 // PyCUDA's mempool.hpp bin_number / alloc_size, in BigInt, with 4 mantissa bits.

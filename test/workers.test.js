@@ -22,7 +22,7 @@ describeGpu('worker_threads', function () {
   it('the addon loads in several workers at once; each makes a context and waits on a stream', async function () {
     const code = `
       const { parentPort, workerData } = require('worker_threads');
-      const binding = require(${JSON.stringify(path.join(root, 'lib', 'binding'))});
+      const binding = require(${JSON.stringify(path.join(root, 'lib', 'internal', 'binding'))});
       const ctx = workerData % 2 ? new cuda.Device(0).makeContext()
         : (() => { const p = new cuda.Device(0).retainPrimaryContext(); p.push(); return p; })();
       const stream = new cuda.Stream();
@@ -41,7 +41,7 @@ describeGpu('worker_threads', function () {
   it('terminating a worker mid-wait does not crash the process', async function () {
     const workers = Array.from({ length: 3 }, () => runWorker(`
       const { parentPort } = require('worker_threads');
-      const binding = require(${JSON.stringify(path.join(root, 'lib', 'binding'))});
+      const binding = require(${JSON.stringify(path.join(root, 'lib', 'internal', 'binding'))});
       new cuda.Device(0).makeContext();
       const streams = [new cuda.Stream(), new cuda.Stream()];
       for (const s of streams) binding.streamEnqueueSleep(s, 300);

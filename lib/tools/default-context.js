@@ -5,9 +5,9 @@
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { Device } = require('../device');
-const { CudaError, RuntimeError } = require('../errors');
-const check = require('../checks');
+const { Device } = require('../driver/device');
+const { CudaError, RuntimeError } = require('../driver/errors');
+const check = require('../internal/checks');
 
 const ORDINAL = /^\d+$/;
 const DEVICE_FILES = ['.cuda-device', '.cuda_device'];

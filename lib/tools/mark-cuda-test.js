@@ -1,10 +1,10 @@
 'use strict';
 // markCudaTest (PyCUDA's mark_cuda_test) for Mocha, and the steps it is made of, which test
 // suites share (test/gpu.js builds describeGpu on them).
-const binding = require('../binding');
-const { Device } = require('../device');
-const { RuntimeError } = require('../errors');
-const check = require('../checks');
+const binding = require('../internal/binding');
+const { Device } = require('../driver/device');
+const { RuntimeError } = require('../driver/errors');
+const check = require('../internal/checks');
 const { makeDefaultContext } = require('./default-context');
 const { clearContextCaches } = require('./memoize');
 

@@ -1,9 +1,9 @@
 'use strict';
 // Memoization per context (PyCUDA's context_dependent_memoize and clear_context_caches): what a
 // function made in one context (a compiled module, a kernel) is reused in that context only.
-const binding = require('../binding');
-const { Context } = require('../context');
-const check = require('../checks');
+const binding = require('../internal/binding');
+const { Context } = require('../driver/context');
+const check = require('../internal/checks');
 
 let driver; // whether the driver loads here; without it, no context is ever current
 

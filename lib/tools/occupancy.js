@@ -9,9 +9,9 @@
 // (cudaOccRegAllocationMaxPerThread); register files in 4 sub-partitions, 2 on sm_60
 // (cudaOccSubPartitionsPerMultiprocessor). OccupancyRecord follows cudaOccMaxActiveBlocksPerMultiprocessor
 // with the default cache/carveout preference, as cuOccupancyMaxActiveBlocksPerMultiprocessor does.
-const { Device } = require('../device');
-const { DeviceAttribute } = require('../constants');
-const check = require('../checks');
+const { Device } = require('../driver/device');
+const { DeviceAttribute } = require('../driver/constants');
+const check = require('../internal/checks');
 
 function attributeReader(source) {
   if (source instanceof Device) return (name) => source.getAttribute(DeviceAttribute[name]);
@@ -48,7 +48,7 @@ const ALIGN_BYTES = new Map([[4, 64], [8, 128], [16, 128]]);
  */
 class DeviceData {
   constructor(dev) {
-    const attr = attributeReader(dev === undefined ? require('../context').Context.getDevice() : dev);
+    const attr = attributeReader(dev === undefined ? require('../driver/context').Context.getDevice() : dev);
     const major = attr('COMPUTE_CAPABILITY_MAJOR');
     const minor = attr('COMPUTE_CAPABILITY_MINOR');
     /** [major, minor] */

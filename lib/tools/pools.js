@@ -7,11 +7,11 @@
 // one), and every block of a bin has the bin's largest size, so a request is rounded up by less
 // than 2^(l-4) <= s / 16 (at most 6.25%). Sizes are plain numbers up to 2^53 - 1, handled exactly:
 // shifts become divisions by powers of two, which are exact in doubles.
-const check = require('../checks');
-const { LogicError, MemoryError } = require('../errors');
-const { devicePointer } = require('../pointer');
-const memory = require('../memory');
-const hostMemory = require('../host-memory');
+const check = require('../internal/checks');
+const { LogicError, MemoryError } = require('../driver/errors');
+const { devicePointer } = require('../internal/pointer');
+const memory = require('../memory/device-memory');
+const hostMemory = require('../memory/host-memory');
 
 let dtypes = null; // lib/dtype.js, loaded on first use
 
@@ -366,7 +366,7 @@ class PageLockedMemoryPool extends MemoryPool {
 
   /** A TypedArray of the given shape and dtype over pooled pinned memory. */
   allocate(shape, dtype) {
-    if (dtypes === null) dtypes = require('../dtype');
+    if (dtypes === null) dtypes = require('../internal/dtype');
     const { ctor, size: itemSize } = dtypes.dtypeOf(dtype);
     const length = dtypes.shapeLength(shape);
     const block = this._take(length * itemSize);

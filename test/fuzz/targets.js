@@ -6,9 +6,9 @@ const path = require('path');
 const root = path.join(__dirname, '..', '..');
 
 const cuda = require(root);
-const compiler = require(path.join(root, 'lib', 'compiler'));
-const tools = require(path.join(root, 'lib', 'tools'));
-const binding = require(path.join(root, 'lib', 'binding'));
+const compiler = require(path.join(root, 'lib', 'compiler', 'index.js'));
+const tools = require(path.join(root, 'lib', 'tools', 'index.js'));
+const binding = require(path.join(root, 'lib', 'internal', 'binding'));
 
 // lib/'s hook into the addon: replacing it is replacing cudadrv, not calling it.
 const HOOKS = new Set(['setErrorFactory']);

@@ -7,11 +7,11 @@
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const binding = require('./binding');
-const { AbortError, CompileError } = require('./errors');
-const cache = require('./compiler-cache');
-const nvrtc = require('./compiler-nvrtc');
-const { request, splitShellWords, DEFAULT_OPTIONS, INCLUDE_DIR } = require('./compiler-request');
+const binding = require('../internal/binding');
+const { AbortError, CompileError } = require('../driver/errors');
+const cache = require('./cache');
+const nvrtc = require('./nvrtc');
+const { request, splitShellWords, DEFAULT_OPTIONS, INCLUDE_DIR } = require('./request');
 
 // ---- results ----
 
@@ -215,7 +215,7 @@ const precompiled = Symbol('precompiled');
 let sourceModule = null;
 
 function sourceModuleClass() {
-  const { Module } = require('./module');
+  const { Module } = require('../kernel/module');
   /**
    * A Module compiled from CUDA C++ source (PyCUDA's SourceModule): `new SourceModule(source, opts)`
    * compiles on the calling thread and loads the result into the current context;

@@ -8,15 +8,15 @@
 // launcher and a packer that writes straight into that buffer; a launch then costs one call into
 // C, plus one more when the stream differs from the last launch's. The buffers never leave this
 // file: C holds raw pointers into them.
-const binding = require('./binding');
-const { FunctionAttribute, FuncCache, SharedConfig } = require('./constants');
-const { LogicError } = require('./errors');
-const { Stream } = require('./stream');
-const { Event } = require('./event');
-const { camelCase } = require('./device');
-const check = require('./checks');
-const memory = require('./memory');
-const kargs = require('./kernel-args');
+const binding = require('../internal/binding');
+const { FunctionAttribute, FuncCache, SharedConfig } = require('../driver/constants');
+const { LogicError } = require('../driver/errors');
+const { Stream } = require('../driver/stream');
+const { Event } = require('../driver/event');
+const { camelCase } = require('../driver/device');
+const check = require('../internal/checks');
+const memory = require('../memory/device-memory');
+const kargs = require('./args');
 
 const { TYPES, TypedScalar, ArgumentHandler } = kargs;
 // The header before the parameters, as src/launch.c lays it out: grid, block, shared bytes, the

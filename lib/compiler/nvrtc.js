@@ -1,7 +1,7 @@
 'use strict';
 // NVRTC as the compiler sees it: its version, the architectures it compiles for, and the default
 // target. (Its identity for cache keys is in compiler-cache.js.)
-const binding = require('./binding');
+const binding = require('../internal/binding');
 
 /** [major, minor] of the NVRTC cudadrv uses (CUDADRV_NVRTC_PATH, else libnvrtc.so.13, .12,
  * libnvrtc.so); a RuntimeError names the libraries tried when none loads. */

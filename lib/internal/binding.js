@@ -3,7 +3,7 @@
 const path = require('path');
 
 function load() {
-  const file = path.join(__dirname, '..', 'build', 'Release', 'cudadrv.node');
+  const file = path.join(__dirname, '..', '..', 'build', 'Release', 'cudadrv.node');
   try {
     return require(file);
   } catch (error) {

@@ -2,15 +2,15 @@
 // CUDA arrays (PyCUDA's Array, here CudaArray), the copies into and out of them, texture and
 // surface objects over them and over linear memory, and PyCUDA's helpers that turn a host or
 // device matrix into an array.
-const binding = require('./binding');
-const check = require('./checks');
-const { ArrayFormat, Array3DFlags, AddressMode, FilterMode } = require('./constants');
-const { LogicError } = require('./errors');
-const { devicePointer, deviceExtent } = require('./pointer');
-const { dtypeOf, dtypeOfArray, shapeLength } = require('./dtype');
+const binding = require('../internal/binding');
+const check = require('../internal/checks');
+const { ArrayFormat, Array3DFlags, AddressMode, FilterMode } = require('../driver/constants');
+const { LogicError } = require('../driver/errors');
+const { devicePointer, deviceExtent } = require('../internal/pointer');
+const { dtypeOf, dtypeOfArray, shapeLength } = require('../internal/dtype');
 const host = require('./host-memory').internal;
-const { HANDLE_ARGUMENT } = require('./kernel-args');
-const { Memcpy2D, Memcpy3D, internal: { streamArg, fits } } = require('./memory');
+const { HANDLE_ARGUMENT } = require('../kernel/args');
+const { Memcpy2D, Memcpy3D, internal: { streamArg, fits } } = require('./device-memory');
 
 /** A 1D or 2D array's shape and element type (PyCUDA's ArrayDescriptor). */
 class ArrayDescriptor {

@@ -3,14 +3,14 @@
 // cache key need settled (the options NVRTC gets, the target, the include directories, the key).
 const fs = require('fs');
 const path = require('path');
-const binding = require('./binding');
-const { RuntimeError } = require('./errors');
-const { describe } = require('./checks');
-const cache = require('./compiler-cache');
-const nvrtc = require('./compiler-nvrtc');
+const binding = require('../internal/binding');
+const { RuntimeError } = require('../driver/errors');
+const { describe } = require('../internal/checks');
+const cache = require('./cache');
+const nvrtc = require('./nvrtc');
 
 /** The package's header directory, always on NVRTC's include path (last). */
-const INCLUDE_DIR = path.join(__dirname, '..', 'include');
+const INCLUDE_DIR = path.join(__dirname, '..', '..', 'include');
 
 /** Splits text into words as a POSIX shell would (quotes, backslashes), without expansions. */
 function splitShellWords(text, what) {

@@ -1,6 +1,6 @@
 'use strict';
-const binding = require('./binding');
-const { version } = require('../package.json');
+const binding = require('../internal/binding');
+const { version } = require('../../package.json');
 
 const [text, status = ''] = version.split('-');
 

@@ -3,14 +3,14 @@
  * cudadrv/tools: PyCUDA's pycuda.tools. Default contexts, memoization per context, the Mocha
  * helper, occupancy, and memory pools. `const tools = require('cudadrv/tools')` (or `cuda.tools`).
  */
-const { makeDefaultContext, getDefaultDevice } = require('./tools/default-context');
-const { contextDependentMemoize, clearContextCaches } = require('./tools/memoize');
-const { markCudaTest } = require('./tools/mark-cuda-test');
-const { DeviceData, OccupancyRecord } = require('./tools/occupancy');
+const { makeDefaultContext, getDefaultDevice } = require('./default-context');
+const { contextDependentMemoize, clearContextCaches } = require('./memoize');
+const { markCudaTest } = require('./mark-cuda-test');
+const { DeviceData, OccupancyRecord } = require('./occupancy');
 const {
   bitlog2, binNumber, allocSize, DeviceMemoryPool, PooledDeviceAllocation, PageLockedAllocator,
   PageLockedMemoryPool, PooledHostAllocation,
-} = require('./tools/pools');
+} = require('./pools');
 
 module.exports = {
   makeDefaultContext,

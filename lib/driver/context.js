@@ -1,10 +1,10 @@
 'use strict';
 // Contexts: made (makeContext), retained (the primary context) or found current. One JS object
 // per CUcontext, so Context.getCurrent() twice gives the same object.
-const binding = require('./binding');
+const binding = require('../internal/binding');
 const { Limit, FuncCache, SharedConfig } = require('./constants');
 const { LogicError } = require('./errors');
-const check = require('./checks');
+const check = require('../internal/checks');
 
 const registry = new Map(); // CUcontext address (bigint) → Context
 const token = Symbol('Context');

@@ -2,14 +2,14 @@
 // Modules: code loaded into a context (PTX, cubin, fatbin) and what it holds: kernels, globals,
 // texture and surface references. `new Module(image, { options, messageHandler, source })`
 // loads on the current context; SourceModule (cudadrv/compiler) extends it.
-const binding = require('./binding');
-const { Context } = require('./context');
-const { JitOption, refuseRemoved } = require('./constants');
-const { CudaError } = require('./errors');
-const { camelCase } = require('./device');
-const check = require('./checks');
+const binding = require('../internal/binding');
+const { Context } = require('../driver/context');
+const { JitOption, refuseRemoved } = require('../driver/constants');
+const { CudaError } = require('../driver/errors');
+const { camelCase } = require('../driver/device');
+const check = require('../internal/checks');
 const { kernelOf } = require('./kernel');
-const { parseKernelSignatures } = require('./kernel-args');
+const { parseKernelSignatures } = require('./args');
 const { TextureReference, SurfaceReference, referenceOf } = require('./texref');
 
 // JitOption by UPPER_CASE and camelCase name.

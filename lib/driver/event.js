@@ -1,9 +1,9 @@
 'use strict';
 // Events: markers recorded into streams, for timing and for ordering between streams.
-const binding = require('./binding');
+const binding = require('../internal/binding');
 const { Context } = require('./context');
 const { LogicError } = require('./errors');
-const check = require('./checks');
+const check = require('../internal/checks');
 
 /** A CUDA event in the current context: `new Event(flags?)` with EventFlags. */
 class Event {

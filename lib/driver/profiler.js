@@ -1,7 +1,7 @@
 'use strict';
-const binding = require('./binding');
+const binding = require('../internal/binding');
 const { ProfilerOutputMode } = require('./constants');
-const check = require('./checks');
+const check = require('../internal/checks');
 
 /** cuProfilerInitialize (absent from CUDA 12+ headers; called where the driver still has it). */
 function initializeProfiler(configFile, outputFile, outputMode = ProfilerOutputMode.KEY_VALUE_PAIR) {

@@ -3,15 +3,15 @@
 // handles), copies between host and device and between devices, memsets, and the 2D/3D copy
 // descriptors. Everything that takes device memory reads it through lib/pointer.js, so any kind
 // of device memory goes anywhere; sizes are checked against what is known of it first.
-const binding = require('./binding');
-const { Context } = require('./context');
-const { Device } = require('./device');
-const { Stream } = require('./stream');
-const { IpcMemFlags, MemPoolAttribute, MemoryType } = require('./constants');
-const { LogicError, RuntimeError } = require('./errors');
-const check = require('./checks');
-const { devicePointer, deviceExtent } = require('./pointer');
-const { dtypeOf, dtypeOfArray, shapeLength } = require('./dtype');
+const binding = require('../internal/binding');
+const { Context } = require('../driver/context');
+const { Device } = require('../driver/device');
+const { Stream } = require('../driver/stream');
+const { IpcMemFlags, MemPoolAttribute, MemoryType } = require('../driver/constants');
+const { LogicError, RuntimeError } = require('../driver/errors');
+const check = require('../internal/checks');
+const { devicePointer, deviceExtent } = require('../internal/pointer');
+const { dtypeOf, dtypeOfArray, shapeLength } = require('../internal/dtype');
 const { internal: host } = require('./host-memory');
 
 const token = Symbol('DeviceAllocation');

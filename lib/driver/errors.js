@@ -1,8 +1,8 @@
 'use strict';
 // The CudaError tree. Every failing driver call reaches JS through makeError(), registered with
 // the addon, which picks the class from the CUresult in one table.
-const binding = require('./binding');
-const { describe, options } = require('./checks');
+const binding = require('../internal/binding');
+const { describe, options } = require('../internal/checks');
 
 /** Base class of every cudadrv error; carries the driver's `code`, `codeName` and the `api` that failed. */
 class CudaError extends Error {

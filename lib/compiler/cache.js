@@ -22,9 +22,9 @@
 // be made or written turns the disk cache off for it, with one warning.
 const path = require('path');
 const { getSystemErrorName } = require('util');
-const binding = require('./binding');
+const binding = require('../internal/binding');
 const { cacheDirFor } = require('./cache-dir');
-const { RuntimeError } = require('./errors');
+const { RuntimeError } = require('../driver/errors');
 
 const FORMAT = 'cudadrv-compile-cache-2';
 const MAGIC = Buffer.from('CUDADRV\x02', 'latin1');

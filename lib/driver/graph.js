@@ -1,7 +1,7 @@
 'use strict';
 // CUDA graphs: the work enqueued on a stream, captured once (stream.beginCapture() ...
 // stream.endCapture()), instantiated, then launched again and again for the cost of one launch.
-const binding = require('./binding');
+const binding = require('../internal/binding');
 const { Context } = require('./context');
 const { LogicError } = require('./errors');
 const { CudaResult } = require('./constants');

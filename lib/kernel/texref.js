@@ -2,11 +2,11 @@
 // Texture and surface references that a module's PTX or cubin declares (`.global .texref tex;`).
 // CUDA C++ can no longer declare them, but the driver still binds them; they belong to their
 // module, which they keep alive, and refuse use once it is freed.
-const binding = require('./binding');
-const { ArrayFormat, AddressMode, FilterMode } = require('./constants');
-const { LogicError } = require('./errors');
-const { devicePointer } = require('./pointer');
-const check = require('./checks');
+const binding = require('../internal/binding');
+const { ArrayFormat, AddressMode, FilterMode } = require('../driver/constants');
+const { LogicError } = require('../driver/errors');
+const { devicePointer } = require('../internal/pointer');
+const check = require('../internal/checks');
 
 // What src/module.c's texrefSet / texrefGet read or write.
 const FORMAT = 0;
@@ -136,7 +136,7 @@ class SurfaceReference {
 }
 
 function cudaArray() {
-  return require('./array').CudaArray; // loaded when first used: lib/array.js loads memory copies
+  return require('../memory/array').CudaArray; // loaded when first used: lib/array.js loads memory copies
 }
 
 function bindArray(ref, array, flags) {

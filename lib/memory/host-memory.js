@@ -2,13 +2,13 @@
 // Host memory as TypedArrays: page-locked (pinned), aligned, managed, and registered memory, each
 // reached from its arrays with hostAllocationOf(). Freed memory is detached: its arrays read as
 // empty instead of touching freed memory.
-const binding = require('./binding');
-const { Context } = require('./context');
-const { Stream } = require('./stream');
-const { HostAllocFlags, MemAttachFlags, MemHostRegisterFlags } = require('./constants');
-const { MemoryError, LogicError, RuntimeError } = require('./errors');
-const check = require('./checks');
-const { dtypeOf, dtypeOfArray, shapeLength, typedArrayFor } = require('./dtype');
+const binding = require('../internal/binding');
+const { Context } = require('../driver/context');
+const { Stream } = require('../driver/stream');
+const { HostAllocFlags, MemAttachFlags, MemHostRegisterFlags } = require('../driver/constants');
+const { MemoryError, LogicError, RuntimeError } = require('../driver/errors');
+const check = require('../internal/checks');
+const { dtypeOf, dtypeOfArray, shapeLength, typedArrayFor } = require('../internal/dtype');
 
 const ownerOfBuffer = new WeakMap(); // ArrayBuffer → the allocation owning its memory
 const ownerOfView = new WeakMap(); // array from registerHostMemory or a pool → its RegisteredHostMemory or PooledHostAllocation

@@ -1,8 +1,8 @@
 'use strict';
 // Devices: CUdevice ordinals with their names, attributes and contexts.
-const binding = require('./binding');
+const binding = require('../internal/binding');
 const { DeviceAttribute } = require('./constants');
-const check = require('./checks');
+const check = require('../internal/checks');
 
 const PCI_BUS_ID = /^(?:[0-9a-fA-F]{1,8}:)?[0-9a-fA-F]{1,2}:[0-9a-fA-F]{1,2}(?:\.[0-7])?$/;
 

@@ -1,8 +1,8 @@
 'use strict';
 // Streams: ordered queues of GPU work, and the ways to wait for them.
-const binding = require('./binding');
+const binding = require('../internal/binding');
 const { Context } = require('./context');
-const check = require('./checks');
+const check = require('../internal/checks');
 const { StreamCaptureMode } = require('./constants');
 const { Graph } = require('./graph');
 

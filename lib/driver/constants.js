@@ -2,7 +2,7 @@
 // The constant groups: frozen objects with the values of the CUDA header the addon was built
 // against, plus the members PyCUDA has that this header no longer declares (kept with the value
 // they had, and refused with a clear error where they are used).
-const binding = require('./binding');
+const binding = require('../internal/binding');
 
 const groups = binding.constants();
 

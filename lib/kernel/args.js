@@ -1,10 +1,10 @@
 'use strict';
 // Kernel arguments: the C scalar types, typed scalars (cuda.int32(5)...), In/Out/InOut, struct
 // format strings, the C layout of a parameter list, and the packers that write values into it.
-const { describe } = require('./checks');
-const { devicePointer } = require('./pointer');
-const hostMemory = require('./host-memory');
-const { DeviceAllocation } = require('./memory');
+const { describe } = require('../internal/checks');
+const { devicePointer } = require('../internal/pointer');
+const hostMemory = require('../memory/host-memory');
+const { DeviceAllocation } = require('../memory/device-memory');
 
 // ---- the C scalar types, by struct format character ----
 
