@@ -181,7 +181,7 @@ static char *read_file(const char *path, size_t *length) {
   return text;
 }
 
-/* Compiles source with NVRTC, making the calls cudadrv makes for a compile (src/nvrtc.c): create,
+/* Compiles source with NVRTC, making the calls cudadrv makes for a compile (src/compiler/nvrtc.c): create,
  * compile, the log (a failure's errors, a success's warnings), the cubin, destroy. The cubin in
  * *cubin (malloc'd) when wanted. */
 static const char *nvrtc_compile(const char *source, const char *name, const char *const *options,

@@ -1,6 +1,6 @@
 'use strict';
 // The process exits cleanly, whatever the addon's threads are doing: exit() runs NVRTC's and the
-// driver's destructors, so no thread of the addon may still be inside them (src/threads.c).
+// driver's destructors, so no thread of the addon may still be inside them (src/core/threads.c).
 const assert = require('assert');
 const { spawn } = require('child_process');
 const path = require('path');

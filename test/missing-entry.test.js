@@ -1,6 +1,6 @@
 'use strict';
 // A driver that lacks an entry point: every call goes through one checked path (DRV in
-// src/loader.h), so each operation reaching a missing entry is a RuntimeError naming the call and
+// src/core/loader.h), so each operation reaching a missing entry is a RuntimeError naming the call and
 // the driver it needs. Before, most calls went through the table unchecked and crashed.
 const assert = require('assert');
 const { spawnSync } = require('child_process');

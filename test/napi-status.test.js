@@ -60,7 +60,7 @@ describe('Node-API statuses', function () {
 
   it('no call in src/ drops its status', function () {
     const found = [];
-    for (const file of fs.readdirSync(SRC).filter((f) => f.endsWith('.c'))) {
+    for (const file of fs.readdirSync(SRC, { recursive: true }).filter((f) => f.endsWith('.c'))) {
       const code = codeOnly(fs.readFileSync(path.join(SRC, file), 'utf8'));
       for (const { line, call } of droppedStatuses(code)) found.push(`src/${file}:${line} ${call}`);
     }

@@ -9,7 +9,7 @@
 // a change in any of them changes the key, so an entry is never stale, only sometimes duplicated.
 // (Headers NVRTC finds on its own, built in or on a system path, are covered by its identity.)
 // Keys are BLAKE2b digests, and entries carry an XXH64 checksum, both computed by the addon
-// (src/digest.c): node:crypto alone takes longer to load than a whole cache hit may.
+// (src/cache/digest.c): node:crypto alone takes longer to load than a whole cache hit may.
 //
 // A process remembers the keys it computed (see knownKey), so that a request made again costs no
 // hashing and, when its source includes no files, no file system call.

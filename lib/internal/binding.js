@@ -15,7 +15,7 @@ function load() {
 
 const addon = load();
 // No thread of the addon may still run in NVRTC or the driver when exit() runs their destructors:
-// the process waits here for compiles in flight and the background queues (src/threads.c).
+// the process waits here for compiles in flight and the background queues (src/core/threads.c).
 process.once('exit', addon.drainThreads);
 
 module.exports = addon;

@@ -2,7 +2,7 @@
 // Kernels: the functions of a module, callable with typed arguments (kernel(...args, { block })),
 // through prepared formats (the fast path), or through PyCUDA's deprecated launch API.
 //
-// Every launch goes through a launcher (src/launch.c): a native function bound to the kernel, to
+// Every launch goes through a launcher (src/kernel/launch.c): a native function bound to the kernel, to
 // an ArrayBuffer holding the launch dimensions, attributes and packed parameters, and to the
 // stream its launches go to. A format (the types of a call's arguments) is compiled once into a
 // launcher and a packer that writes straight into that buffer; a launch then costs one call into
@@ -19,7 +19,7 @@ const memory = require('../memory/device-memory');
 const kargs = require('./args');
 
 const { TYPES, TypedScalar, ArgumentHandler } = kargs;
-// The header before the parameters, as src/launch.c lays it out: grid, block, shared bytes, the
+// The header before the parameters, as src/kernel/launch.c lays it out: grid, block, shared bytes, the
 // launch attributes asked for (bits), cluster dimensions.
 const HEADER_WORDS = 11;
 const HEADER_BYTES = 48;
@@ -97,7 +97,7 @@ function writeDims(u32, grid, block, options) {
   u32[7] = attributes;
 }
 
-// ---- the state of a kernel, wrapped by src/launch.c around its CUfunction ----
+// ---- the state of a kernel, wrapped by src/kernel/launch.c around its CUfunction ----
 
 class KernelState {
   constructor(module, name, signature) {
@@ -618,7 +618,7 @@ for (const [name, value] of Object.entries(FunctionAttribute)) {
 // The Kernel for function `name` of module (signature: parsed parameter types, or null).
 function kernelOf(module, name, signature) {
   const k = new KernelState(module, name, signature);
-  binding.moduleGet(module, 0, name, k); // src/module.c's GET_FUNCTION
+  binding.moduleGet(module, 0, name, k); // src/kernel/module.c's GET_FUNCTION
   const kernel = function (...list) {
     return callKernel(k, list);
   };

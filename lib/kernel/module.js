@@ -102,7 +102,7 @@ class Module {
   /** The global (`__device__` or `__constant__`) `name`: `{ ptr, size }`, usable as device memory. */
   getGlobal(name) {
     if (typeof name !== 'string') throw new TypeError(`name must be a string, not ${check.describe(name)}`);
-    const [ptr, size] = binding.moduleGet(this, 1, name); // src/module.c's GET_GLOBAL
+    const [ptr, size] = binding.moduleGet(this, 1, name); // src/kernel/module.c's GET_GLOBAL
     const global = { ptr, size };
     Object.defineProperty(global, 'module', { value: this }); // kept alive
     return Object.freeze(global);

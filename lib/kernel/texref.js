@@ -8,7 +8,7 @@ const { LogicError } = require('../driver/errors');
 const { devicePointer } = require('../internal/pointer');
 const check = require('../internal/checks');
 
-// What src/module.c's texrefSet / texrefGet read or write.
+// What src/kernel/module.c's texrefSet / texrefGet read or write.
 const FORMAT = 0;
 const ADDRESS_MODE = 1;
 const FILTER_MODE = 2;

@@ -149,7 +149,7 @@ function memcpyAtoA(dest, destIndex, src, srcIndex, bytes) {
 
 // ---- texture and surface objects ----
 
-// What src/texobj.c's texObjectCreate reads, in order.
+// What src/memory/texobj.c's texObjectCreate reads, in order.
 const KIND = { array: 0n, linear: 1n, pitch2D: 2n };
 
 function addressModes(mode) {

@@ -15,9 +15,9 @@ const LOG = process.env.FAKE_CUDA_LOG;
 const COUNTS = process.env.FAKE_CUDA_COUNTS;
 const INJECTED = 2; // CUDA_ERROR_OUT_OF_MEMORY: a MemoryError
 
-// The entry points of the addon's table (src/loader.h), by name.
+// The entry points of the addon's table (src/core/loader.h), by name.
 function tableSymbols() {
-  const header = fs.readFileSync(path.join(__dirname, '..', '..', 'src', 'loader.h'), 'utf8');
+  const header = fs.readFileSync(path.join(__dirname, '..', '..', 'src', 'core', 'loader.h'), 'utf8');
   const table = header.slice(header.indexOf('#define CU_FUNCTIONS'), header.indexOf('#define CU_TABLE_ENTRY'));
   return [...table.matchAll(/X\((cu\w+), \d+\)/g)].map((m) => m[1]);
 }

@@ -3,7 +3,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "memory.h"
+#include "../memory/memory.h"
 
 /* ---- the records of known contexts, one per CUcontext, shared by every addon instance ---- */
 
