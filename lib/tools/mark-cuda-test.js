@@ -1,6 +1,6 @@
 'use strict';
 // markCudaTest (PyCUDA's mark_cuda_test) for Mocha, and the steps it is made of, which test
-// suites share (test/gpu.js builds describeGpu on them).
+// suites share (test/support/gpu.js builds describeGpu on them).
 const binding = require('../internal/binding');
 const { Device } = require('../driver/device');
 const { RuntimeError } = require('../driver/errors');

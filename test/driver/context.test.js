@@ -1,0 +1,160 @@
+'use strict';
+const assert = require('assert');
+const { spawnSync } = require('child_process');
+const path = require('path');
+const cuda = require('../..');
+const { describeGpu, requireGpu } = require('../support/gpu');
+
+describeGpu('Context', function () {
+  it('makeContext makes it current; getCurrent gives the same object twice', function () {
+    const ctx = new cuda.Device(0).makeContext();
+    try {
+      assert.strictEqual(cuda.Context.getCurrent(), ctx);
+      assert.strictEqual(cuda.Context.getCurrent(), cuda.Context.getCurrent());
+      assert.ok(cuda.Context.getDevice().equals(new cuda.Device(0)));
+      assert.ok(ctx.device.equals(new cuda.Device(0)));
+      assert.ok(ctx.getApiVersion() >= 3020);
+    } finally {
+      ctx.detach();
+    }
+    assert.strictEqual(cuda.Context.getCurrent(), this.cudaContext);
+  });
+
+  it('push and pop manage this thread\'s stack; pop returns what it popped', function () {
+    const a = new cuda.Device(0).makeContext();
+    const b = new cuda.Device(0).makeContext();
+    assert.strictEqual(cuda.Context.getCurrent(), b);
+    assert.strictEqual(cuda.Context.pop(), b);
+    assert.strictEqual(cuda.Context.getCurrent(), a);
+    b.push();
+    assert.strictEqual(cuda.Context.getCurrent(), b);
+    a.setCurrent(); // replaces the top
+    assert.strictEqual(cuda.Context.getCurrent(), a);
+    assert.strictEqual(cuda.Context.pop(), a);
+    assert.strictEqual(cuda.Context.getCurrent(), a); // a was also below
+    cuda.Context.pop();
+    b.detach();
+    a.detach();
+    assert.strictEqual(cuda.Context.getCurrent(), this.cudaContext);
+  });
+
+  it('pop() on an empty stack is a LogicError', function () {
+    const saved = [];
+    while (cuda.Context.getCurrent()) saved.unshift(cuda.Context.pop());
+    try {
+      assert.throws(() => cuda.Context.pop(), { name: 'LogicError', message: /stack of this thread is empty/ });
+    } finally {
+      for (const ctx of saved) ctx.push();
+    }
+  });
+
+  it('the primary context is retained, not made current, and shared', function () {
+    const dev = new cuda.Device(0);
+    const primary = dev.retainPrimaryContext();
+    assert.notStrictEqual(cuda.Context.getCurrent(), primary);
+    primary.push();
+    assert.strictEqual(cuda.Context.getCurrent(), primary);
+    assert.strictEqual(dev.primaryContextState().active, true);
+    const stream = new cuda.Stream();
+    assert.strictEqual(stream.context, primary);
+    primary.detach(); // pops and releases
+    assert.strictEqual(cuda.Context.getCurrent(), this.cudaContext);
+  });
+
+  it('a detached context refuses use with a LogicError; detach twice does nothing', function () {
+    const ctx = new cuda.Device(0).makeContext();
+    ctx.detach();
+    ctx.detach();
+    assert.throws(() => ctx.push(), { name: 'LogicError', message: /has been detached/ });
+    assert.throws(() => ctx.getApiVersion(), { name: 'LogicError' });
+  });
+
+  it('limits, cache and shared-memory configuration round-trip', function () {
+    const before = cuda.Context.getLimit(cuda.Limit.STACK_SIZE);
+    cuda.Context.setLimit(cuda.Limit.STACK_SIZE, 4096);
+    assert.strictEqual(cuda.Context.getLimit(cuda.Limit.STACK_SIZE), 4096);
+    cuda.Context.setLimit(cuda.Limit.STACK_SIZE, before);
+    cuda.Context.setLimit(cuda.Limit.PRINTF_FIFO_SIZE, 1 << 21);
+    assert.strictEqual(cuda.Context.getLimit(cuda.Limit.PRINTF_FIFO_SIZE), 1 << 21);
+    assert.throws(() => cuda.Context.setLimit(12345, 1), { name: 'RangeError', message: /cuda\.Limit/ });
+    assert.throws(() => cuda.Context.setLimit(cuda.Limit.STACK_SIZE, -1), { name: 'RangeError' });
+    cuda.Context.setCacheConfig(cuda.FuncCache.PREFER_SHARED);
+    assert.strictEqual(cuda.Context.getCacheConfig(), cuda.FuncCache.PREFER_SHARED);
+    cuda.Context.setCacheConfig(cuda.FuncCache.PREFER_NONE);
+    assert.ok(Object.values(cuda.SharedConfig).includes(cuda.Context.getSharedConfig()));
+    cuda.Context.setSharedConfig(cuda.Context.getSharedConfig());
+    const [least, greatest] = cuda.Context.getStreamPriorityRange();
+    assert.ok(greatest <= least);
+  });
+
+  it('synchronize() resolves after queued work; synchronizeSync() blocks for it', async function () {
+    const stream = new cuda.Stream();
+    const binding = require('../../lib/internal/binding');
+    binding.streamEnqueueSleep(stream, 100);
+    const start = Date.now();
+    await cuda.Context.synchronize();
+    assert.ok(Date.now() - start >= 90, 'waited for the sleeping stream');
+    assert.strictEqual(stream.isDone(), true);
+    binding.streamEnqueueSleep(stream, 50);
+    const t = Date.now();
+    cuda.Context.synchronizeSync();
+    assert.ok(Date.now() - t >= 45);
+    await this.cudaContext.synchronize();
+  });
+
+  it('functions needing a context say how to get one when none is current', function () {
+    const saved = [];
+    while (cuda.Context.getCurrent()) saved.unshift(cuda.Context.pop());
+    try {
+      assert.throws(() => new cuda.Stream(), { name: 'LogicError', message: /makeContext/ });
+      assert.strictEqual(cuda.Context.getCurrent(), null);
+    } finally {
+      for (const ctx of saved) ctx.push();
+    }
+  });
+
+  it('Context cannot be constructed directly', function () {
+    assert.throws(() => new cuda.Context(), { name: 'TypeError', message: /makeContext/ });
+  });
+});
+
+function assertSilentExit(child) {
+  assert.strictEqual(child.stderr.toString(), '');
+  assert.strictEqual(child.stdout.toString(), '');
+  assert.strictEqual(child.signal, null);
+  assert.strictEqual(child.status, 0);
+}
+
+describe('process exit with live GPU objects', function () {
+  before(function () {
+    requireGpu(this);
+  });
+
+  it('exits 0 and prints nothing', function () {
+    const script = `
+      const cuda = require(${JSON.stringify(path.join(__dirname, '..', '..'))});
+      const ctx = new cuda.Device(0).makeContext();
+      const primary = new cuda.Device(0).retainPrimaryContext();
+      const streams = [new cuda.Stream(), new cuda.Stream(1)];
+      const events = [new cuda.Event().record(streams[0]), new cuda.Event()];
+      require('../../lib/internal/binding').streamEnqueueSleep(streams[1], 50);
+      streams[1].synchronize();
+      globalThis.keep = { ctx, primary, streams, events };`;
+    assertSilentExit(spawnSync(process.execPath, ['-e', script], { cwd: __dirname }));
+  });
+
+  it('autoinit and autoprimaryctx clean up at exit silently', function () {
+    for (const sub of ['autoinit', 'autoprimaryctx']) {
+      const script = `const { device, context } = require('cudadrv/${sub}');
+        const cuda = require('cudadrv');
+        if (cuda.Context.getCurrent() !== context || !device.equals(new cuda.Device(0))) process.exit(3);
+        new cuda.Stream();`;
+      assertSilentExit(spawnSync(process.execPath, ['-e', script], { cwd: path.join(__dirname, '..', '..') }));
+      // and by name from ESM
+      const esm = `import { device, context } from 'cudadrv/${sub}';
+        import cuda from 'cudadrv';
+        if (cuda.Context.getCurrent() !== context || !device.equals(new cuda.Device(0))) process.exit(3);`;
+      assertSilentExit(spawnSync(process.execPath, ['--input-type=module', '-e', esm], { cwd: path.join(__dirname, '..', '..') }));
+    }
+  });
+});

@@ -1,0 +1,237 @@
+'use strict';
+const assert = require('assert');
+const cuda = require('../..');
+const { describeGpu } = require('../support/gpu');
+
+describe('CUDA graphs (checked before the driver)', function () {
+  it('Graph and GraphExec come from endCapture() and instantiate(), not new', function () {
+    assert.throws(() => new cuda.Graph(), { name: 'TypeError', message: /stream\.endCapture\(\)/ });
+    assert.throws(() => new cuda.GraphExec(), { name: 'TypeError', message: /graph\.instantiate\(\)/ });
+  });
+
+  it('beginCapture checks its mode', function () {
+    const stream = Object.create(cuda.Stream.prototype);
+    assert.throws(() => stream.beginCapture('global'), { name: 'TypeError', message: /mode/ });
+    assert.throws(() => stream.beginCapture(9), { name: 'RangeError', message: /cuda\.StreamCaptureMode/ });
+  });
+
+  it('the addon refuses objects that are not graphs', function () {
+    assert.throws(() => cuda.Graph.prototype.instantiate.call({}), { name: 'TypeError', message: /expected a Graph/ });
+    assert.throws(() => cuda.GraphExec.prototype.launch.call({}), { name: 'TypeError', message: /expected a GraphExec/ });
+    assert.throws(() => cuda.Stream.prototype.endCapture.call({}), { name: 'TypeError', message: /expected a Stream/ });
+  });
+
+  it('ESM exports them', async function () {
+    const esm = await import('../../lib/index.mjs');
+    assert.strictEqual(esm.Graph, cuda.Graph);
+    assert.strictEqual(esm.GraphExec, cuda.GraphExec);
+  });
+});
+
+const SOURCE = `
+__global__ void add_one(int *a, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) a[i] += 1;
+}
+__global__ void scale(int *a, int k, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) a[i] *= k;
+}`;
+
+const N = 1000;
+
+function randomInts(n) {
+  const values = new Int32Array(n);
+  for (let i = 0; i < n; i++) values[i] = Math.floor(Math.random() * 2001) - 1000;
+  return values;
+}
+
+describeGpu('CUDA graphs', function () {
+  let addOne, scale, stream, launch;
+
+  before(function () {
+    const { SourceModule } = require('../../lib/compiler');
+    const module = new SourceModule(SOURCE);
+    addOne = module.getFunction('add_one');
+    scale = module.getFunction('scale');
+    stream = new cuda.Stream(cuda.StreamFlags.NON_BLOCKING);
+    launch = { block: [128, 1, 1], grid: [Math.ceil(N / 128), 1], stream };
+    // the first calls of each kernel happen outside any capture
+    const scratch = cuda.memAlloc(N * 4);
+    addOne(scratch, cuda.int32(N), launch);
+    scale(scratch, cuda.int32(2), cuda.int32(N), launch);
+    stream.synchronizeSync();
+    scratch.free();
+  });
+
+  function upload(values) {
+    const device = cuda.memAlloc(values.byteLength);
+    cuda.memcpyHtoD(device, values);
+    return device;
+  }
+
+  async function download(device, n = N) {
+    await stream.synchronize();
+    const values = new Int32Array(n);
+    cuda.memcpyDtoH(values, device);
+    return values;
+  }
+
+  function capture(enqueue) {
+    assert.strictEqual(stream.beginCapture(), stream);
+    try {
+      enqueue();
+    } catch (error) {
+      try {
+        stream.endCapture();
+      } catch {
+        // the capture was invalidated: the first error says why
+      }
+      throw error;
+    }
+    return stream.endCapture();
+  }
+
+  it('captures kernel launches without running them, then replays them exactly', async function () {
+    const host = randomInts(N);
+    const device = upload(host);
+    const graph = capture(() => {
+      addOne(device, cuda.int32(N), launch);
+      scale(device, cuda.int32(3), cuda.int32(N), launch);
+      addOne(device, cuda.int32(N), launch);
+    });
+    assert.ok(graph instanceof cuda.Graph);
+    assert.strictEqual(graph.nodeCount, 3);
+    assert.deepStrictEqual(await download(device), host, 'capturing ran nothing');
+
+    const exec = graph.instantiate();
+    assert.ok(exec instanceof cuda.GraphExec);
+    assert.strictEqual(exec.context, cuda.Context.getCurrent());
+    assert.strictEqual(exec.launch(stream), exec);
+    exec.launch(stream);
+    const step = (x) => (Math.imul(x + 1, 3) + 1) | 0;
+    assert.deepStrictEqual(await download(device), host.map((x) => step(step(x))));
+    exec.destroy();
+    graph.destroy();
+    device.free();
+  });
+
+  it('captures memsets and device-to-device copies', async function () {
+    const value = 1 + Math.floor(Math.random() * 2 ** 30);
+    const a = cuda.memAlloc(N * 4);
+    const b = upload(randomInts(N));
+    const graph = capture(() => {
+      cuda.memsetD32Async(a, value, N, stream);
+      cuda.memcpyDtoDAsync(b, a, N * 4, stream);
+      addOne(b, cuda.int32(N), launch);
+    });
+    assert.strictEqual(graph.nodeCount, 3);
+    const exec = graph.instantiate();
+    exec.launch(stream);
+    assert.deepStrictEqual(await download(a), new Int32Array(N).fill(value));
+    assert.deepStrictEqual(await download(b), new Int32Array(N).fill(value + 1));
+  });
+
+  it('a GraphExec launches many times, on any stream, and outlives its Graph and its stream', async function () {
+    const host = randomInts(N);
+    const device = upload(host);
+    const capturing = new cuda.Stream(cuda.StreamFlags.NON_BLOCKING);
+    assert.strictEqual(capturing.beginCapture(), capturing);
+    addOne(device, cuda.int32(N), { ...launch, stream: capturing });
+    const graph = capturing.endCapture();
+    capturing.destroy();
+    const exec = graph.instantiate();
+    graph.destroy();
+    assert.strictEqual(exec.upload(stream), exec);
+    for (let i = 0; i < 50; i++) exec.launch(stream);
+    assert.deepStrictEqual(await download(device), host.map((x) => x + 50));
+    exec.launch();
+    cuda.Context.synchronizeSync();
+    assert.deepStrictEqual(await download(device), host.map((x) => x + 51));
+  });
+
+  it('update() makes an instance run another graph\'s arguments', async function () {
+    const host = randomInts(N);
+    const device = upload(host);
+    const byTwo = capture(() => scale(device, cuda.int32(2), cuda.int32(N), launch));
+    const byFive = capture(() => scale(device, cuda.int32(5), cuda.int32(N), launch));
+    const exec = byTwo.instantiate();
+    exec.launch(stream);
+    assert.deepStrictEqual(await download(device), host.map((x) => x * 2));
+    assert.strictEqual(exec.update(byFive), exec);
+    exec.launch(stream);
+    assert.deepStrictEqual(await download(device), host.map((x) => x * 10));
+  });
+
+  it('update() with a graph of another shape is a LogicError saying why', function () {
+    const device = cuda.memAlloc(N * 4);
+    const one = capture(() => addOne(device, cuda.int32(N), launch));
+    const two = capture(() => {
+      addOne(device, cuda.int32(N), launch);
+      addOne(device, cuda.int32(N), launch);
+    });
+    const exec = one.instantiate();
+    assert.throws(() => exec.update(two), (error) => error instanceof cuda.LogicError &&
+      /topology differs/.test(error.message) && /graph\.instantiate\(\)/.test(error.message) &&
+      error.code === 910 && error.api === 'cuGraphExecUpdate');
+  });
+
+  it('endCapture() without beginCapture() is a LogicError', function () {
+    assert.throws(() => stream.endCapture(), {
+      name: 'LogicError', message: 'stream.endCapture(): the stream is not capturing; call stream.beginCapture() first',
+    });
+  });
+
+  it('destroyed graphs and instances refuse use with a LogicError; destroy twice does nothing', function () {
+    const device = cuda.memAlloc(N * 4);
+    const graph = capture(() => addOne(device, cuda.int32(N), launch));
+    const exec = graph.instantiate();
+    exec.destroy();
+    exec.destroy();
+    assert.throws(() => exec.launch(stream), { name: 'LogicError', message: /GraphExec has been destroyed/ });
+    assert.throws(() => exec.update(graph), { name: 'LogicError', message: /GraphExec has been destroyed/ });
+    graph[Symbol.dispose]();
+    graph.destroy();
+    assert.throws(() => graph.instantiate(), { name: 'LogicError', message: /Graph has been destroyed/ });
+    assert.throws(() => graph.nodeCount, { name: 'LogicError' });
+    const other = capture(() => addOne(device, cuda.int32(N), launch)).instantiate();
+    assert.throws(() => other.update(graph), { name: 'LogicError', message: /Graph has been destroyed/ });
+    other[Symbol.dispose]();
+    assert.throws(() => other.launch(stream), { name: 'LogicError' });
+  });
+
+  it('wrong arguments are TypeErrors', function () {
+    const device = cuda.memAlloc(N * 4);
+    const graph = capture(() => addOne(device, cuda.int32(N), launch));
+    const exec = graph.instantiate();
+    assert.throws(() => exec.launch({}), { name: 'TypeError', message: /expected a Stream/ });
+    assert.throws(() => exec.upload(graph), { name: 'TypeError', message: /expected a Stream/ });
+    assert.throws(() => exec.update(stream), { name: 'TypeError', message: /expected a Graph/ });
+    assert.throws(() => stream.beginCapture(7), { name: 'RangeError' });
+  });
+
+  it('graphs and instances dropped without destroy() are freed by the garbage collector', async function () {
+    const device = cuda.memAlloc(N * 4);
+    const before = cuda.stats().cleanupsFailed;
+    for (let i = 0; i < 200; i++) {
+      capture(() => addOne(device, cuda.int32(N), launch)).instantiate().launch(stream);
+    }
+    await stream.synchronize();
+    global.gc();
+    await new Promise((resolve) => setImmediate(resolve));
+    global.gc();
+    assert.strictEqual(cuda.stats().cleanupsFailed, before);
+  });
+
+  it('captures 100 prepared launches into one graph', async function () {
+    const host = randomInts(N);
+    const device = upload(host);
+    addOne.prepare('Pi');
+    const graph = capture(() => {
+      for (let i = 0; i < 100; i++) addOne.preparedAsyncCall(launch.grid, launch.block, stream, device, N);
+    });
+    assert.strictEqual(graph.nodeCount, 100);
+    graph.instantiate().launch(stream);
+    assert.deepStrictEqual(await download(device), host.map((x) => x + 100));
+  });
+});

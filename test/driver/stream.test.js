@@ -1,0 +1,225 @@
+'use strict';
+const assert = require('assert');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const cuda = require('../..');
+const binding = require('../../lib/internal/binding');
+const { describeGpu } = require('../support/gpu');
+
+describe('Stream and Event arguments (checked before the driver)', function () {
+  it('reject wrong flag and priority types', function () {
+    assert.throws(() => new cuda.Stream('fast'), { name: 'TypeError', message: /flags/ });
+    assert.throws(() => new cuda.Stream(-1), { name: 'RangeError', message: /flags/ });
+    assert.throws(() => new cuda.Stream(0, 1.5), { name: 'RangeError', message: /priority/ });
+    assert.throws(() => new cuda.Event('x'), { name: 'TypeError', message: /flags/ });
+  });
+});
+
+describeGpu('Stream', function () {
+  it('has its flags and a priority within the context\'s range', function () {
+    const [least, greatest] = cuda.Context.getStreamPriorityRange();
+    const plain = new cuda.Stream();
+    assert.strictEqual(plain.flags, cuda.StreamFlags.DEFAULT);
+    assert.strictEqual(plain.priority, least);
+    const urgent = new cuda.Stream(cuda.StreamFlags.NON_BLOCKING, greatest);
+    assert.strictEqual(urgent.flags, cuda.StreamFlags.NON_BLOCKING);
+    assert.strictEqual(urgent.priority, greatest);
+    assert.strictEqual(urgent.context, cuda.Context.getCurrent());
+    plain.destroy();
+    urgent.destroy();
+  });
+
+  it('isDone() follows queued work; synchronize() resolves to the stream after it', async function () {
+    const stream = new cuda.Stream();
+    assert.strictEqual(stream.isDone(), true);
+    binding.streamEnqueueSleep(stream, 80);
+    assert.strictEqual(stream.isDone(), false);
+    const start = process.hrtime.bigint();
+    const resolved = await stream.synchronize();
+    assert.strictEqual(resolved, stream);
+    assert.ok(Number(process.hrtime.bigint() - start) / 1e6 >= 70);
+    assert.strictEqual(stream.isDone(), true);
+    binding.streamEnqueueSleep(stream, 30);
+    assert.strictEqual(stream.synchronizeSync(), stream);
+    assert.strictEqual(stream.isDone(), true);
+  });
+
+  it('a wait on a complete stream resolves without a thread hop', async function () {
+    const stream = new cuda.Stream();
+    let ticks = 0;
+    const timer = setImmediate(() => ticks++);
+    await stream.synchronize();
+    assert.strictEqual(ticks, 0, 'resolved in the microtask queue, before any macrotask');
+    clearImmediate(timer);
+  });
+
+  it('waitForEvent orders one stream after another', async function () {
+    const a = new cuda.Stream();
+    const b = new cuda.Stream(cuda.StreamFlags.NON_BLOCKING);
+    binding.streamEnqueueSleep(a, 80);
+    const marker = new cuda.Event().record(a);
+    b.waitForEvent(marker);
+    assert.strictEqual(b.isDone(), false, 'b waits for a');
+    await b.synchronize();
+    assert.strictEqual(a.isDone(), true);
+    assert.throws(() => b.waitForEvent({}), { name: 'TypeError', message: /expected a Event/ });
+  });
+
+  it('launchHostFunc calls back on the main thread once the stream gets there', async function () {
+    const stream = new cuda.Stream();
+    binding.streamEnqueueSleep(stream, 30);
+    const start = process.hrtime.bigint();
+    let calledAfterMs = null;
+    const pending = stream.launchHostFunc(() => {
+      calledAfterMs = Number(process.hrtime.bigint() - start) / 1e6;
+      return 42;
+    });
+    assert.strictEqual(calledAfterMs, null, 'not called before the stream gets there');
+    assert.strictEqual(await pending, 42);
+    assert.ok(calledAfterMs >= 25, `called after ${calledAfterMs} ms, before the 30 ms sleep ended`);
+    assert.throws(() => stream.launchHostFunc('no'), { name: 'TypeError' });
+  });
+
+  it('a destroyed stream refuses use with a LogicError; destroy twice does nothing', function () {
+    const stream = new cuda.Stream();
+    stream.destroy();
+    stream.destroy();
+    assert.throws(() => stream.isDone(), { name: 'LogicError', message: /Stream has been destroyed/ });
+    assert.throws(() => stream.synchronize(), { name: 'LogicError' });
+    assert.throws(() => new cuda.Event().record(stream), { name: 'LogicError' });
+  });
+
+  it('Symbol.dispose destroys it', function () {
+    const stream = new cuda.Stream();
+    stream[Symbol.dispose]();
+    assert.throws(() => stream.isDone(), { name: 'LogicError' });
+  });
+
+  it('32 pending waits on long work leave the thread pool free: readFile takes milliseconds', async function () {
+    const file = path.join(os.tmpdir(), `cudadrv-wait-${process.pid}.txt`);
+    fs.writeFileSync(file, 'hello');
+    const streams = Array.from({ length: 32 }, () => new cuda.Stream(cuda.StreamFlags.NON_BLOCKING));
+    for (const s of streams) binding.streamEnqueueSleep(s, 200);
+    const waits = streams.map((s) => s.synchronize());
+    const ctxWait = cuda.Context.synchronize();
+    const start = process.hrtime.bigint();
+    const text = await fs.promises.readFile(file, 'utf8');
+    const ms = Number(process.hrtime.bigint() - start) / 1e6;
+    assert.strictEqual(text, 'hello');
+    assert.ok(ms < 50, `readFile took ${ms.toFixed(2)} ms with 33 waits pending`);
+    const lagStart = Date.now();
+    await new Promise((r) => setTimeout(r, 10));
+    assert.ok(Date.now() - lagStart < 60, 'timers keep firing');
+    await Promise.all([...waits, ctxWait]);
+    for (const s of streams) assert.strictEqual(s.isDone(), true);
+    fs.unlinkSync(file);
+  });
+
+  it('keeps waiting streams alive through garbage collection', async function () {
+    let waits = [];
+    for (let i = 0; i < 8; i++) {
+      const s = new cuda.Stream();
+      binding.streamEnqueueSleep(s, 20);
+      waits.push(s.synchronize());
+    }
+    global.gc();
+    const streams = await Promise.all(waits);
+    for (const s of streams) assert.strictEqual(s.isDone(), true);
+    waits = null;
+  });
+});
+
+describeGpu('Event', function () {
+  it('records, queries, synchronizes and times', async function () {
+    const stream = new cuda.Stream();
+    const start = new cuda.Event().record(stream);
+    binding.streamEnqueueSleep(stream, 60);
+    const end = new cuda.Event();
+    assert.strictEqual(end.record(stream), end);
+    assert.strictEqual(end.query(), false);
+    assert.strictEqual(await end.synchronize(), end);
+    assert.strictEqual(end.query(), true);
+    const ms = end.timeSince(start);
+    assert.ok(ms >= 50 && ms < 1000, `timeSince ${ms}`);
+    assert.ok(Math.abs(start.timeTill(end) - ms) < 1e-3);
+    assert.strictEqual(end.synchronizeSync(), end);
+  });
+
+  it('synchronize() waits for the event to complete', async function () {
+    // (The driver runs host functions one at a time, so a sleeping host function after the event
+    // would also delay the callback that settles this wait: kernels test the upper bound.)
+    const stream = new cuda.Stream();
+    binding.streamEnqueueSleep(stream, 60);
+    const mid = new cuda.Event().record(stream);
+    const t = Date.now();
+    await mid.synchronize();
+    assert.ok(Date.now() - t >= 50, `waited ${Date.now() - t} ms`);
+    assert.strictEqual(mid.query(), true);
+  });
+
+  it('synchronize() waits for the event, not for later work on its stream', async function () {
+    const { SourceModule } = require('../../lib/compiler');
+    const spin = new SourceModule(`__global__ void spin(unsigned long long ns) {
+      unsigned long long start, now;
+      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+      do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now)); } while (now - start < ns);
+    }`).getFunction('spin');
+    const stream = new cuda.Stream();
+    spin(40e6, { block: [1], grid: [1], stream });
+    const mid = new cuda.Event().record(stream);
+    spin(400e6, { block: [1], grid: [1], stream });
+    const t = Date.now();
+    await mid.synchronize();
+    const waited = Date.now() - t;
+    assert.ok(waited >= 30 && waited < 300, `waited ${waited} ms`);
+    assert.strictEqual(stream.isDone(), false);
+    await stream.synchronize();
+  });
+
+  it('timeSince with an unrecorded event is a LogicError', function () {
+    const a = new cuda.Event();
+    const b = new cuda.Event().record();
+    assert.throws(() => b.timeSince(a), { name: 'LogicError', message: /never recorded/ });
+    assert.throws(() => b.timeSince({}), { name: 'TypeError' });
+  });
+
+  it('DISABLE_TIMING events cannot be timed (the driver\'s error)', function () {
+    const a = new cuda.Event(cuda.EventFlags.DISABLE_TIMING).record();
+    const b = new cuda.Event(cuda.EventFlags.DISABLE_TIMING).record();
+    b.synchronizeSync();
+    assert.throws(() => b.timeSince(a), (e) => e instanceof cuda.CudaError && e.api === 'cuEventElapsedTime');
+  });
+
+  it('a destroyed event refuses use with a LogicError', function () {
+    const e = new cuda.Event();
+    e.destroy();
+    e.destroy();
+    assert.throws(() => e.record(), { name: 'LogicError', message: /Event has been destroyed/ });
+    assert.throws(() => e.query(), { name: 'LogicError' });
+  });
+
+  it('IPC handles: 64 bytes; opening in the same process is the driver\'s error', function () {
+    const e = new cuda.Event(cuda.EventFlags.INTERPROCESS | cuda.EventFlags.DISABLE_TIMING);
+    const handle = e.ipcHandle();
+    assert.strictEqual(handle.length, 64);
+    assert.throws(() => cuda.Event.fromIpcHandle(handle), (err) => err instanceof cuda.CudaError &&
+      err.api === 'cuIpcOpenEventHandle');
+    assert.throws(() => cuda.Event.fromIpcHandle('x'), { name: 'TypeError' });
+    assert.throws(() => new cuda.Event().ipcHandle(), (err) => err instanceof cuda.CudaError);
+  });
+
+  it('IPC handles open in a second process', function () {
+    const { spawnSync } = require('child_process');
+    const e = new cuda.Event(cuda.EventFlags.INTERPROCESS | cuda.EventFlags.DISABLE_TIMING).record();
+    e.synchronizeSync();
+    const script = `
+      const cuda = require(${JSON.stringify(path.join(__dirname, '..', '..'))});
+      new cuda.Device(0).makeContext();
+      const ev = cuda.Event.fromIpcHandle(Buffer.from(process.argv[1], 'hex'));
+      console.log(ev.query());`;
+    const child = spawnSync(process.execPath, ['-e', script, e.ipcHandle().toString('hex')]);
+    assert.strictEqual(child.stderr.toString(), '');
+    assert.strictEqual(child.stdout.toString().trim(), 'true');
+  });
+});

@@ -1,0 +1,28 @@
+'use strict';
+// The fuzzer's short form (test/reliability/fuzz/run.js; `npm run fuzz` runs 200,000 calls): 20,000 calls in
+// each mode with a fixed seed and 20,000 with a random one, printed so that a failure can be
+// repeated. Every throw must be a TypeError, RangeError, CudaError or AbortError, and no child may
+// die or hang.
+const assert = require('assert');
+const { fuzz, report } = require('./fuzz/run');
+
+const CALLS = 20000;
+const FIXED_SEED = 20261123;
+const RANDOM_SEED = Math.floor(Math.random() * 2 ** 31);
+
+describe('fuzzer: random calls over the whole API and the addon', function () {
+  this.timeout(600000);
+  for (const mode of ['no-driver', 'stand-in']) {
+    for (const seed of [FIXED_SEED, RANDOM_SEED]) {
+      it(`${mode}, seed ${seed}: ${CALLS} calls throw only the documented errors, crash nothing, hang nothing`, async function () {
+        if (mode === 'stand-in' && process.platform !== 'linux') this.skip();
+        const result = await fuzz({ mode, seed, calls: CALLS });
+        const text = report(mode, seed, result);
+        assert.deepStrictEqual([result.unexpected.length, result.failures.length], [0, 0], text);
+        const made = Object.values(result.counts).reduce((a, b) => a + b, 0);
+        assert.ok(made >= CALLS, `${made} outcomes counted for ${CALLS} calls`);
+        assert.ok(result.counts.returned > CALLS / 20, `only ${result.counts.returned} calls returned: ${text}`);
+      });
+    }
+  }
+});

@@ -1,0 +1,352 @@
+'use strict';
+// One fuzzing run in a process of its own (test/reliability/fuzz/run.js starts it): calls `from` to `to` of
+// run `seed`, or only the calls listed. Before each call it writes "call <i>" to fd 3, so that the
+// parent knows which call was running if the process dies; at the end, one line of JSON: the
+// count of each error class thrown, and the throws that were none of the allowed classes.
+const fs = require('fs');
+const { collect, record, cuda, compiler, tools } = require('./targets');
+const { callGenerator, value, typedArray, Sentinel, setInCall } = require('./values');
+const { OPERATIONS } = require('../fault/operations');
+
+const job = JSON.parse(process.argv[2]);
+const { targets, enums } = collect();
+const pool = [];
+const POOL_SIZE = 256;
+const PROGRESS = 3;
+
+let kept = 0;
+function keep(v) {
+  if ((typeof v !== 'object' && typeof v !== 'function') || v === null) return;
+  if (pool.length < POOL_SIZE) pool.push(v);
+  else pool[Math.imul(++kept, 0x9e3779b1) >>> 24] = v; // the same slots in a replay
+}
+
+// Live objects of every kind, made with valid arguments (each may fail: in the no-driver mode
+// most do).
+const IMAGE = ['entry add 8 8 4', 'global table 256', 'texref tex', 'surfref surf'].join('\n');
+const MAKERS = [
+  () => new cuda.Device(0),
+  () => new cuda.Device(0).makeContext(),
+  () => cuda.memAlloc(4096),
+  () => cuda.memAlloc(4096).slice(1024, 2048),
+  () => new cuda.Stream(),
+  () => new cuda.Event(),
+  () => new cuda.Module(IMAGE),
+  () => new cuda.Module(IMAGE).getFunction('add'),
+  () => new cuda.Module(IMAGE).getGlobal('table'),
+  () => new cuda.Module(IMAGE).getTexref('tex'),
+  () => new cuda.Module(IMAGE).getSurfref('surf'),
+  () => new cuda.CudaArray({ width: 16, height: 4, format: cuda.ArrayFormat.FLOAT, numChannels: 1 }),
+  () => new cuda.TextureObject(new cuda.CudaArray({ width: 16, format: cuda.ArrayFormat.FLOAT, numChannels: 1 })),
+  () => new cuda.SurfaceObject(new cuda.CudaArray({ width: 16, format: cuda.ArrayFormat.FLOAT, numChannels: 1 })),
+  () => cuda.pagelockedZeros(256, 'float32'),
+  () => cuda.hostAllocationOf(cuda.pagelockedZeros(256, 'uint8')),
+  () => cuda.managedZeros(256, 'float32'),
+  () => cuda.alignedZeros(256, 'float64'),
+  () => cuda.registerHostMemory(cuda.alignedEmpty(8192, 'uint8')),
+  () => cuda.MemoryPool.getCurrent(),
+  () => cuda.memAllocAsync(256),
+  () => { const s = new cuda.Stream(); s.beginCapture(); return s.endCapture(); },
+  () => { const s = new cuda.Stream(); s.beginCapture(); return s.endCapture().instantiate(); },
+  () => new cuda.Memcpy2D(),
+  () => new cuda.Memcpy3D(),
+  () => new cuda.Memcpy3DPeer(),
+  () => cuda.memGetIpcHandle(cuda.memAlloc(256)),
+  () => new cuda.ArrayDescriptor(),
+  () => cuda.int32(5),
+  () => cuda.In(new Float32Array(16)),
+  () => compiler.compileSync('extern "C" __global__ void k(float *x) { x[threadIdx.x] *= 2; }'),
+  () => new tools.DeviceMemoryPool(),
+  () => new tools.PageLockedMemoryPool(),
+  () => new tools.DeviceData(),
+];
+
+let examples = []; // calls of valid use, recorded while test/reliability/fault/operations.js ran
+
+async function setUp() {
+  for (const make of MAKERS) {
+    try { keep(make()); } catch { /* not in this mode */ }
+  }
+  examples = await record(targets, async () => {
+    for (const operation of Object.values(OPERATIONS)) {
+      try { await operation(process.cwd()); } catch { /* not in this mode */ }
+    }
+  });
+}
+
+function describe(v) {
+  try {
+    return describeValue(v);
+  } catch {
+    return '<hostile object>';
+  }
+}
+
+function describeValue(v) {
+  if (typeof v === 'bigint') return `${v}n`;
+  if (typeof v === 'string') return JSON.stringify(v.length > 40 ? `${v.slice(0, 20)}…` : v);
+  if (typeof v !== 'object' && typeof v !== 'function') return Object.is(v, -0) ? '-0' : String(v);
+  if (v === null) return 'null';
+  if (ArrayBuffer.isView(v)) return `${v.constructor.name}(${v.length ?? v.byteLength})`;
+  if (Array.isArray(v)) return v.length > 16 ? `Array(${v.length})` : `[${v.map(describe).join(', ')}]`;
+  const name = Object.getPrototypeOf(v)?.constructor?.name;
+  if (name && name !== 'Object') return `<${name}>`;
+  return `{ ${Object.entries(v).map(([k, x]) => `${k}: ${describe(x)}`).join(', ')} }`;
+}
+
+// A value of the example, changed now and then: a hostile value, another live object of its
+// class, a nearby or extreme number, an option changed, other host memory.
+function mutate(rng, v, depth = 0) {
+  if (rng.chance(0.1)) return value(rng, pool, enums);
+  try {
+    return change(rng, v, depth);
+  } catch {
+    return [v, '<hostile object>']; // a Proxy of the pool
+  }
+}
+
+function change(rng, v, depth) {
+  if (typeof v === 'number' && rng.chance(0.15)) {
+    const n = rng.pick([v + 1, v - 1, v * 2, -v, v + 0.5, 2 ** 32 + v, 2 ** 53, NaN]);
+    return [n, describe(n)];
+  }
+  if (v && typeof v === 'object') {
+    if (ArrayBuffer.isView(v) && rng.chance(0.2)) return typedArray(rng);
+    const proto = Object.getPrototypeOf(v);
+    if (proto && proto !== Object.prototype && proto !== Array.prototype && rng.chance(0.6)) {
+      const same = pool.filter((x) => x !== null && typeof x === 'object' && Object.getPrototypeOf(x) === proto);
+      if (same.length) { const i = rng.int(same.length); return [same[i], `<${proto.constructor.name}>`]; }
+    }
+    if (depth < 2 && (proto === Object.prototype || (Array.isArray(v) && v.length <= 16)) && rng.chance(0.5)) {
+      const copy = Array.isArray(v) ? [...v] : { ...v };
+      const keys = Object.keys(copy);
+      if (keys.length) {
+        const key = rng.pick(keys);
+        copy[key] = mutate(rng, copy[key], depth + 1)[0];
+      }
+      return [copy, describe(copy)];
+    }
+  }
+  return [v, describe(v)];
+}
+
+function mutated(rng, example) {
+  const args = [];
+  const labels = [];
+  for (const a of example.args) {
+    const [v, label] = mutate(rng, a);
+    args.push(v);
+    labels.push(label);
+  }
+  if (args.length && rng.chance(0.05)) { args.pop(); labels.pop(); }
+  if (rng.chance(0.05)) { const [v, label] = value(rng, pool, enums); args.push(v); labels.push(label); }
+  const { target } = example;
+  const list = labels.join(', ');
+  if (target.kind === 'new') return [() => new target.fn(...args), `${target.label}(${list})`, proper(target, undefined, args)];
+  const [self, slabel] = target.kind === 'method' ? mutate(rng, example.self) : [example.self, target.owner ? target.owner.name : 'undefined'];
+  return [() => target.fn.apply(self, args), `${target.label}.call(${slabel}, ${list})`, proper(target, self, args), self];
+}
+
+// Objects of the hostile subclasses (a method replaced by anything): what they break is theirs.
+const tampered = new WeakSet();
+
+// Whether values, or the arrays and options objects among them, hold a tampered object.
+function involvesTampered(values, depth = 0) {
+  for (const v of values) {
+    if ((typeof v !== 'object' && typeof v !== 'function') || v === null) continue;
+    if (tampered.has(v)) return true;
+    let inner = null;
+    try {
+      if (depth < 2 && (Array.isArray(v) || Object.getPrototypeOf(v) === Object.prototype)) inner = Object.values(v);
+    } catch { /* a Proxy whose traps throw */ }
+    if (inner && involvesTampered(inner, depth + 1)) return true;
+  }
+  return false;
+}
+
+// A launch of a live kernel of the pool, from a valid call changed as the examples are.
+function launch(rng, kernel) {
+  const allocations = pool.filter((v) => isA(v, cuda.DeviceAllocation));
+  const n = 1 + rng.int(64);
+  const example = [
+    allocations.length ? rng.pick(allocations) : cuda.pointer(0n),
+    rng.chance(0.5) ? cuda.In(new Float32Array(n)) : cuda.Out(new Float32Array(n)),
+    cuda.int32(n),
+    { block: [n, 1, 1], grid: 1, stream: pool.find((v) => isA(v, cuda.Stream)) || null, shared: 0 },
+  ];
+  const args = [];
+  const labels = [];
+  for (const a of example) {
+    const [v, label] = mutate(rng, a);
+    args.push(v);
+    labels.push(label);
+  }
+  return [() => kernel(...args), `<Kernel>(${labels.join(', ')})`, !involvesTampered([kernel, ...args])];
+}
+
+// A call of the API as documented: a public function, or a method on an object of its class.
+// Only such calls must never end in an error worded by the engine ("x is not a function").
+function proper(target, self, args) {
+  if (target.internal || involvesTampered([self, ...args])) return false;
+  if (target.kind === 'static') return self === target.owner;
+  if (target.kind === 'method') return isA(self, target.owner);
+  return true;
+}
+
+const counts = {};
+const unexpected = [];
+const pending = new Map(); // index → Promise not yet settled
+
+// Messages the JavaScript engine or Node writes, which name no argument of cudadrv's: a call
+// that ends in one reached a value cudadrv never checked.
+const ENGINE_WORDING = new RegExp([
+  'Cannot convert', 'Cannot read propert', 'Cannot set propert', 'Cannot create property',
+  'Cannot destructure', 'Cannot mix BigInt', 'is not a function', 'is not iterable',
+  'is not a constructor', 'Invalid array length', 'Invalid typed array length', 'Invalid DataView',
+  'Maximum call stack', 'called on incompatible receiver', 'Cannot perform',
+  'out of bounds', 'Start offset', 'must be of type', 'The "\\w+" argument', 'Do not know how to',
+  'Converting circular', "cannot be invoked without 'new'", 'is not a valid', 'Invalid time value',
+  'Cannot access', 'Private field', 'has no property', 'Cannot use \'in\' operator',
+].join('|'));
+
+function classify(error, index, label, properCall) {
+  let name;
+  if (error instanceof Sentinel) name = 'hostile value threw';
+  else if (error instanceof cuda.CudaError) name = error.constructor.name;
+  else if ((error instanceof TypeError || error instanceof RangeError) && ENGINE_WORDING.test(error.message)) {
+    if (properCall) {
+      name = `UNEXPECTED ${error.constructor.name} worded by the engine`;
+      if (unexpected.length < 20) unexpected.push({ index, call: label, error: error.stack.split('\n').slice(0, 4).join('\n') });
+    } else {
+      name = `${error.constructor.name} worded by the engine (wrong this, internal member)`;
+    }
+  } else if (error instanceof TypeError || error instanceof RangeError) name = error.constructor.name;
+  else if (error && error.name === 'AbortError') name = 'AbortError';
+  else {
+    name = `UNEXPECTED ${error && error.constructor ? error.constructor.name : typeof error}`;
+    if (unexpected.length < 20) {
+      unexpected.push({ index, call: label, error: String(error && error.stack ? error.stack.split('\n').slice(0, 4).join('\n') : error) });
+    }
+  }
+  counts[name] = (counts[name] || 0) + 1;
+}
+
+function pickThis(rng, owner) {
+  if (rng.chance(0.85)) {
+    const mine = pool.filter((v) => isA(v, owner));
+    if (mine.length) { const i = rng.int(mine.length); return [mine[i], `<${owner.name}>`]; }
+  }
+  return value(rng, pool, enums);
+}
+
+// Builds call index's function, receiver and arguments; returns [thunk, label].
+function plan(index) {
+  const rng = callGenerator(job.seed, index);
+  const roll = rng.next();
+  if (roll < 0.005) return [() => global.gc(), 'gc()'];
+  if (roll < 0.5 && examples.length) return mutated(rng, examples[rng.int(examples.length)]);
+  if (roll < 0.01) return [() => { for (const v of pool) if (v && v.buffer && v.buffer.resizable) v.buffer.resize(rng.int(2) * 64); }, 'shrink resizable buffers'];
+  const args = [];
+  const labels = [];
+  for (let n = rng.int(6); n > 0; n--) {
+    const [v, label] = value(rng, pool, enums);
+    args.push(v);
+    labels.push(label);
+  }
+  const list = labels.join(', ');
+  const kernels = pool.filter((v) => isA(v, cuda.Kernel));
+  if (roll < 0.56 && kernels.length) return launch(rng, kernels[rng.int(kernels.length)]);
+  const target = rng.pick(targets);
+  if (target.kind === 'fn') return [() => target.fn(...args), `${target.label}(${list})`, proper(target, undefined, args)];
+  if (target.kind === 'new') {
+    if (rng.chance(0.2)) {
+      // A subclass that overrides one of its methods with a hostile function.
+      const names = Object.getOwnPropertyNames(target.fn.prototype).filter((m) => m !== 'constructor');
+      const [override, olabel] = value(rng, pool, enums);
+      const m = names.length ? rng.pick(names) : 'x';
+      const Sub = class extends target.fn {};
+      Object.defineProperty(Sub.prototype, m, { value: override, writable: true, configurable: true });
+      return [() => {
+        const o = new Sub(...args);
+        tampered.add(o);
+        keep(o);
+        for (const n of names) if (n !== m && typeof Sub.prototype[n] === 'function') try { o[n](...args); } catch (e) { classify(e, index, `subclass ${n}`); }
+        return o;
+      }, `subclass of ${target.label.slice(4)} with ${m} = ${olabel}, (${list})`, false];
+    }
+    return [() => new target.fn(...args), `${target.label}(${list})`, proper(target, undefined, args)];
+  }
+  if (target.kind === 'static') {
+    const [self, slabel] = rng.chance(0.9) ? [target.owner, target.owner.name] : value(rng, pool, enums);
+    return [() => target.fn.apply(self, args), `${target.label}.call(${slabel}, ${list})`, proper(target, self, args), self];
+  }
+  const [self, slabel] = pickThis(rng, target.owner);
+  return [() => target.fn.apply(self, args), `${target.label}.call(${slabel}, ${list})`, proper(target, self, args), self];
+}
+
+function call(index) {
+  fs.writeSync(PROGRESS, `call ${index}\n`);
+  const [thunk, label, properCall, self] = plan(index);
+  if (job.print) process.stderr.write(`#${index}: ${label}\n`);
+  // A call outside the documented API (an internal member, a wrong this) may leave its receiver
+  // and what it makes in a state the API never makes: they count as tampered from then on.
+  const made = (v) => {
+    if (!properCall) taint(v);
+    keep(v);
+  };
+  if (!properCall) taint(self);
+  let result;
+  setInCall(true);
+  try {
+    result = thunk();
+  } catch (error) {
+    classify(error, index, label, properCall);
+    return;
+  } finally {
+    setInCall(false);
+  }
+  counts.returned = (counts.returned || 0) + 1;
+  if (isA(result, Promise)) {
+    pending.set(index, label);
+    result.then(made, (error) => classify(error, index, label, properCall)).finally(() => pending.delete(index));
+  } else {
+    made(result);
+  }
+}
+
+function taint(v) {
+  if ((typeof v === 'object' && v !== null) || typeof v === 'function') tampered.add(v);
+}
+
+// instanceof, false for the pool's Proxies whose traps throw.
+function isA(v, Class) {
+  try {
+    return v instanceof Class;
+  } catch {
+    return false;
+  }
+}
+
+// Every Promise made must settle: one still pending after `limit` ms is a hang.
+async function settle(limit) {
+  const deadline = Date.now() + limit;
+  while (pending.size && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+  return [...pending].map(([index, label]) => ({ index, call: label }));
+}
+
+async function main() {
+  await setUp();
+  const indices = job.only || Array.from({ length: job.to - job.from }, (_, i) => job.from + i);
+  let n = 0;
+  for (const index of indices) {
+    call(index);
+    if (++n % 256 === 0) await new Promise(setImmediate); // let completions and finalizers run
+  }
+  const hung = await settle(job.settleMs || 10000);
+  global.gc();
+  await new Promise(setImmediate);
+  fs.writeSync(PROGRESS, `${JSON.stringify({ done: true, calls: indices.length, counts, unexpected, hung })}\n`);
+  process.exit(0); // what the fuzzing left (contexts pushed, handles alive) is not waited for
+}
+
+main();

@@ -1,0 +1,208 @@
+#!/usr/bin/env node
+'use strict';
+// The fuzzer: `npm run fuzz -- [--calls N] [--seed S] [--mode no-driver|stand-in|driver]
+// [--print]`. Runs N seeded random calls (test/reliability/fuzz/child.js) in child processes, in chunks of
+// fresh state, two at a time. Passes when every throw and rejection is a TypeError, a RangeError,
+// a CudaError subclass or an AbortError, no process dies and no call hangs. A TypeError or
+// RangeError in the engine's own words ("Cannot read properties of undefined") fails it too where
+// the call was the API's as documented (a public function, a method on its own class's object,
+// no hostile subclass involved): cudadrv names the argument. A death or a hang is cut down to the
+// shortest call sequence that repeats it, printed with the seed.
+const { execFileSync, spawn } = require('child_process');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const { buildStandIn } = require('../../support/stand-in-driver');
+
+const CHILD = path.join(__dirname, 'child.js');
+const CHUNK = Number(process.env.CUDADRV_FUZZ_CHUNK || 2500);
+const HANG_MS = 20000;
+
+// Runs one child; resolves { summary } when it finished, or { died, last, tail } when it did not.
+function runChild(job, env, cwd) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--expose-gc', CHILD, JSON.stringify(job)], {
+      cwd, env, stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
+    });
+    let last = null;
+    let summary = null;
+    let text = '';
+    let stderr = '';
+    let timer;
+    const watchdog = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => { child.hung = true; child.kill('SIGKILL'); }, HANG_MS);
+    };
+    watchdog();
+    child.stderr.on('data', (d) => { if (stderr.length < 1 << 16) stderr += d; });
+    child.stdio[3].on('data', (d) => {
+      text += d;
+      const lines = text.split('\n');
+      text = lines.pop();
+      for (const line of lines) {
+        if (line.startsWith('call ')) last = Number(line.slice(5));
+        else if (line.startsWith('{')) summary = JSON.parse(line);
+      }
+      watchdog();
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      if (summary && code === 0) resolve({ summary, stderr });
+      else resolve({ died: child.hung ? 'hang' : signal || `exit ${code}`, last, tail: stderr });
+    });
+  });
+}
+
+// The shortest list of calls (ending at the one that was running) that still kills a child the
+// same way: the last call alone, then longer tails, then ddmin over the tail that repeats it.
+async function shortest(job, env, cwd, failure, indices) {
+  const repeats = async (only) => {
+    const result = await runChild({ ...job, only }, env, cwd);
+    return result.died === failure.died;
+  };
+  let tail = null;
+  for (let n = 1; ; n *= 4) {
+    const candidate = indices.slice(-Math.min(n, indices.length));
+    if (await repeats(candidate)) { tail = candidate; break; }
+    if (candidate.length === indices.length) return null;
+  }
+  let granularity = 2;
+  let tries = 0;
+  while (tail.length > 1 && tries < 200) {
+    const size = Math.ceil(tail.length / granularity);
+    let reduced = false;
+    for (let start = 0; start < tail.length && tries < 200; start += size) {
+      const complement = tail.slice(0, start).concat(tail.slice(start + size));
+      if (!complement.length) continue;
+      tries++;
+      if (await repeats(complement)) {
+        tail = complement;
+        granularity = Math.max(granularity - 1, 2);
+        reduced = true;
+        break;
+      }
+    }
+    if (!reduced) {
+      if (granularity >= tail.length) break;
+      granularity = Math.min(granularity * 2, tail.length);
+    }
+  }
+  return tail;
+}
+
+function systemHasDriver() {
+  try {
+    return /libcuda\.so\.1\b/.test(execFileSync('/sbin/ldconfig', ['-p'], { encoding: 'utf8' }));
+  } catch {
+    return false;
+  }
+}
+
+function environment(mode, workdir) {
+  const env = { ...process.env, CUDADRV_CACHE_DIR: path.join(workdir, 'cache') };
+  // a FIFO where the values' '#include "fifo"' finds it (the child's working directory)
+  execFileSync('mkfifo', [path.join(workdir, 'fifo')]);
+  delete env.FAKE_CUDA_FAIL;
+  if (mode === 'stand-in') {
+    const dir = path.join(workdir, 'stand-in');
+    buildStandIn(dir);
+    env.LD_LIBRARY_PATH = [dir, env.LD_LIBRARY_PATH].filter(Boolean).join(':');
+  } else if (mode === 'no-driver') {
+    // Where the system has a driver, a libcuda.so.1 with no entry points goes before it.
+    const dir = path.join(workdir, 'no-driver');
+    fs.mkdirSync(dir, { recursive: true });
+    if (systemHasDriver()) {
+      execFileSync(process.env.CC || 'cc', ['-shared', '-x', 'c', '-', '-o', path.join(dir, 'libcuda.so.1')], { input: '' });
+    }
+    env.LD_LIBRARY_PATH = dir;
+  }
+  return env;
+}
+
+/** Runs `calls` calls of run `seed` in `mode`; resolves { counts, unexpected, failures }. */
+async function fuzz({ mode, seed, calls, parallel = 2, print = false }) {
+  const workdir = fs.mkdtempSync(path.join(os.tmpdir(), `cudadrv-fuzz-${mode}-`));
+  try {
+    const env = environment(mode, workdir);
+    const counts = {};
+    const unexpected = [];
+    const failures = [];
+    const chunks = [];
+    for (let from = 0; from < calls; from += CHUNK) chunks.push({ from, to: Math.min(calls, from + CHUNK) });
+    const work = async () => {
+      for (let chunk = chunks.shift(); chunk; chunk = chunks.shift()) {
+        const job = { mode, seed, ...chunk, print };
+        const result = await runChild(job, env, workdir);
+        if (result.summary) {
+          for (const [k, v] of Object.entries(result.summary.counts)) counts[k] = (counts[k] || 0) + v;
+          unexpected.push(...result.summary.unexpected);
+          for (const h of result.summary.hung) failures.push({ died: 'Promise never settled', sequence: [h.index], calls: [h.call] });
+          continue;
+        }
+        const upTo = result.last === null ? [] : Array.from({ length: result.last - chunk.from + 1 }, (_, i) => chunk.from + i);
+        const sequence = await shortest(job, env, workdir, result, upTo);
+        const labels = sequence ? await callLabels(job, env, workdir, sequence) : [];
+        failures.push({ died: result.died, chunk, last: result.last, sequence, calls: labels, tail: result.tail });
+      }
+    };
+    await Promise.all(Array.from({ length: parallel }, work));
+    return { counts, unexpected, failures };
+  } finally {
+    fs.rmSync(workdir, { recursive: true, force: true });
+  }
+}
+
+// The calls of a sequence as text (the child prints them before running each).
+async function callLabels(job, env, cwd, only) {
+  const result = await runChild({ ...job, only, print: true }, env, cwd);
+  return result.tail.split('\n').filter((l) => l.startsWith('#'));
+}
+
+// A sanitizer's report from its first line, else the end of what the child printed.
+function excerpt(stderr) {
+  const lines = stderr.split('\n').filter((l) => !/DeprecationWarning|--trace-deprecation/.test(l));
+  const at = lines.findIndex((l) => /ERROR: \w+Sanitizer|runtime error:/.test(l));
+  return at >= 0 ? lines.slice(at, at + 24) : lines.slice(-12);
+}
+
+function report(mode, seed, { counts, unexpected, failures }) {
+  const lines = [`fuzz ${mode}, seed ${seed}: ${JSON.stringify(counts)}`];
+  for (const u of unexpected) lines.push(`  unexpected throw at call ${u.index}: ${u.call}\n    ${u.error}`);
+  for (const f of failures) {
+    lines.push(`  ${f.died} (seed ${seed}, repeat with: npm run fuzz -- --mode ${mode} --seed ${seed} --only ${(f.sequence || [f.last]).join(',')})`);
+    for (const c of f.calls) lines.push(`    ${c}`);
+    if (f.tail) lines.push(`    stderr: ${excerpt(f.tail).join('\n    ')}`);
+  }
+  return lines.join('\n');
+}
+
+async function main() {
+  const args = process.argv.slice(2);
+  const option = (name, fallback) => {
+    const i = args.indexOf(`--${name}`);
+    return i >= 0 ? args[i + 1] : fallback;
+  };
+  const seed = Number(option('seed', Math.floor(Math.random() * 2 ** 31)));
+  const calls = Number(option('calls', 200000));
+  const modes = option('mode', 'no-driver,stand-in').split(',');
+  const only = option('only', null);
+  let failed = false;
+  for (const mode of modes) {
+    if (only) {
+      const workdir = fs.mkdtempSync(path.join(os.tmpdir(), 'cudadrv-fuzz-'));
+      const env = environment(mode, workdir);
+      const result = await runChild({ mode, seed, only: only.split(',').map(Number), print: true }, env, workdir);
+      console.log(result.died ? `${result.died}\n${result.tail}` : JSON.stringify(result.summary, null, 1));
+      fs.rmSync(workdir, { recursive: true, force: true });
+      continue;
+    }
+    const result = await fuzz({ mode, seed, calls, print: args.includes('--print') });
+    console.log(report(mode, seed, result));
+    if (result.unexpected.length || result.failures.length) failed = true;
+  }
+  process.exitCode = failed ? 1 : 0;
+}
+
+if (require.main === module) main();
+
+module.exports = { fuzz, report };

@@ -1,0 +1,90 @@
+'use strict';
+// One kind of resource made and dropped `cycles` times in a process of its own, on the stand-in
+// driver (test/reliability/leaks/run.js starts it with FAKE_CUDA_COUNTS set). Prints one line of JSON: the
+// resident set after a full collection early (EARLY) and at the end, and the
+// stand-in's live counts before the cycles and after them.
+const cuda = require('../../..');
+const tools = require('../../../lib/tools');
+const compiler = require('../../../lib/compiler');
+const { liveCounts } = require('../../support/stand-in-driver');
+
+const [kind, cyclesText] = process.argv.slice(2);
+const cycles = Number(cyclesText);
+// Where the resident set is first taken: at 10,000 cycles (the warm-up of a compile's first run
+// and of malloc's arenas is over by then), or at a quarter of a shorter run.
+const EARLY = Math.min(10000, Math.floor(cycles / 4));
+const IMAGE = 'entry add 8 8 4\nglobal table 256\n';
+const SOURCE = 'extern "C" __global__ void k(float *x) { x[threadIdx.x] *= 2; }';
+
+const context = new cuda.Device(0).makeContext();
+const stream = new cuda.Stream();
+const base = cuda.memAlloc(4096);
+const kernel = new cuda.Module(IMAGE).getFunction('add');
+const array = new cuda.CudaArray({ width: 16, format: cuda.ArrayFormat.FLOAT, numChannels: 1 });
+const capturing = new cuda.Stream();
+const devicePool = new tools.DeviceMemoryPool();
+const arrayDescriptor = { width: 16, format: cuda.ArrayFormat.FLOAT, numChannels: 1 };
+
+// What one cycle makes and drops: nothing is freed by hand (but contexts), the collector
+// releases it all.
+const KINDS = {
+  deviceMemory: () => cuda.memAlloc(256),
+  slices: () => base.slice(256, 512),
+  streamOrderedMemory: () => cuda.memAllocAsync(256, stream),
+  pinned: () => cuda.pagelockedEmpty(256, 'uint8'),
+  aligned: () => cuda.alignedEmpty(256, 'uint8'),
+  managed: () => cuda.managedEmpty(64, 'float32'),
+  registered: () => cuda.registerHostMemory(cuda.alignedEmpty(4096, 'uint8', { alignment: 4096 })),
+  streams: () => new cuda.Stream(),
+  events: () => new cuda.Event(),
+  modules: () => new cuda.Module(IMAGE),
+  launches: () => kernel(base, base, cuda.int32(1), { block: 1, stream }),
+  arrays: () => new cuda.CudaArray(arrayDescriptor),
+  textureObjects: () => new cuda.TextureObject(array),
+  graphs: () => {
+    capturing.beginCapture();
+    cuda.memsetD8Async(base, 1, 16, capturing);
+    return capturing.endCapture().instantiate();
+  },
+  // A context lives until detach(), dropped or not (one may be current with nothing else holding
+  // it): its cycle ends with detach().
+  contexts: () => {
+    const made = new cuda.Device(0).makeContext();
+    made.detach();
+  },
+  pools: () => devicePool.allocate(256),
+  compileResults: () => compiler.compileSync(SOURCE),
+};
+
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+async function collect() {
+  for (let i = 0; i < 4; i++) {
+    global.gc();
+    await settle();
+  }
+}
+
+async function main() {
+  const make = KINDS[kind];
+  await collect();
+  const before = liveCounts(process.env.FAKE_CUDA_COUNTS);
+  let early = 0;
+  for (let i = 1; i <= cycles; i++) {
+    make();
+    if (i % 1000 === 0) { // at most a thousand dropped at a time: the high-water mark comes early
+      global.gc();
+      await settle(); // finalizers run from immediates
+    }
+    if (i === EARLY) {
+      await collect();
+      early = process.memoryUsage().rss;
+    }
+  }
+  devicePool.freeHeld();
+  await collect();
+  const late = process.memoryUsage().rss;
+  console.log(JSON.stringify({ kind, cycles, early, late, before, after: liveCounts(process.env.FAKE_CUDA_COUNTS) }));
+  void context;
+}
+
+main();

@@ -1,0 +1,12 @@
+'use strict';
+// Whether NVRTC loads here: the compiler's tests skip without it (it needs no GPU).
+function nvrtcLoads() {
+  try {
+    require('../../lib/internal/binding').nvrtcVersion();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+module.exports = { nvrtcLoads };
