@@ -19,7 +19,7 @@ function gib(bytes) {
 
 const driver = cuda.getDriverVersion();
 const [major, minor] = cuda.getVersion();
-let nvrtc = 'not found';
+let nvrtc;
 try {
   nvrtc = cuda.nvrtcVersion().join('.');
 } catch (error) {

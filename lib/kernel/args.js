@@ -234,7 +234,7 @@ function handledArray(array, name) {
 // In, Out and InOut work with or without new: cuda.In(a) as in PyCUDA.
 function handlerClass(name, copyIn, copyOut) {
   const Class = {
-    [name]: function (array) { // eslint-disable-line object-shorthand
+    [name]: function (array) {
       if (!new.target) return new Class(array);
       this.array = handledArray(array, name);
       return this;
@@ -428,7 +428,6 @@ function packerStatements(fields, offsets, arg) {
 function compilePacker(views, source, extra = {}) {
   const names = [...VIEWS, ...Object.keys(HELPERS), ...Object.keys(extra)];
   const values = [...VIEWS.map((v) => views[v]), ...Object.values(HELPERS), ...Object.values(extra)];
-  // eslint-disable-next-line no-new-func
   return new Function(...names, `'use strict';\n${source}`)(...values);
 }
 

@@ -55,8 +55,6 @@ function descriptorFields(descriptor) {
   return fields;
 }
 
-const token = Symbol('array');
-
 /**
  * A CUDA array (PyCUDA's Array): opaque device memory laid out for textures and surfaces, made
  * from an ArrayDescriptor (1D, 2D) or ArrayDescriptor3D (3D, layered, surfaces) in the current

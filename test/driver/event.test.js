@@ -1,8 +1,6 @@
 'use strict';
 // Events (lib/driver/event.js): recording, waits, timing and IPC handles.
 const assert = require('assert');
-const fs = require('fs');
-const os = require('os');
 const path = require('path');
 const cuda = require('../..');
 const binding = require('../../lib/internal/binding');

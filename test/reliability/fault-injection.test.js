@@ -6,7 +6,6 @@
 // crash or hand the driver a stale handle.
 const assert = require('assert');
 const { spawn, spawnSync } = require('child_process');
-const fs = require('fs');
 const path = require('path');
 const { standInDriver } = require('../support/stand-in-driver');
 

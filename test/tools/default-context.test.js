@@ -5,7 +5,7 @@ const path = require('path');
 const { spawnSync } = require('child_process');
 const cuda = require('../..');
 const tools = require('../../lib/tools');
-const { defaultContext, defaultDevice, makeNewContext, retainPrimaryContext } = require('../../lib/tools/default-context');
+const { defaultContext, makeNewContext, retainPrimaryContext } = require('../../lib/tools/default-context');
 const { describeGpu, hasGpu, noGpuReason, markCudaTest } = require('../support/gpu');
 
 const { contextDependentMemoize, clearContextCaches } = tools;

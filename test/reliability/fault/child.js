@@ -51,7 +51,7 @@ async function discover(dir) {
     try {
       await operation(dir);
     } catch (error) {
-      throw new Error(`operation ${name} fails without injection: ${error.stack}`);
+      throw new Error(`operation ${name} fails without injection: ${error.stack}`, { cause: error });
     } finally {
       fs.appendFileSync(LOG, 'end\n');
     }

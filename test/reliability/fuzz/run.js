@@ -60,7 +60,7 @@ async function shortest(job, env, cwd, failure, indices) {
     const result = await runChild({ ...job, only }, env, cwd);
     return result.died === failure.died;
   };
-  let tail = null;
+  let tail;
   for (let n = 1; ; n *= 4) {
     const candidate = indices.slice(-Math.min(n, indices.length));
     if (await repeats(candidate)) { tail = candidate; break; }
