@@ -86,7 +86,16 @@ const now = () => Number(process.hrtime.bigint()) / 1e6; // ms
 function buildFloor() {
   const include = execFileSync(process.execPath, [path.join(__dirname, '..', 'scripts', 'find-cuda.js')]).toString();
   const exe = path.join(work, 'nvrtc_floor');
-  execFileSync('cc', ['-std=c11', '-D_GNU_SOURCE', '-O2', `-I${include}`, path.join(__dirname, 'nvrtc_floor.c'), '-o', exe, '-ldl']);
+  execFileSync('cc', [
+    '-std=c11',
+    '-D_GNU_SOURCE',
+    '-O2',
+    `-I${include}`,
+    path.join(__dirname, 'nvrtc_floor.c'),
+    '-o',
+    exe,
+    '-ldl',
+  ]);
   return exe;
 }
 
@@ -136,7 +145,12 @@ async function coldCompile(floor) {
   child.stdin.end();
   const ratios = js.map((t, i) => t / ((c[i] + c[i + 1]) / 2));
   return {
-    js: median(js), c: median(c), ratio: median(ratios), jsMin: Math.min(...js), cMin: Math.min(...c), own: median(own),
+    js: median(js),
+    c: median(c),
+    ratio: median(ratios),
+    jsMin: Math.min(...js),
+    cMin: Math.min(...c),
+    own: median(own),
   };
 }
 
@@ -211,21 +225,53 @@ async function main() {
   const cpus = os.availableParallelism ? os.availableParallelism() : os.cpus().length;
   const lag = cpus > 1 ? await timerLag(() => compiler.compile(HEAVY, { arch: ARCH, cacheDir: false })) : null;
   // the same timers with nothing else running: the machine's own jitter
-  const idle = lag && await timerLag(() => new Promise((resolve) => setTimeout(resolve, lag.seconds * 1000)));
+  const idle = lag && (await timerLag(() => new Promise((resolve) => setTimeout(resolve, lag.seconds * 1000))));
   fs.rmSync(work, { recursive: true, force: true });
   const rows = [
-    ['cold compile, cudadrv / C (median of paired ratios)', `${cold.ratio.toFixed(3)}x`, '<= 1.05x', cold.ratio <= 1.05],
-    ['cold compile, medians (cudadrv, C)', `${cold.js.toFixed(2)} ms, ${cold.c.toFixed(2)} ms`, '(for reference)', true],
-    ['cold compile, fastest (cudadrv, C)', `${cold.jsMin.toFixed(2)} ms, ${cold.cMin.toFixed(2)} ms`, '(for reference)', true],
-    ['cold compile, cudadrv\'s own work (key, cache, copies)', `${cold.own.toFixed(3)} ms = ${(cold.own / cold.c * 100).toFixed(2)}% of C`, '(for reference)', true],
+    [
+      'cold compile, cudadrv / C (median of paired ratios)',
+      `${cold.ratio.toFixed(3)}x`,
+      '<= 1.05x',
+      cold.ratio <= 1.05,
+    ],
+    [
+      'cold compile, medians (cudadrv, C)',
+      `${cold.js.toFixed(2)} ms, ${cold.c.toFixed(2)} ms`,
+      '(for reference)',
+      true,
+    ],
+    [
+      'cold compile, fastest (cudadrv, C)',
+      `${cold.jsMin.toFixed(2)} ms, ${cold.cMin.toFixed(2)} ms`,
+      '(for reference)',
+      true,
+    ],
+    [
+      "cold compile, cudadrv's own work (key, cache, copies)",
+      `${cold.own.toFixed(3)} ms = ${((cold.own / cold.c) * 100).toFixed(2)}% of C`,
+      '(for reference)',
+      true,
+    ],
     ['in-process cache hit', `${(hit * 1000).toFixed(1)} us`, '<= 50 us', hit <= 0.05],
     ['on-disk hit, new process (first compile)', `${disk.first.toFixed(2)} ms`, '<= 2 ms', disk.first <= 2],
     ['on-disk hit, same new process (second source)', `${disk.second.toFixed(2)} ms`, '(for reference)', true],
-    ['require(\'cudadrv/compiler\'), new process', `${disk.required.toFixed(2)} ms`, '(for reference)', true],
-    ...(lag ? [
-      [`timer lag during a ${lag.seconds.toFixed(2)} s compile()`, `max ${lag.max.toFixed(2)} ms, p99 ${lag.p99.toFixed(2)} ms (${lag.ticks} ticks)`, '<= 5 ms', lag.max <= 5],
-      ['timer lag, idle (the machine\'s own jitter)', `max ${idle.max.toFixed(2)} ms, p99 ${idle.p99.toFixed(2)} ms (${idle.ticks} ticks)`, '(for reference)', true],
-    ] : [['timer lag during a compile()', 'not measured: one processor (run unpinned)', '<= 5 ms', true]]),
+    ["require('cudadrv/compiler'), new process", `${disk.required.toFixed(2)} ms`, '(for reference)', true],
+    ...(lag
+      ? [
+          [
+            `timer lag during a ${lag.seconds.toFixed(2)} s compile()`,
+            `max ${lag.max.toFixed(2)} ms, p99 ${lag.p99.toFixed(2)} ms (${lag.ticks} ticks)`,
+            '<= 5 ms',
+            lag.max <= 5,
+          ],
+          [
+            "timer lag, idle (the machine's own jitter)",
+            `max ${idle.max.toFixed(2)} ms, p99 ${idle.p99.toFixed(2)} ms (${idle.ticks} ticks)`,
+            '(for reference)',
+            true,
+          ],
+        ]
+      : [['timer lag during a compile()', 'not measured: one processor (run unpinned)', '<= 5 ms', true]]),
   ];
   const nvrtc = compiler.nvrtcVersion().join('.');
   if (json) {

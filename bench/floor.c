@@ -40,13 +40,14 @@
 #include <string.h>
 #include <time.h>
 
-#define BIG ((size_t)256 << 20)  /* the large copies */
-#define SMALL 16                 /* the latency copies */
-#define MIB ((size_t)1 << 20)    /* the allocations */
-#define GRAPH_KERNELS 100        /* launches captured into the graph */
+#define BIG ((size_t)256 << 20) /* the large copies */
+#define SMALL 16                /* the latency copies */
+#define MIB ((size_t)1 << 20)   /* the allocations */
+#define GRAPH_KERNELS 100       /* launches captured into the graph */
 
 /* ---- the driver, resolved as cudadrv's loader does ---- */
 
+// clang-format off
 #define DRIVER_CALLS(X)                                                                        \
   X(cuInit, 2000) X(cuDriverGetVersion, 2020) X(cuGetErrorString, 6000) X(cuDeviceGet, 2000)     \
   X(cuDeviceGetName, 2000) X(cuDeviceGetAttribute, 2000) X(cuDevicePrimaryCtxRetain, 7000)       \
@@ -56,6 +57,7 @@
   X(cuMemcpyHtoD, 3020) X(cuMemcpyDtoH, 3020) X(cuMemcpyDtoD, 3020) X(cuModuleLoadData, 2000)    \
   X(cuModuleGetFunction, 2000) X(cuLaunchKernel, 4000) X(cuStreamBeginCapture, 10010)            \
   X(cuStreamEndCapture, 10000) X(cuGraphInstantiateWithFlags, 11040) X(cuGraphLaunch, 10000)
+// clang-format on
 
 #define DRIVER_ENTRY(name, version) PFN_##name##_v##version name;
 static struct {
@@ -63,10 +65,12 @@ static struct {
 } cu;
 #undef DRIVER_ENTRY
 
+// clang-format off
 #define NVRTC_CALLS(X)                                                                         \
   X(nvrtcVersion) X(nvrtcGetErrorString) X(nvrtcCreateProgram) X(nvrtcCompileProgram)           \
   X(nvrtcGetCUBINSize) X(nvrtcGetCUBIN) X(nvrtcGetProgramLogSize) X(nvrtcGetProgramLog)          \
   X(nvrtcDestroyProgram)
+// clang-format on
 
 #define NVRTC_ENTRY(name) __typeof__(&name) name;
 static struct {
@@ -92,9 +96,10 @@ static void load_driver(void) {
       (PFN_cuGetProcAddress_v12000)dlsym(lib, "cuGetProcAddress_v2");
   if (!get_proc) fatal("libcuda.so.1 has no cuGetProcAddress_v2 (a driver older than CUDA 12)");
   CUdriverProcAddressQueryResult found;
-#define DRIVER_RESOLVE(name, version)                                                       \
-  if (get_proc(#name, (void **)&cu.name, version, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &found) \
-          != CUDA_SUCCESS || found != CU_GET_PROC_ADDRESS_SUCCESS)                          \
+#define DRIVER_RESOLVE(name, version)                                                              \
+  if (get_proc(#name, (void **)&cu.name, version, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &found) !=    \
+          CUDA_SUCCESS ||                                                                          \
+      found != CU_GET_PROC_ADDRESS_SUCCESS)                                                        \
     cu.name = NULL;
   DRIVER_CALLS(DRIVER_RESOLVE)
 #undef DRIVER_RESOLVE
@@ -114,7 +119,7 @@ static void load_nvrtc(const char *cuda_root) {
       lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   }
   if (!lib) fatal("could not load NVRTC (libnvrtc.so.13, .12 or libnvrtc.so)");
-#define NVRTC_RESOLVE(name) \
+#define NVRTC_RESOLVE(name)                                                                        \
   if (!(*(void **)&rtc.name = dlsym(lib, #name))) fatal("NVRTC does not provide %s", #name);
   NVRTC_CALLS(NVRTC_RESOLVE)
 #undef NVRTC_RESOLVE
@@ -132,11 +137,11 @@ static const char *cu_failed(const char *api, CUresult result) {
   return failure;
 }
 
-#define CK(fn, ...)                                         \
-  do {                                                      \
-    if (!cu.fn) return "the driver does not provide " #fn;  \
-    CUresult ck_ = cu.fn(__VA_ARGS__);                      \
-    if (ck_ != CUDA_SUCCESS) return cu_failed(#fn, ck_);    \
+#define CK(fn, ...)                                                                                \
+  do {                                                                                             \
+    if (!cu.fn) return "the driver does not provide " #fn;                                         \
+    CUresult ck_ = cu.fn(__VA_ARGS__);                                                             \
+    if (ck_ != CUDA_SUCCESS) return cu_failed(#fn, ck_);                                           \
   } while (0)
 
 /* ---- state shared by the operations, set up on first use ---- */
@@ -181,22 +186,23 @@ static char *read_file(const char *path, size_t *length) {
   return text;
 }
 
-/* Compiles source with NVRTC, making the calls cudadrv makes for a compile (src/compiler/nvrtc.c): create,
- * compile, the log (a failure's errors, a success's warnings), the cubin, destroy. The cubin in
- * *cubin (malloc'd) when wanted. */
+/* Compiles source with NVRTC, making the calls cudadrv makes for a compile (src/compiler/nvrtc.c):
+ * create, compile, the log (a failure's errors, a success's warnings), the cubin, destroy. The
+ * cubin in *cubin (malloc'd) when wanted. */
 static const char *nvrtc_compile(const char *source, const char *name, const char *const *options,
                                  int num_options, void **cubin) {
   nvrtcProgram program;
   nvrtcResult result = rtc.nvrtcCreateProgram(&program, source, name, 0, NULL, NULL);
   if (result != NVRTC_SUCCESS) {
-    snprintf(failure, sizeof failure, "nvrtcCreateProgram failed: %s", rtc.nvrtcGetErrorString(result));
+    snprintf(failure, sizeof failure, "nvrtcCreateProgram failed: %s",
+             rtc.nvrtcGetErrorString(result));
     return failure;
   }
   result = rtc.nvrtcCompileProgram(program, num_options, options);
   size_t size = 0;
   char *log = NULL;
-  if (rtc.nvrtcGetProgramLogSize(program, &size) == NVRTC_SUCCESS && size > 1 && (log = malloc(size)) &&
-      rtc.nvrtcGetProgramLog(program, log) != NVRTC_SUCCESS) {
+  if (rtc.nvrtcGetProgramLogSize(program, &size) == NVRTC_SUCCESS && size > 1 &&
+      (log = malloc(size)) && rtc.nvrtcGetProgramLog(program, log) != NVRTC_SUCCESS) {
     free(log);
     log = NULL;
   }
@@ -217,8 +223,10 @@ static const char *nvrtc_compile(const char *source, const char *name, const cha
     snprintf(failure, sizeof failure, "nvrtcGetCUBIN failed");
     return failure;
   }
-  if (cubin) *cubin = image;
-  else free(image);
+  if (cubin)
+    *cubin = image;
+  else
+    free(image);
   return NULL;
 }
 
@@ -281,12 +289,11 @@ static const char *setup_small(void) {
 /* ---- the steps ---- */
 
 /* A step that is one driver call. */
-#define STEP(name, fn, ...)              \
-  static const char *name(void) {        \
-    CK(fn, __VA_ARGS__);                 \
-    return NULL;                         \
+#define STEP(name, fn, ...)                                                                        \
+  static const char *name(void) {                                                                  \
+    CK(fn, __VA_ARGS__);                                                                           \
+    return NULL;                                                                                   \
   }
-
 
 STEP(launch_empty, cuLaunchKernel, empty_fn, 1, 1, 1, 1, 1, 1, 0, stream, NULL, NULL)
 STEP(launch_args4, cuLaunchKernel, args4_fn, 1, 1, 1, 1, 1, 1, 0, stream, NULL, args4_extra)
@@ -369,9 +376,9 @@ typedef const char *(*step_fn)(void);
 
 typedef struct operation {
   const char *name;
-  step_fn setup;   /* once, before the first batch (may be NULL) */
-  step_fn step;    /* BATCH times per timed batch */
-  step_fn after;   /* after each batch, untimed (may be NULL) */
+  step_fn setup; /* once, before the first batch (may be NULL) */
+  step_fn step;  /* BATCH times per timed batch */
+  step_fn after; /* after each batch, untimed (may be NULL) */
 } operation;
 
 static const operation operations[] = {
@@ -402,9 +409,12 @@ static double now_ns(void) {
 static void print_json_string(const char *text) {
   putchar('"');
   for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
-    if (*c == '"' || *c == '\\') printf("\\%c", *c);
-    else if (*c < 0x20) printf("\\u%04x", *c);
-    else putchar(*c);
+    if (*c == '"' || *c == '\\')
+      printf("\\%c", *c);
+    else if (*c < 0x20)
+      printf("\\u%04x", *c);
+    else
+      putchar(*c);
   }
   putchar('"');
 }
@@ -432,8 +442,8 @@ static const char *run(const operation *op, int warmup, int reps, int batch) {
 }
 
 static void print_sizes(void) {
-  printf("\"sizes\":{\"big\":%zu,\"small\":%d,\"alloc\":%zu,\"graphKernels\":%d}", BIG, SMALL,
-         MIB, GRAPH_KERNELS);
+  printf("\"sizes\":{\"big\":%zu,\"small\":%d,\"alloc\":%zu,\"graphKernels\":%d}", BIG, SMALL, MIB,
+         GRAPH_KERNELS);
 }
 
 static const operation *find(const char *name, size_t length) {
@@ -509,19 +519,25 @@ int main(int argc, char **argv) {
       continue;
     }
     if (first + 1 >= argc) break;
-    if (!strcmp(argv[first], "--cuda")) cuda_root = argv[first + 1];
-    else if (!strcmp(argv[first], "--kernels")) kernels = argv[first + 1];
-    else if (!strcmp(argv[first], "--compile")) compile = argv[first + 1];
-    else if (!strcmp(argv[first], "--compile-name")) compile_name = argv[first + 1];
+    if (!strcmp(argv[first], "--cuda"))
+      cuda_root = argv[first + 1];
+    else if (!strcmp(argv[first], "--kernels"))
+      kernels = argv[first + 1];
+    else if (!strcmp(argv[first], "--compile"))
+      compile = argv[first + 1];
+    else if (!strcmp(argv[first], "--compile-name"))
+      compile_name = argv[first + 1];
     else if (!strcmp(argv[first], "--compile-option")) {
       if (compile_option_count == (int)(sizeof compile_options / sizeof compile_options[0]))
         fatal("too many --compile-option");
       compile_options[compile_option_count++] = argv[first + 1];
-    } else fatal("unknown option %s", argv[first]);
+    } else
+      fatal("unknown option %s", argv[first]);
     first += 2;
   }
   if (!cuda_root || !kernels || !compile || (serving && first < argc))
-    fatal("usage: floor --list | floor --cuda ROOT --kernels FILE --compile FILE OP:WARMUP:REPS:BATCH... | "
+    fatal("usage: floor --list | floor --cuda ROOT --kernels FILE --compile FILE "
+          "OP:WARMUP:REPS:BATCH... | "
           "floor --serve --cuda ROOT --kernels FILE --compile FILE [--compile-name NAME] "
           "[--compile-option OPTION]...");
   /* Every spec is checked before anything runs. */

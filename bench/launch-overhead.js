@@ -40,11 +40,13 @@ function measure(rounds, lines) {
       if (i >= WARMUP) samples[name].push(ns);
     }
   }
-  return Object.fromEntries(names.map((name) => {
-    const sorted = samples[name].sort((x, y) => x - y);
-    const median = quantile(sorted, 0.5);
-    return [name, { median, spread: (quantile(sorted, 0.9) - quantile(sorted, 0.1)) / 2 / median }];
-  }));
+  return Object.fromEntries(
+    names.map((name) => {
+      const sorted = samples[name].sort((x, y) => x - y);
+      const median = quantile(sorted, 0.5);
+      return [name, { median, spread: (quantile(sorted, 0.9) - quantile(sorted, 0.1)) / 2 / median }];
+    }),
+  );
 }
 
 // In the child, whose libcuda.so.1 is the stand-in.
@@ -96,8 +98,10 @@ function main() {
   const run = spawnSync(process.execPath, [__filename, '--child', String(rounds)], { encoding: 'utf8', env });
   if (run.status !== 0) throw new Error(`the measuring process failed:\n${run.stderr}`);
   const results = JSON.parse(run.stdout);
-  console.log(`cudadrv's cost per launch through the stand-in driver (Node ${process.version}), ` +
-    `median of ${rounds} batches of ${BATCH}:`);
+  console.log(
+    `cudadrv's cost per launch through the stand-in driver (Node ${process.version}), ` +
+      `median of ${rounds} batches of ${BATCH}:`,
+  );
   for (const [name, { median, spread }] of Object.entries(results)) {
     console.log(`  ${name.padEnd(48)} ${median.toFixed(0).padStart(5)} ns ±${Math.round(spread * 100)}%`);
   }

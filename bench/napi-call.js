@@ -40,9 +40,10 @@ const lines = {
   'addon call, no driver work (memFree of no memory)': (n) => {
     for (let i = 0; i < n; i++) binding.memFree(-1, null);
   },
-  'JS object of a DeviceAllocation\'s shape': (n) => {
+  "JS object of a DeviceAllocation's shape": (n) => {
     for (let i = 0; i < n; i++) kept = new Holder();
   },
 };
-for (const [name, fn] of Object.entries(lines)) console.log(`${name.padEnd(52)} ${median(fn).toFixed(0).padStart(5)} ns`);
+for (const [name, fn] of Object.entries(lines))
+  console.log(`${name.padEnd(52)} ${median(fn).toFixed(0).padStart(5)} ns`);
 void kept;

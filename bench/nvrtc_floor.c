@@ -28,13 +28,13 @@ static void *open_nvrtc(void) {
   return lib;
 }
 
-#define CHECK(call)                                                                  \
-  do {                                                                               \
-    nvrtcResult r_ = (call);                                                         \
-    if (r_ != NVRTC_SUCCESS) {                                                       \
-      fprintf(stderr, "%s failed: %d\n", #call, (int)r_);                            \
-      exit(1);                                                                       \
-    }                                                                                \
+#define CHECK(call)                                                                                \
+  do {                                                                                             \
+    nvrtcResult r_ = (call);                                                                       \
+    if (r_ != NVRTC_SUCCESS) {                                                                     \
+      fprintf(stderr, "%s failed: %d\n", #call, (int)r_);                                          \
+      exit(1);                                                                                     \
+    }                                                                                              \
   } while (0)
 
 int main(int argc, char **argv) {

@@ -30,8 +30,9 @@ const TRACED_STEPS = 10;
 const EXTRA_CALLS = {
   alloc: {
     calls: ['cuCtxGetCurrent'],
-    why: 'which context owns the memory, in which a dropped allocation is freed (stream-ordered ' +
-      'memory takes its stream\'s)',
+    why:
+      'which context owns the memory, in which a dropped allocation is freed (stream-ordered ' +
+      "memory takes its stream's)",
   },
 };
 
@@ -82,7 +83,9 @@ function median(values) {
 
 function child(args, extraEnv) {
   const run = spawnSync(process.execPath, ['--expose-gc', __filename, ...args], {
-    encoding: 'utf8', timeout: 600000, maxBuffer: 64 * 2 ** 20,
+    encoding: 'utf8',
+    timeout: 600000,
+    maxBuffer: 64 * 2 ** 20,
     env: { ...process.env, LD_LIBRARY_PATH: STAND_IN, ...extraEnv },
   });
   if (run.status !== 0) throw new Error(`the measuring process failed:\n${run.stderr}`);
@@ -94,10 +97,22 @@ function child(args, extraEnv) {
 function traceFloor(op, floor, root, dir) {
   const count = (steps) => {
     const log = path.join(dir, `floor-${op.c}-${steps}.log`);
-    const run = spawnSync(floor, ['--cuda', root, '--kernels', path.join(__dirname, 'kernels.cu'),
-      '--compile', path.join(__dirname, 'compile.cu'), `${op.c}:0:1:${steps}`], {
-      encoding: 'utf8', env: { ...process.env, LD_LIBRARY_PATH: STAND_IN, FAKE_CUDA_TRACE: '1', FAKE_CUDA_LOG: log },
-    });
+    const run = spawnSync(
+      floor,
+      [
+        '--cuda',
+        root,
+        '--kernels',
+        path.join(__dirname, 'kernels.cu'),
+        '--compile',
+        path.join(__dirname, 'compile.cu'),
+        `${op.c}:0:1:${steps}`,
+      ],
+      {
+        encoding: 'utf8',
+        env: { ...process.env, LD_LIBRARY_PATH: STAND_IN, FAKE_CUDA_TRACE: '1', FAKE_CUDA_LOG: log },
+      },
+    );
     if (run.status !== 0) throw new Error(`floor.c failed: ${run.stderr}`);
     const counts = {};
     for (const line of fs.readFileSync(log, 'utf8').split('\n')) {
@@ -162,30 +177,47 @@ function main() {
     const rows = ops.map((op) => {
       const calls = { cudadrv: perStep(traced[op.id] || []), C: op.c ? traceFloor(op, floor, root, dir) : [] };
       const extra = EXTRA_CALLS[op.id] || { calls: [], why: null };
-      return { id: op.id, title: op.title, ...medians[op.id], calls, extra,
-        same: JSON.stringify(calls.cudadrv) === JSON.stringify([...calls.C, ...extra.calls].sort()) };
+      return {
+        id: op.id,
+        title: op.title,
+        ...medians[op.id],
+        calls,
+        extra,
+        same: JSON.stringify(calls.cudadrv) === JSON.stringify([...calls.C, ...extra.calls].sort()),
+      };
     });
     if (json) {
       process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
     } else {
-      const table = [['operation', 'cudadrv', 'C', 'overhead', 'driver calls (cudadrv / C)'],
-        ...rows.map((r) => [r.title, ns(r.cudadrv), ns(r.C),
+      const table = [
+        ['operation', 'cudadrv', 'C', 'overhead', 'driver calls (cudadrv / C)'],
+        ...rows.map((r) => [
+          r.title,
+          ns(r.cudadrv),
+          ns(r.C),
           r.cudadrv === null || r.C === null ? 'n/a' : ns(r.cudadrv - r.C),
-          `${r.calls.cudadrv.length} / ${r.calls.C.length}${r.same ? (r.extra.why ? ' (*)' : '') : ' DIFFER'}`])];
+          `${r.calls.cudadrv.length} / ${r.calls.C.length}${r.same ? (r.extra.why ? ' (*)' : '') : ' DIFFER'}`,
+        ]),
+      ];
       const widths = table[0].map((_, i) => Math.max(...table.map((row) => row[i].length)));
-      for (const row of table) process.stdout.write(`| ${row.map((cell, i) => cell.padEnd(widths[i])).join(' | ')} |\n`);
+      for (const row of table)
+        process.stdout.write(`| ${row.map((cell, i) => cell.padEnd(widths[i])).join(' | ')} |\n`);
       for (const r of rows) {
         if (r.error) process.stdout.write(`\n${r.id}: ${r.error}\n`);
         if (r.same && r.extra.why) {
           process.stdout.write(`\n(*) ${r.id}: cudadrv also calls ${r.extra.calls.join(', ')}: ${r.extra.why}\n`);
         }
         if (!r.same) {
-          process.stdout.write(`\n${r.id}: cudadrv calls ${r.calls.cudadrv.join(', ') || 'nothing'}\n` +
-            `${' '.repeat(r.id.length)}        C calls ${r.calls.C.join(', ') || 'nothing'}\n`);
+          process.stdout.write(
+            `\n${r.id}: cudadrv calls ${r.calls.cudadrv.join(', ') || 'nothing'}\n` +
+              `${' '.repeat(r.id.length)}        C calls ${r.calls.C.join(', ') || 'nothing'}\n`,
+          );
         }
       }
-      process.stdout.write(`\n(stand-in driver, ${os.cpus().length} × ${os.cpus()[0].model.trim()}; ` +
-        `the median of ${rounds} rounds' medians of ${SPEC[1]} batches of ${SPEC[2]} steps)\n`);
+      process.stdout.write(
+        `\n(stand-in driver, ${os.cpus().length} × ${os.cpus()[0].model.trim()}; ` +
+          `the median of ${rounds} rounds' medians of ${SPEC[1]} batches of ${SPEC[2]} steps)\n`,
+      );
     }
     return rows.every((r) => r.same && !r.error) ? 0 : 1;
   } finally {
@@ -194,10 +226,15 @@ function main() {
 }
 
 if (require.main === module) {
-  Promise.resolve().then(main).then((status) => {
-    if (typeof status === 'number') process.exitCode = status;
-  }, (error) => {
-    process.stderr.write(`overhead: ${error.message}\n`);
-    process.exitCode = 1;
-  });
+  Promise.resolve()
+    .then(main)
+    .then(
+      (status) => {
+        if (typeof status === 'number') process.exitCode = status;
+      },
+      (error) => {
+        process.stderr.write(`overhead: ${error.message}\n`);
+        process.exitCode = 1;
+      },
+    );
 }

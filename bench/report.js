@@ -35,8 +35,14 @@ function summarize(samples) {
   const p10 = quantile(sorted, 0.1);
   const p90 = quantile(sorted, 0.9);
   return {
-    n: sorted.length, median, p10, p90, min: sorted[0], max: sorted[sorted.length - 1],
-    spread: median > 0 ? (p90 - p10) / 2 / median : 0, samples,
+    n: sorted.length,
+    median,
+    p10,
+    p90,
+    min: sorted[0],
+    max: sorted[sorted.length - 1],
+    spread: median > 0 ? (p90 - p10) / 2 / median : 0,
+    samples,
   };
 }
 
@@ -100,8 +106,7 @@ function formatTable(results) {
   }
   const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => row[i].length)));
   const line = (row) => `| ${row.map((cell, i) => cell.padEnd(widths[i])).join(' | ')} |`;
-  return [line(rows[0]), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.slice(1).map(line)]
-    .join('\n');
+  return [line(rows[0]), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.slice(1).map(line)].join('\n');
 }
 
 // Statistics, verdicts and notes of every line, from the raw measurements of both sides.
@@ -111,12 +116,15 @@ function assemble(ops, jsRuns, cRuns) {
     const js = jsRuns[op.id] || { error: 'not measured' };
     const c = op.c ? cRuns[op.c] || { error: 'not measured' } : null;
     const line = {
-      id: op.id, title: op.title, unit: op.unit,
+      id: op.id,
+      title: op.title,
+      unit: op.unit,
       cudadrv: summarize(js.samples),
       c: op.c ? summarize(c.samples) : undefined,
       target: op.target ? op.target.text : null,
-      notes: [op.note, ...(js.notes || []), js.error && `cudadrv: ${js.error}`,
-        c && c.error && `C: ${c.error}`].filter(Boolean),
+      notes: [op.note, ...(js.notes || []), js.error && `cudadrv: ${js.error}`, c && c.error && `C: ${c.error}`].filter(
+        Boolean,
+      ),
       spec: op.spec,
     };
     others[op.id] = { js: line.cudadrv };
@@ -135,9 +143,14 @@ function report(results, meta, out) {
   const missed = results.filter((r) => r.status === 'missed').map((r) => r.id);
   const unknown = results.filter((r) => r.status === 'n/a').map((r) => r.id);
   const judged = results.filter((r) => r.status !== 'info').length;
-  lines.push('', missed.length + unknown.length === 0 ? `every target met (${judged} of ${judged})`
-    : [missed.length && `missed: ${missed.join(', ')}`,
-      unknown.length && `not measured: ${unknown.join(', ')}`].filter(Boolean).join('; '));
+  lines.push(
+    '',
+    missed.length + unknown.length === 0
+      ? `every target met (${judged} of ${judged})`
+      : [missed.length && `missed: ${missed.join(', ')}`, unknown.length && `not measured: ${unknown.join(', ')}`]
+          .filter(Boolean)
+          .join('; '),
+  );
   console.log(lines.join('\n'));
   if (out) {
     const json = { ...meta, results, missed, unmeasured: unknown };
@@ -147,6 +160,14 @@ function report(results, meta, out) {
 }
 
 module.exports = {
-  ratioAtMost, bandwidthAtLeast, atMost, overC, ofOperation, summarize, evaluate, formatTable, assemble,
+  ratioAtMost,
+  bandwidthAtLeast,
+  atMost,
+  overC,
+  ofOperation,
+  summarize,
+  evaluate,
+  formatTable,
+  assemble,
   report,
 };

@@ -16,9 +16,7 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { performance } = require('perf_hooks');
-const {
-  ratioAtMost, bandwidthAtLeast, atMost, overC, ofOperation, assemble, report,
-} = require('./report');
+const { ratioAtMost, bandwidthAtLeast, atMost, overC, ofOperation, assemble, report } = require('./report');
 
 const ROOT = path.join(__dirname, '..');
 const KERNELS_FILE = path.join(__dirname, 'kernels.cu');
@@ -41,13 +39,19 @@ const SIZES = { big: 256 * 2 ** 20, small: 16, alloc: 2 ** 20, graphKernels: 100
 // queue never fills and what is timed is the host's cost of enqueueing; 50 rounds of a warm-up
 // batch and 10 timed ones.
 const LAUNCH_ROUNDS = { rounds: 50, spec: [1, 10, 128] };
-const LAUNCH_NOTE = 'C and cudadrv take turns: 50 rounds of 10 timed batches of 128 launches each, ' +
+const LAUNCH_NOTE =
+  'C and cudadrv take turns: 50 rounds of 10 timed batches of 128 launches each, ' +
   'after a warm-up batch; the stream synchronized after each batch, untimed';
 
 const OPERATIONS = [
   {
-    id: 'launch.callable', title: 'empty kernel launch, callable', unit: 'us', c: 'launch.empty',
-    ...LAUNCH_ROUNDS, target: ratioAtMost(1.15), note: LAUNCH_NOTE,
+    id: 'launch.callable',
+    title: 'empty kernel launch, callable',
+    unit: 'us',
+    c: 'launch.empty',
+    ...LAUNCH_ROUNDS,
+    target: ratioAtMost(1.15),
+    note: LAUNCH_NOTE,
     js: (env) => {
       const { empty } = env.kernels();
       const stream = env.stream();
@@ -58,16 +62,25 @@ const OPERATIONS = [
     },
   },
   {
-    id: 'launch.prepared', title: 'empty kernel launch, prepared', unit: 'us', c: 'launch.empty',
-    ...LAUNCH_ROUNDS, target: ratioAtMost(1.03),
+    id: 'launch.prepared',
+    title: 'empty kernel launch, prepared',
+    unit: 'us',
+    c: 'launch.empty',
+    ...LAUNCH_ROUNDS,
+    target: ratioAtMost(1.03),
     js: (env) => {
       const { launch, drain } = emptyLaunch(env);
       return { step: launch, after: drain };
     },
   },
   {
-    id: 'launch.prepared4', title: '4-argument prepared launch', unit: 'us', c: 'launch.args4',
-    ...LAUNCH_ROUNDS, target: ratioAtMost(1.05), note: 'C passes the same 24 bytes as one buffer, as cudadrv does',
+    id: 'launch.prepared4',
+    title: '4-argument prepared launch',
+    unit: 'us',
+    c: 'launch.args4',
+    ...LAUNCH_ROUNDS,
+    target: ratioAtMost(1.05),
+    note: 'C passes the same 24 bytes as one buffer, as cudadrv does',
     js: (env) => {
       const args4 = prepared(env.kernels().args4, 'PPif');
       const { a, b } = env.argumentBuffers();
@@ -76,8 +89,14 @@ const OPERATIONS = [
     },
   },
   {
-    id: 'launch.sync', title: 'launch + synchronizeSync()', unit: 'us', c: 'launch.sync',
-    rounds: 25, spec: [1, 8, 20], target: ratioAtMost(1.1), note: 'C and cudadrv take turns: 25 rounds of 8 timed batches of 20',
+    id: 'launch.sync',
+    title: 'launch + synchronizeSync()',
+    unit: 'us',
+    c: 'launch.sync',
+    rounds: 25,
+    spec: [1, 8, 20],
+    target: ratioAtMost(1.1),
+    note: 'C and cudadrv take turns: 25 rounds of 8 timed batches of 20',
     js: (env) => {
       const { launch, drain } = emptyLaunch(env);
       return {
@@ -89,8 +108,13 @@ const OPERATIONS = [
     },
   },
   {
-    id: 'launch.await', title: 'launch + await synchronize()', unit: 'us', c: 'launch.sync',
-    rounds: 25, spec: [1, 8, 20], target: ratioAtMost(2),
+    id: 'launch.await',
+    title: 'launch + await synchronize()',
+    unit: 'us',
+    c: 'launch.sync',
+    rounds: 25,
+    spec: [1, 8, 20],
+    target: ratioAtMost(2),
     note: 'C: launch + cuStreamSynchronize',
     js: (env) => {
       const { launch, stream } = emptyLaunch(env);
@@ -104,51 +128,74 @@ const OPERATIONS = [
     },
   },
   {
-    id: 'await.complete', title: 'await of a complete stream', unit: 'us', c: 'stream.query',
-    spec: [5, 100, 100], target: atMost(5, 'us'), note: 'C: cuStreamQuery',
+    id: 'await.complete',
+    title: 'await of a complete stream',
+    unit: 'us',
+    c: 'stream.query',
+    spec: [5, 100, 100],
+    target: atMost(5, 'us'),
+    note: 'C: cuStreamQuery',
     js: (env) => {
       const stream = env.stream();
       return { async: true, step: () => stream.synchronize() };
     },
   },
-  ...['htod', 'dtoh'].flatMap((direction) => ['pinned', 'pageable'].map((kind) => ({
-    id: `copy.${direction}.${kind}`,
-    title: `256 MiB ${direction === 'htod' ? 'host→device' : 'device→host'}, ${kind}`,
-    unit: 'GB/s', bytes: SIZES.big, c: `copy.${direction}.${kind}`, rounds: 5, spec: [1, 2, 1],
-    note: 'C and cudadrv take turns: 5 rounds of 2 timed copies after a warm-up one',
-    target: bandwidthAtLeast(kind === 'pinned' ? 0.98 : 0.95),
-    js: (env) => {
-      const { cuda } = env;
-      const { device } = env.bigBuffers();
-      const host = env.bigBuffers()[kind];
-      return {
-        step: direction === 'htod' ? () => cuda.memcpyHtoD(device, host)
-          : () => cuda.memcpyDtoH(host, device),
-      };
-    },
-  }))),
+  ...['htod', 'dtoh'].flatMap((direction) =>
+    ['pinned', 'pageable'].map((kind) => ({
+      id: `copy.${direction}.${kind}`,
+      title: `256 MiB ${direction === 'htod' ? 'host→device' : 'device→host'}, ${kind}`,
+      unit: 'GB/s',
+      bytes: SIZES.big,
+      c: `copy.${direction}.${kind}`,
+      rounds: 5,
+      spec: [1, 2, 1],
+      note: 'C and cudadrv take turns: 5 rounds of 2 timed copies after a warm-up one',
+      target: bandwidthAtLeast(kind === 'pinned' ? 0.98 : 0.95),
+      js: (env) => {
+        const { cuda } = env;
+        const { device } = env.bigBuffers();
+        const host = env.bigBuffers()[kind];
+        return {
+          step: direction === 'htod' ? () => cuda.memcpyHtoD(device, host) : () => cuda.memcpyDtoH(host, device),
+        };
+      },
+    })),
+  ),
   ...['htod', 'dtoh'].map((direction) => ({
     id: `copy.${direction}.small`,
     title: `16 B ${direction === 'htod' ? 'host→device' : 'device→host'} latency`,
-    unit: 'us', c: `copy.${direction}.small`, rounds: 20, spec: [1, 10, 20], target: overC(0.5, 'us'),
+    unit: 'us',
+    c: `copy.${direction}.small`,
+    rounds: 20,
+    spec: [1, 10, 20],
+    target: overC(0.5, 'us'),
     note: 'C and cudadrv take turns: 20 rounds of 10 timed batches of 20 copies',
     js: (env) => {
       const { cuda } = env;
       const { device, host } = env.smallBuffers();
       return {
-        step: direction === 'htod' ? () => cuda.memcpyHtoD(device, host)
-          : () => cuda.memcpyDtoH(host, device),
+        step: direction === 'htod' ? () => cuda.memcpyHtoD(device, host) : () => cuda.memcpyDtoH(host, device),
       };
     },
   })),
   {
-    id: 'alloc', title: 'memAlloc + free, 1 MiB', unit: 'us', c: 'alloc', rounds: 20, spec: [1, 5, 20],
+    id: 'alloc',
+    title: 'memAlloc + free, 1 MiB',
+    unit: 'us',
+    c: 'alloc',
+    rounds: 20,
+    spec: [1, 5, 20],
     target: null,
     js: ({ cuda }) => ({ step: () => cuda.memAlloc(SIZES.alloc).free() }),
   },
   {
-    id: 'alloc.async', title: 'memAllocAsync + free, 1 MiB', unit: 'us', c: 'alloc.async',
-    rounds: 20, spec: [1, 10, 50], target: ratioAtMost(1.1),
+    id: 'alloc.async',
+    title: 'memAllocAsync + free, 1 MiB',
+    unit: 'us',
+    c: 'alloc.async',
+    rounds: 20,
+    spec: [1, 10, 50],
+    target: ratioAtMost(1.1),
     note: 'C and cudadrv take turns: 20 rounds of 10 timed batches of 50',
     js: (env) => {
       const { cuda } = env;
@@ -160,8 +207,12 @@ const OPERATIONS = [
     },
   },
   {
-    id: 'pool.alloc', title: 'DeviceMemoryPool allocate + free, 1 MiB', unit: 'us', c: null,
-    spec: [5, 100, 100], target: atMost(1.5, 'us'),
+    id: 'pool.alloc',
+    title: 'DeviceMemoryPool allocate + free, 1 MiB',
+    unit: 'us',
+    c: null,
+    spec: [5, 100, 100],
+    target: atMost(1.5, 'us'),
     js: () => {
       const { DeviceMemoryPool } = require('../lib/tools');
       const pool = new DeviceMemoryPool();
@@ -169,15 +220,25 @@ const OPERATIONS = [
     },
   },
   {
-    id: 'compile.cold', title: 'NVRTC compile, cold (bench/compile.cu)', unit: 'ms', c: 'compile.cold',
-    rounds: 15, spec: [1, 1, 1], target: ratioAtMost(1.05),
-    note: 'C and cudadrv take turns: 15 rounds of a warm-up compile and a timed one, each of a source ' +
+    id: 'compile.cold',
+    title: 'NVRTC compile, cold (bench/compile.cu)',
+    unit: 'ms',
+    c: 'compile.cold',
+    rounds: 15,
+    spec: [1, 1, 1],
+    target: ratioAtMost(1.05),
+    note:
+      'C and cudadrv take turns: 15 rounds of a warm-up compile and a timed one, each of a source ' +
       'of its own, the cache disabled; C gets the same name and options',
     js: coldCompiles,
   },
   {
-    id: 'compile.cached', title: 'NVRTC compile, cache hit in-process', unit: 'us', c: null,
-    spec: [1, 50, 20], target: atMost(50, 'us'),
+    id: 'compile.cached',
+    title: 'NVRTC compile, cache hit in-process',
+    unit: 'us',
+    c: null,
+    spec: [1, 50, 20],
+    target: atMost(50, 'us'),
     js: (env) => {
       const { compileSync } = require('../lib/compiler');
       const options = { cacheDir: env.tempDir('cache'), noExternC: true };
@@ -186,8 +247,14 @@ const OPERATIONS = [
     },
   },
   {
-    id: 'copy.dtod', title: '256 MiB device→device', unit: 'GB/s', bytes: SIZES.big, c: 'copy.dtod',
-    spec: [2, 10, 1], target: null, note: 'each copy followed by Context.synchronizeSync()',
+    id: 'copy.dtod',
+    title: '256 MiB device→device',
+    unit: 'GB/s',
+    bytes: SIZES.big,
+    c: 'copy.dtod',
+    spec: [2, 10, 1],
+    target: null,
+    note: 'each copy followed by Context.synchronizeSync()',
     js: (env) => {
       const { cuda } = env;
       const { device, device2 } = env.bigBuffers();
@@ -200,35 +267,48 @@ const OPERATIONS = [
     },
   },
   {
-    id: 'lag.wait', title: 'timer lag awaiting a 500 ms kernel', unit: 'ms', c: null,
-    spec: [0, 3, 1], target: atMost(2, 'ms'),
+    id: 'lag.wait',
+    title: 'timer lag awaiting a 500 ms kernel',
+    unit: 'ms',
+    c: null,
+    spec: [0, 3, 1],
+    target: atMost(2, 'ms'),
     js: (env) => {
       const stream = env.stream();
       const busy = env.occupier();
       return {
-        samples: () => lagDuring(env, 'the waits', () => {
-          busy(stream, 500);
-          return stream.synchronize();
-        }),
+        samples: () =>
+          lagDuring(env, 'the waits', () => {
+            busy(stream, 500);
+            return stream.synchronize();
+          }),
       };
     },
   },
   {
-    id: 'lag.compile', title: 'timer lag during an async compile', unit: 'ms', c: null,
-    spec: [0, 3, 1], target: atMost(5, 'ms'),
+    id: 'lag.compile',
+    title: 'timer lag during an async compile',
+    unit: 'ms',
+    c: null,
+    spec: [0, 3, 1],
+    target: atMost(5, 'ms'),
     js: (env) => {
       const { compile } = require('../lib/compiler');
       const options = { cacheDir: false, noExternC: true };
       let serial = 0;
       return {
-        samples: () => lagDuring(env, 'the compiles', () =>
-          compile(`${env.compileSource}\n// lag sample ${serial++}\n`, options)),
+        samples: () =>
+          lagDuring(env, 'the compiles', () => compile(`${env.compileSource}\n// lag sample ${serial++}\n`, options)),
       };
     },
   },
   {
-    id: 'readfile.waits', title: 'fs.promises.readFile with 64 pending waits', unit: 'ms', c: null,
-    spec: [0, 30, 1], target: atMost(5, 'ms'),
+    id: 'readfile.waits',
+    title: 'fs.promises.readFile with 64 pending waits',
+    unit: 'ms',
+    c: null,
+    spec: [0, 30, 1],
+    target: atMost(5, 'ms'),
     js: (env) => {
       const { cuda } = env;
       const streams = Array.from({ length: 64 }, () => new cuda.Stream(cuda.StreamFlags.NON_BLOCKING));
@@ -257,8 +337,12 @@ const OPERATIONS = [
     },
   },
   {
-    id: 'graph.launch', title: `${SIZES.graphKernels}-kernel graph, host cost per kernel`, unit: 'us',
-    per: SIZES.graphKernels, c: 'graph.launch', spec: [2, 100, 5],
+    id: 'graph.launch',
+    title: `${SIZES.graphKernels}-kernel graph, host cost per kernel`,
+    unit: 'us',
+    per: SIZES.graphKernels,
+    c: 'graph.launch',
+    spec: [2, 100, 5],
     target: ofOperation('launch.prepared', 0.2),
     js: (env) => {
       const { empty } = env.kernels();
@@ -380,7 +464,8 @@ function coldCompiles(env) {
     },
     after: () => {
       const sorted = [...own].sort((x, y) => x - y);
-      notes[note] = `cudadrv's own work outside the addon's compiling call: ${(sorted[sorted.length >> 1] * 1000).toFixed(0)} µs (median)`;
+      notes[note] =
+        `cudadrv's own work outside the addon's compiling call: ${(sorted[sorted.length >> 1] * 1000).toFixed(0)} µs (median)`;
     },
   };
 }
@@ -423,8 +508,12 @@ class Env {
     return this.once('kernels', () => {
       const { SourceModule } = require('../lib/compiler');
       const module = new SourceModule(fs.readFileSync(KERNELS_FILE, 'utf8'), { noExternC: true });
-      return { module, empty: module.getFunction('empty'), args4: module.getFunction('args4'),
-        spin: module.getFunction('spin') };
+      return {
+        module,
+        empty: module.getFunction('empty'),
+        args4: module.getFunction('args4'),
+        spin: module.getFunction('spin'),
+      };
     });
   }
 
@@ -568,8 +657,9 @@ async function alternate(group, env, cRound) {
       }
     }
   }
-  const jsRuns = Object.fromEntries(lines.map(({ op, samples, error, notes }) =>
-    [op.id, error ? { error, notes } : { samples, notes }]));
+  const jsRuns = Object.fromEntries(
+    lines.map(({ op, samples, error, notes }) => [op.id, error ? { error, notes } : { samples, notes }]),
+  );
   return { jsRuns, cRun: c.error ? { error: c.error } : c };
 }
 
@@ -592,8 +682,22 @@ function cudaRoot() {
 function buildFloor(root) {
   fs.mkdirSync(path.dirname(FLOOR_BINARY), { recursive: true });
   const cc = process.env.CC || 'cc';
-  const built = spawnSync(cc, ['-O2', '-std=c11', '-Wall', '-Wextra', `-I${path.join(root, 'include')}`,
-    FLOOR_SOURCE, '-ldl', '-lpthread', '-o', FLOOR_BINARY], { encoding: 'utf8' });
+  const built = spawnSync(
+    cc,
+    [
+      '-O2',
+      '-std=c11',
+      '-Wall',
+      '-Wextra',
+      `-I${path.join(root, 'include')}`,
+      FLOOR_SOURCE,
+      '-ldl',
+      '-lpthread',
+      '-o',
+      FLOOR_BINARY,
+    ],
+    { encoding: 'utf8' },
+  );
   if (built.error) throw new Error(`could not run ${cc} to build bench/floor.c: ${built.error.message}`);
   if (built.status !== 0 || built.stderr.trim()) {
     throw new Error(`${cc} did not build bench/floor.c cleanly: ${built.stderr.trim().split('\n')[0]}`);
@@ -612,8 +716,9 @@ function checkFloor(floor, ops) {
     throw new Error(`bench/floor.c measures ${unused.join(', ')}, which no line uses`);
   }
   if (JSON.stringify(sizes) !== JSON.stringify(SIZES)) {
-    throw new Error(`bench/floor.c uses the sizes ${JSON.stringify(sizes)}, ` +
-      `bench/run.js ${JSON.stringify(SIZES)}`);
+    throw new Error(
+      `bench/floor.c uses the sizes ${JSON.stringify(sizes)}, ` + `bench/run.js ${JSON.stringify(SIZES)}`,
+    );
   }
 }
 
@@ -622,11 +727,21 @@ function runFloor(floor, root, ops) {
   const specs = new Map();
   for (const op of ops) if (op.c && !specs.has(op.c)) specs.set(op.c, op.spec);
   if (specs.size === 0) return { meta: {}, runs: {} };
-  const args = ['--cuda', root, '--kernels', KERNELS_FILE, '--compile', COMPILE_FILE,
-    ...[...specs].map(([name, spec]) => `${name}:${spec.join(':')}`)];
+  const args = [
+    '--cuda',
+    root,
+    '--kernels',
+    KERNELS_FILE,
+    '--compile',
+    COMPILE_FILE,
+    ...[...specs].map(([name, spec]) => `${name}:${spec.join(':')}`),
+  ];
   const run = spawnSync(floor, args, { encoding: 'utf8', maxBuffer: 64 * 2 ** 20, timeout: 300000 });
-  const failed = run.error ? run.error.message : run.status !== 0
-    ? (run.stderr.trim().split('\n').pop() || `exit status ${run.status}`) : null;
+  const failed = run.error
+    ? run.error.message
+    : run.status !== 0
+      ? run.stderr.trim().split('\n').pop() || `exit status ${run.status}`
+      : null;
   if (failed) return { meta: {}, error: `floor.c failed: ${failed}`, runs: {} };
   const { results, ...meta } = JSON.parse(run.stdout);
   const runs = {};
@@ -645,8 +760,11 @@ function runFloor(floor, root, ops) {
  */
 class FloorServer {
   constructor(floor, root, compileArgs = []) {
-    this.child = spawn(floor, ['--serve', '--cuda', root, '--kernels', KERNELS_FILE, '--compile', COMPILE_FILE,
-      ...compileArgs], { stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child = spawn(
+      floor,
+      ['--serve', '--cuda', root, '--kernels', KERNELS_FILE, '--compile', COMPILE_FILE, ...compileArgs],
+      { stdio: ['pipe', 'pipe', 'pipe'] },
+    );
     this.pending = []; // { resolve } per line awaited, in order
     this.buffer = '';
     this.stderr = '';
@@ -671,8 +789,9 @@ class FloorServer {
       for (const waiting of this.pending.splice(0)) waiting.resolve({ error: this.ended });
     };
     this.child.on('error', (error) => end(`floor.c --serve failed: ${error.message}`));
-    this.child.on('close', (status) => end(`floor.c --serve ended: ${this.stderr.trim().split('\n').pop() ||
-      `exit status ${status}`}`));
+    this.child.on('close', (status) =>
+      end(`floor.c --serve ended: ${this.stderr.trim().split('\n').pop() || `exit status ${status}`}`),
+    );
     this.child.stdin.on('error', () => {}); // a write after it ended: its close says why
   }
 
@@ -726,7 +845,8 @@ async function measureAlternating(ops, env, floor, root, compileArgs) {
     for (const [name, group] of groups) {
       progress.current = group.map((op) => op.id).join(', ');
       process.stderr.write(`bench: cudadrv and C in turns: ${progress.current}\n`);
-      const cRound = started.error ? () => Promise.resolve({ error: started.error })
+      const cRound = started.error
+        ? () => Promise.resolve({ error: started.error })
         : (spec) => server.request(name, spec);
       const { jsRuns: js, cRun } = await alternate(group, env, cRound);
       Object.assign(jsRuns, js);
@@ -754,11 +874,11 @@ function dryRun(ops) {
     const c = base[op.unit];
     const t = op.target;
     let js = c;
-    if (t && t.kind === 'ratio') js = c * (1 + t.max) / 2;
-    if (t && t.kind === 'bandwidth') js = c * (1 + t.min) / 2;
+    if (t && t.kind === 'ratio') js = (c * (1 + t.max)) / 2;
+    if (t && t.kind === 'bandwidth') js = (c * (1 + t.min)) / 2;
     if (t && t.kind === 'absolute') js = t.max / 2;
     if (t && t.kind === 'delta') js = c + t.max / 2;
-    if (t && t.kind === 'of') js = medians[t.op] * t.max / 2;
+    if (t && t.kind === 'of') js = (medians[t.op] * t.max) / 2;
     medians[op.id] = js;
     jsRuns[op.id] = { samples: Array.from({ length: op.spec[1] }, () => js * jitter()) };
     if (op.c) cRuns[op.c] = { samples: Array.from({ length: op.spec[1] }, () => c * jitter()) };
@@ -810,7 +930,9 @@ async function main() {
   const floor = buildFloor(root);
   checkFloor(floor, ops);
   const meta = {
-    date: new Date().toISOString(), node: process.version, platform: `${os.type()} ${os.arch()}`,
+    date: new Date().toISOString(),
+    node: process.version,
+    platform: `${os.type()} ${os.arch()}`,
   };
   if (options.dryRun) {
     const { jsRuns, cRuns } = dryRun(ops);
@@ -819,15 +941,20 @@ async function main() {
   const cuda = require('..');
   const reason = noDeviceReason(cuda);
   if (reason) {
-    throw new Error(`no CUDA device to measure (${reason}); run it on a machine with an NVIDIA GPU, ` +
-      'or try --dry-run');
+    throw new Error(
+      `no CUDA device to measure (${reason}); run it on a machine with an NVIDIA GPU, ` + 'or try --dry-run',
+    );
   }
   const device = new cuda.Device(0);
   const coldCompile = coldCompileRequest(`sm_${device.computeCapability().join('')}`);
   const started = Date.now();
   progress.current = 'bench/floor.c';
   process.stderr.write('bench: C (bench/floor.c)...');
-  const floorRun = runFloor(floor, root, ops.filter((op) => !op.rounds));
+  const floorRun = runFloor(
+    floor,
+    root,
+    ops.filter((op) => !op.rounds),
+  );
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   process.stderr.write(` ${seconds} s${floorRun.error ? `: ${floorRun.error}` : ''}\n`);
   const context = device.retainPrimaryContext();
@@ -846,10 +973,17 @@ async function main() {
     ? Object.fromEntries(ops.filter((op) => op.c && !op.rounds).map((op) => [op.c, { error: floorRun.error }]))
     : floorRun.runs;
   Object.assign(cRuns, turns.cRuns);
-  return report(assemble(ops, jsRuns, cRuns), {
-    ...meta, device: device.name(), driver: cuda.getDriverVersion(), floor: { ...turns.meta, ...floorRun.meta },
-    seconds: (Date.now() - started) / 1000,
-  }, options.out);
+  return report(
+    assemble(ops, jsRuns, cRuns),
+    {
+      ...meta,
+      device: device.name(),
+      driver: cuda.getDriverVersion(),
+      floor: { ...turns.meta, ...floorRun.meta },
+      seconds: (Date.now() - started) / 1000,
+    },
+    options.out,
+  );
 }
 
 if (require.main === module) {
@@ -860,13 +994,24 @@ if (require.main === module) {
     process.exit(status);
   };
   // A Promise that never settles would let the process end quietly with status 0.
-  process.on('exit', () => ended ||
-    end(1, `stopped before the end, in ${progress.current}: a wait never settled`));
-  setTimeout(() => end(1, `still in ${progress.current} after ${LIMIT_S} s; stopping`), LIMIT_S * 1000)
-    .unref();
-  main().then((status) => end(status), (error) => end(1, error.message.split('\n')[0]));
+  process.on('exit', () => ended || end(1, `stopped before the end, in ${progress.current}: a wait never settled`));
+  setTimeout(() => end(1, `still in ${progress.current} after ${LIMIT_S} s; stopping`), LIMIT_S * 1000).unref();
+  main().then(
+    (status) => end(status),
+    (error) => end(1, error.message.split('\n')[0]),
+  );
 }
 
 module.exports = {
-  OPERATIONS, SIZES, inUnit, select, alternate, FloorServer, Env, measureJs, cudaRoot, buildFloor, runFloor,
+  OPERATIONS,
+  SIZES,
+  inUnit,
+  select,
+  alternate,
+  FloorServer,
+  Env,
+  measureJs,
+  cudaRoot,
+  buildFloor,
+  runFloor,
 };

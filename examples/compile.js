@@ -27,12 +27,15 @@ async function main() {
   start = process.hrtime.bigint();
   compileSync(SAXPY, { arch: 'sm_120' });
   const again = Number(process.hrtime.bigint() - start) / 1e6;
-  console.log(`cubin for ${cubin.target}: ${cubin.length} bytes in ${first.toFixed(1)} ms, ` +
-    `then ${(again * 1000).toFixed(0)} us from the cache`);
+  console.log(
+    `cubin for ${cubin.target}: ${cubin.length} bytes in ${first.toFixed(1)} ms, ` +
+      `then ${(again * 1000).toFixed(0)} us from the cache`,
+  );
 
   // C++ templates, looked up by their lowered names
   const templated = compileSync('template <typename T> __global__ void fill(T *x, T v) { x[threadIdx.x] = v; }', {
-    code: 'compute_90', nameExpressions: ['fill<float>', 'fill<double>'],
+    code: 'compute_90',
+    nameExpressions: ['fill<float>', 'fill<double>'],
   });
   console.log('lowered names:', templated.loweredNames);
 
@@ -61,11 +64,15 @@ async function main() {
     const a = Math.fround(2.5);
     const expected = y.map((v, i) => Math.fround(a * x[i] + v));
     await mod.getFunction('saxpy')(cuda.float32(a), cuda.In(x), cuda.InOut(y), cuda.int32(n), {
-      block: [256, 1, 1], grid: [Math.ceil(n / 256), 1],
+      block: [256, 1, 1],
+      grid: [Math.ceil(n / 256), 1],
     });
     const wrong = y.findIndex((v, i) => v !== expected[i]);
-    console.log(wrong < 0 ? `saxpy on ${new cuda.Device(0).name()}: all ${n} results match the CPU`
-      : `saxpy: element ${wrong} is ${y[wrong]}, the CPU says ${expected[wrong]}`);
+    console.log(
+      wrong < 0
+        ? `saxpy on ${new cuda.Device(0).name()}: all ${n} results match the CPU`
+        : `saxpy: element ${wrong} is ${y[wrong]}, the CPU says ${expected[wrong]}`,
+    );
   } finally {
     context.detach();
   }

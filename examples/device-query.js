@@ -25,7 +25,9 @@ try {
 } catch (error) {
   nvrtc = `unavailable (${error.message})`;
 }
-console.log(`CUDA driver ${Math.floor(driver / 1000)}.${(driver % 1000) / 10}, built against CUDA ${major}.${minor}, NVRTC ${nvrtc}`);
+console.log(
+  `CUDA driver ${Math.floor(driver / 1000)}.${(driver % 1000) / 10}, built against CUDA ${major}.${minor}, NVRTC ${nvrtc}`,
+);
 const count = cuda.Device.count();
 if (count === 0) {
   console.error('The CUDA driver loaded, but it reports no device.');

@@ -61,7 +61,9 @@ async function main() {
       }
     }
     const ok = worst < 1e-4;
-    console.log(`C = A×B (${M}×${K} · ${K}×${N}): largest error ${worst.toExponential(2)} of the terms' magnitude: ${ok ? 'ok' : 'WRONG'}`);
+    console.log(
+      `C = A×B (${M}×${K} · ${K}×${N}): largest error ${worst.toExponential(2)} of the terms' magnitude: ${ok ? 'ok' : 'WRONG'}`,
+    );
 
     // Timing: device memory, a prepared format, events around 20 launches.
     const [dA, dB, dC] = [cuda.toDevice(A), cuda.toDevice(B), cuda.memAlloc(C.byteLength)];
@@ -72,7 +74,9 @@ async function main() {
     const end = new cuda.Event().record();
     await end.synchronize();
     const ms = end.timeSince(start) / runs;
-    console.log(`${ctx.device.name()}: ${ms.toFixed(3)} ms per product, ${((2 * M * N * K) / ms / 1e6).toFixed(1)} GFLOP/s`);
+    console.log(
+      `${ctx.device.name()}: ${ms.toFixed(3)} ms per product, ${((2 * M * N * K) / ms / 1e6).toFixed(1)} GFLOP/s`,
+    );
     [dA, dB, dC].forEach((d) => d.free());
     process.exitCode = ok ? 0 : 1;
   } finally {

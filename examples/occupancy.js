@@ -28,20 +28,26 @@ const kernel = new SourceModule(`
   }`).getFunction('blockSum');
 
 const data = new DeviceData(context.device);
-console.log(`${context.device.name()} (sm_${data.computeCapability.join('')}): per multiprocessor ` +
-  `${data.warpsPerMp} warps, ${data.threadBlocksPerMp} blocks, ${data.registers} registers, ` +
-  `${data.sharedMemory} bytes of shared memory`);
-console.log(`blockSum: ${kernel.numRegs} registers a thread, ${kernel.sharedSizeBytes} bytes of static ` +
-  'shared memory, 4 bytes of dynamic shared memory a thread\n');
+console.log(
+  `${context.device.name()} (sm_${data.computeCapability.join('')}): per multiprocessor ` +
+    `${data.warpsPerMp} warps, ${data.threadBlocksPerMp} blocks, ${data.registers} registers, ` +
+    `${data.sharedMemory} bytes of shared memory`,
+);
+console.log(
+  `blockSum: ${kernel.numRegs} registers a thread, ${kernel.sharedSizeBytes} bytes of static ` +
+    'shared memory, 4 bytes of dynamic shared memory a thread\n',
+);
 console.log('threads  blocks/SM  warps/SM  occupancy  limited by  driver');
 let best = null;
 for (let threads = 32; threads <= data.maxThreads; threads *= 2) {
   const dynamic = threads * 4;
   const occ = new OccupancyRecord(data, threads, kernel.sharedSizeBytes + dynamic, kernel.numRegs);
   const driver = kernel.maxActiveBlocksPerMultiprocessor(threads, dynamic);
-  console.log(`${String(threads).padStart(7)}  ${String(occ.tbPerMp).padStart(9)}  ` +
-    `${String(occ.warpsPerMp).padStart(8)}  ${(occ.occupancy * 100).toFixed(1).padStart(8)}%  ` +
-    `${occ.limitedBy.padEnd(10)}  ${driver}${driver === occ.tbPerMp ? '' : '  (disagrees!)'}`);
+  console.log(
+    `${String(threads).padStart(7)}  ${String(occ.tbPerMp).padStart(9)}  ` +
+      `${String(occ.warpsPerMp).padStart(8)}  ${(occ.occupancy * 100).toFixed(1).padStart(8)}%  ` +
+      `${occ.limitedBy.padEnd(10)}  ${driver}${driver === occ.tbPerMp ? '' : '  (disagrees!)'}`,
+  );
   if (!best || occ.warpsPerMp > best.occ.warpsPerMp) best = { threads, occ };
 }
 console.log(`\nBest: ${best.threads} threads a block, ${(best.occ.occupancy * 100).toFixed(0)}% occupancy`);

@@ -49,7 +49,12 @@ for (const mib of [1, 8, 64]) {
 }
 
 console.log(`${new cuda.Device(0).name()}: copy bandwidth in GB/s`);
-console.table(rows.map((row) => Object.fromEntries(Object.entries(row)
-  .map(([key, value]) => [key, typeof value === 'number' ? Number(value.toFixed(2)) : value]))));
+console.table(
+  rows.map((row) =>
+    Object.fromEntries(
+      Object.entries(row).map(([key, value]) => [key, typeof value === 'number' ? Number(value.toFixed(2)) : value]),
+    ),
+  ),
+);
 stream.destroy();
 context.detach();

@@ -47,7 +47,9 @@ async function main(): Promise<void> {
   const ctx: cuda.Context = new cuda.Device(0).makeContext();
   try {
     const module = new cuda.Module(PTX, {
-      messageHandler: (ok: boolean, info: string) => { if (!ok || info) console.log(`JIT: ${info}`); },
+      messageHandler: (ok: boolean, info: string) => {
+        if (!ok || info) console.log(`JIT: ${info}`);
+      },
     });
     const saxpy: cuda.Kernel = module.getFunction('saxpy');
     const n = 100_000;

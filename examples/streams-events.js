@@ -47,9 +47,11 @@ async function main() {
 
   const result = cuda.fromDevice(sum, n, 'float32');
   const right = result.every((x) => x === 3.75);
-  console.log(`${context.device.name()}: fill, fill and add of ${n} floats took ` +
-    `${end.timeSince(start).toFixed(3)} ms on the GPU; ${ticks} timer ticks ran while waiting; ` +
-    `every sum is 3.75: ${right}`);
+  console.log(
+    `${context.device.name()}: fill, fill and add of ${n} floats took ` +
+      `${end.timeSince(start).toFixed(3)} ms on the GPU; ${ticks} timer ticks ran while waiting; ` +
+      `every sum is 3.75: ${right}`,
+  );
   process.exitCode = right ? 0 : 1;
 }
 

@@ -29,9 +29,15 @@ function main() {
     const [width, height] = [640, 480];
     const pixels = Float32Array.from({ length: width * height }, () => Math.random());
     const image = cuda.matrixToArray(pixels, [height, width]); // rows of `width` pixels
-    const blurred = new cuda.CudaArray(new cuda.ArrayDescriptor3D({
-      width, height, format: cuda.ArrayFormat.FLOAT, numChannels: 1, flags: cuda.Array3DFlags.SURFACE_LDST,
-    }));
+    const blurred = new cuda.CudaArray(
+      new cuda.ArrayDescriptor3D({
+        width,
+        height,
+        format: cuda.ArrayFormat.FLOAT,
+        numChannels: 1,
+        flags: cuda.Array3DFlags.SURFACE_LDST,
+      }),
+    );
     const texture = new cuda.TextureObject(image, { addressMode: cuda.AddressMode.CLAMP });
     const surface = new cuda.SurfaceObject(blurred);
 
@@ -58,8 +64,10 @@ function main() {
         worst = Math.max(worst, Math.abs(result[y * width + x] - sum / 9));
       }
     }
-    console.log(`${width}×${height} box blur through a texture and a surface: largest difference ` +
-      `from the CPU ${worst.toExponential(2)}`);
+    console.log(
+      `${width}×${height} box blur through a texture and a surface: largest difference ` +
+        `from the CPU ${worst.toExponential(2)}`,
+    );
     process.exitCode = worst < 1e-5 ? 0 : 1;
   } finally {
     ctx.detach();

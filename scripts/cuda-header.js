@@ -48,7 +48,8 @@ function stripComments(text) {
 
 // Evaluates a C constant expression of literals, earlier members and | & << >> + - ~ ( ).
 function evaluate(expr, known) {
-  const js = expr.replace(/\b(0[xX][0-9a-fA-F]+|\d+)[uUlL]*\b/g, (m, n) => `${BigInt(n)}n`)
+  const js = expr
+    .replace(/\b(0[xX][0-9a-fA-F]+|\d+)[uUlL]*\b/g, (m, n) => `${BigInt(n)}n`)
     .replace(/\b([A-Za-z_]\w*)\b/g, (m, name) => {
       if (!(name in known)) throw new Error(`cuda-header: unknown name ${name} in "${expr}"`);
       return `${known[name]}n`;
@@ -62,7 +63,10 @@ function parseEnum(text, typedefName, known) {
   const re = new RegExp(`typedef\\s+enum\\s+\\w*\\s*\\{([^}]*)\\}\\s*${typedefName}\\s*;`);
   const m = re.exec(text);
   if (!m) throw new Error(`cuda-header: enum ${typedefName} not found`);
-  const body = m[1].split('\n').filter((line) => !/^\s*#/.test(line)).join('\n');
+  const body = m[1]
+    .split('\n')
+    .filter((line) => !/^\s*#/.test(line))
+    .join('\n');
   const members = [];
   let next = 0;
   for (const item of body.split(',')) {
@@ -111,7 +115,8 @@ function readGroups(includeDir) {
       texts[file] = stripComments(fs.readFileSync(path.join(includeDir, file), 'utf8'));
       collectNumericDefines(texts[file], known);
     }
-    const members = group.enum ? parseEnum(texts[file], group.enum, known)
+    const members = group.enum
+      ? parseEnum(texts[file], group.enum, known)
       : parseDefines(texts[file], group.define, known);
     result[group.name] = members.map((m) => ({ ...m, name: memberName(m.cName, group.strip) }));
   }

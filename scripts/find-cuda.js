@@ -13,7 +13,9 @@ for (const root of roots) {
   }
 }
 process.stderr.write(
-  'cudadrv: the CUDA toolkit headers (cuda.h, nvrtc.h) were not found in ' + roots.join(', ') +
-  '.\ncudadrv: install the CUDA toolkit (https://developer.nvidia.com/cuda-downloads), or set ' +
-  'CUDA_PATH to the directory that holds include/cuda.h, then run npm install again.\n');
+  'cudadrv: the CUDA toolkit headers (cuda.h, nvrtc.h) were not found in ' +
+    roots.join(', ') +
+    '.\ncudadrv: install the CUDA toolkit (https://developer.nvidia.com/cuda-downloads), or set ' +
+    'CUDA_PATH to the directory that holds include/cuda.h, then run npm install again.\n',
+);
 process.exit(1);

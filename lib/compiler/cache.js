@@ -49,10 +49,12 @@ function unusable(dir) {
     const problem = binding.cacheDirProblem(dir);
     if (problem) {
       directories.set(dir, false);
-      process.emitWarning(`cudadrv: the compile cache directory ${dir} is not safe to use ` +
-        `(${problem[1]}); compiling without the on-disk cache. Set CUDADRV_CACHE_DIR or the ` +
-        'cacheDir option to a directory of your own, or CUDADRV_DISABLE_CACHE=1.',
-      { code: 'CUDADRV_CACHE_UNSAFE' });
+      process.emitWarning(
+        `cudadrv: the compile cache directory ${dir} is not safe to use ` +
+          `(${problem[1]}); compiling without the on-disk cache. Set CUDADRV_CACHE_DIR or the ` +
+          'cacheDir option to a directory of your own, or CUDADRV_DISABLE_CACHE=1.',
+        { code: 'CUDADRV_CACHE_UNSAFE' },
+      );
     }
   }
   return directories.get(dir) === false;
@@ -62,10 +64,12 @@ function unusable(dir) {
 function giveUp(dir, [errno, message]) {
   if (unusable(dir)) return;
   directories.set(dir, false);
-  process.emitWarning(`cudadrv: the compile cache directory ${dir} cannot be written ` +
-    `(${getSystemErrorName(-errno)}: ${message}); compiling without the on-disk cache. Set ` +
-    'CUDADRV_CACHE_DIR or the cacheDir option to a writable directory, or CUDADRV_DISABLE_CACHE=1.',
-  { code: 'CUDADRV_CACHE_UNWRITABLE' });
+  process.emitWarning(
+    `cudadrv: the compile cache directory ${dir} cannot be written ` +
+      `(${getSystemErrorName(-errno)}: ${message}); compiling without the on-disk cache. Set ` +
+      'CUDADRV_CACHE_DIR or the cacheDir option to a writable directory, or CUDADRV_DISABLE_CACHE=1.',
+    { code: 'CUDADRV_CACHE_UNWRITABLE' },
+  );
 }
 
 /** Waits until every entry written in the background is on disk. */
@@ -131,9 +135,14 @@ function readRecord(dir) {
   } catch {
     return null;
   }
-  const valid = record && JSON.stringify(record.env) === JSON.stringify(env) &&
-    typeof record.library === 'string' && Array.isArray(record.version) &&
-    Array.isArray(record.archs) && record.archs.every(Number.isInteger) && Array.isArray(record.stamps) &&
+  const valid =
+    record &&
+    JSON.stringify(record.env) === JSON.stringify(env) &&
+    typeof record.library === 'string' &&
+    Array.isArray(record.version) &&
+    Array.isArray(record.archs) &&
+    record.archs.every(Number.isInteger) &&
+    Array.isArray(record.stamps) &&
     JSON.stringify(record.stamps) === JSON.stringify(watched(record.library, env).map(stamp));
   return valid ? identityOf(record.version, record.archs, record.library) : null;
 }
@@ -180,8 +189,12 @@ function fileStamp(file) {
 const S_IFMT = 0o170000;
 const S_IFREG = 0o100000;
 const S_IFDIR = 0o040000;
-const FILE_TYPES = { 0o010000: 'a FIFO', 0o020000: 'a character device', 0o060000: 'a block device',
-  0o140000: 'a socket' };
+const FILE_TYPES = {
+  0o010000: 'a FIFO',
+  0o020000: 'a character device',
+  0o060000: 'a block device',
+  0o140000: 'a socket',
+};
 
 // A file's stamp, and its contents when it is a readable file (else null: an absent or unreadable
 // file is no error; NVRTC cannot read it either). Where an include may be found, anything but a
@@ -190,9 +203,11 @@ function probe(file) {
   const stat = fileStamp(file);
   const type = stat && stat[2] & S_IFMT;
   if (stat && type !== S_IFREG && type !== S_IFDIR) {
-    throw new RuntimeError(`${file}, where an #include of the source may be found, is ` +
-      `${FILE_TYPES[type] ?? 'not a regular file'}; NVRTC would block reading it: remove it or ` +
-      'change the include path');
+    throw new RuntimeError(
+      `${file}, where an #include of the source may be found, is ` +
+        `${FILE_TYPES[type] ?? 'not a regular file'}; NVRTC would block reading it: remove it or ` +
+        'change the include path',
+    );
   }
   const contents = type === S_IFREG ? binding.readFile(file, true) : null;
   return { stamp: stat, contents };
@@ -202,8 +217,11 @@ function probe(file) {
 // Map(absolute path → { stamp, contents }).
 function includedFiles(request) {
   const found = new Map();
-  const texts = [...request.preIncludes.map((name) => `#include "${name}"\n`), request.source,
-    ...request.headerSources];
+  const texts = [
+    ...request.preIncludes.map((name) => `#include "${name}"\n`),
+    request.source,
+    ...request.headerSources,
+  ];
   if (!texts.some((text) => text.includes('include'))) return found; // none: nothing to look for
   const searchDirs = request.searchDirs;
   const scan = (text, ownDirs) => {
@@ -242,8 +260,17 @@ let knownChars = 0;
 
 // Everything but the source that decides a request's key.
 function restOf(request, nvrtcId) {
-  return JSON.stringify([nvrtcId, request.noExternC, request.target, request.name, request.options,
-    request.nameExpressions, request.headerNames, request.headerSources, process.cwd()]);
+  return JSON.stringify([
+    nvrtcId,
+    request.noExternC,
+    request.target,
+    request.name,
+    request.options,
+    request.nameExpressions,
+    request.headerNames,
+    request.headerSources,
+    process.cwd(),
+  ]);
 }
 
 function rememberKey(request, rest, known) {
@@ -258,7 +285,8 @@ function rememberKey(request, rest, known) {
     knownChars += rest.length;
   }
   bySource.byRest.set(rest, known);
-  for (const [text, old] of knownKeys) { // the oldest sources first
+  for (const [text, old] of knownKeys) {
+    // the oldest sources first
     if (knownChars <= KNOWN_LIMIT) break;
     knownKeys.delete(text);
     knownChars -= old.chars;
@@ -280,8 +308,19 @@ function knownKey(request, nvrtcId) {
 /** The cache key of a request compiled by the NVRTC whose identity is given (a 256-bit BLAKE2b
  * digest, in hex); remembered for knownKey. */
 function cacheKey(request, nvrtcId) {
-  const parts = [JSON.stringify([FORMAT, nvrtcId, request.target, request.name, request.options,
-    request.nameExpressions, request.headerNames, request.headerSources, request.source])];
+  const parts = [
+    JSON.stringify([
+      FORMAT,
+      nvrtcId,
+      request.target,
+      request.name,
+      request.options,
+      request.nameExpressions,
+      request.headerNames,
+      request.headerSources,
+      request.source,
+    ]),
+  ];
   const stamps = [];
   const settled = Date.now() - RACY_MS;
   let racy = false;
@@ -330,8 +369,14 @@ function decode(data, key) {
   } catch {
     return null;
   }
-  if (!meta || meta.key !== key || typeof meta.log !== 'string' || typeof meta.target !== 'string' ||
-      !Array.isArray(meta.loweredNames) || !meta.loweredNames.every((n) => typeof n === 'string')) {
+  if (
+    !meta ||
+    meta.key !== key ||
+    typeof meta.log !== 'string' ||
+    typeof meta.target !== 'string' ||
+    !Array.isArray(meta.loweredNames) ||
+    !meta.loweredNames.every((n) => typeof n === 'string')
+  ) {
     return null;
   }
   const { log, loweredNames, target } = meta;
@@ -339,9 +384,14 @@ function decode(data, key) {
 }
 
 function encode(key, entry) {
-  const meta = Buffer.from(JSON.stringify({
-    key, log: entry.log, loweredNames: entry.loweredNames, target: entry.target,
-  }));
+  const meta = Buffer.from(
+    JSON.stringify({
+      key,
+      log: entry.log,
+      loweredNames: entry.loweredNames,
+      target: entry.target,
+    }),
+  );
   const data = Buffer.allocUnsafe(HEADER + meta.length + entry.image.length);
   MAGIC.copy(data);
   data.writeUInt32LE(meta.length, 8);
@@ -394,5 +444,15 @@ function clearMemory() {
 }
 
 module.exports = {
-  stats, cacheDirFor, nvrtcIdentity, knownKey, cacheKey, includedFiles, lookup, store, flush, clearMemory, entryName,
+  stats,
+  cacheDirFor,
+  nvrtcIdentity,
+  knownKey,
+  cacheKey,
+  includedFiles,
+  lookup,
+  store,
+  flush,
+  clearMemory,
+  entryName,
 };

@@ -16,8 +16,7 @@ const { request, splitShellWords, DEFAULT_OPTIONS, INCLUDE_DIR } = require('./re
 // ---- results ----
 
 function compileArgs(req) {
-  return [req.source, req.name, req.options, req.headerNames, req.headerSources, req.nameExpressions,
-    req.cubin];
+  return [req.source, req.name, req.options, req.headerNames, req.headerSources, req.nameExpressions, req.cubin];
 }
 
 // Writes the source, options, log and output to a new temporary directory, and says where.
@@ -45,11 +44,17 @@ function settle(req, outcome) {
   const keptIn = req.keep ? keepFiles(req, outcome) : undefined;
   if (outcome.code !== 0) {
     const log = outcome.log.trimEnd();
-    throw new CompileError(`${outcome.api} failed: ${outcome.codeName} compiling ${req.name}` +
-      (log ? `\n${log}` : ''), {
-      code: outcome.code, codeName: outcome.codeName, api: outcome.api, log: outcome.log,
-      options: req.options.slice(), source: req.name,
-    });
+    throw new CompileError(
+      `${outcome.api} failed: ${outcome.codeName} compiling ${req.name}` + (log ? `\n${log}` : ''),
+      {
+        code: outcome.code,
+        codeName: outcome.codeName,
+        api: outcome.api,
+        log: outcome.log,
+        options: req.options.slice(),
+        source: req.name,
+      },
+    );
   }
   const { image, log, loweredNames } = outcome;
   // unclaimed: the first caller to deliver takes the image; callers sharing the compile copy it
@@ -73,7 +78,8 @@ function deliver(req, entry) {
   image.log = entry.log;
   // own properties only, even for an expression named __proto__
   image.loweredNames = Object.fromEntries(
-    req.nameExpressions.map((expression, i) => [expression, entry.loweredNames[i]]));
+    req.nameExpressions.map((expression, i) => [expression, entry.loweredNames[i]]),
+  );
   image.target = entry.target;
   if (entry.keptIn) image.keptIn = entry.keptIn;
   return image;
@@ -145,8 +151,10 @@ function produce(req) {
 
 function aborted(req) {
   const reason = req.signal?.reason;
-  return new AbortError(`the compile of ${req.name} was aborted` +
-    (reason instanceof Error ? `: ${reason.message}` : ''), { cause: reason });
+  return new AbortError(
+    `the compile of ${req.name} was aborted` + (reason instanceof Error ? `: ${reason.message}` : ''),
+    { cause: reason },
+  );
 }
 
 // The compiles waiting on each signal, behind one listener: many compiles may share one signal
@@ -190,10 +198,15 @@ function awaitJob(req, job) {
     };
     if (signal) stopListening = onAbort(signal, () => giveUp(aborted(req)));
     if (timeout !== undefined) {
-      timer = setTimeout(() => giveUp(new AbortError(
-        `the compile of ${req.name} took longer than its timeout of ${timeout} ms`)), timeout);
+      timer = setTimeout(
+        () => giveUp(new AbortError(`the compile of ${req.name} took longer than its timeout of ${timeout} ms`)),
+        timeout,
+      );
     }
-    job.promise.then((value) => finish(resolve, value), (error) => finish(reject, error));
+    job.promise.then(
+      (value) => finish(resolve, value),
+      (error) => finish(reject, error),
+    );
   });
 }
 
@@ -203,7 +216,7 @@ function awaitJob(req, job) {
 async function compile(source, opts) {
   const req = request(source, opts);
   if (req.signal?.aborted) throw aborted(req);
-  return deliver(req, cached(req) ?? await awaitJob(req, produce(req)));
+  return deliver(req, cached(req) ?? (await awaitJob(req, produce(req))));
 }
 
 // ---- SourceModule ----

@@ -18,8 +18,10 @@ const ARCH = /^(sm|compute)_(\d{2,3})([af]?)$/;
 function parseArch(what, value) {
   const match = ARCH.exec(value);
   if (!match) {
-    throw new RangeError(`${what} must name an architecture such as sm_90 (cubin) or compute_90 ` +
-      `(PTX), sm_100, sm_120, sm_90a, not ${JSON.stringify(value)}`);
+    throw new RangeError(
+      `${what} must name an architecture such as sm_90 (cubin) or compute_90 ` +
+        `(PTX), sm_100, sm_120, sm_90a, not ${JSON.stringify(value)}`,
+    );
   }
   return { virtual: match[1] === 'compute', number: Number(match[2]), suffix: match[3] };
 }
@@ -32,8 +34,10 @@ function archList(archs) {
 function checkSupported(what, value, identity) {
   const { number } = parseArch(what, value);
   if (!identity.archs.includes(number)) {
-    throw new RangeError(`${what} ${value}: NVRTC ${identity.version.join('.')} does not compile ` +
-      `for it; it supports ${archList(identity.archs)} (and their compute_ forms)`);
+    throw new RangeError(
+      `${what} ${value}: NVRTC ${identity.version.join('.')} does not compile ` +
+        `for it; it supports ${archList(identity.archs)} (and their compute_ forms)`,
+    );
   }
 }
 
@@ -55,9 +59,11 @@ function pickTarget(archs, capability, version) {
   const sameMajor = below.filter((n) => Math.floor(n / 10) === major);
   if (sameMajor.length) return `sm_${sameMajor[sameMajor.length - 1]}`;
   if (below.length) return `compute_${below[below.length - 1]}`;
-  throw new RangeError(`the current device (sm_${device}) is older than every architecture NVRTC ` +
-    `${version.join('.')} compiles for (${archList(sorted)}); load an older NVRTC with ` +
-    'CUDADRV_NVRTC_PATH, or give arch explicitly');
+  throw new RangeError(
+    `the current device (sm_${device}) is older than every architecture NVRTC ` +
+      `${version.join('.')} compiles for (${archList(sorted)}); load an older NVRTC with ` +
+      'CUDADRV_NVRTC_PATH, or give arch explicitly',
+  );
 }
 
 module.exports = { nvrtcVersion, parseArch, checkSupported, pickTarget };

@@ -24,7 +24,8 @@ function splitShellWords(text, what) {
       i++;
       continue;
     }
-    if (c === '\\' && text[i + 1] === '\n') { // a line continuation
+    if (c === '\\' && text[i + 1] === '\n') {
+      // a line continuation
       i += 2;
       continue;
     }
@@ -62,8 +63,21 @@ function splitShellWords(text, what) {
  * default. */
 const DEFAULT_OPTIONS = splitShellWords(process.env.CUDADRV_DEFAULT_OPTIONS || '', 'CUDADRV_DEFAULT_OPTIONS');
 
-const KNOWN = ['options', 'noExternC', 'arch', 'code', 'includeDirs', 'headers', 'nameExpressions',
-  'keep', 'cacheDir', 'name', 'messageHandler', 'signal', 'timeout'];
+const KNOWN = [
+  'options',
+  'noExternC',
+  'arch',
+  'code',
+  'includeDirs',
+  'headers',
+  'nameExpressions',
+  'keep',
+  'cacheDir',
+  'name',
+  'messageHandler',
+  'signal',
+  'timeout',
+];
 
 const TIMEOUT_LIMIT = 2 ** 31 - 1; // setTimeout's longest delay, in ms
 
@@ -108,8 +122,10 @@ function readableDir(what, dir) {
     if (!fs.statSync(dir).isDirectory()) throw new Error('not a directory');
     fs.accessSync(dir, fs.constants.R_OK | fs.constants.X_OK);
   } catch (error) {
-    throw new RuntimeError(`${what}: ${JSON.stringify(dir)} is not a readable directory ` +
-      `(${error.message}); give directories that exist and can be read`);
+    throw new RuntimeError(
+      `${what}: ${JSON.stringify(dir)} is not a readable directory ` +
+        `(${error.message}); give directories that exist and can be read`,
+    );
   }
   return dir;
 }
@@ -132,20 +148,20 @@ function request(source, opts) {
   }
   text('source', source);
   const name = opts.name === undefined ? 'kernel.cu' : text('name', opts.name, { empty: false });
-  const userOptions = opts.options === undefined
-    ? strings('DEFAULT_OPTIONS', DEFAULT_OPTIONS)
-    : strings('options', opts.options);
-  const nameExpressions = opts.nameExpressions === undefined
-    ? [] : strings('nameExpressions', opts.nameExpressions, { empty: false });
+  const userOptions =
+    opts.options === undefined ? strings('DEFAULT_OPTIONS', DEFAULT_OPTIONS) : strings('options', opts.options);
+  const nameExpressions =
+    opts.nameExpressions === undefined ? [] : strings('nameExpressions', opts.nameExpressions, { empty: false });
   const noExternC = optional('noExternC', opts.noExternC, 'boolean') ?? nameExpressions.length > 0;
   const keep = optional('keep', opts.keep, 'boolean') ?? false;
   const messageHandler = optional('messageHandler', opts.messageHandler, 'function');
-  const includeDirs = opts.includeDirs === undefined
-    ? [] : strings('includeDirs', opts.includeDirs, { empty: false });
+  const includeDirs = opts.includeDirs === undefined ? [] : strings('includeDirs', opts.includeDirs, { empty: false });
   let headers = opts.headers ?? {};
   if (typeof headers !== 'object' || Array.isArray(headers)) {
-    throw new TypeError('headers must be an object mapping include names to sources, not ' +
-      `${Array.isArray(headers) ? 'an array' : describe(headers)}`);
+    throw new TypeError(
+      'headers must be an object mapping include names to sources, not ' +
+        `${Array.isArray(headers) ? 'an array' : describe(headers)}`,
+    );
   }
   headers = Object.entries(headers);
   headers.forEach(([header, contents]) => {
@@ -170,15 +186,18 @@ function request(source, opts) {
   const identity = cache.nvrtcIdentity(cacheDir);
   const archOptions = optionValues(userOptions, ['-arch', '--gpu-architecture']);
   if (archOptions.length && (arch || code)) {
-    throw new RangeError(`the architecture is given twice, in options (${archOptions.join(', ')}) and as ` +
-      'arch/code; give it once');
+    throw new RangeError(
+      `the architecture is given twice, in options (${archOptions.join(', ')}) and as ` + 'arch/code; give it once',
+    );
   }
   if (archOptions.length > 1) {
     throw new RangeError(`options give more than one architecture: ${archOptions.join(', ')}`);
   }
   if (arch && code && nvrtc.parseArch('arch', arch).number !== nvrtc.parseArch('code', code).number) {
-    throw new RangeError(`arch ${arch} and code ${code} name different architectures, and NVRTC ` +
-      'compiles for one: give code alone (compute_XY for PTX, sm_XY for a cubin)');
+    throw new RangeError(
+      `arch ${arch} and code ${code} name different architectures, and NVRTC ` +
+        'compiles for one: give code alone (compute_XY for PTX, sm_XY for a cubin)',
+    );
   }
   const given = archOptions[0] ?? code ?? arch;
   let target;
@@ -190,8 +209,9 @@ function request(source, opts) {
   }
   const options = [...userOptions, ...includeDirs.map((dir) => `-I${dir}`), `-I${INCLUDE_DIR}`];
   if (!archOptions.length) options.push(`-arch=${target}`);
-  const searchDirs = [...includeDirs, ...optionValues(userOptions, ['-I', '--include-path']), INCLUDE_DIR]
-    .map((dir) => path.resolve(dir));
+  const searchDirs = [...includeDirs, ...optionValues(userOptions, ['-I', '--include-path']), INCLUDE_DIR].map((dir) =>
+    path.resolve(dir),
+  );
   const req = {
     text: source,
     noExternC,

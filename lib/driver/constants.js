@@ -9,7 +9,12 @@ const groups = binding.constants();
 // Members that newer headers removed: group → { NAME: value it had }.
 const REMOVED = {
   JitTarget: {
-    COMPUTE_10: 10, COMPUTE_11: 11, COMPUTE_12: 12, COMPUTE_13: 13, COMPUTE_20: 20, COMPUTE_21: 21,
+    COMPUTE_10: 10,
+    COMPUTE_11: 11,
+    COMPUTE_12: 12,
+    COMPUTE_13: 13,
+    COMPUTE_20: 20,
+    COMPUTE_21: 21,
   },
   CtxFlags: { BLOCKING_SYNC: 4, LMEM_RESIZE_TO_MAX: 16 },
 };
@@ -28,8 +33,10 @@ for (const [group, members] of Object.entries(REMOVED)) {
 function refuseRemoved(groupName, value, what) {
   const name = removedValues.get(groupName)?.get(value);
   if (name) {
-    throw new RangeError(`${what}: cuda.${groupName}.${name} is no longer supported by CUDA ` +
-      `${Math.floor(binding.headerVersion() / 1000)}; use a newer member of cuda.${groupName}`);
+    throw new RangeError(
+      `${what}: cuda.${groupName}.${name} is no longer supported by CUDA ` +
+        `${Math.floor(binding.headerVersion() / 1000)}; use a newer member of cuda.${groupName}`,
+    );
   }
 }
 

@@ -14,8 +14,9 @@ const token = Symbol('Context');
 class Context {
   constructor(secret, address, device) {
     if (secret !== token) {
-      throw new TypeError('use device.makeContext(), device.retainPrimaryContext() or ' +
-        'Context.getCurrent() to get a Context');
+      throw new TypeError(
+        'use device.makeContext(), device.retainPrimaryContext() or ' + 'Context.getCurrent() to get a Context',
+      );
     }
     this.address = address;
     this._device = device;
@@ -57,8 +58,10 @@ class Context {
   static pop() {
     const current = Context.getCurrent();
     if (!current) {
-      throw new LogicError('Context.pop(): the context stack of this thread is empty; push a ' +
-        'context first (ctx.push()) or make one (device.makeContext())');
+      throw new LogicError(
+        'Context.pop(): the context stack of this thread is empty; push a ' +
+          'context first (ctx.push()) or make one (device.makeContext())',
+      );
     }
     binding.ctxPop();
     return current;
@@ -190,8 +193,10 @@ class Context {
 function currentOrThrow(what) {
   const ctx = Context.getCurrent();
   if (!ctx) {
-    throw new LogicError(`Context.${what}(): no context is current on this thread; make one ` +
-      'with new cuda.Device(0).makeContext(), or require("cudadrv/autoprimaryctx")');
+    throw new LogicError(
+      `Context.${what}(): no context is current on this thread; make one ` +
+        'with new cuda.Device(0).makeContext(), or require("cudadrv/autoprimaryctx")',
+    );
   }
   return ctx;
 }

@@ -15,16 +15,21 @@ class Device {
   constructor(ordinalOrBusId) {
     if (typeof ordinalOrBusId === 'string') {
       if (!PCI_BUS_ID.test(ordinalOrBusId)) {
-        throw new TypeError(`malformed PCI bus id ${JSON.stringify(ordinalOrBusId)}: expected ` +
-          '"domain:bus:device.function" such as "0000:3b:00.0"');
+        throw new TypeError(
+          `malformed PCI bus id ${JSON.stringify(ordinalOrBusId)}: expected ` +
+            '"domain:bus:device.function" such as "0000:3b:00.0"',
+        );
       }
       this.handle = binding.deviceGetByPCIBusId(ordinalOrBusId);
     } else {
       check.integer('device ordinal', ordinalOrBusId, 0, 2147483647);
       const count = binding.deviceGetCount();
       if (ordinalOrBusId >= count) {
-        throw new RangeError(`device ordinal ${ordinalOrBusId} is out of range: this machine has ` +
-          `${count} CUDA device${count === 1 ? '' : 's'}` + (count ? ` (0 to ${count - 1})` : ''));
+        throw new RangeError(
+          `device ordinal ${ordinalOrBusId} is out of range: this machine has ` +
+            `${count} CUDA device${count === 1 ? '' : 's'}` +
+            (count ? ` (0 to ${count - 1})` : ''),
+        );
       }
       this.handle = binding.deviceGet(ordinalOrBusId);
     }
@@ -51,8 +56,10 @@ class Device {
 
   /** [major, minor] */
   computeCapability() {
-    return [this.getAttribute(DeviceAttribute.COMPUTE_CAPABILITY_MAJOR),
-      this.getAttribute(DeviceAttribute.COMPUTE_CAPABILITY_MINOR)];
+    return [
+      this.getAttribute(DeviceAttribute.COMPUTE_CAPABILITY_MAJOR),
+      this.getAttribute(DeviceAttribute.COMPUTE_CAPABILITY_MINOR),
+    ];
   }
 
   /** Bytes of device memory. */

@@ -7,7 +7,8 @@ const { describe, options } = require('../internal/checks');
 /** Base class of every cudadrv error; carries the driver's `code`, `codeName` and the `api` that failed. */
 class CudaError extends Error {
   constructor(message, info) {
-    if (typeof message !== 'string') throw new TypeError(`a CudaError's message must be a string, not ${describe(message)}`);
+    if (typeof message !== 'string')
+      throw new TypeError(`a CudaError's message must be a string, not ${describe(message)}`);
     const { code = null, codeName = null, api = null } = options('info', info);
     super(message);
     this.code = code;
@@ -53,9 +54,8 @@ const MEMORY = [2];
 // The faults a kernel leaves behind (sticky: the context is unusable afterwards) and launch limits.
 const LAUNCH = [700, 701, 702, 703, 710, 714, 715, 716, 717, 718, 719, 720];
 const LOGIC = [
-  1, 3, 4, 101, 200, 201, 202, 205, 206, 207, 208, 210, 211, 212, 213, 216, 217, 218, 219, 400, 401,
-  704, 705, 708, 709, 711, 712, 713, 800, 801, 900, 901, 902, 903, 904, 905, 906, 907, 908,
-  910, 912, 913, 914, 915,
+  1, 3, 4, 101, 200, 201, 202, 205, 206, 207, 208, 210, 211, 212, 213, 216, 217, 218, 219, 400, 401, 704, 705, 708, 709,
+  711, 712, 713, 800, 801, 900, 901, 902, 903, 904, 905, 906, 907, 908, 910, 912, 913, 914, 915,
 ];
 const CLASS_OF_CODE = new Map([
   ...MEMORY.map((c) => [c, MemoryError]),
@@ -93,5 +93,11 @@ function makeError(code, api, description, kind) {
 binding.setErrorFactory(makeError);
 
 module.exports = {
-  CudaError, MemoryError, LogicError, LaunchError, RuntimeError, CompileError, AbortError,
+  CudaError,
+  MemoryError,
+  LogicError,
+  LaunchError,
+  RuntimeError,
+  CompileError,
+  AbortError,
 };

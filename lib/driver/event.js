@@ -78,8 +78,9 @@ class Event {
 function requireRecorded(event, method) {
   check.instance('event', event, Event);
   if (!event._recorded) {
-    throw new LogicError(`event.${method}(): an event was never recorded; call event.record(stream) ` +
-      'on both events first');
+    throw new LogicError(
+      `event.${method}(): an event was never recorded; call event.record(stream) ` + 'on both events first',
+    );
   }
   return event;
 }

@@ -12,10 +12,10 @@ const UPDATE_FAILURES = {
   2: 'the topology differs (other nodes or dependencies)',
   3: 'a node changed type',
   4: 'a kernel node runs another function',
-  5: 'a node\'s parameters changed in a way an update cannot follow',
+  5: "a node's parameters changed in a way an update cannot follow",
   6: 'a node is of a kind an update does not support',
   7: 'a kernel node runs another function in a way an update cannot follow',
-  8: 'a node\'s attributes changed in a way an update cannot follow',
+  8: "a node's attributes changed in a way an update cannot follow",
 };
 
 /**
@@ -79,12 +79,15 @@ class GraphExec {
     const failure = binding.graphExecUpdate(this, graph);
     if (failure !== 0) {
       const reason = UPDATE_FAILURES[failure] || `CUgraphExecUpdateResult ${failure}`;
-      throw new LogicError(`exec.update(graph): cuGraphExecUpdate failed: ${reason}; ` +
-        'instantiate the new graph instead (graph.instantiate())', {
-        code: CudaResult.ERROR_GRAPH_EXEC_UPDATE_FAILURE,
-        codeName: 'CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE',
-        api: 'cuGraphExecUpdate',
-      });
+      throw new LogicError(
+        `exec.update(graph): cuGraphExecUpdate failed: ${reason}; ` +
+          'instantiate the new graph instead (graph.instantiate())',
+        {
+          code: CudaResult.ERROR_GRAPH_EXEC_UPDATE_FAILURE,
+          codeName: 'CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE',
+          api: 'cuGraphExecUpdate',
+        },
+      );
     }
     return this;
   }

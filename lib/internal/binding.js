@@ -7,7 +7,8 @@ function load() {
   try {
     return require(file);
   } catch (error) {
-    error.message = `cudadrv: the native addon could not be loaded from ${file} (${error.message}); ` +
+    error.message =
+      `cudadrv: the native addon could not be loaded from ${file} (${error.message}); ` +
       'run "npm rebuild cudadrv" with the CUDA toolkit headers installed';
     throw error;
   }

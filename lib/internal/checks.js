@@ -48,8 +48,10 @@ const { MAX_LENGTH } = require('buffer').constants;
 // Bytes of host memory that JS will see as one TypedArray.
 function viewBytes(what, bytes) {
   if (bytes > MAX_LENGTH) {
-    throw new RangeError(`${what} of ${bytes} bytes cannot be made: this JavaScript runtime's ` +
-      `arrays hold at most ${MAX_LENGTH} bytes; use several smaller ones`);
+    throw new RangeError(
+      `${what} of ${bytes} bytes cannot be made: this JavaScript runtime's ` +
+        `arrays hold at most ${MAX_LENGTH} bytes; use several smaller ones`,
+    );
   }
   return bytes;
 }
@@ -77,7 +79,8 @@ function options(name, value) {
  * the argument where its buffer was detached (transferred away), which no view can be made on. */
 function uint8View(name, value) {
   try {
-    return ArrayBuffer.isView(value) ? new Uint8Array(value.buffer, value.byteOffset, value.byteLength)
+    return ArrayBuffer.isView(value)
+      ? new Uint8Array(value.buffer, value.byteOffset, value.byteLength)
       : new Uint8Array(value);
   } catch {
     throw new TypeError(`${name} is over a detached ArrayBuffer (transferred away); pass memory still in use`);

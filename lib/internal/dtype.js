@@ -5,9 +5,16 @@
 const { describe } = require('./checks');
 
 const CONSTRUCTORS = [
-  ['int8', Int8Array], ['uint8', Uint8Array], ['uint8clamped', Uint8ClampedArray],
-  ['int16', Int16Array], ['uint16', Uint16Array], ['int32', Int32Array], ['uint32', Uint32Array],
-  ['float32', Float32Array], ['float64', Float64Array], ['int64', BigInt64Array],
+  ['int8', Int8Array],
+  ['uint8', Uint8Array],
+  ['uint8clamped', Uint8ClampedArray],
+  ['int16', Int16Array],
+  ['uint16', Uint16Array],
+  ['int32', Int32Array],
+  ['uint32', Uint32Array],
+  ['float32', Float32Array],
+  ['float64', Float64Array],
+  ['int64', BigInt64Array],
   ['uint64', BigUint64Array],
   // Float16Array where the runtime has it (Node 24 with --js-float16array, and later)
   ...(typeof globalThis.Float16Array === 'function' ? [['float16', globalThis.Float16Array]] : []),
@@ -29,8 +36,10 @@ for (const [name, ctor] of CONSTRUCTORS) {
 function dtypeOf(nameOrCtor, argument = 'dtype') {
   const dtype = BY_NAME.get(nameOrCtor) || BY_CTOR.get(nameOrCtor);
   if (dtype) return dtype;
-  throw new TypeError(`${argument} must be a TypedArray constructor (Float32Array) or one of ` +
-    `${[...BY_NAME.keys()].map((n) => `'${n}'`).join(', ')}, not ${describe(nameOrCtor)}`);
+  throw new TypeError(
+    `${argument} must be a TypedArray constructor (Float32Array) or one of ` +
+      `${[...BY_NAME.keys()].map((n) => `'${n}'`).join(', ')}, not ${describe(nameOrCtor)}`,
+  );
 }
 
 /** The dtype of a TypedArray (a Buffer is 'uint8'); undefined for a DataView or anything else. */
@@ -78,7 +87,10 @@ function typedArrayFor(buffer, shape, dtype) {
   const length = shapeLength(shape);
   const view = ArrayBuffer.isView(buffer);
   const base = view ? buffer.buffer : buffer;
-  if (!(base instanceof ArrayBuffer) && !(typeof SharedArrayBuffer === 'function' && base instanceof SharedArrayBuffer)) {
+  if (
+    !(base instanceof ArrayBuffer) &&
+    !(typeof SharedArrayBuffer === 'function' && base instanceof SharedArrayBuffer)
+  ) {
     throw new TypeError(`buffer must be an ArrayBuffer or a view of one, not ${describe(buffer)}`);
   }
   const offset = view ? buffer.byteOffset : 0;

@@ -24,8 +24,10 @@ function devicePointer(value, name = 'pointer') {
     if (typeof value.getPointer === 'function') return devicePointer(value.getPointer(), name);
     if (typeof value.ptr === 'bigint') return value.ptr;
   }
-  throw new TypeError(`${name} must be device memory (a DeviceAllocation, an object with ` +
-    `getPointer(), a bigint or a safe integer address), not ${describe(value)}`);
+  throw new TypeError(
+    `${name} must be device memory (a DeviceAllocation, an object with ` +
+      `getPointer(), a bigint or a safe integer address), not ${describe(value)}`,
+  );
 }
 
 /** The number of bytes known to be valid at value's address, or Infinity where unknown (raw addresses). */

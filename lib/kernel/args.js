@@ -39,13 +39,40 @@ const TYPES = {
 
 // dtype names (and a few C names) → format character.
 const NAMED = {
-  int8: 'b', uint8: 'B', int16: 'h', uint16: 'H', int32: 'i', uint32: 'I', int64: 'q', uint64: 'Q',
-  float16: 'e', float32: 'f', float64: 'd', bool: '?', pointer: 'P', intp: 'P', uintp: 'P',
-  char: 'b', short: 'h', int: 'i', long: 'l', float: 'f', double: 'd', half: 'e',
+  int8: 'b',
+  uint8: 'B',
+  int16: 'h',
+  uint16: 'H',
+  int32: 'i',
+  uint32: 'I',
+  int64: 'q',
+  uint64: 'Q',
+  float16: 'e',
+  float32: 'f',
+  float64: 'd',
+  bool: '?',
+  pointer: 'P',
+  intp: 'P',
+  uintp: 'P',
+  char: 'b',
+  short: 'h',
+  int: 'i',
+  long: 'l',
+  float: 'f',
+  double: 'd',
+  half: 'e',
 };
 const TYPED_ARRAY_TYPES = {
-  Int8Array: 'b', Uint8Array: 'B', Uint8ClampedArray: 'B', Int16Array: 'h', Uint16Array: 'H',
-  Int32Array: 'i', Uint32Array: 'I', BigInt64Array: 'q', BigUint64Array: 'Q', Float32Array: 'f',
+  Int8Array: 'b',
+  Uint8Array: 'B',
+  Uint8ClampedArray: 'B',
+  Int16Array: 'h',
+  Uint16Array: 'H',
+  Int32Array: 'i',
+  Uint32Array: 'I',
+  BigInt64Array: 'q',
+  BigUint64Array: 'Q',
+  Float32Array: 'f',
   Float64Array: 'd',
 };
 
@@ -90,7 +117,8 @@ function range(type) {
 function integerValue(v, type, what) {
   if (typeof v === 'number' && Number.isInteger(v) && v >= type.min && v <= type.max) return v;
   if (v instanceof TypedScalar) return sameType(v, type, what);
-  if (typeof v !== 'number') throw new TypeError(`${nameOf(what)} must be ${type.name} (${range(type)}), not ${describe(v)}`);
+  if (typeof v !== 'number')
+    throw new TypeError(`${nameOf(what)} must be ${type.name} (${range(type)}), not ${describe(v)}`);
   throw new RangeError(`${nameOf(what)} must be ${range(type)} (${type.name}), not ${v}`);
 }
 
@@ -137,8 +165,10 @@ function pointerValue(v, what) {
   if (ArrayBuffer.isView(v)) {
     const address = managedAddress(v);
     if (address === undefined) {
-      throw new TypeError(`${nameOf(what)} must be device memory; this TypedArray is host memory (only ` +
-        'managed memory, from cuda.managedEmpty(), passes as a pointer)');
+      throw new TypeError(
+        `${nameOf(what)} must be device memory; this TypedArray is host memory (only ` +
+          'managed memory, from cuda.managedEmpty(), passes as a pointer)',
+      );
     }
     return address;
   }
@@ -203,9 +233,10 @@ function scalarConstructor(char) {
   else if (type.kind === 'float') check = floatValue;
   else if (type.kind === 'bool') check = boolValue;
   const label = `cuda.${type.name}(value)`;
-  const make = type.kind === 'pointer'
-    ? (value) => new Scalar(pointerValue(value, label), value)
-    : (value) => new Scalar(check(value, type, label));
+  const make =
+    type.kind === 'pointer'
+      ? (value) => new Scalar(pointerValue(value, label), value)
+      : (value) => new Scalar(check(value, type, label));
   Object.defineProperty(make, 'name', { value: type.name });
   return make;
 }
@@ -276,8 +307,10 @@ function parseFormat(format) {
   const types = [];
   const items = typeof format === 'string' ? [format] : format;
   if (!Array.isArray(items)) {
-    throw new TypeError(`the format must be a string of struct characters ('PPi') or an array of ` +
-      `them and dtype names, not ${describe(format)}`);
+    throw new TypeError(
+      `the format must be a string of struct characters ('PPi') or an array of ` +
+        `them and dtype names, not ${describe(format)}`,
+    );
   }
   for (const item of items) {
     if (typeof item === 'function' && TYPED_ARRAY_TYPES[item.name]) {
@@ -287,8 +320,10 @@ function parseFormat(format) {
     } else if (typeof item === 'string') {
       parseCharacters(item, types);
     } else {
-      throw new TypeError(`a format item must be a struct character, a dtype name or a TypedArray ` +
-        `constructor, not ${describe(item)}`);
+      throw new TypeError(
+        `a format item must be a struct character, a dtype name or a TypedArray ` +
+          `constructor, not ${describe(item)}`,
+      );
     }
   }
   return types;
@@ -300,8 +335,10 @@ function parseCharacters(text, types) {
   while (token.lastIndex < text.length && (match = token.exec(text))) {
     const type = TYPES[match[2]];
     if (!type) {
-      throw new TypeError(`unknown format character ${JSON.stringify(match[2])} in ` +
-        `${JSON.stringify(text)}: use b B h H i I l L q Q n N e f d ? P, or a dtype name`);
+      throw new TypeError(
+        `unknown format character ${JSON.stringify(match[2])} in ` +
+          `${JSON.stringify(text)}: use b B h H i I l L q Q n N e f d ? P, or a dtype name`,
+      );
     }
     const count = match[1] === '' ? 1 : Number(match[1]);
     for (let i = 0; i < count; i++) types.push(type);
@@ -319,14 +356,18 @@ function layout(fields, info, kernel) {
   if (info) {
     const count = info.length / 2;
     if (count !== fields.length) {
-      throw new TypeError(`kernel '${kernel}' takes ${count} parameter${count === 1 ? '' : 's'}, ` +
-        `but ${fields.length} argument${fields.length === 1 ? ' was' : 's were'} given`);
+      throw new TypeError(
+        `kernel '${kernel}' takes ${count} parameter${count === 1 ? '' : 's'}, ` +
+          `but ${fields.length} argument${fields.length === 1 ? ' was' : 's were'} given`,
+      );
     }
     fields.forEach((field, k) => {
       const want = info[2 * k + 1];
       if (field.size !== want) {
-        throw new TypeError(`kernel '${kernel}' parameter ${k} takes ${want} bytes, but argument ` +
-          `${k} is ${label(field)} (${field.size} bytes); ${suggest(want)}`);
+        throw new TypeError(
+          `kernel '${kernel}' parameter ${k} takes ${want} bytes, but argument ` +
+            `${k} is ${label(field)} (${field.size} bytes); ${suggest(want)}`,
+        );
       }
       offsets.push(info[2 * k]);
       size = Math.max(size, info[2 * k] + want);
@@ -383,17 +424,52 @@ function copyBytes(u8, offset, view) {
 
 // What packer statements may use, by name.
 const HELPERS = {
-  T: TYPES, integerValue, bigintValue, floatValue, boolValue, pointerValue, writePointer, float16Bits, copyBytes,
+  T: TYPES,
+  integerValue,
+  bigintValue,
+  floatValue,
+  boolValue,
+  pointerValue,
+  writePointer,
+  float16Bits,
+  copyBytes,
 };
 const VIEWS = ['i8', 'u8', 'i16', 'u16', 'i32', 'u32', 'f32', 'i64', 'u64', 'f64', 'dv'];
 
 // Statements writing each field's argument (the expression arg(k)) at its offset; values are
 // checked on the way, and messages name the argument by its index k.
 function packerStatements(fields, offsets, arg) {
-  const store = { b: 'i8', B: 'u8', h: 'i16', H: 'u16', i: 'i32', I: 'u32', l: 'i64', q: 'i64', n: 'i64',
-    L: 'u64', Q: 'u64', N: 'u64', e: 'u16', f: 'f32', d: 'f64', '?': 'u8', P: 'u64' };
-  const setter = { i8: 'setInt8', u8: 'setUint8', i16: 'setInt16', u16: 'setUint16', i32: 'setInt32',
-    u32: 'setUint32', i64: 'setBigInt64', u64: 'setBigUint64', f32: 'setFloat32', f64: 'setFloat64' };
+  const store = {
+    b: 'i8',
+    B: 'u8',
+    h: 'i16',
+    H: 'u16',
+    i: 'i32',
+    I: 'u32',
+    l: 'i64',
+    q: 'i64',
+    n: 'i64',
+    L: 'u64',
+    Q: 'u64',
+    N: 'u64',
+    e: 'u16',
+    f: 'f32',
+    d: 'f64',
+    '?': 'u8',
+    P: 'u64',
+  };
+  const setter = {
+    i8: 'setInt8',
+    u8: 'setUint8',
+    i16: 'setInt16',
+    u16: 'setUint16',
+    i32: 'setInt32',
+    u32: 'setUint32',
+    i64: 'setBigInt64',
+    u64: 'setBigUint64',
+    f32: 'setFloat32',
+    f64: 'setFloat64',
+  };
   return fields.map((field, k) => {
     const o = offsets[k];
     const a = arg(k);
@@ -404,15 +480,22 @@ function packerStatements(fields, offsets, arg) {
     switch (field.kind) {
       case 'int':
         // an int32 in range skips the call: the common case, checked inline
-        value = c === 'i' ? `(typeof ${a} === 'number' && (${a} | 0) === ${a} ? ${a} : integerValue(${a}, ${t}, ${k}))`
-          : `${field.size === 8 ? 'bigintValue' : 'integerValue'}(${a}, ${t}, ${k})`;
+        value =
+          c === 'i'
+            ? `(typeof ${a} === 'number' && (${a} | 0) === ${a} ? ${a} : integerValue(${a}, ${t}, ${k}))`
+            : `${field.size === 8 ? 'bigintValue' : 'integerValue'}(${a}, ${t}, ${k})`;
         break;
       case 'float':
-        value = c === 'e' ? `float16Bits(floatValue(${a}, ${t}, ${k}))`
-          : `(typeof ${a} === 'number' ? ${a} : floatValue(${a}, ${t}, ${k}))`;
+        value =
+          c === 'e'
+            ? `float16Bits(floatValue(${a}, ${t}, ${k}))`
+            : `(typeof ${a} === 'number' ? ${a} : floatValue(${a}, ${t}, ${k}))`;
         break;
-      case 'bool': value = `boolValue(${a}, ${t}, ${k}) ? 1 : 0`; break;
-      default: value = `pointerValue(${a}, ${k})`;
+      case 'bool':
+        value = `boolValue(${a}, ${t}, ${k}) ? 1 : 0`;
+        break;
+      default:
+        value = `pointerValue(${a}, ${k})`;
     }
     // A kernel may place a parameter off its natural alignment (a packed struct of that size).
     if (o % field.size !== 0) return `dv.${setter[store[c]]}(${o}, ${value}, true);`;
@@ -446,7 +529,8 @@ function packBytes(fields, offsets, size, args) {
 
 // ---- classifying the arguments of a generic call ----
 
-const BARE_NUMBER_HINT = 'wrap it in the constructor of its C type: cuda.int32(n), cuda.uint32(n), ' +
+const BARE_NUMBER_HINT =
+  'wrap it in the constructor of its C type: cuda.int32(n), cuda.uint32(n), ' +
   'cuda.float32(x), cuda.float64(x), cuda.int64(n)...';
 
 // A short code for the kind of argument k (same code, same layout): a format character, '*' for
@@ -473,24 +557,33 @@ function classify(v, k, sig) {
       break;
     default:
   }
-  throw new TypeError(`argument ${k} cannot be passed to a kernel: ${describe(v)}; pass typed ` +
-    'scalars (cuda.int32(n), cuda.float32(x)...), device memory, In/Out/InOut(array), or a ' +
-    'TypedArray copied verbatim (a struct or vector type)');
+  throw new TypeError(
+    `argument ${k} cannot be passed to a kernel: ${describe(v)}; pass typed ` +
+      'scalars (cuda.int32(n), cuda.float32(x)...), device memory, In/Out/InOut(array), or a ' +
+      'TypedArray copied verbatim (a struct or vector type)',
+  );
 }
 
 // The format character of a bare number or bigint: the type of its parameter, where known.
 function bareNumberType(v, k, sig) {
   const param = sig !== null && k < sig.length ? sig[k] : null;
   if (param === null || param.char === null) {
-    const why = sig === null ? "the kernel's parameter types are not known"
-      : k >= sig.length ? `the kernel declares only ${sig.length} parameters`
-        : `parameter ${k} (${param.text}) is of a type cudadrv does not parse`;
+    const why =
+      sig === null
+        ? "the kernel's parameter types are not known"
+        : k >= sig.length
+          ? `the kernel declares only ${sig.length} parameters`
+          : `parameter ${k} (${param.text}) is of a type cudadrv does not parse`;
     throw new TypeError(`argument ${k} is a bare ${typeof v} (${v}) and ${why}; ${BARE_NUMBER_HINT}`);
   }
-  if (typeof v === 'bigint' && TYPES[param.char].kind !== 'pointer' &&
-      !(TYPES[param.char].kind === 'int' && TYPES[param.char].size === 8)) {
-    throw new TypeError(`argument ${k} is a bigint, but parameter ${k} (${param.text}) is ` +
-      `${TYPES[param.char].name}: pass a number`);
+  if (
+    typeof v === 'bigint' &&
+    TYPES[param.char].kind !== 'pointer' &&
+    !(TYPES[param.char].kind === 'int' && TYPES[param.char].size === 8)
+  ) {
+    throw new TypeError(
+      `argument ${k} is a bigint, but parameter ${k} (${param.text}) is ` + `${TYPES[param.char].name}: pass a number`,
+    );
   }
   return param.char;
 }
@@ -503,8 +596,9 @@ function fieldOf(code, k) {
     const [size, align] = code.slice(1).split(':').map(Number);
     return { size, align, blob: true };
   }
-  throw new TypeError(`argument ${k} is a TypedScalar of no C type; make scalars with cuda.int32(n), ` +
-    'cuda.float32(x) and the like');
+  throw new TypeError(
+    `argument ${k} is a TypedScalar of no C type; make scalars with cuda.int32(n), ` + 'cuda.float32(x) and the like',
+  );
 }
 
 /**
@@ -540,19 +634,62 @@ function packArguments(formatOrArgs, values) {
 // ---- kernel signatures parsed from CUDA C++ source ----
 
 const C_TYPES = {
-  char: 'b', 'signed char': 'b', 'unsigned char': 'B', short: 'h', 'short int': 'h',
-  'signed short': 'h', 'unsigned short': 'H', 'unsigned short int': 'H', int: 'i', signed: 'i',
-  'signed int': 'i', unsigned: 'I', 'unsigned int': 'I', long: 'l', 'long int': 'l',
-  'signed long': 'l', 'unsigned long': 'L', 'unsigned long int': 'L', 'long long': 'q',
-  'long long int': 'q', 'signed long long': 'q', 'unsigned long long': 'Q',
-  'unsigned long long int': 'Q', float: 'f', double: 'd', bool: '?', __half: 'e', half: 'e',
-  size_t: 'N', ptrdiff_t: 'n', ssize_t: 'n', intptr_t: 'n', uintptr_t: 'N', int8_t: 'b',
-  uint8_t: 'B', int16_t: 'h', uint16_t: 'H', int32_t: 'i', uint32_t: 'I', int64_t: 'q',
-  uint64_t: 'Q', cudaTextureObject_t: 'Q', cudaSurfaceObject_t: 'Q', CUtexObject: 'Q', CUsurfObject: 'Q',
+  char: 'b',
+  'signed char': 'b',
+  'unsigned char': 'B',
+  short: 'h',
+  'short int': 'h',
+  'signed short': 'h',
+  'unsigned short': 'H',
+  'unsigned short int': 'H',
+  int: 'i',
+  signed: 'i',
+  'signed int': 'i',
+  unsigned: 'I',
+  'unsigned int': 'I',
+  long: 'l',
+  'long int': 'l',
+  'signed long': 'l',
+  'unsigned long': 'L',
+  'unsigned long int': 'L',
+  'long long': 'q',
+  'long long int': 'q',
+  'signed long long': 'q',
+  'unsigned long long': 'Q',
+  'unsigned long long int': 'Q',
+  float: 'f',
+  double: 'd',
+  bool: '?',
+  __half: 'e',
+  half: 'e',
+  size_t: 'N',
+  ptrdiff_t: 'n',
+  ssize_t: 'n',
+  intptr_t: 'n',
+  uintptr_t: 'N',
+  int8_t: 'b',
+  uint8_t: 'B',
+  int16_t: 'h',
+  uint16_t: 'H',
+  int32_t: 'i',
+  uint32_t: 'I',
+  int64_t: 'q',
+  uint64_t: 'Q',
+  cudaTextureObject_t: 'Q',
+  cudaSurfaceObject_t: 'Q',
+  CUtexObject: 'Q',
+  CUsurfObject: 'Q',
 };
 const TYPE_WORDS = new Set(['char', 'short', 'int', 'long', 'signed', 'unsigned', 'float', 'double', 'bool']);
 const QUALIFIERS = new Set(['const', 'volatile', '__restrict__', '__restrict', 'restrict', 'register']);
-const ATTRIBUTES = new Set(['__launch_bounds__', '__cluster_dims__', '__maxnreg__', '__attribute__', '__declspec', 'alignas']);
+const ATTRIBUTES = new Set([
+  '__launch_bounds__',
+  '__cluster_dims__',
+  '__maxnreg__',
+  '__attribute__',
+  '__declspec',
+  'alignas',
+]);
 
 // Comments, string and character literals and preprocessor lines, blanked (lengths kept).
 function blankNonCode(source) {
@@ -617,8 +754,11 @@ function parseKernelSignatures(source) {
   const global = /\b__global__\b/g;
   let match;
   while ((match = global.exec(text))) {
-    const start = Math.max(text.lastIndexOf(';', match.index), text.lastIndexOf('}', match.index),
-      text.lastIndexOf('{', match.index));
+    const start = Math.max(
+      text.lastIndexOf(';', match.index),
+      text.lastIndexOf('}', match.index),
+      text.lastIndexOf('{', match.index),
+    );
     if (/\btemplate\b/.test(text.slice(start + 1, match.index))) continue;
     const word = /[A-Za-z_]\w*|\(/g;
     word.lastIndex = global.lastIndex;
@@ -652,7 +792,26 @@ function parseKernelSignatures(source) {
 }
 
 module.exports = {
-  TYPES, TypedScalar, scalars, ArgumentHandler, In, Out, InOut, parseFormat, layout, blobField,
-  viewsOf, packerStatements, compilePacker, packerFor, packBytes, classify, fieldOf, packArguments,
-  parseKernelSignatures, integerValue, float16Bits, HANDLE_ARGUMENT,
+  TYPES,
+  TypedScalar,
+  scalars,
+  ArgumentHandler,
+  In,
+  Out,
+  InOut,
+  parseFormat,
+  layout,
+  blobField,
+  viewsOf,
+  packerStatements,
+  compilePacker,
+  packerFor,
+  packBytes,
+  classify,
+  fieldOf,
+  packArguments,
+  parseKernelSignatures,
+  integerValue,
+  float16Bits,
+  HANDLE_ARGUMENT,
 };

@@ -30,7 +30,7 @@ const MAX_FORMATS = 64; // per kernel, for the generic call path
 // ---- launch dimensions ----
 
 // A dimension: a number from 1 to 2**32 - 1 (no bigint, which >>> would refuse with a TypeError).
-const positiveU32 = (v) => typeof v === 'number' && (v >>> 0) === v && v !== 0;
+const positiveU32 = (v) => typeof v === 'number' && v >>> 0 === v && v !== 0;
 
 function badDims(d, what) {
   if (Array.isArray(d)) {
@@ -41,8 +41,9 @@ function badDims(d, what) {
   }
   if (typeof d === 'number') throw new RangeError(`${what} must be an integer from 1 to 4294967295, not ${d}`);
   if (d === undefined && what === 'block') {
-    throw new TypeError('block is required: pass the launch options { block: [x, y, z], grid, ... } ' +
-      'as the last argument');
+    throw new TypeError(
+      'block is required: pass the launch options { block: [x, y, z], grid, ... } ' + 'as the last argument',
+    );
   }
   throw new TypeError(`${what} must be a number or an array of 1 to 3 numbers, not ${check.describe(d)}`);
 }
@@ -83,7 +84,7 @@ function writeDims(u32, grid, block, options) {
   }
   const { shared, cluster, cooperative } = options;
   if (shared === undefined) u32[6] = 0;
-  else if (typeof shared === 'number' && (shared >>> 0) === shared) u32[6] = shared;
+  else if (typeof shared === 'number' && shared >>> 0 === shared) u32[6] = shared;
   else check.integer('shared', shared, 0, 4294967295);
   let attributes = 0;
   if (cluster !== undefined) {
@@ -121,11 +122,16 @@ function checkSignature(k, fields) {
     if (param === undefined || param.char === null) return;
     const want = TYPES[param.char];
     if (field.blob || field.kind !== want.kind || field.size !== want.size) {
-      const given = field.blob ? `${field.size} bytes copied verbatim` : field.kind === 'pointer'
-        ? 'a pointer' : `cuda.${field.name}`;
-      throw new TypeError(`kernel '${k.name}' parameter ${i} (${param.text}) is ` +
-        `${want.kind === 'pointer' ? 'a pointer' : want.name}, but argument ${i} is ${given}` +
-        `${want.kind === 'pointer' ? '; pass device memory' : `; pass cuda.${want.name}(...) or a number`}`);
+      const given = field.blob
+        ? `${field.size} bytes copied verbatim`
+        : field.kind === 'pointer'
+          ? 'a pointer'
+          : `cuda.${field.name}`;
+      throw new TypeError(
+        `kernel '${k.name}' parameter ${i} (${param.text}) is ` +
+          `${want.kind === 'pointer' ? 'a pointer' : want.name}, but argument ${i} is ${given}` +
+          `${want.kind === 'pointer' ? '; pass device memory' : `; pass cuda.${want.name}(...) or a number`}`,
+      );
     }
   });
 }
@@ -169,8 +175,7 @@ function launchOn(launcher, stream) {
 // ---- the generic call: kernel(...args, { block, grid, stream, shared, cluster, cooperative,
 // timeKernel, texrefs }) ----
 
-const OPTION_KEYS = new Set(['block', 'grid', 'stream', 'shared', 'cluster', 'cooperative', 'timeKernel',
-  'texrefs']);
+const OPTION_KEYS = new Set(['block', 'grid', 'stream', 'shared', 'cluster', 'cooperative', 'timeKernel', 'texrefs']);
 
 function isOptions(o) {
   if (typeof o !== 'object' || o === null || typeof o.ptr === 'bigint') return false;
@@ -181,8 +186,10 @@ function isOptions(o) {
 function checkOptions(options) {
   for (const key in options) {
     if (!OPTION_KEYS.has(key)) {
-      throw new TypeError(`unknown launch option '${key}': the options are block, grid, stream, ` +
-        'shared, cluster, cooperative, timeKernel and texrefs');
+      throw new TypeError(
+        `unknown launch option '${key}': the options are block, grid, stream, ` +
+          'shared, cluster, cooperative, timeKernel and texrefs',
+      );
     }
   }
   const { stream, texrefs } = options;
@@ -236,8 +243,10 @@ function callKernel(k, list) {
   const n = list.length - 1;
   const options = list[n];
   if (n < 0 || !isOptions(options)) {
-    throw new TypeError(`kernel '${k.name}': the last argument must be the launch options ` +
-      '{ block: [x, y, z], grid, stream, shared, timeKernel }; block is required');
+    throw new TypeError(
+      `kernel '${k.name}': the last argument must be the launch options ` +
+        '{ block: [x, y, z], grid, stream, shared, timeKernel }; block is required',
+    );
   }
   checkOptions(options);
   let format = k.last;
@@ -328,9 +337,11 @@ function checkArity(count, expected, options, method, k) {
     return;
   }
   const args = expected - (method === 'preparedAsyncCall' ? 3 : 2);
-  throw new TypeError(`kernel '${k.name}'.${method}() takes grid, block, ` +
-    `${method === 'preparedAsyncCall' ? 'stream, ' : ''}${args} argument${args === 1 ? '' : 's'} ` +
-    `(format '${k.preparedFormat}') and optionally { shared, cluster, cooperative }; got ${count} arguments`);
+  throw new TypeError(
+    `kernel '${k.name}'.${method}() takes grid, block, ` +
+      `${method === 'preparedAsyncCall' ? 'stream, ' : ''}${args} argument${args === 1 ? '' : 's'} ` +
+      `(format '${k.preparedFormat}') and optionally { shared, cluster, cooperative }; got ${count} arguments`,
+  );
 }
 
 // The preparedCall and preparedAsyncCall functions of a compiled format, with one parameter
@@ -353,7 +364,13 @@ function preparedFunctions(k, fields, compiled) {
     },
   ];`;
   return kargs.compilePacker(compiled.views, source, {
-    k, launcher: compiled, dims: compiled.u32, launch: compiled.launch, writeDims, checkArity, bindStream,
+    k,
+    launcher: compiled,
+    dims: compiled.u32,
+    launch: compiled.launch,
+    writeDims,
+    checkArity,
+    bindStream,
   });
 }
 
@@ -371,7 +388,8 @@ function deprecated(method, instead) {
 }
 
 function legacyOf(k) {
-  if (k.legacy === null) k.legacy = { block: undefined, options: { shared: 0 }, bytes: new Uint8Array(0), launcher: null };
+  if (k.legacy === null)
+    k.legacy = { block: undefined, options: { shared: 0 }, bytes: new Uint8Array(0), launcher: null };
   return k.legacy;
 }
 
@@ -385,8 +403,9 @@ function legacyLaunch(k, grid, stream) {
     if (k.info === undefined) k.info = binding.funcGetParamInfo(k);
     const want = k.info && k.info.length ? k.info[k.info.length - 2] + k.info[k.info.length - 1] : 0;
     if (k.info && size !== want) {
-      throw new TypeError(`kernel '${k.name}' takes ${want} bytes of parameters, but ${size} are set ` +
-        '(paramSetSize / paramSet)');
+      throw new TypeError(
+        `kernel '${k.name}' takes ${want} bytes of parameters, but ${size} are set ` + '(paramSetSize / paramSet)',
+      );
     }
     legacy.launcher = launcherOf(k, size, []);
   }
@@ -494,8 +513,12 @@ class Kernel {
   /** Blocks of blockSize threads that fit on one multiprocessor at once. */
   maxActiveBlocksPerMultiprocessor(blockSize, dynamicSmem = 0, flags = 0) {
     check.integer('blockSize', blockSize, 1, 2147483647);
-    return binding.occupancyMaxActiveBlocks(this._k, blockSize, check.size('dynamicSmem', dynamicSmem),
-      check.integer('flags', flags, 0, 4294967295));
+    return binding.occupancyMaxActiveBlocks(
+      this._k,
+      blockSize,
+      check.size('dynamicSmem', dynamicSmem),
+      check.integer('flags', flags, 0, 4294967295),
+    );
   }
 
   /**
@@ -504,8 +527,12 @@ class Kernel {
    */
   maxPotentialBlockSize(dynamicSmem = 0, blockSizeLimit = 0, flags = 0) {
     if (typeof dynamicSmem !== 'function') check.size('dynamicSmem', dynamicSmem);
-    const [minGridSize, blockSize] = binding.occupancyMaxPotentialBlockSize(this._k, dynamicSmem,
-      check.integer('blockSizeLimit', blockSizeLimit, 0, 2147483647), check.integer('flags', flags, 0, 4294967295));
+    const [minGridSize, blockSize] = binding.occupancyMaxPotentialBlockSize(
+      this._k,
+      dynamicSmem,
+      check.integer('blockSizeLimit', blockSizeLimit, 0, 2147483647),
+      check.integer('flags', flags, 0, 4294967295),
+    );
     return { minGridSize, blockSize };
   }
 
@@ -597,8 +624,10 @@ function legacyView(k, offset, size) {
   const bytes = legacyOf(k).bytes;
   check.integer('offset', offset);
   if (offset + size > bytes.length) {
-    throw new RangeError(`offset ${offset} + ${size} bytes is past the parameter size ${bytes.length}; ` +
-      'call paramSetSize(bytes) first');
+    throw new RangeError(
+      `offset ${offset} + ${size} bytes is past the parameter size ${bytes.length}; ` +
+        'call paramSetSize(bytes) first',
+    );
   }
   return new DataView(bytes.buffer, offset, size);
 }

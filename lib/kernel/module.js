@@ -25,8 +25,10 @@ function imageBytes(image) {
   if (image instanceof ArrayBuffer || image instanceof SharedArrayBuffer || ArrayBuffer.isView(image)) {
     return check.uint8View('image', image);
   }
-  throw new TypeError('image must be PTX, cubin or fatbin: a Buffer, TypedArray, DataView, ArrayBuffer ' +
-    `or a PTX string, not ${check.describe(image)}`);
+  throw new TypeError(
+    'image must be PTX, cubin or fatbin: a Buffer, TypedArray, DataView, ArrayBuffer ' +
+      `or a PTX string, not ${check.describe(image)}`,
+  );
 }
 
 // [keys, values] of JIT options given as [[JitOption.X, value], ...] or { X: value } (names
@@ -38,7 +40,8 @@ function jitOptions(options) {
   let entries;
   if (Array.isArray(options)) entries = options;
   else if (typeof options === 'object') entries = Object.entries(options);
-  else throw new TypeError(`options must be [[JitOption.X, value], ...] or { X: value }, not ${check.describe(options)}`);
+  else
+    throw new TypeError(`options must be [[JitOption.X, value], ...] or { X: value }, not ${check.describe(options)}`);
   for (const entry of entries) {
     if (!Array.isArray(entry) || entry.length !== 2) {
       throw new TypeError(`each JIT option must be a [JitOption.X, value] pair, not ${check.describe(entry)}`);

@@ -35,8 +35,10 @@ class TextureReference {
     const offset = binding.texrefSetAddress(this, ptr, check.size('bytes', bytes));
     this._memory = devptr;
     if (offset !== 0 && !allowOffset) {
-      throw new LogicError(`setAddress(): the texture has a byte offset of ${offset} (the address is ` +
-        'not aligned enough); align it, or pass allowOffset = true and add the offset to fetches');
+      throw new LogicError(
+        `setAddress(): the texture has a byte offset of ${offset} (the address is ` +
+          'not aligned enough); align it, or pass allowOffset = true and add the offset to fetches',
+      );
     }
     return offset;
   }
@@ -48,13 +50,21 @@ class TextureReference {
   setAddress2D(devptr, descriptor, pitch) {
     const ptr = devicePointer(devptr, 'devptr');
     if (typeof descriptor !== 'object' || descriptor === null) {
-      throw new TypeError('descriptor must be { width, height, format, numChannels } (an ArrayDescriptor), ' +
-        `not ${check.describe(descriptor)}`);
+      throw new TypeError(
+        'descriptor must be { width, height, format, numChannels } (an ArrayDescriptor), ' +
+          `not ${check.describe(descriptor)}`,
+      );
     }
     const { width, height, format, numChannels } = descriptor;
-    binding.texrefSetAddress2D(this, ptr, check.size('pitch', pitch), check.size('descriptor.width', width),
-      check.size('descriptor.height', height), check.member('descriptor.format', format, ArrayFormat, 'ArrayFormat'),
-      check.integer('descriptor.numChannels', numChannels, 1, 4));
+    binding.texrefSetAddress2D(
+      this,
+      ptr,
+      check.size('pitch', pitch),
+      check.size('descriptor.width', width),
+      check.size('descriptor.height', height),
+      check.member('descriptor.format', format, ArrayFormat, 'ArrayFormat'),
+      check.integer('descriptor.numChannels', numChannels, 1, 4),
+    );
     this._memory = devptr;
   }
 

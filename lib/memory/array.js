@@ -10,12 +10,21 @@ const { devicePointer, deviceExtent } = require('../internal/pointer');
 const { dtypeOf, dtypeOfArray, shapeLength } = require('../internal/dtype');
 const host = require('./host-memory').internal;
 const { HANDLE_ARGUMENT } = require('../kernel/args');
-const { Memcpy2D, Memcpy3D, internal: { streamArg, fits } } = require('./device-memory');
+const {
+  Memcpy2D,
+  Memcpy3D,
+  internal: { streamArg, fits },
+} = require('./device-memory');
 
 /** A 1D or 2D array's shape and element type (PyCUDA's ArrayDescriptor). */
 class ArrayDescriptor {
   constructor(descriptor) {
-    const { width = 0, height = 0, format = ArrayFormat.FLOAT, numChannels = 1 } = check.options('descriptor', descriptor);
+    const {
+      width = 0,
+      height = 0,
+      format = ArrayFormat.FLOAT,
+      numChannels = 1,
+    } = check.options('descriptor', descriptor);
     /** Elements per row. */
     this.width = width;
     /** Rows (0 for a 1D array). */
@@ -30,8 +39,14 @@ class ArrayDescriptor {
 /** A 1D, 2D, 3D or layered array's shape, element type and flags (PyCUDA's ArrayDescriptor3D). */
 class ArrayDescriptor3D extends ArrayDescriptor {
   constructor(descriptor) {
-    const { width = 0, height = 0, depth = 0, format = ArrayFormat.FLOAT, numChannels = 1, flags = 0 } =
-      check.options('descriptor', descriptor);
+    const {
+      width = 0,
+      height = 0,
+      depth = 0,
+      format = ArrayFormat.FLOAT,
+      numChannels = 1,
+      flags = 0,
+    } = check.options('descriptor', descriptor);
     super({ width, height, format, numChannels });
     /** Slices (0 for a 1D or 2D array; layers for a layered one). */
     this.depth = depth;
@@ -43,13 +58,20 @@ class ArrayDescriptor3D extends ArrayDescriptor {
 // The checked [width, height, depth, format, numChannels, flags] of a descriptor.
 function descriptorFields(descriptor) {
   if (typeof descriptor !== 'object' || descriptor === null) {
-    throw new TypeError('descriptor must be an ArrayDescriptor or ArrayDescriptor3D ' +
-      `({ width, height, depth?, format, numChannels, flags? }), not ${check.describe(descriptor)}`);
+    throw new TypeError(
+      'descriptor must be an ArrayDescriptor or ArrayDescriptor3D ' +
+        `({ width, height, depth?, format, numChannels, flags? }), not ${check.describe(descriptor)}`,
+    );
   }
   const { width, height = 0, depth = 0, format, numChannels = 1, flags = 0 } = descriptor;
-  const fields = [check.size('descriptor.width', width), check.size('descriptor.height', height),
-    check.size('descriptor.depth', depth), check.member('descriptor.format', format, ArrayFormat, 'ArrayFormat'),
-    check.integer('descriptor.numChannels', numChannels, 1, 4), check.integer('descriptor.flags', flags, 0, 4294967295)];
+  const fields = [
+    check.size('descriptor.width', width),
+    check.size('descriptor.height', height),
+    check.size('descriptor.depth', depth),
+    check.member('descriptor.format', format, ArrayFormat, 'ArrayFormat'),
+    check.integer('descriptor.numChannels', numChannels, 1, 4),
+    check.integer('descriptor.flags', flags, 0, 4294967295),
+  ];
   if (fields[4] === 3) throw new RangeError('descriptor.numChannels must be 1, 2 or 4, not 3');
   if (fields[0] === 0) throw new RangeError('descriptor.width must be at least 1');
   return fields;
@@ -112,15 +134,25 @@ function memcpyAtoH(dest, array, index) {
 /** memcpyHtoA on stream; page-locked src is kept alive until the stream has passed the copy. */
 function memcpyHtoAAsync(array, index, src, stream = null) {
   const view = host.hostView('src', src);
-  binding.memcpyHtoA(arrayArg('array', array), check.size('index', index), view, streamArg(stream),
-    host.needsKeeping(view) ? [view, array] : array);
+  binding.memcpyHtoA(
+    arrayArg('array', array),
+    check.size('index', index),
+    view,
+    streamArg(stream),
+    host.needsKeeping(view) ? [view, array] : array,
+  );
 }
 
 /** memcpyAtoH on stream; page-locked dest is kept alive until the stream has passed the copy. */
 function memcpyAtoHAsync(dest, array, index, stream = null) {
   const view = host.hostView('dest', dest);
-  binding.memcpyAtoH(view, arrayArg('array', array), check.size('index', index), streamArg(stream),
-    host.needsKeeping(view) ? [view, array] : array);
+  binding.memcpyAtoH(
+    view,
+    arrayArg('array', array),
+    check.size('index', index),
+    streamArg(stream),
+    host.needsKeeping(view) ? [view, array] : array,
+  );
 }
 
 /** Copies bytes of device memory src into array from byte offset index. */
@@ -141,8 +173,13 @@ function memcpyAtoD(dest, array, index, bytes) {
 
 /** Copies bytes from array src (from byte srcIndex) to array dest (from byte destIndex). */
 function memcpyAtoA(dest, destIndex, src, srcIndex, bytes) {
-  binding.memcpyAtoA(arrayArg('dest', dest), check.size('destIndex', destIndex), arrayArg('src', src),
-    check.size('srcIndex', srcIndex), check.size('bytes', bytes));
+  binding.memcpyAtoA(
+    arrayArg('dest', dest),
+    check.size('destIndex', destIndex),
+    arrayArg('src', src),
+    check.size('srcIndex', srcIndex),
+    check.size('bytes', bytes),
+  );
 }
 
 // ---- texture and surface objects ----
@@ -155,7 +192,9 @@ function addressModes(mode) {
   if (modes.length < 1 || modes.length > 3) {
     throw new RangeError(`addressMode must be an AddressMode or an array of 1 to 3, not ${modes.length}`);
   }
-  return [0, 1, 2].map((dim) => check.member(`addressMode[${dim}]`, modes[dim] ?? modes[0], AddressMode, 'AddressMode'));
+  return [0, 1, 2].map((dim) =>
+    check.member(`addressMode[${dim}]`, modes[dim] ?? modes[0], AddressMode, 'AddressMode'),
+  );
 }
 
 // The fields and the array of a texture object over resource.
@@ -187,8 +226,10 @@ function textureFields(resource, opts) {
       fields.set([BigInt(width), BigInt(height), BigInt(pitch)], 5);
     }
   } else {
-    throw new TypeError('resource must be a CudaArray, { linear: memory, format, numChannels, bytes? } or ' +
-      `{ pitch2D: memory, format, numChannels, width, height, pitch }, not ${check.describe(resource)}`);
+    throw new TypeError(
+      'resource must be a CudaArray, { linear: memory, format, numChannels, bytes? } or ' +
+        `{ pitch2D: memory, format, numChannels, width, height, pitch }, not ${check.describe(resource)}`,
+    );
   }
   const { addressMode = AddressMode.CLAMP, filterMode = FilterMode.POINT, flags = 0, maxAnisotropy = 0 } = opts;
   fields.set(addressModes(addressMode).map(BigInt), 8);
@@ -203,9 +244,16 @@ function positive(name, value) {
   return value;
 }
 
-const FORMAT_BYTES = new Map([[ArrayFormat.UNSIGNED_INT8, 1], [ArrayFormat.SIGNED_INT8, 1],
-  [ArrayFormat.UNSIGNED_INT16, 2], [ArrayFormat.SIGNED_INT16, 2], [ArrayFormat.HALF, 2],
-  [ArrayFormat.UNSIGNED_INT32, 4], [ArrayFormat.SIGNED_INT32, 4], [ArrayFormat.FLOAT, 4]]);
+const FORMAT_BYTES = new Map([
+  [ArrayFormat.UNSIGNED_INT8, 1],
+  [ArrayFormat.SIGNED_INT8, 1],
+  [ArrayFormat.UNSIGNED_INT16, 2],
+  [ArrayFormat.SIGNED_INT16, 2],
+  [ArrayFormat.HALF, 2],
+  [ArrayFormat.UNSIGNED_INT32, 4],
+  [ArrayFormat.SIGNED_INT32, 4],
+  [ArrayFormat.FLOAT, 4],
+]);
 
 function formatBytes(format) {
   return FORMAT_BYTES.get(format) ?? 1;
@@ -224,7 +272,8 @@ function borderColor(color = [0, 0, 0, 0]) {
 class Handle {
   /** The CUtexObject / CUsurfObject, a bigint; a LogicError once destroyed. */
   get handle() {
-    if (this._handle === null) throw new LogicError(`this ${this.constructor.name} has been destroyed; create a new one`);
+    if (this._handle === null)
+      throw new LogicError(`this ${this.constructor.name} has been destroyed; create a new one`);
     return this._handle;
   }
 
@@ -276,10 +325,17 @@ class SurfaceObject extends Handle {
 
 // ---- host and device matrices into arrays (PyCUDA's matrix_to_array and friends) ----
 
-const FORMATS = new Map([['uint8', ArrayFormat.UNSIGNED_INT8], ['uint8clamped', ArrayFormat.UNSIGNED_INT8],
-  ['int8', ArrayFormat.SIGNED_INT8], ['uint16', ArrayFormat.UNSIGNED_INT16], ['int16', ArrayFormat.SIGNED_INT16],
-  ['uint32', ArrayFormat.UNSIGNED_INT32], ['int32', ArrayFormat.SIGNED_INT32], ['float16', ArrayFormat.HALF],
-  ['float32', ArrayFormat.FLOAT]]);
+const FORMATS = new Map([
+  ['uint8', ArrayFormat.UNSIGNED_INT8],
+  ['uint8clamped', ArrayFormat.UNSIGNED_INT8],
+  ['int8', ArrayFormat.SIGNED_INT8],
+  ['uint16', ArrayFormat.UNSIGNED_INT16],
+  ['int16', ArrayFormat.SIGNED_INT16],
+  ['uint32', ArrayFormat.UNSIGNED_INT32],
+  ['int32', ArrayFormat.SIGNED_INT32],
+  ['float16', ArrayFormat.HALF],
+  ['float32', ArrayFormat.FLOAT],
+]);
 
 // The array format and channels per value of dtype: float64 as two int32 (read with
 // include/cudadrv/texture.cuh's helpers), complex values as pairs.
@@ -287,7 +343,9 @@ function elementFormat(dtype, complex) {
   if (dtype.name === 'float64') return [ArrayFormat.SIGNED_INT32, complex ? 4 : 2];
   const format = FORMATS.get(dtype.name);
   if (format === undefined) {
-    throw new TypeError(`arrays hold int8 to int32, uint8 to uint32, float16, float32 and float64 values, not ${dtype.name}`);
+    throw new TypeError(
+      `arrays hold int8 to int32, uint8 to uint32, float16, float32 and float64 values, not ${dtype.name}`,
+    );
   }
   if (complex && dtype.name !== 'float32') throw new TypeError('complex values are float32 or float64 pairs');
   return [format, complex ? 2 : 1];
@@ -314,7 +372,9 @@ function arrayFrom(source, onDevice, [width, height, depth], [format, channels],
   const flags = surface ? Array3DFlags.SURFACE_LDST | (depth === 0 ? Array3DFlags.LAYERED : 0) : 0;
   // a surface over a 2D matrix is a layered array of one layer, as PyCUDA makes it
   const layers = surface && depth === 0 ? 1 : depth;
-  const array = new CudaArray(new ArrayDescriptor3D({ width, height, depth: layers, format, numChannels: channels, flags }));
+  const array = new CudaArray(
+    new ArrayDescriptor3D({ width, height, depth: layers, format, numChannels: channels, flags }),
+  );
   const copy = layers ? new Memcpy3D() : new Memcpy2D();
   if (onDevice) copy.setSrcDevice(source);
   else copy.setSrcHost(source);
@@ -337,8 +397,10 @@ function hostMatrix(typedArray, shape, perValue = 1) {
   if (!dtype) throw new TypeError(`expected a TypedArray, not ${check.describe(typedArray)}`);
   const numbers = shapeLength(shape) * perValue;
   if (numbers !== typedArray.length) {
-    throw new RangeError(`shape ${JSON.stringify(shape)} holds ${numbers} ${perValue === 1 ? 'values' : 'numbers'}, ` +
-      `the array ${typedArray.length}`);
+    throw new RangeError(
+      `shape ${JSON.stringify(shape)} holds ${numbers} ${perValue === 1 ? 'values' : 'numbers'}, ` +
+        `the array ${typedArray.length}`,
+    );
   }
   return dtype;
 }
@@ -365,8 +427,14 @@ function toArray(typedArray, shape, opts) {
   const { order = 'C', allowSurfaceBind = false, complex = false } = check.options('options', opts);
   const perValue = complex ? 2 : 1;
   const dtype = hostMatrix(typedArray, shape, perValue);
-  return arrayFrom(typedArray, false, extentOf(shape, orderArg(order)), elementFormat(dtype, complex),
-    dtype.size * perValue, Boolean(allowSurfaceBind));
+  return arrayFrom(
+    typedArray,
+    false,
+    extentOf(shape, orderArg(order)),
+    elementFormat(dtype, complex),
+    dtype.size * perValue,
+    Boolean(allowSurfaceBind),
+  );
 }
 
 /** toArray for an array already in device memory (PyCUDA's gpuarray_to_array): ptr holds the
@@ -377,8 +445,14 @@ function deviceToArray(ptr, shape, dtype, opts) {
   const perValue = complex ? 2 : 1;
   devicePointer(ptr, 'ptr');
   fits(shapeLength(shape) * perValue * type.size, ptr, 'deviceToArray');
-  return arrayFrom(ptr, true, extentOf(shape, orderArg(order)), elementFormat(type, complex),
-    type.size * perValue, Boolean(allowSurfaceBind));
+  return arrayFrom(
+    ptr,
+    true,
+    extentOf(shape, orderArg(order)),
+    elementFormat(type, complex),
+    type.size * perValue,
+    Boolean(allowSurfaceBind),
+  );
 }
 
 /**
@@ -396,7 +470,20 @@ function makeMultichannel2DArray(typedArray, shape, order = 'C') {
 }
 
 module.exports = {
-  ArrayDescriptor, ArrayDescriptor3D, CudaArray, TextureObject, SurfaceObject,
-  memcpyHtoA, memcpyAtoH, memcpyHtoAAsync, memcpyAtoHAsync, memcpyDtoA, memcpyAtoD, memcpyAtoA,
-  matrixToArray, toArray, deviceToArray, makeMultichannel2DArray,
+  ArrayDescriptor,
+  ArrayDescriptor3D,
+  CudaArray,
+  TextureObject,
+  SurfaceObject,
+  memcpyHtoA,
+  memcpyAtoH,
+  memcpyHtoAAsync,
+  memcpyAtoHAsync,
+  memcpyDtoA,
+  memcpyAtoD,
+  memcpyAtoA,
+  matrixToArray,
+  toArray,
+  deviceToArray,
+  makeMultichannel2DArray,
 };

@@ -82,9 +82,11 @@ class PointerHolderBase {
     check.viewBytes('asBuffer(): a view', size);
     const buffer = binding.memHostView(this.ptr + BigInt(offset), size, host.externalBuffers());
     if (buffer === null) {
-      throw new RuntimeError('asBuffer() needs external ArrayBuffers, which this runtime refuses ' +
-        '(CUDADRV_NO_EXTERNAL_BUFFERS=1, or a V8 memory cage as in Electron); copy the memory ' +
-        'with memcpyDtoH() instead');
+      throw new RuntimeError(
+        'asBuffer() needs external ArrayBuffers, which this runtime refuses ' +
+          '(CUDADRV_NO_EXTERNAL_BUFFERS=1, or a V8 memory cage as in Electron); copy the memory ' +
+          'with memcpyDtoH() instead',
+      );
     }
     host.markUntransferable(buffer);
     return buffer;
@@ -99,8 +101,7 @@ class PointerHolderBase {
 class DeviceAllocation extends PointerHolderBase {
   constructor(secret) {
     if (secret !== token) {
-      throw new TypeError('use memAlloc(bytes) to allocate device memory (DeviceAllocation ' +
-        'objects come from it)');
+      throw new TypeError('use memAlloc(bytes) to allocate device memory (DeviceAllocation ' + 'objects come from it)');
     }
     super();
     this._root = this; // the allocation owning the memory (a slice's parent's root)
@@ -117,8 +118,11 @@ class DeviceAllocation extends PointerHolderBase {
   get ptr() {
     const base = this._root._ptr;
     if (base === null) {
-      throw new LogicError(this._root === RELEASED ? 'this slice has been released (free())'
-        : `this ${this._root.constructor.name} has been freed; allocate new memory`);
+      throw new LogicError(
+        this._root === RELEASED
+          ? 'this slice has been released (free())'
+          : `this ${this._root.constructor.name} has been freed; allocate new memory`,
+      );
     }
     return this._offset === 0n ? base : base + this._offset;
   }
@@ -252,8 +256,8 @@ class MemoryPool {
   }
 
   static _get(device, current) {
-    const ordinal = device === undefined ? Context.getDevice().ordinal
-      : check.instance('device', device, Device).ordinal;
+    const ordinal =
+      device === undefined ? Context.getDevice().ordinal : check.instance('device', device, Device).ordinal;
     const pool = new MemoryPool(token);
     if (current) binding.memPoolGetCurrent(pool, ordinal);
     else binding.memPoolGetDefault(pool, ordinal);
@@ -280,8 +284,11 @@ class MemoryPool {
    * watermarks only 0 (a reset). */
   setAttribute(attribute, value) {
     check.member('attribute', attribute, MemPoolAttribute, 'MemPoolAttribute');
-    binding.memPoolSetAttribute(this, attribute,
-      typeof value === 'boolean' ? Number(value) : check.size('value', value));
+    binding.memPoolSetAttribute(
+      this,
+      attribute,
+      typeof value === 'boolean' ? Number(value) : check.size('value', value),
+    );
   }
 
   /** Releases memory the pool holds beyond minBytesToKeep back to the system. */
@@ -408,8 +415,14 @@ function peer(dest, src, size, destContext, srcContext, stream) {
   size = copySize(size, src, 'memcpyPeer');
   fits(size, dest, 'memcpyPeer: dest');
   fits(size, src, 'memcpyPeer: src');
-  binding.memcpyPeer(to, contextArg('destContext', destContext), from,
-    contextArg('srcContext', srcContext), size, stream);
+  binding.memcpyPeer(
+    to,
+    contextArg('destContext', destContext),
+    from,
+    contextArg('srcContext', srcContext),
+    size,
+    stream,
+  );
 }
 
 /** Copies size bytes from src in srcContext to dest in destContext (both the current context by
@@ -610,21 +623,27 @@ class Memcpy2D {
       const read = (field) => (is3D || FIELDS_2D.includes(field) ? check.size(name(field), this[name(field)]) : 0);
       const type = this[name('MemoryType')];
       if (![MemoryType.HOST, MemoryType.DEVICE, MemoryType.UNIFIED, MemoryType.ARRAY].includes(type)) {
-        throw new LogicError(`${side}: call set${side === 'src' ? 'Src' : 'Dst'}Host(), ` +
-          `...Device(), ...Array() or ...Unified() before run()`);
+        throw new LogicError(
+          `${side}: call set${side === 'src' ? 'Src' : 'Dst'}Host(), ` +
+            `...Device(), ...Array() or ...Unified() before run()`,
+        );
       }
       const [x, y, z, lod, pitch, rows] = ['XInBytes', 'Y', 'Z', 'LOD', 'Pitch', 'Height'].map(read);
-      const address = type === MemoryType.HOST || type === MemoryType.ARRAY ? 0n
-        : devicePointer(this[name('Device')], name('Device'));
+      const address =
+        type === MemoryType.HOST || type === MemoryType.ARRAY
+          ? 0n
+          : devicePointer(this[name('Device')], name('Device'));
       fields.set([x, y, z, lod, type, address, pitch, rows].map(BigInt), i * 8);
-      if (type !== MemoryType.ARRAY && width && height && depth) { // the driver checks arrays
+      if (type !== MemoryType.ARRAY && width && height && depth) {
+        // the driver checks arrays
         const end = x + ((z + depth - 1) * rows + y + height - 1) * pitch + width;
         const memory = this[name('Host')] || this[`_${side}Memory`];
-        const extent = memory === null ? Infinity
-          : ArrayBuffer.isView(memory) ? memory.byteLength : deviceExtent(memory);
+        const extent =
+          memory === null ? Infinity : ArrayBuffer.isView(memory) ? memory.byteLength : deviceExtent(memory);
         if (end > extent) {
-          throw new RangeError(`${this.constructor.name}: the copy reaches byte ${end} of ${side}, ` +
-            `which holds ${extent}`);
+          throw new RangeError(
+            `${this.constructor.name}: the copy reaches byte ${end} of ${side}, ` + `which holds ${extent}`,
+          );
         }
       }
     });
@@ -653,7 +672,7 @@ class Memcpy2D {
       this._copy(fields, false, streamOrOptions, this._keep());
       return;
     }
-    if (streamOrOptions !== undefined && (typeof streamOrOptions !== 'object')) {
+    if (streamOrOptions !== undefined && typeof streamOrOptions !== 'object') {
       throw new TypeError(`run() takes a Stream, null or { aligned }, not ${check.describe(streamOrOptions)}`);
     }
     const { aligned = false } = streamOrOptions ?? {};
@@ -702,8 +721,15 @@ class Memcpy3DPeer extends Memcpy3D {
   }
 
   _copy(fields, aligned, stream, keep) {
-    binding.memcpy3DPeer(fields, this._host('src'), this._host('dst'),
-      contextArg('srcContext', this.srcContext), contextArg('dstContext', this.dstContext), stream, keep);
+    binding.memcpy3DPeer(
+      fields,
+      this._host('src'),
+      this._host('dst'),
+      contextArg('srcContext', this.srcContext),
+      contextArg('dstContext', this.dstContext),
+      stream,
+      keep,
+    );
   }
 }
 

@@ -55,15 +55,21 @@ function retryOutOfMemory(allocate) {
  */
 function hostView(name, value) {
   const isView = ArrayBuffer.isView(value);
-  if (!isView && !(value instanceof ArrayBuffer) &&
-      !(typeof SharedArrayBuffer === 'function' && value instanceof SharedArrayBuffer)) {
-    throw new TypeError(`${name} must be a TypedArray, DataView, Buffer, ArrayBuffer or ` +
-      `SharedArrayBuffer, not ${check.describe(value)}`);
+  if (
+    !isView &&
+    !(value instanceof ArrayBuffer) &&
+    !(typeof SharedArrayBuffer === 'function' && value instanceof SharedArrayBuffer)
+  ) {
+    throw new TypeError(
+      `${name} must be a TypedArray, DataView, Buffer, ArrayBuffer or ` +
+        `SharedArrayBuffer, not ${check.describe(value)}`,
+    );
   }
   const owner = ownerOfBuffer.get(isView ? value.buffer : value);
   if (owner && owner._freed) {
-    throw new LogicError(`${name} is an array of host memory that was freed ` +
-      `(${owner.constructor.name}.free()); allocate a new one`);
+    throw new LogicError(
+      `${name} is an array of host memory that was freed ` + `(${owner.constructor.name}.free()); allocate a new one`,
+    );
   }
   return isView ? value : check.uint8View(name, value);
 }
@@ -93,8 +99,9 @@ function bitFlags(name, flags, group, groupName) {
   check.integer(name, flags, 0, 4294967295);
   const known = Object.values(group).reduce((all, bit) => all | bit, 0);
   if ((flags & ~known) !== 0) {
-    throw new RangeError(`${name} must combine members of cuda.${groupName} ` +
-      `(${Object.keys(group).join(', ')}), not ${flags}`);
+    throw new RangeError(
+      `${name} must combine members of cuda.${groupName} ` + `(${Object.keys(group).join(', ')}), not ${flags}`,
+    );
   }
   return flags;
 }
@@ -154,8 +161,10 @@ class AlignedHostAllocation {
    * registered. A second free() does nothing. */
   free() {
     if (!this._freed && this._registrations > 0) {
-      throw new LogicError('this AlignedHostAllocation is registered with the driver; call ' +
-        'unregister() on its RegisteredHostMemory first');
+      throw new LogicError(
+        'this AlignedHostAllocation is registered with the driver; call ' +
+          'unregister() on its RegisteredHostMemory first',
+      );
     }
     freeHost(this);
   }
@@ -261,8 +270,9 @@ function like(array, name) {
 function pagelocked(shape, dtype, opts, zero) {
   const { flags = 0 } = options(opts, 'pagelocked');
   bitFlags('flags', flags, HostAllocFlags, 'HostAllocFlags');
-  return hostArray(PagelockedHostAllocation, shape, dtype,
-    (allocation, bytes) => binding.hostAlloc(allocation, bytes, flags, zero, externalBuffers()));
+  return hostArray(PagelockedHostAllocation, shape, dtype, (allocation, bytes) =>
+    binding.hostAlloc(allocation, bytes, flags, zero, externalBuffers()),
+  );
 }
 
 /** A TypedArray of (shape, dtype) over new page-locked memory (contents undefined);
@@ -291,8 +301,9 @@ function aligned(shape, dtype, opts, zero) {
   if ((alignment & (alignment - 1)) !== 0) {
     throw new RangeError(`alignment must be a power of two, not ${alignment}`);
   }
-  return hostArray(AlignedHostAllocation, shape, dtype,
-    (allocation, bytes) => binding.alignedAlloc(allocation, bytes, alignment, zero, externalBuffers()));
+  return hostArray(AlignedHostAllocation, shape, dtype, (allocation, bytes) =>
+    binding.alignedAlloc(allocation, bytes, alignment, zero, externalBuffers()),
+  );
 }
 
 /** A TypedArray of (shape, dtype) over new memory starting at a multiple of `{ alignment }`
@@ -318,9 +329,12 @@ function managed(shape, dtype, opts, zero) {
   if (flags !== MemAttachFlags.GLOBAL && flags !== MemAttachFlags.HOST) {
     throw new RangeError(`flags must be cuda.MemAttachFlags.GLOBAL or HOST, not ${flags}`);
   }
-  const refused = () => new RuntimeError('managed memory needs external ArrayBuffers, which this ' +
-    'runtime refuses (CUDADRV_NO_EXTERNAL_BUFFERS=1, or a V8 memory cage as in Electron); use ' +
-    'pagelockedEmpty() or device memory instead');
+  const refused = () =>
+    new RuntimeError(
+      'managed memory needs external ArrayBuffers, which this ' +
+        'runtime refuses (CUDADRV_NO_EXTERNAL_BUFFERS=1, or a V8 memory cage as in Electron); use ' +
+        'pagelockedEmpty() or device memory instead',
+    );
   if (!externalBuffers()) throw refused();
   return hostArray(ManagedAllocation, shape, dtype, (allocation, bytes) => {
     const view = binding.managedAlloc(allocation, bytes, flags, zero);
@@ -411,6 +425,12 @@ function setAllocationOf(view, owner) {
 // enumerable properties).
 Object.defineProperty(module.exports, 'internal', {
   value: {
-    hostView, needsKeeping, retryOutOfMemory, collectGarbage, externalBuffers, setAllocationOf, markUntransferable,
+    hostView,
+    needsKeeping,
+    retryOutOfMemory,
+    collectGarbage,
+    externalBuffers,
+    setAllocationOf,
+    markUntransferable,
   },
 });

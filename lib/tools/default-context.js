@@ -61,8 +61,10 @@ function parseDevice(text, source) {
   const value = text.trim();
   if (ORDINAL.test(value)) return { id: Number(value), source };
   if (value.includes(':')) return { id: value, source }; // a PCI bus id; Device checks its form
-  throw new TypeError(`${source} must hold a device ordinal such as 0, or a PCI bus id such as ` +
-    `0000:3b:00.0, not ${JSON.stringify(value)}`);
+  throw new TypeError(
+    `${source} must hold a device ordinal such as 0, or a PCI bus id such as ` +
+      `0000:3b:00.0, not ${JSON.stringify(value)}`,
+  );
 }
 
 // Runs make(), adding to the message of what it throws which setting chose the device.
@@ -81,8 +83,10 @@ function defaultContext(ctxMaker, m) {
   if (request) return chosen(request.source, request.id, () => ctxMaker(m.device(request.id)));
   const count = m.deviceCount();
   if (count === 0) {
-    throw new RuntimeError('makeDefaultContext(): the CUDA driver reports no device; check that the ' +
-      'GPU is visible (nvidia-smi, CUDA_VISIBLE_DEVICES)');
+    throw new RuntimeError(
+      'makeDefaultContext(): the CUDA driver reports no device; check that the ' +
+        'GPU is visible (nvidia-smi, CUDA_VISIBLE_DEVICES)',
+    );
   }
   const failures = [];
   for (let ordinal = 0; ordinal < count; ordinal++) {
@@ -94,8 +98,10 @@ function defaultContext(ctxMaker, m) {
     }
   }
   const lines = failures.map(({ ordinal, error }) => `\n  device ${ordinal}: ${error.message}`).join('');
-  const error = new RuntimeError(`makeDefaultContext(): no context could be made on any of the ${count} ` +
-    `device${count === 1 ? '' : 's'}:${lines}`);
+  const error = new RuntimeError(
+    `makeDefaultContext(): no context could be made on any of the ${count} ` +
+      `device${count === 1 ? '' : 's'}:${lines}`,
+  );
   /** Each device's own failure, in device order. */
   error.errors = failures.map((f) => f.error);
   throw error;
@@ -116,8 +122,7 @@ let warned = false;
 function defaultDevice(fallback, m) {
   if (!warned) {
     warned = true;
-    process.emitWarning('getDefaultDevice() is deprecated; use makeDefaultContext() instead',
-      'DeprecationWarning');
+    process.emitWarning('getDefaultDevice() is deprecated; use makeDefaultContext() instead', 'DeprecationWarning');
   }
   const request = requestedDevice(m);
   if (request) return chosen(request.source, request.id, () => m.device(request.id));

@@ -8,8 +8,14 @@ const { contextDependentMemoize, clearContextCaches } = require('./memoize');
 const { markCudaTest } = require('./mark-cuda-test');
 const { DeviceData, OccupancyRecord } = require('./occupancy');
 const {
-  bitlog2, binNumber, allocSize, DeviceMemoryPool, PooledDeviceAllocation, PageLockedAllocator,
-  PageLockedMemoryPool, PooledHostAllocation,
+  bitlog2,
+  binNumber,
+  allocSize,
+  DeviceMemoryPool,
+  PooledDeviceAllocation,
+  PageLockedAllocator,
+  PageLockedMemoryPool,
+  PooledHostAllocation,
 } = require('./pools');
 
 module.exports = {

@@ -32,13 +32,26 @@ function keyOf(args) {
   let key = '';
   for (const arg of args) {
     switch (typeof arg) {
-      case 'string': key += `s${arg.length}:${arg}`; break;
-      case 'number': key += `n${arg},`; break;
-      case 'bigint': key += `b${arg},`; break;
-      case 'boolean': key += arg ? 't' : 'f'; break;
-      case 'undefined': key += 'u'; break;
-      case 'symbol': key += `y${identity(arg, symbolIds)},`; break;
-      default: key += arg === null ? 'z' : `o${identity(arg, objectIds)},`;
+      case 'string':
+        key += `s${arg.length}:${arg}`;
+        break;
+      case 'number':
+        key += `n${arg},`;
+        break;
+      case 'bigint':
+        key += `b${arg},`;
+        break;
+      case 'boolean':
+        key += arg ? 't' : 'f';
+        break;
+      case 'undefined':
+        key += 'u';
+        break;
+      case 'symbol':
+        key += `y${identity(arg, symbolIds)},`;
+        break;
+      default:
+        key += arg === null ? 'z' : `o${identity(arg, objectIds)},`;
     }
   }
   return key;

@@ -20,14 +20,18 @@ function attributeReader(source) {
       const value = source[name];
       if (value === undefined && fallback !== undefined) return fallback;
       if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
-        throw new TypeError(`DeviceData: attributes.${name} must be a non-negative integer (the value of ` +
-          `DeviceAttribute.${name}, as dev.getAttributes() gives it), not ${check.describe(value)}`);
+        throw new TypeError(
+          `DeviceData: attributes.${name} must be a non-negative integer (the value of ` +
+            `DeviceAttribute.${name}, as dev.getAttributes() gives it), not ${check.describe(value)}`,
+        );
       }
       return value;
     };
   }
-  throw new TypeError('DeviceData needs a Device, an object of attributes keyed by DeviceAttribute name ' +
-    `(dev.getAttributes()), or nothing for the current context's device, not ${check.describe(source)}`);
+  throw new TypeError(
+    'DeviceData needs a Device, an object of attributes keyed by DeviceAttribute name ' +
+      `(dev.getAttributes()), or nothing for the current context's device, not ${check.describe(source)}`,
+  );
 }
 
 function ceilDiv(a, b) {
@@ -38,7 +42,11 @@ function roundUp(a, b) {
   return ceilDiv(a, b) * b;
 }
 
-const ALIGN_BYTES = new Map([[4, 64], [8, 128], [16, 128]]);
+const ALIGN_BYTES = new Map([
+  [4, 64],
+  [8, 128],
+  [16, 128],
+]);
 
 /**
  * What occupancy depends on, for one device (PyCUDA's DeviceData). `new DeviceData(dev)` reads the
@@ -158,19 +166,23 @@ class OccupancyRecord {
       // 2, is held to the check of the other Pascals, as cuda_occupancy.h does).
       const perBlock = perWarp * roundUp(warps, 4);
       if (registers > d.maxRegistersPerThread || perBlock > d.registersPerBlock) {
-        throw new RangeError(`too many registers: ${threads} threads of ${registers} registers take ` +
-          `${perBlock} of a block's ${d.registersPerBlock} (at most ${d.maxRegistersPerThread} a thread)`);
+        throw new RangeError(
+          `too many registers: ${threads} threads of ${registers} registers take ` +
+            `${perBlock} of a block's ${d.registersPerBlock} (at most ${d.maxRegistersPerThread} a thread)`,
+        );
       }
       const warpsPerSubPartition = Math.floor(Math.floor(d.registers / d.registerSubPartitions) / perWarp);
-      limits.regs = Math.floor(warpsPerSubPartition * d.registerSubPartitions / warps);
+      limits.regs = Math.floor((warpsPerSubPartition * d.registerSubPartitions) / warps);
     }
 
     const smem = roundUp(sharedMem + d.reservedSharedMemoryPerBlock, d.smemAllocGranularity);
     if (smem > 0) {
       const perBlock = Math.max(d.sharedMemoryPerBlock, d.sharedMemoryPerBlockOptin) + d.reservedSharedMemoryPerBlock;
       if (smem > perBlock) {
-        throw new RangeError(`too much shared memory: ${sharedMem} bytes in a block (${smem} allocated), ` +
-          `where the device allows ${perBlock - d.reservedSharedMemoryPerBlock}`);
+        throw new RangeError(
+          `too much shared memory: ${sharedMem} bytes in a block (${smem} allocated), ` +
+            `where the device allows ${perBlock - d.reservedSharedMemoryPerBlock}`,
+        );
       }
       limits.smem = Math.floor(d.sharedMemory / smem);
     }

@@ -170,9 +170,12 @@ class MemoryPool {
       } catch (error) {
         if (!(error instanceof MemoryError)) throw error;
         if (this._freeLargestHeld()) continue;
-        const failure = new MemoryError(`${this.constructor.name}: out of memory for a ${bytes}-byte ` +
-          `block (${size} bytes asked for) after freeing every held block (${error.message}); ` +
-          `in use: ${this._active} blocks, ${this._activeBytes} bytes`, error);
+        const failure = new MemoryError(
+          `${this.constructor.name}: out of memory for a ${bytes}-byte ` +
+            `block (${size} bytes asked for) after freeing every held block (${error.message}); ` +
+            `in use: ${this._active} blocks, ${this._activeBytes} bytes`,
+          error,
+        );
         failure.cause = error;
         throw failure;
       }
@@ -260,8 +263,9 @@ class PooledDeviceAllocation extends PooledAllocation {
   }
 
   toString() {
-    return this._block === null ? 'PooledDeviceAllocation(freed)' :
-      `PooledDeviceAllocation(0x${this._block.ptr.toString(16)}, ${this.size} bytes)`;
+    return this._block === null
+      ? 'PooledDeviceAllocation(freed)'
+      : `PooledDeviceAllocation(0x${this._block.ptr.toString(16)}, ${this.size} bytes)`;
   }
 }
 
@@ -295,7 +299,7 @@ class DeviceMemoryPool extends MemoryPool {
       throw new TypeError(`the pool's allocator must return device memory with free(), not ${check.describe(raw)}`);
     }
     try {
-      block.ptr = devicePointer(raw, 'the pool\'s allocator result');
+      block.ptr = devicePointer(raw, "the pool's allocator result");
     } catch (error) {
       raw.free();
       throw error;
@@ -356,10 +360,16 @@ class PooledHostAllocation extends PooledAllocation {
 class PageLockedMemoryPool extends MemoryPool {
   constructor(allocator = new PageLockedAllocator()) {
     super();
-    if (allocator === null || typeof allocator !== 'object' || typeof allocator.allocate !== 'function' ||
-        typeof allocator.free !== 'function') {
-      throw new TypeError(`allocator must be a PageLockedAllocator (an object with allocate(bytes) ` +
-        `and free(array)), not ${check.describe(allocator)}`);
+    if (
+      allocator === null ||
+      typeof allocator !== 'object' ||
+      typeof allocator.allocate !== 'function' ||
+      typeof allocator.free !== 'function'
+    ) {
+      throw new TypeError(
+        `allocator must be a PageLockedAllocator (an object with allocate(bytes) ` +
+          `and free(array)), not ${check.describe(allocator)}`,
+      );
     }
     this.allocator = allocator;
   }
@@ -383,8 +393,10 @@ class PageLockedMemoryPool extends MemoryPool {
     const raw = this.allocator.allocate(bytes);
     if (!(raw instanceof Uint8Array) || raw.byteLength < bytes) {
       this.allocator.free(raw);
-      throw new TypeError(`allocator.allocate(${bytes}) must return a Uint8Array of at least ${bytes} ` +
-        `bytes, not ${check.describe(raw)}`);
+      throw new TypeError(
+        `allocator.allocate(${bytes}) must return a Uint8Array of at least ${bytes} ` +
+          `bytes, not ${check.describe(raw)}`,
+      );
     }
     return raw;
   }

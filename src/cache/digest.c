@@ -38,9 +38,7 @@ static const uint8_t SIGMA[12][16] = {
     {14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3},
 };
 
-static uint64_t ror64(uint64_t x, int n) {
-  return (x >> n) | (x << (64 - n));
-}
+static uint64_t ror64(uint64_t x, int n) { return (x >> n) | (x << (64 - n)); }
 
 /* Little-endian words, whatever the host's order. */
 static uint64_t load64(const uint8_t *p) {
@@ -52,16 +50,16 @@ static uint64_t load64(const uint8_t *p) {
   return v;
 }
 
-#define G(a, b, c, d, x, y)      \
-  do {                           \
-    a = a + b + (x);             \
-    d = ror64(d ^ a, 32);        \
-    c = c + d;                   \
-    b = ror64(b ^ c, 24);        \
-    a = a + b + (y);             \
-    d = ror64(d ^ a, 16);        \
-    c = c + d;                   \
-    b = ror64(b ^ c, 63);        \
+#define G(a, b, c, d, x, y)                                                                        \
+  do {                                                                                             \
+    a = a + b + (x);                                                                               \
+    d = ror64(d ^ a, 32);                                                                          \
+    c = c + d;                                                                                     \
+    b = ror64(b ^ c, 24);                                                                          \
+    a = a + b + (y);                                                                               \
+    d = ror64(d ^ a, 16);                                                                          \
+    c = c + d;                                                                                     \
+    b = ror64(b ^ c, 63);                                                                          \
   } while (0)
 
 static void blake2b_compress(blake2b_state *s, const uint8_t *block, bool last) {
@@ -137,17 +135,11 @@ static void blake2b_final(blake2b_state *s, char *hex) {
 static const uint64_t P1 = 0x9E3779B185EBCA87u, P2 = 0xC2B2AE3D27D4EB4Fu, P3 = 0x165667B19E3779F9u,
                       P4 = 0x85EBCA77C2B2AE63u, P5 = 0x27D4EB2F165667C5u;
 
-static uint64_t rol64(uint64_t x, int n) {
-  return (x << n) | (x >> (64 - n));
-}
+static uint64_t rol64(uint64_t x, int n) { return (x << n) | (x >> (64 - n)); }
 
-static uint64_t xxh_round(uint64_t acc, uint64_t input) {
-  return rol64(acc + input * P2, 31) * P1;
-}
+static uint64_t xxh_round(uint64_t acc, uint64_t input) { return rol64(acc + input * P2, 31) * P1; }
 
-static uint64_t xxh_merge(uint64_t acc, uint64_t v) {
-  return (acc ^ xxh_round(0, v)) * P1 + P4;
-}
+static uint64_t xxh_merge(uint64_t acc, uint64_t v) { return (acc ^ xxh_round(0, v)) * P1 + P4; }
 
 static uint64_t xxh64(const uint8_t *p, size_t n) {
   const uint8_t *end = p + n;
@@ -185,7 +177,8 @@ static uint64_t xxh64(const uint8_t *p, size_t n) {
 /* blake2b(parts, bytes): the BLAKE2b digest, bytes (1 to 64) long, of the parts one after the
  * other (strings as UTF-8, typed arrays and DataViews as their bytes), in hex. */
 static napi_value digest_blake2b(napi_env env, napi_callback_info info) {
-  static const char *const usage = "blake2b takes an array of strings and typed arrays, and a digest length of 1 to 64 bytes";
+  static const char *const usage =
+      "blake2b takes an array of strings and typed arrays, and a digest length of 1 to 64 bytes";
   size_t argc = 2;
   napi_value argv[2];
   bool is_array = false;

@@ -91,13 +91,14 @@ static int dir_check(const char *dir, char *message) {
     snprintf(message, MESSAGE_LIMIT, "%s, '%s'", strerror(ENOTDIR), dir);
     return ENOTDIR;
   }
-  const char *problem = st.st_uid != geteuid()             ? "belongs to another user"
+  const char *problem = st.st_uid != geteuid()               ? "belongs to another user"
                         : (st.st_mode & (S_IWGRP | S_IWOTH)) ? "can be written by other users"
                                                              : NULL;
   if (!problem) return 0;
-  snprintf(message, MESSAGE_LIMIT, "'%s' %s (owner %ld, mode %03o); it must be this user's (%ld) "
-           "and writable by no one else", dir, problem, (long)st.st_uid,
-           (unsigned)(st.st_mode & 0777), (long)geteuid());
+  snprintf(message, MESSAGE_LIMIT,
+           "'%s' %s (owner %ld, mode %03o); it must be this user's (%ld) "
+           "and writable by no one else",
+           dir, problem, (long)st.st_uid, (unsigned)(st.st_mode & 0777), (long)geteuid());
   return EPERM;
 }
 
@@ -244,8 +245,10 @@ static napi_value write_file_atomic_later(napi_env env, napi_callback_info info)
   if (!writer.started) writer.started = thread_start_service(writer_main, writer_until_idle);
   bool queued = writer.started;
   if (queued) {
-    if (writer.last) writer.last->next = job;
-    else writer.first = job;
+    if (writer.last)
+      writer.last->next = job;
+    else
+      writer.first = job;
     writer.last = job;
     pthread_cond_signal(&writer.work);
   }
@@ -309,7 +312,8 @@ static napi_value write_failures(napi_env env, napi_callback_info info) {
   bool ok = status == napi_ok;
   uint32_t i = 0;
   for (write_failure *f = failures; f && ok; f = f->next)
-    ok = (entry = make_dir_failure(env, f)) && (status = napi_set_element(env, result, i++, entry)) == napi_ok;
+    ok = (entry = make_dir_failure(env, f)) &&
+         (status = napi_set_element(env, result, i++, entry)) == napi_ok;
   while (failures) {
     write_failure *next = failures->next;
     free(failures->dir);
@@ -323,10 +327,8 @@ static napi_value write_failures(napi_env env, napi_callback_info info) {
 
 bool file_writer_init(napi_env env, napi_value exports) {
   static const export_fn fns[] = {
-      {"writeFileAtomic", write_file_atomic},
-      {"writeFileAtomicLater", write_file_atomic_later},
-      {"flushWrites", flush_writes},
-      {"writeFailures", write_failures},
+      {"writeFileAtomic", write_file_atomic}, {"writeFileAtomicLater", write_file_atomic_later},
+      {"flushWrites", flush_writes},          {"writeFailures", write_failures},
       {"cacheDirProblem", cache_dir_problem},
   };
   return EXPORTS(env, exports, fns);

@@ -93,7 +93,7 @@ static napi_value files_stat(napi_env env, napi_callback_info info) {
     NAPI_CALL(env, napi_get_null(env, &result));
     return result;
   }
-  const double fields[] = {(double)st.st_dev,  (double)st.st_ino,         (double)st.st_mode,
+  const double fields[] = {(double)st.st_dev,  (double)st.st_ino,        (double)st.st_mode,
                            (double)st.st_size, milliseconds(st.st_mtim), milliseconds(st.st_ctim)};
   NAPI_CALL(env, napi_create_array_with_length(env, 6, &result));
   for (uint32_t i = 0; i < 6; i++) {

@@ -16,11 +16,13 @@
 #include "cudadrv.h"
 
 /* Every entry point used, typed from nvrtc.h's own prototypes. */
+// clang-format off
 #define NVRTC_FUNCTIONS(X)                                                                     \
   X(nvrtcVersion) X(nvrtcGetErrorString) X(nvrtcGetNumSupportedArchs) X(nvrtcGetSupportedArchs) \
   X(nvrtcCreateProgram) X(nvrtcDestroyProgram) X(nvrtcCompileProgram) X(nvrtcAddNameExpression) \
   X(nvrtcGetLoweredName) X(nvrtcGetProgramLogSize) X(nvrtcGetProgramLog) X(nvrtcGetPTXSize)     \
   X(nvrtcGetPTX) X(nvrtcGetCUBINSize) X(nvrtcGetCUBIN)
+// clang-format on
 
 static struct {
 #define NVRTC_ENTRY(name) __typeof__(&name) name;
@@ -63,12 +65,13 @@ static void load(void) {
   void *first = dlsym(lib, "nvrtcVersion");
   snprintf(library_path, sizeof library_path, "%s",
            first && dladdr(first, &info) && info.dli_fname ? info.dli_fname
-                                                           : overridden ? override : "libnvrtc");
-#define NVRTC_RESOLVE(name)                                                                  \
-  if (!(nv.name = (__typeof__(&name))dlsym(lib, #name))) {                                  \
-    snprintf(load_message, sizeof load_message,                                              \
+           : overridden                                    ? override
+                                                           : "libnvrtc");
+#define NVRTC_RESOLVE(name)                                                                        \
+  if (!(nv.name = (__typeof__(&name))dlsym(lib, #name))) {                                         \
+    snprintf(load_message, sizeof load_message,                                                    \
              "the NVRTC in %s lacks " #name "; cudadrv needs NVRTC 12.0 or newer", library_path);  \
-    return;                                                                                  \
+    return;                                                                                        \
   }
   NVRTC_FUNCTIONS(NVRTC_RESOLVE)
 #undef NVRTC_RESOLVE
@@ -199,7 +202,8 @@ static char *read_string(napi_env env, napi_value v, const char *name) {
 }
 
 /* Copies of the strings of the JS array v; false after throwing. */
-static bool read_strings(napi_env env, napi_value v, const char *name, char ***out, uint32_t *count) {
+static bool read_strings(napi_env env, napi_value v, const char *name, char ***out,
+                         uint32_t *count) {
   bool is_array = false;
   char message[160];
   NAPI_CALL_BOOL(env, napi_is_array(env, v, &is_array));
@@ -238,22 +242,24 @@ static compile_job *read_job(napi_env env, napi_callback_info info) {
     throw_oom(env);
     return NULL;
   }
-  bool ok = (job->source = read_string(env, argv[0], "source")) &&
-            (job->name = read_string(env, argv[1], "name")) &&
-            read_strings(env, argv[2], "options", &job->options, &job->num_options) &&
-            read_strings(env, argv[3], "header names", &job->header_names, &job->num_headers) &&
-            read_strings(env, argv[4], "header sources", &job->header_sources,
-                         &job->num_header_sources);
+  bool ok =
+      (job->source = read_string(env, argv[0], "source")) &&
+      (job->name = read_string(env, argv[1], "name")) &&
+      read_strings(env, argv[2], "options", &job->options, &job->num_options) &&
+      read_strings(env, argv[3], "header names", &job->header_names, &job->num_headers) &&
+      read_strings(env, argv[4], "header sources", &job->header_sources, &job->num_header_sources);
   if (ok && job->num_header_sources != job->num_headers) {
     throw_range(env, "header names and header sources must have the same length");
     ok = false;
   }
-  ok = ok && read_strings(env, argv[5], "nameExpressions", &job->expressions, &job->num_expressions);
+  ok =
+      ok && read_strings(env, argv[5], "nameExpressions", &job->expressions, &job->num_expressions);
   if (ok && napi_get_value_bool(env, argv[6], &job->cubin) != napi_ok) {
     throw_type(env, "cubin must be a boolean");
     ok = false;
   }
-  if (ok && !(job->lowered = calloc(job->num_expressions ? job->num_expressions : 1, sizeof(char *)))) {
+  if (ok &&
+      !(job->lowered = calloc(job->num_expressions ? job->num_expressions : 1, sizeof(char *)))) {
     throw_oom(env);
     ok = false;
   }
@@ -279,8 +285,8 @@ static void compile_run(void *arg) {
       goto done;
   }
   job->api = "nvrtcCompileProgram";
-  job->result = nv.nvrtcCompileProgram(prog, (int)job->num_options,
-                                       (const char *const *)job->options);
+  job->result =
+      nv.nvrtcCompileProgram(prog, (int)job->num_options, (const char *const *)job->options);
   /* The log holds the errors of a failure and the warnings of a success. */
   size_t size = 0;
   if (nv.nvrtcGetProgramLogSize(prog, &size) == NVRTC_SUCCESS && size > 1 &&
@@ -331,7 +337,8 @@ static napi_value compile_outcome(napi_env env, void *arg) {
   /* The bytes are the buffer's from here: on a failure the runtime may still call free_image. */
   void *bytes = job->image;
   job->image = NULL;
-  napi_status status = napi_create_external_buffer(env, job->image_size, bytes, free_image, NULL, &image);
+  napi_status status =
+      napi_create_external_buffer(env, job->image_size, bytes, free_image, NULL, &image);
   if (status == napi_no_external_buffers_allowed) { /* Electron's memory cage */
     status = napi_create_buffer_copy(env, job->image_size, bytes, NULL, &image);
     free(bytes);

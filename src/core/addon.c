@@ -1,5 +1,6 @@
 /* addon: the module's entry point. Every family registers its functions into one exports object;
- * all state lives in the instance data, so the addon loads in worker_threads and unloads cleanly. */
+ * all state lives in the instance data, so the addon loads in worker_threads and unloads cleanly.
+ */
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -31,10 +32,10 @@ NAPI_MODULE_INIT() {
   static pthread_once_t guarded = PTHREAD_ONCE_INIT;
   pthread_once(&guarded, threads_guard_exit); /* the cache writer needs no library loaded */
   static const family_init families[] = {
-      errors_init, handles_init, wait_init, threads_init,   constants_init,   device_init,
-      context_init, stream_init, event_init,  profiler_init,    memory_init,
-      host_memory_init, module_init, launch_init, nvrtc_init,
-      graph_init, digest_init, files_init, file_writer_init, array_init, texobj_init,
+      errors_init,      handles_init, wait_init,   threads_init,  constants_init, device_init,
+      context_init,     stream_init,  event_init,  profiler_init, memory_init,    host_memory_init,
+      module_init,      launch_init,  nvrtc_init,  graph_init,    digest_init,    files_init,
+      file_writer_init, array_init,   texobj_init,
   };
   for (size_t i = 0; i < sizeof families / sizeof families[0]; i++)
     if (!families[i](env, exports)) return NULL;

@@ -175,11 +175,18 @@ bool is_undefined(napi_env env, napi_value v) {
 /* The bytes of one element of a TypedArray of type; 0 for a type unknown here. */
 static size_t element_size(napi_typedarray_type type) {
   switch (type) {
-    case napi_int8_array: case napi_uint8_array: case napi_uint8_clamped_array: return 1;
-    case napi_int16_array: case napi_uint16_array: return 2;
-    case napi_int32_array: case napi_uint32_array: case napi_float32_array: return 4;
-    case napi_float64_array: case napi_bigint64_array: case napi_biguint64_array: return 8;
-    default: return 0; /* Float16Array where node_api.h names it, and any later kind */
+  case napi_int8_array:
+  case napi_uint8_array:
+  case napi_uint8_clamped_array: return 1;
+  case napi_int16_array:
+  case napi_uint16_array: return 2;
+  case napi_int32_array:
+  case napi_uint32_array:
+  case napi_float32_array: return 4;
+  case napi_float64_array:
+  case napi_bigint64_array:
+  case napi_biguint64_array: return 8;
+  default: return 0; /* Float16Array where node_api.h names it, and any later kind */
   }
 }
 
@@ -194,8 +201,10 @@ bool arg_host(napi_env env, napi_value v, const char *name, void **data, size_t 
     if (status != napi_ok) return napi_fail(env, status), false;
     size_t element = element_size(type);
     if (!element) {
-      snprintf(message, sizeof message, "%s: this kind of TypedArray (Node-API type %d) is not supported; "
-               "pass a Uint8Array over its buffer", name, (int)type);
+      snprintf(message, sizeof message,
+               "%s: this kind of TypedArray (Node-API type %d) is not supported; "
+               "pass a Uint8Array over its buffer",
+               name, (int)type);
       return throw_type(env, message), false;
     }
     *length = count * element;

@@ -23,13 +23,13 @@
 /* Throws the error for a failed Node-API call: a TypeError where a value of the wrong type was
  * given, else the status and Node's message (unless an exception is pending). Returns NULL. */
 napi_value napi_fail(napi_env env, napi_status status);
-#define NAPI_RETURN_ON_FAILURE(env, call, failed) \
-  do {                                            \
-    napi_status status_ = (call);                 \
-    if (status_ != napi_ok) {                     \
-      napi_fail(env, status_);                    \
-      return failed;                              \
-    }                                             \
+#define NAPI_RETURN_ON_FAILURE(env, call, failed)                                                  \
+  do {                                                                                             \
+    napi_status status_ = (call);                                                                  \
+    if (status_ != napi_ok) {                                                                      \
+      napi_fail(env, status_);                                                                     \
+      return failed;                                                                               \
+    }                                                                                              \
   } while (0)
 #define NAPI_CALL(env, call) NAPI_RETURN_ON_FAILURE(env, call, NULL)
 #define NAPI_CALL_BOOL(env, call) NAPI_RETURN_ON_FAILURE(env, call, false)
@@ -39,8 +39,8 @@ void napi_unthrown(napi_status status);
 
 /* ---- errors (errors.c) ---- */
 
-/* Throws the CudaError lib/ builds for a failed driver call (for CUDADRV_ERROR_MISSING, a RuntimeError
- * naming the call and the driver version it needs); returns NULL. */
+/* Throws the CudaError lib/ builds for a failed driver call (for CUDADRV_ERROR_MISSING, a
+ * RuntimeError naming the call and the driver version it needs); returns NULL. */
 napi_value throw_cu(napi_env env, CUresult result, const char *api);
 /* The same error as a value, for rejecting a Promise. */
 napi_value make_cu_error(napi_env env, CUresult result, const char *api);
@@ -59,10 +59,10 @@ bool driver_ready(napi_env env);
 napi_value throw_runtime(napi_env env, int code, const char *api, const char *message);
 
 /* Calls the driver (DRV); throws and returns NULL from the caller on failure. */
-#define CU_CALL(env, fn, ...)                                         \
-  do {                                                                \
-    CUresult cu_result_ = DRV(fn, __VA_ARGS__);                       \
-    if (cu_result_ != CUDA_SUCCESS) return throw_cu(env, cu_result_, #fn); \
+#define CU_CALL(env, fn, ...)                                                                      \
+  do {                                                                                             \
+    CUresult cu_result_ = DRV(fn, __VA_ARGS__);                                                    \
+    if (cu_result_ != CUDA_SUCCESS) return throw_cu(env, cu_result_, #fn);                         \
   } while (0)
 
 /* ---- contexts every resource points at (context.c) ---- */
@@ -71,14 +71,14 @@ napi_value throw_runtime(napi_env env, int code, const char *api, const char *me
  * know whether the context is still alive and can free in it. */
 typedef struct ctx_rec {
   CUcontext handle;
-  CUdevice device;       /* where a primary context is released; -1 for one only borrowed */
+  CUdevice device; /* where a primary context is released; -1 for one only borrowed */
   atomic_int refs;
-  atomic_bool destroyed; /* destroyed or released: resources in it are gone with it */
-  bool primary;          /* retained primary context: released rather than destroyed */
-  atomic_int pending;    /* waits in flight (a thread may be blocked in it) */
+  atomic_bool destroyed;         /* destroyed or released: resources in it are gone with it */
+  bool primary;                  /* retained primary context: released rather than destroyed */
+  atomic_int pending;            /* waits in flight (a thread may be blocked in it) */
   atomic_bool destroy_requested; /* detached while waits were pending */
   atomic_flag destroy_claimed;   /* whoever sets it destroys the context */
-  struct ctx_rec *next;  /* in the process-wide list of known contexts */
+  struct ctx_rec *next;          /* in the process-wide list of known contexts */
 } ctx_rec;
 
 ctx_rec *ctx_rec_retain(ctx_rec *rec);
@@ -102,8 +102,8 @@ typedef struct handle_base handle_base;
 
 typedef struct handle_kind {
   napi_type_tag tag;
-  const char *name;     /* "Stream" */
-  const char *freed;    /* "Stream has been destroyed" ... */
+  const char *name;  /* "Stream" */
+  const char *freed; /* "Stream has been destroyed" ... */
   /* Kinds that hold one driver object (see handle_wrap_object): destroys it, once, with its
    * context current; and where the struct keeps its retained ctx_rec * (0: it has no context). */
   CUresult (*destroy)(handle_base *base);
@@ -168,11 +168,11 @@ void stats_cleanup(CUresult result);
 /* ---- arguments (args.c) ---- */
 
 /* Reads exactly n arguments (missing ones are undefined). */
-#define ARGS(env, info, n)                                                        \
-  size_t argc = (n);                                                              \
-  napi_value argv[(n) > 0 ? (n) : 1];                                             \
-  napi_value this_arg;                                                            \
-  NAPI_CALL(env, napi_get_cb_info(env, info, &argc, argv, &this_arg, NULL));     \
+#define ARGS(env, info, n)                                                                         \
+  size_t argc = (n);                                                                               \
+  napi_value argv[(n) > 0 ? (n) : 1];                                                              \
+  napi_value this_arg;                                                                             \
+  NAPI_CALL(env, napi_get_cb_info(env, info, &argc, argv, &this_arg, NULL));                       \
   (void)this_arg
 
 bool arg_int32(napi_env env, napi_value v, const char *name, int32_t *out);
@@ -269,7 +269,7 @@ typedef struct wait_channel wait_channel;
 typedef struct addon_state {
   napi_ref error_factory; /* lib's (code, api, message, kind) => Error */
   wait_channel *waits;
-  napi_ref context_lookup; /* lib's (ctx_address bigint) => Context | undefined */
+  napi_ref context_lookup;     /* lib's (ctx_address bigint) => Context | undefined */
   struct memory_state *memory; /* memory.c: live allocations, for reclaiming (memory.h); NULL
                                 * once the environment is being torn down */
 } addon_state;
@@ -283,7 +283,8 @@ typedef struct export_fn {
   napi_callback fn;
 } export_fn;
 bool export_functions(napi_env env, napi_value exports, const export_fn *fns, size_t count);
-#define EXPORTS(env, exports, table) export_functions(env, exports, table, sizeof(table) / sizeof((table)[0]))
+#define EXPORTS(env, exports, table)                                                               \
+  export_functions(env, exports, table, sizeof(table) / sizeof((table)[0]))
 
 /* Each family registers its functions into exports; returns false after throwing. */
 bool errors_init(napi_env env, napi_value exports);

@@ -7,17 +7,17 @@
 /* What a Node-API call expected where it got another type: the caller passed a wrong value. */
 static const char *expected_type(napi_status status) {
   switch (status) {
-    case napi_object_expected: return "an object";
-    case napi_string_expected: return "a string";
-    case napi_name_expected: return "a string or symbol";
-    case napi_function_expected: return "a function";
-    case napi_number_expected: return "a number";
-    case napi_boolean_expected: return "a boolean";
-    case napi_array_expected: return "an array";
-    case napi_bigint_expected: return "a bigint";
-    case napi_arraybuffer_expected: return "an ArrayBuffer";
-    case napi_detachable_arraybuffer_expected: return "a detachable ArrayBuffer";
-    default: return NULL;
+  case napi_object_expected: return "an object";
+  case napi_string_expected: return "a string";
+  case napi_name_expected: return "a string or symbol";
+  case napi_function_expected: return "a function";
+  case napi_number_expected: return "a number";
+  case napi_boolean_expected: return "a boolean";
+  case napi_array_expected: return "an array";
+  case napi_bigint_expected: return "a bigint";
+  case napi_arraybuffer_expected: return "an ArrayBuffer";
+  case napi_detachable_arraybuffer_expected: return "a detachable ArrayBuffer";
+  default: return NULL;
   }
 }
 
@@ -32,8 +32,8 @@ napi_value napi_fail(napi_env env, napi_status status) {
   } else {
     const napi_extended_error_info *info = NULL;
     if (napi_get_last_error_info(env, &info) != napi_ok) info = NULL;
-    snprintf(message, sizeof message, "cudadrv internal error: Node-API status %d (%s)", (int)status,
-             info && info->error_message ? info->error_message : "no message");
+    snprintf(message, sizeof message, "cudadrv internal error: Node-API status %d (%s)",
+             (int)status, info && info->error_message ? info->error_message : "no message");
     NAPI_UNTHROWN(napi_throw_error(env, NULL, message));
   }
   return NULL;
@@ -48,7 +48,8 @@ static napi_value make_error(napi_env env, int64_t code, const char *api, const 
   addon_state *state = state_of(env);
   napi_status status = napi_create_int64(env, code, &argv[0]);
   if (status == napi_ok)
-    status = api ? napi_create_string_utf8(env, api, NAPI_AUTO_LENGTH, &argv[1]) : napi_get_null(env, &argv[1]);
+    status = api ? napi_create_string_utf8(env, api, NAPI_AUTO_LENGTH, &argv[1])
+                 : napi_get_null(env, &argv[1]);
   if (status == napi_ok)
     status = message ? napi_create_string_utf8(env, message, NAPI_AUTO_LENGTH, &argv[2])
                      : napi_get_null(env, &argv[2]);
@@ -60,7 +61,8 @@ static napi_value make_error(napi_env env, int64_t code, const char *api, const 
     if (status == napi_ok) status = napi_call_function(env, global, factory, 4, argv, &result);
   } else if (status == napi_ok) {
     napi_value text;
-    status = napi_create_string_utf8(env, message ? message : "CUDA error", NAPI_AUTO_LENGTH, &text);
+    status =
+        napi_create_string_utf8(env, message ? message : "CUDA error", NAPI_AUTO_LENGTH, &text);
     if (status == napi_ok) status = napi_create_error(env, NULL, text, &result);
   }
   if (status != napi_ok) return napi_fail(env, status); /* the factory's own throw stays pending */
@@ -195,9 +197,12 @@ static napi_value header_version(napi_env env, napi_callback_info info) {
 
 bool errors_init(napi_env env, napi_value exports) {
   static const export_fn fns[] = {
-      {"setErrorFactory", set_error_factory}, {"errorForResult", error_for_result},
-      {"isAvailable", is_available},          {"init", init},
-      {"driverGetVersion", driver_get_version}, {"headerVersion", header_version},
+      {"setErrorFactory", set_error_factory},
+      {"errorForResult", error_for_result},
+      {"isAvailable", is_available},
+      {"init", init},
+      {"driverGetVersion", driver_get_version},
+      {"headerVersion", header_version},
   };
   return EXPORTS(env, exports, fns);
 }

@@ -15,7 +15,8 @@ bool handle_wrap(napi_env env, napi_value obj, handle_base *base, const handle_k
   if (status == napi_ok) status = napi_type_tag_object(env, obj, &kind->tag);
   if (status == napi_invalid_arg) { /* tagged already: it holds another handle */
     char message[160];
-    snprintf(message, sizeof message, "cudadrv: the object to hold the %s already holds a handle", kind->name);
+    snprintf(message, sizeof message, "cudadrv: the object to hold the %s already holds a handle",
+             kind->name);
     throw_type(env, message);
     return false;
   }
@@ -70,7 +71,8 @@ void *handle_get_any(napi_env env, napi_value value, const handle_kind *kind) {
   bool matches = false;
   napi_valuetype type;
   napi_status status = napi_typeof(env, value, &type);
-  if (status == napi_ok && type == napi_object) status = napi_check_object_type_tag(env, value, &kind->tag, &matches);
+  if (status == napi_ok && type == napi_object)
+    status = napi_check_object_type_tag(env, value, &kind->tag, &matches);
   void *base = NULL;
   if (status != napi_ok) return napi_fail(env, status);
   if (!matches || napi_unwrap(env, value, &base) != napi_ok || !base) {
@@ -93,7 +95,8 @@ bool handle_alive(napi_env env, handle_base *base) {
   if (ctx && atomic_load(&ctx->destroyed)) {
     char message[200];
     snprintf(message, sizeof message,
-             "the Context of this %s has been detached, and the %s with it; make it again in a live context",
+             "the Context of this %s has been detached, and the %s with it; make it again in a "
+             "live context",
              kind->name, kind->name);
     throw_logic(env, message);
     return false;
@@ -126,9 +129,12 @@ static napi_value stats(napi_env env, napi_callback_info info) {
   (void)info;
   napi_value result;
   NAPI_CALL(env, napi_create_object(env, &result));
-  NAPI_CALL(env, napi_set_named_property(env, result, "cleanupsFailed", make_uint(env, atomic_load(&cleanups_failed))));
-  NAPI_CALL(env, napi_set_named_property(env, result, "cleanupsSkipped", make_uint(env, atomic_load(&cleanups_skipped))));
-  NAPI_CALL(env, napi_set_named_property(env, result, "nodeApiFailures", make_uint(env, atomic_load(&napi_failures))));
+  NAPI_CALL(env, napi_set_named_property(env, result, "cleanupsFailed",
+                                         make_uint(env, atomic_load(&cleanups_failed))));
+  NAPI_CALL(env, napi_set_named_property(env, result, "cleanupsSkipped",
+                                         make_uint(env, atomic_load(&cleanups_skipped))));
+  NAPI_CALL(env, napi_set_named_property(env, result, "nodeApiFailures",
+                                         make_uint(env, atomic_load(&napi_failures))));
   return result;
 }
 
@@ -140,7 +146,8 @@ bool handles_init(napi_env env, napi_value exports) {
 bool export_functions(napi_env env, napi_value exports, const export_fn *fns, size_t count) {
   for (size_t i = 0; i < count; i++) {
     napi_value fn;
-    NAPI_CALL_BOOL(env, napi_create_function(env, fns[i].name, NAPI_AUTO_LENGTH, fns[i].fn, NULL, &fn));
+    NAPI_CALL_BOOL(env,
+                   napi_create_function(env, fns[i].name, NAPI_AUTO_LENGTH, fns[i].fn, NULL, &fn));
     NAPI_CALL_BOOL(env, napi_set_named_property(env, exports, fns[i].name, fn));
   }
   return true;

@@ -9,8 +9,8 @@ cu_table cu;
 
 /* Every entry's versioned type must be the prototype cuda.h declares now (its macros included):
  * a wrong version in CU_FUNCTIONS fails the build here instead of corrupting a call. */
-#define CU_CHECK_ENTRY(name, version)                                                   \
-  _Static_assert(__builtin_types_compatible_p(PFN_##name##_v##version, __typeof__(&name)), \
+#define CU_CHECK_ENTRY(name, version)                                                              \
+  _Static_assert(__builtin_types_compatible_p(PFN_##name##_v##version, __typeof__(&name)),         \
                  #name " is not resolved at the ABI version cuda.h declares");
 CU_FUNCTIONS(CU_CHECK_ENTRY)
 #undef CU_CHECK_ENTRY
@@ -32,7 +32,8 @@ static void load(void) {
   }
   opened = 1;
   threads_guard_exit(); /* before the driver's destructors, the addon's threads are done */
-  PFN_cuGetProcAddress_v12000 get_proc = (PFN_cuGetProcAddress_v12000)dlsym(lib, "cuGetProcAddress_v2");
+  PFN_cuGetProcAddress_v12000 get_proc =
+      (PFN_cuGetProcAddress_v12000)dlsym(lib, "cuGetProcAddress_v2");
   if (!get_proc) {
     snprintf(load_message, sizeof load_message,
              "the CUDA driver in libcuda.so.1 is too old: cuGetProcAddress_v2 is missing; "
@@ -40,9 +41,10 @@ static void load(void) {
     return;
   }
   CUdriverProcAddressQueryResult found;
-#define CU_RESOLVE_ENTRY(name, version)                                                     \
-  if (get_proc(#name, (void **)&cu.name, version, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &found) \
-          != CUDA_SUCCESS || found != CU_GET_PROC_ADDRESS_SUCCESS)                          \
+#define CU_RESOLVE_ENTRY(name, version)                                                            \
+  if (get_proc(#name, (void **)&cu.name, version, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &found) !=    \
+          CUDA_SUCCESS ||                                                                          \
+      found != CU_GET_PROC_ADDRESS_SUCCESS)                                                        \
     cu.name = NULL;
   CU_FUNCTIONS(CU_RESOLVE_ENTRY)
 #undef CU_RESOLVE_ENTRY
@@ -60,7 +62,7 @@ static void load(void) {
 }
 
 int loader_entry_version(const char *name) {
-#define CU_ENTRY_VERSION(entry, version) \
+#define CU_ENTRY_VERSION(entry, version)                                                           \
   if (strcmp(name, #entry) == 0) return version;
   CU_FUNCTIONS(CU_ENTRY_VERSION)
 #undef CU_ENTRY_VERSION

@@ -10,10 +10,12 @@
 #include <cudaProfilerTypedefs.h>
 
 /* CUDA 12 dropped cuProfilerInitialize from the header; driver 580 still exports it. */
-typedef CUresult (CUDAAPI *PFN_cuProfilerInitialize_v4000)(const char *configFile,
-                                                           const char *outputFile,
-                                                           CUoutput_mode outputMode);
+typedef CUresult(CUDAAPI *PFN_cuProfilerInitialize_v4000)(const char *configFile,
+                                                          const char *outputFile,
+                                                          CUoutput_mode outputMode);
 
+/* Kept as written: several calls of one family a line, not one call a line. */
+// clang-format off
 /* X(name, version): the driver call and the ABI version it is resolved at. The type of each
  * entry is the header's PFN_<name>_v<version>, checked in loader.c against the prototype that
  * cuda.h declares today. */
@@ -81,6 +83,7 @@ typedef CUresult (CUDAAPI *PFN_cuProfilerInitialize_v4000)(const char *configFil
   X(cuGraphExecDestroy, 10000) X(cuGraphExecUpdate, 12000) X(cuGraphGetNodes, 10000) \
   X(cuGraphUpload, 11010) \
   X(cuProfilerStart, 4000) X(cuProfilerStop, 4000) X(cuProfilerInitialize, 4000)
+// clang-format on
 
 #define CU_TABLE_ENTRY(name, version) PFN_##name##_v##version name;
 typedef struct cu_table {

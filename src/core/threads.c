@@ -23,7 +23,7 @@
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t ended = PTHREAD_COND_INITIALIZER;
-static int working;             /* threads started with THREAD_FINISHES, not yet ended */
+static int working; /* threads started with THREAD_FINISHES, not yet ended */
 static void (*services[MAX_SERVICES])(void); /* their until-idle functions */
 static int service_count;
 static atomic_bool exiting;

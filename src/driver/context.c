@@ -89,8 +89,10 @@ static void ctx_destroy_once(ctx_rec *rec) {
   pthread_mutex_lock(&known_lock);
   known_remove_locked(rec); /* the driver may hand the same address to a new context */
   pthread_mutex_unlock(&known_lock);
-  if (rec->primary) DRV(cuDevicePrimaryCtxRelease, rec->device);
-  else DRV(cuCtxDestroy, rec->handle);
+  if (rec->primary)
+    DRV(cuDevicePrimaryCtxRelease, rec->device);
+  else
+    DRV(cuCtxDestroy, rec->handle);
 }
 
 void ctx_rec_wait_begin(ctx_rec *rec) {
@@ -300,12 +302,14 @@ static CUresult synchronize_current(void *arg) {
   return DRV(cuCtxSynchronize, );
 }
 
-/* ctxSynchronize(): a Promise of the current context's completion, waited on a thread of its own. */
+/* ctxSynchronize(): a Promise of the current context's completion, waited on a thread of its own.
+ */
 static napi_value ctx_synchronize(napi_env env, napi_callback_info info) {
   (void)info;
   ctx_rec *rec = ctx_rec_current(env);
   if (!rec) return NULL;
-  napi_value promise = wait_on_thread(env, rec, synchronize_current, NULL, NULL, "cuCtxSynchronize", NULL);
+  napi_value promise =
+      wait_on_thread(env, rec, synchronize_current, NULL, NULL, "cuCtxSynchronize", NULL);
   ctx_rec_release(rec);
   return promise;
 }

@@ -4,14 +4,15 @@
 
 #include "cudadrv.h"
 
-static CUresult destroy_event(handle_base *base) { return DRV(cuEventDestroy, ((event_h *)base)->handle); }
+static CUresult destroy_event(handle_base *base) {
+  return DRV(cuEventDestroy, ((event_h *)base)->handle);
+}
 
-const handle_kind EVENT_KIND = {
-    .tag = {0x6364727665767431ULL, 0x4576656e74303031ULL},
-    .name = "Event",
-    .freed = "this Event has been destroyed; create a new Event",
-    .destroy = destroy_event,
-    .ctx_offset = offsetof(event_h, ctx)};
+const handle_kind EVENT_KIND = {.tag = {0x6364727665767431ULL, 0x4576656e74303031ULL},
+                                .name = "Event",
+                                .freed = "this Event has been destroyed; create a new Event",
+                                .destroy = destroy_event,
+                                .ctx_offset = offsetof(event_h, ctx)};
 
 static napi_value wrap_event(napi_env env, napi_value obj, CUevent handle, ctx_rec *ctx) {
   event_h *event = calloc(1, sizeof *event);
@@ -121,7 +122,8 @@ static napi_value event_ipc_handle(napi_env env, napi_callback_info info) {
   CUipcEventHandle handle;
   CU_CALL(env, cuIpcGetEventHandle, &handle, event->handle);
   napi_value result;
-  NAPI_CALL(env, napi_create_buffer_copy(env, sizeof handle.reserved, handle.reserved, NULL, &result));
+  NAPI_CALL(env,
+            napi_create_buffer_copy(env, sizeof handle.reserved, handle.reserved, NULL, &result));
   return result;
 }
 

@@ -15,7 +15,9 @@ typedef struct graph_exec_h {
   ctx_rec *ctx; /* the context it was instantiated in */
 } graph_exec_h;
 
-static CUresult destroy_graph(handle_base *base) { return DRV(cuGraphDestroy, ((graph_h *)base)->handle); }
+static CUresult destroy_graph(handle_base *base) {
+  return DRV(cuGraphDestroy, ((graph_h *)base)->handle);
+}
 
 static CUresult destroy_exec(handle_base *base) {
   return DRV(cuGraphExecDestroy, ((graph_exec_h *)base)->handle);

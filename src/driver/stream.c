@@ -4,14 +4,15 @@
 
 #include "cudadrv.h"
 
-static CUresult destroy_stream(handle_base *base) { return DRV(cuStreamDestroy, ((stream_h *)base)->handle); }
+static CUresult destroy_stream(handle_base *base) {
+  return DRV(cuStreamDestroy, ((stream_h *)base)->handle);
+}
 
-const handle_kind STREAM_KIND = {
-    .tag = {0x6364727673747231ULL, 0x53747265616d3031ULL},
-    .name = "Stream",
-    .freed = "this Stream has been destroyed; create a new Stream",
-    .destroy = destroy_stream,
-    .ctx_offset = offsetof(stream_h, ctx)};
+const handle_kind STREAM_KIND = {.tag = {0x6364727673747231ULL, 0x53747265616d3031ULL},
+                                 .name = "Stream",
+                                 .freed = "this Stream has been destroyed; create a new Stream",
+                                 .destroy = destroy_stream,
+                                 .ctx_offset = offsetof(stream_h, ctx)};
 
 /* streamCreate(obj, flags, priority): a stream in the current context, wrapped in obj. */
 static napi_value stream_create(napi_env env, napi_callback_info info) {

@@ -20,9 +20,9 @@
 struct wait_channel {
   pthread_mutex_t lock;
   napi_threadsafe_function tsfn;
-  bool closed;      /* the addon instance is gone: send nothing */
-  atomic_int refs;  /* the instance's, plus one per wait in flight */
-  int pending;      /* waits not yet settled (main thread only) */
+  bool closed;     /* the addon instance is gone: send nothing */
+  atomic_int refs; /* the instance's, plus one per wait in flight */
+  int pending;     /* waits not yet settled (main thread only) */
 };
 
 struct wait_op {
@@ -129,7 +129,8 @@ static void settle_deferred(napi_env env, napi_deferred deferred, napi_value val
     if (napi_get_and_clear_last_exception(env, &value) != napi_ok) value = NULL;
     if (!value) value = make_undefined(env);
   }
-  NAPI_UNTHROWN(reject ? napi_reject_deferred(env, deferred, value) : napi_resolve_deferred(env, deferred, value));
+  NAPI_UNTHROWN(reject ? napi_reject_deferred(env, deferred, value)
+                       : napi_resolve_deferred(env, deferred, value));
 }
 
 /* Main thread (env NULL when the instance is being torn down): settles the Promise. */
@@ -200,10 +201,12 @@ static void CUDA_CB host_func_reached(void *data) { wait_finish(data, CUDA_SUCCE
 napi_value wait_host_func(napi_env env, CUstream stream, napi_value value) {
   /* A graph would call it at each launch, after the first has freed op. */
   CUstreamCaptureStatus capture;
-  if (DRV(cuStreamIsCapturing, stream, &capture) == CUDA_SUCCESS && capture != CU_STREAM_CAPTURE_STATUS_NONE)
-    return throw_logic(env, "stream.launchHostFunc(): the stream is capturing into a graph, which would call the "
-                            "function at each of its launches while the Promise settles once; call it outside "
-                            "the capture");
+  if (DRV(cuStreamIsCapturing, stream, &capture) == CUDA_SUCCESS &&
+      capture != CU_STREAM_CAPTURE_STATUS_NONE)
+    return throw_logic(
+        env, "stream.launchHostFunc(): the stream is capturing into a graph, which would call the "
+             "function at each of its launches while the Promise settles once; call it outside "
+             "the capture");
   napi_value promise;
   wait_op *op = wait_begin(env, value, "cuLaunchHostFunc", &promise);
   if (!op) return NULL;
@@ -220,7 +223,8 @@ napi_value wait_host_func(napi_env env, CUstream stream, napi_value value) {
  * a graph would run one at each launch: while capturing, keeping buffers is the graph's owner's. */
 bool wait_keep_alive(napi_env env, CUstream stream, napi_value value) {
   CUstreamCaptureStatus capture;
-  if (DRV(cuStreamIsCapturing, stream, &capture) == CUDA_SUCCESS && capture != CU_STREAM_CAPTURE_STATUS_NONE)
+  if (DRV(cuStreamIsCapturing, stream, &capture) == CUDA_SUCCESS &&
+      capture != CU_STREAM_CAPTURE_STATUS_NONE)
     return true; /* where the query fails, the callback below keeps the value or throws */
   wait_op *op = wait_begin(env, value, "cuStreamAddCallback", NULL);
   if (!op) return false;
@@ -236,8 +240,10 @@ bool wait_keep_alive(napi_env env, CUstream stream, napi_value value) {
 static void *wait_thread(void *data) {
   wait_op *op = data;
   CUresult status = op->ctx ? DRV(cuCtxSetCurrent, op->ctx->handle) : CUDA_SUCCESS;
-  if (status != CUDA_SUCCESS) op->api = "cuCtxSetCurrent"; /* the error names the call that failed */
-  else status = op->blocking(op->arg);
+  if (status != CUDA_SUCCESS)
+    op->api = "cuCtxSetCurrent"; /* the error names the call that failed */
+  else
+    status = op->blocking(op->arg);
   if (threads_exiting()) return NULL; /* the process is going: touch nothing */
   if (op->ctx) {
     DRV(cuCtxSetCurrent, NULL);
@@ -261,8 +267,9 @@ napi_value wait_on_thread(napi_env env, ctx_rec *ctx, blocking_fn blocking, void
   if (!thread_start(wait_thread, op, 256 * 1024, THREAD_WAITS)) {
     if (ctx) ctx_rec_wait_end(ctx);
     wait_cancel(env, op);
-    return throw_runtime(env, CUDA_ERROR_OPERATING_SYSTEM, "pthread_create",
-                         "could not start a thread to wait on; the system is out of threads or memory");
+    return throw_runtime(
+        env, CUDA_ERROR_OPERATING_SYSTEM, "pthread_create",
+        "could not start a thread to wait on; the system is out of threads or memory");
   }
   return promise;
 }
@@ -288,8 +295,9 @@ napi_value run_on_thread(napi_env env, work_fn work, settle_fn settle, void (*re
   op->arg = arg;
   if (!thread_start(work_thread, op, stack_size, THREAD_FINISHES)) {
     wait_cancel(env, op);
-    return throw_runtime(env, CUDA_ERROR_OPERATING_SYSTEM, "pthread_create",
-                         "could not start a thread to work on; the system is out of threads or memory");
+    return throw_runtime(
+        env, CUDA_ERROR_OPERATING_SYSTEM, "pthread_create",
+        "could not start a thread to work on; the system is out of threads or memory");
   }
   return promise;
 }

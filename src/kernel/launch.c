@@ -25,13 +25,14 @@ typedef struct func_h {
 static const char MODULE_FREED[] =
     "this kernel's Module has been freed; load the module again and get the kernel from it";
 
-static ctx_rec *context_of_function(const handle_base *base) { return ((const func_h *)base)->module->ctx; }
+static ctx_rec *context_of_function(const handle_base *base) {
+  return ((const func_h *)base)->module->ctx;
+}
 
-static const handle_kind FUNCTION_KIND = {
-    .tag = {0x6364727666756e31ULL, 0x4b65726e656c3031ULL},
-    .name = "Kernel",
-    .freed = MODULE_FREED,
-    .context = context_of_function};
+static const handle_kind FUNCTION_KIND = {.tag = {0x6364727666756e31ULL, 0x4b65726e656c3031ULL},
+                                          .name = "Kernel",
+                                          .freed = MODULE_FREED,
+                                          .context = context_of_function};
 
 static void func_release(func_h *fn) {
   if (--fn->refs > 0) return;
@@ -81,11 +82,11 @@ enum { MAX_PARAM_BYTES = 32764 };
 
 typedef struct launcher {
   func_h *fn;
-  napi_ref buffer;      /* the ArrayBuffer shared with lib/, which keeps it private */
-  size_t size;          /* parameter bytes */
-  stream_h *stream;     /* where launches go; NULL: the default stream */
-  napi_ref stream_ref;  /* its Stream object, kept alive while bound */
-  int refs;             /* the two functions bound to it: launch and setStream */
+  napi_ref buffer;     /* the ArrayBuffer shared with lib/, which keeps it private */
+  size_t size;         /* parameter bytes */
+  stream_h *stream;    /* where launches go; NULL: the default stream */
+  napi_ref stream_ref; /* its Stream object, kept alive while bound */
+  int refs;            /* the two functions bound to it: launch and setStream */
 } launcher;
 
 static void launcher_finalize(napi_env env, void *data, void *hint) {
@@ -153,8 +154,8 @@ static napi_value launcher_launch(napi_env env, napi_callback_info info) {
   const uint32_t *h = launcher_header(env, l);
   if (!h) return NULL;
   size_t size = l->size;
-  void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, (char *)h + HEADER_BYTES, CU_LAUNCH_PARAM_BUFFER_SIZE,
-                   &size, CU_LAUNCH_PARAM_END};
+  void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, (char *)h + HEADER_BYTES,
+                   CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
   void **params = size ? extra : NULL;
   if (h[ATTRIBUTES]) return launch_ex(env, l, h, params, stream);
   CU_CALL(env, cuLaunchKernel, l->fn->handle, h[DIMS], h[DIMS + 1], h[DIMS + 2], h[DIMS + 3],
@@ -200,8 +201,8 @@ static napi_value launcher_create(napi_env env, napi_callback_info info) {
   if (!fn || !arg_size(env, argv[1], "size", &size)) return NULL;
   if (size > MAX_PARAM_BYTES) {
     char message[160];
-    snprintf(message, sizeof message,
-             "kernel arguments take %zu bytes; CUDA allows at most %d", size, MAX_PARAM_BYTES);
+    snprintf(message, sizeof message, "kernel arguments take %zu bytes; CUDA allows at most %d",
+             size, MAX_PARAM_BYTES);
     return throw_range(env, message);
   }
   launcher *l = calloc(1, sizeof *l);
@@ -222,8 +223,10 @@ static napi_value launcher_create(napi_env env, napi_callback_info info) {
   if (status == napi_ok) status = napi_add_finalizer(env, launch, l, launcher_finalize, NULL, NULL);
   if (status != napi_ok) l->refs--; /* no finalizer will run for launch */
   if (status == napi_ok)
-    status = napi_create_function(env, "setStream", NAPI_AUTO_LENGTH, launcher_set_stream, l, &set_stream);
-  if (status == napi_ok) status = napi_add_finalizer(env, set_stream, l, launcher_finalize, NULL, NULL);
+    status = napi_create_function(env, "setStream", NAPI_AUTO_LENGTH, launcher_set_stream, l,
+                                  &set_stream);
+  if (status == napi_ok)
+    status = napi_add_finalizer(env, set_stream, l, launcher_finalize, NULL, NULL);
   if (status != napi_ok) {
     launcher_finalize(env, l, NULL);
     return napi_fail(env, status);
@@ -285,17 +288,14 @@ static napi_value func_set(napi_env env, napi_callback_info info) {
       (type != napi_undefined && !arg_int32(env, argv[3], "value", &b)))
     return NULL;
   switch (what) {
-    case FUNC_ATTRIBUTE:
-      CU_CALL(env, cuFuncSetAttribute, fn->handle, (CUfunction_attribute)a, b);
-      break;
-    case FUNC_CACHE_CONFIG:
-      CU_CALL(env, cuFuncSetCacheConfig, fn->handle, (CUfunc_cache)a);
-      break;
-    case FUNC_SHARED_CONFIG:
-      CU_CALL(env, cuFuncSetSharedMemConfig, fn->handle, (CUsharedconfig)a);
-      break;
-    default:
-      return throw_range(env, "funcSet: unknown setting");
+  case FUNC_ATTRIBUTE:
+    CU_CALL(env, cuFuncSetAttribute, fn->handle, (CUfunction_attribute)a, b);
+    break;
+  case FUNC_CACHE_CONFIG: CU_CALL(env, cuFuncSetCacheConfig, fn->handle, (CUfunc_cache)a); break;
+  case FUNC_SHARED_CONFIG:
+    CU_CALL(env, cuFuncSetSharedMemConfig, fn->handle, (CUsharedconfig)a);
+    break;
+  default: return throw_range(env, "funcSet: unknown setting");
   }
   return NULL;
 }
@@ -334,7 +334,8 @@ static size_t CUDA_CB smem_for_block_size(int block_size) {
   if (smem_callback.failed) return 0;
   napi_status status = napi_get_global(env, &global);
   if (status == napi_ok) status = napi_create_int32(env, block_size, &arg);
-  if (status == napi_ok) status = napi_call_function(env, global, smem_callback.fn, 1, &arg, &result);
+  if (status == napi_ok)
+    status = napi_call_function(env, global, smem_callback.fn, 1, &arg, &result);
   if (status != napi_ok) {
     smem_callback.failed = true;
     napi_fail(env, status); /* where the function threw, that stays the exception */
@@ -366,13 +367,14 @@ static napi_value occupancy_max_potential_block_size(napi_env env, napi_callback
   smem_fn outer = smem_callback; /* the callback may itself ask for occupancy */
   smem_callback = (smem_fn){env, argv[1], false};
   int min_grid, block_size;
-  CUresult status = DRV(cuOccupancyMaxPotentialBlockSizeWithFlags, 
-      &min_grid, &block_size, fn->handle, type == napi_function ? smem_for_block_size : NULL,
-      smem, limit, flags);
+  CUresult status =
+      DRV(cuOccupancyMaxPotentialBlockSizeWithFlags, &min_grid, &block_size, fn->handle,
+          type == napi_function ? smem_for_block_size : NULL, smem, limit, flags);
   bool failed = smem_callback.failed;
   smem_callback = outer;
   if (failed) return NULL;
-  if (status != CUDA_SUCCESS) return throw_cu(env, status, "cuOccupancyMaxPotentialBlockSizeWithFlags");
+  if (status != CUDA_SUCCESS)
+    return throw_cu(env, status, "cuOccupancyMaxPotentialBlockSizeWithFlags");
   return make_pair(env, make_int(env, min_grid), make_int(env, block_size));
 }
 

@@ -9,11 +9,10 @@
 
 static ctx_rec *context_of_module(const handle_base *base) { return ((const module_h *)base)->ctx; }
 
-static const handle_kind MODULE_KIND = {
-    .tag = {0x636472766d6f6431ULL, 0x4d6f64756c653031ULL},
-    .name = "Module",
-    .freed = "this Module has been freed; load it again",
-    .context = context_of_module};
+static const handle_kind MODULE_KIND = {.tag = {0x636472766d6f6431ULL, 0x4d6f64756c653031ULL},
+                                        .name = "Module",
+                                        .freed = "this Module has been freed; load it again",
+                                        .context = context_of_module};
 
 void module_retain(module_h *module) { module->refs++; }
 
@@ -97,7 +96,10 @@ static bool within(uint64_t offset, uint64_t size, size_t length) {
  * copy appends). */
 static const char *image_problem(const uint8_t *p, size_t length) {
   static const char truncated[] = "image is truncated: its headers reach past its end";
-  if (length >= 4 && memcmp(p, "\x7f" "ELF", 4) == 0) {
+  if (length >= 4 && memcmp(p,
+                            "\x7f"
+                            "ELF",
+                            4) == 0) {
     if (length < 64 || p[4] != 2) return "image is an ELF file but not a 64-bit cubin";
     uint64_t phoff = read_le(p + 0x20, 8), shoff = read_le(p + 0x28, 8);
     uint64_t phentsize = read_le(p + 0x36, 2), phnum = read_le(p + 0x38, 2);
@@ -137,21 +139,19 @@ static const char *image_problem(const uint8_t *p, size_t length) {
  * takes no pointer from JS. */
 static bool option_allowed(uint32_t option) {
   switch (option) {
-    case CU_JIT_WALL_TIME:
-    case CU_JIT_INFO_LOG_BUFFER:
-    case CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES:
-    case CU_JIT_ERROR_LOG_BUFFER:
-    case CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES:
-    case CU_JIT_GLOBAL_SYMBOL_NAMES:
-    case CU_JIT_GLOBAL_SYMBOL_ADDRESSES:
-    case CU_JIT_GLOBAL_SYMBOL_COUNT:
-    case CU_JIT_REFERENCED_KERNEL_NAMES:
-    case CU_JIT_REFERENCED_KERNEL_COUNT:
-    case CU_JIT_REFERENCED_VARIABLE_NAMES:
-    case CU_JIT_REFERENCED_VARIABLE_COUNT:
-      return false;
-    default:
-      return option < CU_JIT_NUM_OPTIONS;
+  case CU_JIT_WALL_TIME:
+  case CU_JIT_INFO_LOG_BUFFER:
+  case CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES:
+  case CU_JIT_ERROR_LOG_BUFFER:
+  case CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES:
+  case CU_JIT_GLOBAL_SYMBOL_NAMES:
+  case CU_JIT_GLOBAL_SYMBOL_ADDRESSES:
+  case CU_JIT_GLOBAL_SYMBOL_COUNT:
+  case CU_JIT_REFERENCED_KERNEL_NAMES:
+  case CU_JIT_REFERENCED_KERNEL_COUNT:
+  case CU_JIT_REFERENCED_VARIABLE_NAMES:
+  case CU_JIT_REFERENCED_VARIABLE_COUNT: return false;
+  default: return option < CU_JIT_NUM_OPTIONS;
   }
 }
 
@@ -252,9 +252,11 @@ static napi_value module_load_data(napi_env env, napi_callback_info info) {
     NAPI_CALL(env, napi_throw(env, error));
     return NULL;
   }
-  napi_status status = info_value && error_value ? napi_create_object(env, &result_logs) : napi_pending_exception;
+  napi_status status =
+      info_value && error_value ? napi_create_object(env, &result_logs) : napi_pending_exception;
   if (status == napi_ok) status = napi_set_named_property(env, result_logs, "infoLog", info_value);
-  if (status == napi_ok) status = napi_set_named_property(env, result_logs, "errorLog", error_value);
+  if (status == napi_ok)
+    status = napi_set_named_property(env, result_logs, "errorLog", error_value);
   if (status != napi_ok) {
     DRV(cuModuleUnload, handle);
     ctx_rec_release(ctx);
@@ -306,18 +308,18 @@ typedef struct ref_h {
   module_h *module;
 } ref_h;
 
-static ctx_rec *context_of_ref(const handle_base *base) { return ((const ref_h *)base)->module->ctx; }
+static ctx_rec *context_of_ref(const handle_base *base) {
+  return ((const ref_h *)base)->module->ctx;
+}
 
-static const handle_kind TEXREF_KIND = {
-    .tag = {0x6364727674657872ULL, 0x5465785265663031ULL},
-    .name = "TextureReference",
-    .freed = "",
-    .context = context_of_ref};
-static const handle_kind SURFREF_KIND = {
-    .tag = {0x6364727673757266ULL, 0x5375726652656631ULL},
-    .name = "SurfaceReference",
-    .freed = "",
-    .context = context_of_ref};
+static const handle_kind TEXREF_KIND = {.tag = {0x6364727674657872ULL, 0x5465785265663031ULL},
+                                        .name = "TextureReference",
+                                        .freed = "",
+                                        .context = context_of_ref};
+static const handle_kind SURFREF_KIND = {.tag = {0x6364727673757266ULL, 0x5375726652656631ULL},
+                                         .name = "SurfaceReference",
+                                         .freed = "",
+                                         .context = context_of_ref};
 
 static void ref_finalize(napi_env env, void *data, void *hint) {
   (void)env;
@@ -332,8 +334,8 @@ static ref_h *get_ref(napi_env env, napi_value v, const handle_kind *kind) {
   ref_h *ref = handle_get(env, v, kind);
   if (ref && ref->module->base.freed) {
     char message[160];
-    snprintf(message, sizeof message,
-             "the Module of this %s has been freed; load the module again", kind->name);
+    snprintf(message, sizeof message, "the Module of this %s has been freed; load the module again",
+             kind->name);
     throw_logic(env, message);
     return NULL;
   }
@@ -368,30 +370,29 @@ static napi_value module_get(napi_env env, napi_callback_info info) {
       !arg_string(env, argv[2], "name", name, sizeof name))
     return NULL;
   switch (what) {
-    case GET_FUNCTION: {
-      CUfunction handle;
-      CU_CALL(env, cuModuleGetFunction, &handle, module->handle, name);
-      func_wrap(env, argv[3], handle, module);
-      return NULL;
-    }
-    case GET_GLOBAL: {
-      CUdeviceptr ptr;
-      size_t size;
-      CU_CALL(env, cuModuleGetGlobal, &ptr, &size, module->handle, name);
-      return make_pair(env, make_ptr(env, ptr), make_uint(env, size));
-    }
-    case GET_TEXREF: {
-      CUtexref tex;
-      CU_CALL(env, cuModuleGetTexRef, &tex, module->handle, name);
-      return wrap_ref(env, argv[3], tex, module, &TEXREF_KIND);
-    }
-    case GET_SURFREF: {
-      CUsurfref surf;
-      CU_CALL(env, cuModuleGetSurfRef, &surf, module->handle, name);
-      return wrap_ref(env, argv[3], surf, module, &SURFREF_KIND);
-    }
-    default:
-      return throw_range(env, "moduleGet: unknown kind");
+  case GET_FUNCTION: {
+    CUfunction handle;
+    CU_CALL(env, cuModuleGetFunction, &handle, module->handle, name);
+    func_wrap(env, argv[3], handle, module);
+    return NULL;
+  }
+  case GET_GLOBAL: {
+    CUdeviceptr ptr;
+    size_t size;
+    CU_CALL(env, cuModuleGetGlobal, &ptr, &size, module->handle, name);
+    return make_pair(env, make_ptr(env, ptr), make_uint(env, size));
+  }
+  case GET_TEXREF: {
+    CUtexref tex;
+    CU_CALL(env, cuModuleGetTexRef, &tex, module->handle, name);
+    return wrap_ref(env, argv[3], tex, module, &TEXREF_KIND);
+  }
+  case GET_SURFREF: {
+    CUsurfref surf;
+    CU_CALL(env, cuModuleGetSurfRef, &surf, module->handle, name);
+    return wrap_ref(env, argv[3], surf, module, &SURFREF_KIND);
+  }
+  default: return throw_range(env, "moduleGet: unknown kind");
   }
 }
 
@@ -439,8 +440,10 @@ static napi_value ref_set_array(napi_env env, napi_callback_info info) {
   array_h *array = ref ? handle_get(env, argv[1], &ARRAY_KIND) : NULL;
   uint32_t flags;
   if (!array || !arg_uint32(env, argv[2], "flags", &flags)) return NULL;
-  if (surface) CU_CALL(env, cuSurfRefSetArray, (CUsurfref)ref->handle, array->handle, flags);
-  else CU_CALL(env, cuTexRefSetArray, (CUtexref)ref->handle, array->handle, flags);
+  if (surface)
+    CU_CALL(env, cuSurfRefSetArray, (CUsurfref)ref->handle, array->handle, flags);
+  else
+    CU_CALL(env, cuTexRefSetArray, (CUtexref)ref->handle, array->handle, flags);
   return NULL;
 }
 
@@ -460,64 +463,56 @@ static napi_value texref_set(napi_env env, napi_callback_info info) {
     return NULL;
   CUtexref handle = tex->handle;
   switch (what) {
-    case TEX_FORMAT:
-      CU_CALL(env, cuTexRefSetFormat, handle, (CUarray_format)a, (int)b);
-      break;
-    case TEX_ADDRESS_MODE:
-      CU_CALL(env, cuTexRefSetAddressMode, handle, (int)a, (CUaddress_mode)b);
-      break;
-    case TEX_FILTER_MODE:
-      CU_CALL(env, cuTexRefSetFilterMode, handle, (CUfilter_mode)a);
-      break;
-    case TEX_FLAGS:
-      CU_CALL(env, cuTexRefSetFlags, handle, a);
-      break;
-    default:
-      return throw_range(env, "texrefSet: unknown setting");
+  case TEX_FORMAT: CU_CALL(env, cuTexRefSetFormat, handle, (CUarray_format)a, (int)b); break;
+  case TEX_ADDRESS_MODE:
+    CU_CALL(env, cuTexRefSetAddressMode, handle, (int)a, (CUaddress_mode)b);
+    break;
+  case TEX_FILTER_MODE: CU_CALL(env, cuTexRefSetFilterMode, handle, (CUfilter_mode)a); break;
+  case TEX_FLAGS: CU_CALL(env, cuTexRefSetFlags, handle, a); break;
+  default: return throw_range(env, "texrefSet: unknown setting");
   }
   return NULL;
 }
 
-/* texrefGet(tex, what, dim): the setting; format gives [ArrayFormat, channels], address a bigint. */
+/* texrefGet(tex, what, dim): the setting; format gives [ArrayFormat, channels], address a bigint.
+ */
 static napi_value texref_get(napi_env env, napi_callback_info info) {
   ARGS(env, info, 3);
   ref_h *tex = get_ref(env, argv[0], &TEXREF_KIND);
   uint32_t what, dim = 0;
   napi_valuetype type;
-  if (!tex || !arg_uint32(env, argv[1], "what", &what) ||
-      !arg_type(env, argv[2], &type) ||
+  if (!tex || !arg_uint32(env, argv[1], "what", &what) || !arg_type(env, argv[2], &type) ||
       (type != napi_undefined && !arg_uint32(env, argv[2], "dim", &dim)))
     return NULL;
   CUtexref handle = tex->handle;
   switch (what) {
-    case TEX_FORMAT: {
-      CUarray_format format;
-      int channels;
-      CU_CALL(env, cuTexRefGetFormat, &format, &channels, handle);
-      return make_pair(env, make_int(env, format), make_int(env, channels));
-    }
-    case TEX_ADDRESS_MODE: {
-      CUaddress_mode mode;
-      CU_CALL(env, cuTexRefGetAddressMode, &mode, handle, (int)dim);
-      return make_int(env, mode);
-    }
-    case TEX_FILTER_MODE: {
-      CUfilter_mode mode;
-      CU_CALL(env, cuTexRefGetFilterMode, &mode, handle);
-      return make_int(env, mode);
-    }
-    case TEX_FLAGS: {
-      unsigned int flags;
-      CU_CALL(env, cuTexRefGetFlags, &flags, handle);
-      return make_int(env, flags);
-    }
-    case TEX_ADDRESS: {
-      CUdeviceptr ptr;
-      CU_CALL(env, cuTexRefGetAddress, &ptr, handle);
-      return make_ptr(env, ptr);
-    }
-    default:
-      return throw_range(env, "texrefGet: unknown setting");
+  case TEX_FORMAT: {
+    CUarray_format format;
+    int channels;
+    CU_CALL(env, cuTexRefGetFormat, &format, &channels, handle);
+    return make_pair(env, make_int(env, format), make_int(env, channels));
+  }
+  case TEX_ADDRESS_MODE: {
+    CUaddress_mode mode;
+    CU_CALL(env, cuTexRefGetAddressMode, &mode, handle, (int)dim);
+    return make_int(env, mode);
+  }
+  case TEX_FILTER_MODE: {
+    CUfilter_mode mode;
+    CU_CALL(env, cuTexRefGetFilterMode, &mode, handle);
+    return make_int(env, mode);
+  }
+  case TEX_FLAGS: {
+    unsigned int flags;
+    CU_CALL(env, cuTexRefGetFlags, &flags, handle);
+    return make_int(env, flags);
+  }
+  case TEX_ADDRESS: {
+    CUdeviceptr ptr;
+    CU_CALL(env, cuTexRefGetAddress, &ptr, handle);
+    return make_ptr(env, ptr);
+  }
+  default: return throw_range(env, "texrefGet: unknown setting");
   }
 }
 

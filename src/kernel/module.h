@@ -16,7 +16,6 @@ typedef struct module_h {
 void module_retain(module_h *module);
 void module_release(module_h *module);
 
-
 /* Wraps a new kernel of module around obj (a plain object lib/ keeps); false after throwing. */
 bool func_wrap(napi_env env, napi_value obj, CUfunction handle, module_h *module);
 

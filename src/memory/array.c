@@ -6,14 +6,15 @@
 #include "cudadrv.h"
 #include "memory.h"
 
-static CUresult destroy_array(handle_base *base) { return DRV(cuArrayDestroy, ((array_h *)base)->handle); }
+static CUresult destroy_array(handle_base *base) {
+  return DRV(cuArrayDestroy, ((array_h *)base)->handle);
+}
 
-const handle_kind ARRAY_KIND = {
-    .tag = {0x6364727661727231ULL, 0x4375646141727231ULL},
-    .name = "CudaArray",
-    .freed = "this CudaArray has been freed; create a new CudaArray",
-    .destroy = destroy_array,
-    .ctx_offset = offsetof(array_h, ctx)};
+const handle_kind ARRAY_KIND = {.tag = {0x6364727661727231ULL, 0x4375646141727231ULL},
+                                .name = "CudaArray",
+                                .freed = "this CudaArray has been freed; create a new CudaArray",
+                                .destroy = destroy_array,
+                                .ctx_offset = offsetof(array_h, ctx)};
 
 /* arrayCreate(obj, width, height, depth, format, channels, flags): a CUDA array in the current
  * context, wrapped in obj (cuArray3DCreate: depth 0 makes a 1D or 2D array). */
@@ -23,12 +24,16 @@ static napi_value array_create(napi_env env, napi_callback_info info) {
   uint32_t format, channels, flags;
   if (!arg_size(env, argv[1], "width", &width) || !arg_size(env, argv[2], "height", &height) ||
       !arg_size(env, argv[3], "depth", &depth) || !arg_uint32(env, argv[4], "format", &format) ||
-      !arg_uint32(env, argv[5], "numChannels", &channels) || !arg_uint32(env, argv[6], "flags", &flags))
+      !arg_uint32(env, argv[5], "numChannels", &channels) ||
+      !arg_uint32(env, argv[6], "flags", &flags))
     return NULL;
   ctx_rec *ctx = ctx_rec_current(env);
   if (!ctx) return NULL;
-  CUDA_ARRAY3D_DESCRIPTOR desc = {.Width = width, .Height = height, .Depth = depth,
-                                  .Format = (CUarray_format)format, .NumChannels = channels,
+  CUDA_ARRAY3D_DESCRIPTOR desc = {.Width = width,
+                                  .Height = height,
+                                  .Depth = depth,
+                                  .Format = (CUarray_format)format,
+                                  .NumChannels = channels,
                                   .Flags = flags};
   CUarray handle;
   CUresult result = DRV(cuArray3DCreate, &handle, &desc);
@@ -57,10 +62,12 @@ static napi_value array_get_descriptor(napi_env env, napi_callback_info info) {
   if (!array) return NULL;
   CUDA_ARRAY3D_DESCRIPTOR d;
   CU_CALL(env, cuArray3DGetDescriptor, &d, array->handle);
-  const uint64_t fields[] = {d.Width, d.Height, d.Depth, (uint64_t)d.Format, d.NumChannels, d.Flags};
+  const uint64_t fields[] = {d.Width,       d.Height, d.Depth, (uint64_t)d.Format,
+                             d.NumChannels, d.Flags};
   napi_value result;
   NAPI_CALL(env, napi_create_array_with_length(env, 6, &result));
-  for (uint32_t i = 0; i < 6; i++) NAPI_CALL(env, napi_set_element(env, result, i, make_uint(env, fields[i])));
+  for (uint32_t i = 0; i < 6; i++)
+    NAPI_CALL(env, napi_set_element(env, result, i, make_uint(env, fields[i])));
   return result;
 }
 
@@ -90,10 +97,14 @@ static napi_value copy_host_array(napi_env env, napi_callback_info info, bool to
       (!sync && !arg_stream(env, argv[3], &stream)))
     return NULL;
   if (!bytes) return NULL;
-  if (to_array && sync) CU_CALL(env, cuMemcpyHtoA, array->handle, offset, host, bytes);
-  else if (to_array) CU_CALL(env, cuMemcpyHtoAAsync, array->handle, offset, host, bytes, stream);
-  else if (sync) CU_CALL(env, cuMemcpyAtoH, host, array->handle, offset, bytes);
-  else CU_CALL(env, cuMemcpyAtoHAsync, host, array->handle, offset, bytes, stream);
+  if (to_array && sync)
+    CU_CALL(env, cuMemcpyHtoA, array->handle, offset, host, bytes);
+  else if (to_array)
+    CU_CALL(env, cuMemcpyHtoAAsync, array->handle, offset, host, bytes, stream);
+  else if (sync)
+    CU_CALL(env, cuMemcpyAtoH, host, array->handle, offset, bytes);
+  else
+    CU_CALL(env, cuMemcpyAtoHAsync, host, array->handle, offset, bytes, stream);
   if (!sync && !is_undefined(env, argv[4])) wait_keep_alive(env, stream, argv[4]);
   return NULL;
 }
@@ -117,8 +128,10 @@ static napi_value copy_device_array(napi_env env, napi_callback_info info, bool 
       !arg_size(env, argv[3], "bytes", &bytes))
     return NULL;
   if (!bytes) return NULL;
-  if (to_array) CU_CALL(env, cuMemcpyDtoA, array->handle, offset, device, bytes);
-  else CU_CALL(env, cuMemcpyAtoD, device, array->handle, offset, bytes);
+  if (to_array)
+    CU_CALL(env, cuMemcpyDtoA, array->handle, offset, device, bytes);
+  else
+    CU_CALL(env, cuMemcpyAtoD, device, array->handle, offset, bytes);
   return NULL;
 }
 

@@ -18,23 +18,23 @@
 typedef enum { HOST_ALIGNED, HOST_PINNED, HOST_MANAGED, HOST_REGISTERED } host_origin;
 
 typedef struct host_mem {
-  handle_base base;   /* freed: released (or unregistered) */
-  tracked node;       /* owner: the ArrayBuffer; for a registration, its RegisteredHostMemory */
+  handle_base base; /* freed: released (or unregistered) */
+  tracked node;     /* owner: the ArrayBuffer; for a registration, its RegisteredHostMemory */
   host_origin origin;
-  bool v8_owned;      /* the bytes belong to a V8 ArrayBuffer: registered here, never freed here */
-  void *data;         /* the first byte handed out: what is freed or unregistered */
+  bool v8_owned; /* the bytes belong to a V8 ArrayBuffer: registered here, never freed here */
+  void *data;    /* the first byte handed out: what is freed or unregistered */
   size_t size;
   unsigned int flags;
-  ctx_rec *ctx;       /* NULL for aligned memory */
-  int refs;           /* the wrapper's, and the ArrayBuffer's finalizer's for an allocation */
-  napi_ref *views;    /* weak: ArrayBuffers over the memory made by asBuffer(), detached with it */
+  ctx_rec *ctx;    /* NULL for aligned memory */
+  int refs;        /* the wrapper's, and the ArrayBuffer's finalizer's for an allocation */
+  napi_ref *views; /* weak: ArrayBuffers over the memory made by asBuffer(), detached with it */
   uint32_t view_count, view_room;
 } host_mem;
 
-static const handle_kind HOST_KIND = {
-    .tag = {0x6364727668737431ULL, 0x486f73744d656d31ULL},
-    .name = "host allocation",
-    .freed = "this host memory has been freed; allocate new memory"};
+static const handle_kind HOST_KIND = {.tag = {0x6364727668737431ULL, 0x486f73744d656d31ULL},
+                                      .name = "host allocation",
+                                      .freed =
+                                          "this host memory has been freed; allocate new memory"};
 
 static const char *const RELEASE_API[] = {
     [RELEASE_MEM_FREE] = "cuMemFree",
@@ -45,17 +45,10 @@ static const char *const RELEASE_API[] = {
 /* What releases h's memory through the driver; false for aligned memory (free() or V8's). */
 static bool host_release_op(const host_mem *h, release_op *op) {
   switch (h->origin) {
-    case HOST_ALIGNED:
-      return false;
-    case HOST_PINNED:
-      *op = h->v8_owned ? RELEASE_HOST_UNREGISTER : RELEASE_HOST_FREE;
-      return true;
-    case HOST_MANAGED:
-      *op = RELEASE_MEM_FREE;
-      return true;
-    default:
-      *op = RELEASE_HOST_UNREGISTER;
-      return true;
+  case HOST_ALIGNED: return false;
+  case HOST_PINNED: *op = h->v8_owned ? RELEASE_HOST_UNREGISTER : RELEASE_HOST_FREE; return true;
+  case HOST_MANAGED: *op = RELEASE_MEM_FREE; return true;
+  default: *op = RELEASE_HOST_UNREGISTER; return true;
   }
 }
 
@@ -131,8 +124,10 @@ static bool view_room(napi_env env, host_mem *h) {
   uint32_t kept = 0;
   for (uint32_t i = 0; i < h->view_count; i++) {
     napi_value view = NULL;
-    if (napi_get_reference_value(env, h->views[i], &view) == napi_ok && view) h->views[kept++] = h->views[i];
-    else NAPI_UNTHROWN(napi_delete_reference(env, h->views[i]));
+    if (napi_get_reference_value(env, h->views[i], &view) == napi_ok && view)
+      h->views[kept++] = h->views[i];
+    else
+      NAPI_UNTHROWN(napi_delete_reference(env, h->views[i]));
   }
   h->view_count = kept;
   if (kept < h->view_room) return true;
@@ -233,8 +228,8 @@ static void guarded_finalize(napi_env env, void *data, void *hint) {
   free(guard);
 }
 
-bool external_arraybuffer(napi_env env, void *data, size_t size, napi_finalize finalize,
-                          void *hint, napi_value *result, bool *refused) {
+bool external_arraybuffer(napi_env env, void *data, size_t size, napi_finalize finalize, void *hint,
+                          napi_value *result, bool *refused) {
   *refused = false;
   external_guard *guard = malloc(sizeof *guard);
   if (!guard) {
@@ -296,7 +291,8 @@ static bool owned_buffer(napi_env env, host_mem *h, size_t size, size_t alignmen
 
 /* Hands h (whose buffer's finalizer is in place) to JS: wraps obj, tracks the buffer, and returns
  * a Uint8Array over the memory. */
-static napi_value expose(napi_env env, napi_value obj, host_mem *h, napi_value buffer, size_t offset) {
+static napi_value expose(napi_env env, napi_value obj, host_mem *h, napi_value buffer,
+                         size_t offset) {
   h->refs = 1;
   if (!handle_wrap(env, obj, &h->base, &HOST_KIND, host_wrapper_finalize)) return NULL;
   h->refs = 2;
@@ -370,8 +366,8 @@ static napi_value host_alloc(napi_env env, napi_callback_info info) {
       host_discard(h);
       return NULL;
     }
-    CUresult result = register_host(env, h->data, span,
-                                    flags & (CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP));
+    CUresult result = register_host(
+        env, h->data, span, flags & (CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP));
     if (result != CUDA_SUCCESS) {
       host_discard(h);
       return throw_cu(env, result, "cuMemHostRegister");
@@ -387,8 +383,9 @@ static napi_value aligned_alloc_host(napi_env env, napi_callback_info info) {
   ARGS(env, info, 5);
   size_t bytes, alignment;
   bool zero, external, refused = true;
-  if (!arg_size(env, argv[1], "bytes", &bytes) || !arg_size(env, argv[2], "alignment", &alignment) ||
-      !arg_bool(env, argv[3], &zero) || !arg_bool(env, argv[4], &external))
+  if (!arg_size(env, argv[1], "bytes", &bytes) ||
+      !arg_size(env, argv[2], "alignment", &alignment) || !arg_bool(env, argv[3], &zero) ||
+      !arg_bool(env, argv[4], &external))
     return NULL;
   if (!alignment || (alignment & (alignment - 1)))
     return throw_range(env, "alignment must be a power of two");
@@ -462,7 +459,8 @@ static napi_value host_register(napi_env env, napi_callback_info info) {
   void *data;
   size_t length;
   uint32_t flags;
-  if (!arg_host(env, argv[1], "array", &data, &length) || !arg_uint32(env, argv[2], "flags", &flags))
+  if (!arg_host(env, argv[1], "array", &data, &length) ||
+      !arg_uint32(env, argv[2], "flags", &flags))
     return NULL;
   if (!length) return throw_range(env, "registerHostMemory(): the array is empty");
   if ((uintptr_t)data % page_size()) {
@@ -501,7 +499,8 @@ static napi_value host_free(napi_env env, napi_callback_info info) {
   bool detach;
   if (!h || !arg_bool(env, argv[1], &detach) || h->base.freed) return NULL;
   napi_value buffer = NULL;
-  if (detach && h->node.state) NAPI_CALL(env, napi_get_reference_value(env, h->node.owner, &buffer));
+  if (detach && h->node.state)
+    NAPI_CALL(env, napi_get_reference_value(env, h->node.owner, &buffer));
   /* V8 may free its bytes once detached: unregister first; our own bytes: detach first */
   if (buffer && !h->v8_owned) NAPI_CALL(env, napi_detach_arraybuffer(env, buffer));
   host_drop_views(env, h, true);
@@ -509,7 +508,8 @@ static napi_value host_free(napi_env env, napi_callback_info info) {
   memory_untrack(env, &h->node);
   if (buffer && h->v8_owned) NAPI_CALL(env, napi_detach_arraybuffer(env, buffer));
   release_op op;
-  if (result != CUDA_SUCCESS && host_release_op(h, &op)) return throw_cu(env, result, RELEASE_API[op]);
+  if (result != CUDA_SUCCESS && host_release_op(h, &op))
+    return throw_cu(env, result, RELEASE_API[op]);
   return NULL;
 }
 

@@ -30,25 +30,25 @@ CUresult release_now(release_op op, uint64_t address, ctx_rec *ctx) {
   if (!ctx_enter(ctx)) return CUDA_SUCCESS;
   CUresult result;
   switch (op) {
-    case RELEASE_MEM_FREE: /* waits for the device itself */
-      result = DRV(cuMemFree, (CUdeviceptr)address);
-      break;
-    case RELEASE_MEM_FREE_ORDERED: /* cuMemFree does not wait for pool memory: wait first */
-      DRV(cuCtxSynchronize, );
-      result = DRV(cuMemFree, (CUdeviceptr)address);
-      break;
-    case RELEASE_IPC_CLOSE:
-      DRV(cuCtxSynchronize, );
-      result = DRV(cuIpcCloseMemHandle, (CUdeviceptr)address);
-      break;
-    case RELEASE_HOST_FREE: /* queued copies may still read or write it */
-      DRV(cuCtxSynchronize, );
-      result = DRV(cuMemFreeHost, (void *)(uintptr_t)address);
-      break;
-    default: /* RELEASE_HOST_UNREGISTER */
-      DRV(cuCtxSynchronize, );
-      result = DRV(cuMemHostUnregister, (void *)(uintptr_t)address);
-      break;
+  case RELEASE_MEM_FREE: /* waits for the device itself */
+    result = DRV(cuMemFree, (CUdeviceptr)address);
+    break;
+  case RELEASE_MEM_FREE_ORDERED: /* cuMemFree does not wait for pool memory: wait first */
+    DRV(cuCtxSynchronize, );
+    result = DRV(cuMemFree, (CUdeviceptr)address);
+    break;
+  case RELEASE_IPC_CLOSE:
+    DRV(cuCtxSynchronize, );
+    result = DRV(cuIpcCloseMemHandle, (CUdeviceptr)address);
+    break;
+  case RELEASE_HOST_FREE: /* queued copies may still read or write it */
+    DRV(cuCtxSynchronize, );
+    result = DRV(cuMemFreeHost, (void *)(uintptr_t)address);
+    break;
+  default: /* RELEASE_HOST_UNREGISTER */
+    DRV(cuCtxSynchronize, );
+    result = DRV(cuMemHostUnregister, (void *)(uintptr_t)address);
+    break;
   }
   ctx_leave();
   return result;
@@ -60,7 +60,8 @@ CUresult release_now(release_op op, uint64_t address, ctx_rec *ctx) {
 static CUresult release_outside_captures(const release_job *job) {
   CUresult result = release_now(job->op, job->address, job->ctx);
   for (int tries = 0; tries < 1000 && (result == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED ||
-                                       result == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT); tries++) {
+                                       result == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT);
+       tries++) {
     usleep(10000);
     result = release_now(job->op, job->address, job->ctx);
   }
@@ -123,7 +124,7 @@ struct memory_state {
   uint32_t vacant;         /* the first vacant slot below used, or NO_SLOT */
   napi_ref last_stream;    /* weak: the last Stream argument, whose struct is last_stream_h */
   stream_h *last_stream_h;
-  int64_t external;        /* tracked bytes not yet reported to V8 (negative: released) */
+  int64_t external; /* tracked bytes not yet reported to V8 (negative: released) */
 };
 
 static void state_release(memory_state *state) {
@@ -225,7 +226,8 @@ size_t memory_reclaim(napi_env env) {
   return bytes;
 }
 
-tracked *memory_find(napi_env env, bool (*match)(const tracked *node, const void *arg), const void *arg) {
+tracked *memory_find(napi_env env, bool (*match)(const tracked *node, const void *arg),
+                     const void *arg) {
   memory_state *state = state_of(env)->memory;
   if (!state) return NULL;
   for (tracked *node = state->head.next; node != &state->head; node = node->next)
@@ -324,7 +326,8 @@ struct devmem {
   uint32_t slot;
 };
 
-static const release_op DEV_RELEASE[] = {RELEASE_MEM_FREE, RELEASE_MEM_FREE_ORDERED, RELEASE_IPC_CLOSE};
+static const release_op DEV_RELEASE[] = {RELEASE_MEM_FREE, RELEASE_MEM_FREE_ORDERED,
+                                         RELEASE_IPC_CLOSE};
 
 /* Puts dev in a vacant slot; false when the table cannot grow. */
 static bool slot_take(memory_state *state, devmem *dev) {
@@ -361,7 +364,8 @@ static double slot_id(const memory_state *state, const devmem *dev) {
 
 /* The allocation that id names, or NULL. */
 static devmem *slot_find(const memory_state *state, double id) {
-  if (!(id >= 0 && id < (double)SLOT_COUNT * GENERATIONS) || id != (double)(uint64_t)id) return NULL;
+  if (!(id >= 0 && id < (double)SLOT_COUNT * GENERATIONS) || id != (double)(uint64_t)id)
+    return NULL;
   uint64_t n = (uint64_t)id;
   uint32_t i = (uint32_t)(n % SLOT_COUNT);
   if (i >= state->used || state->slots[i].generation != n / SLOT_COUNT) return NULL;
@@ -391,8 +395,8 @@ static void devmem_finalize(napi_env env, void *data, void *hint) {
 }
 
 /* Hands memory just obtained in ctx (whose reference it takes) to obj, and writes its id, its
- * context's handle and its address as a number (-1 past 2^53) to made[0..2]; returns the address, or NULL after releasing the memory
- * and throwing. */
+ * context's handle and its address as a number (-1 past 2^53) to made[0..2]; returns the address,
+ * or NULL after releasing the memory and throwing. */
 static napi_value adopt_devmem(napi_env env, napi_value obj, double *made, CUdeviceptr ptr,
                                size_t size, ctx_rec *ctx, dev_origin origin) {
   memory_state *state = state_of(env)->memory;
@@ -479,10 +483,9 @@ typedef struct pool_h {
   CUmemoryPool handle;
 } pool_h;
 
-static const handle_kind POOL_KIND = {
-    .tag = {0x63647276706f6f31ULL, 0x4d656d506f6f6c31ULL},
-    .name = "MemoryPool",
-    .freed = "this MemoryPool is gone"};
+static const handle_kind POOL_KIND = {.tag = {0x63647276706f6f31ULL, 0x4d656d506f6f6c31ULL},
+                                      .name = "MemoryPool",
+                                      .freed = "this MemoryPool is gone"};
 
 static CUresult alloc_async(CUdeviceptr *ptr, size_t bytes, const pool_h *pool, CUstream stream) {
   return pool ? DRV(cuMemAllocFromPoolAsync, ptr, bytes, pool->handle, stream)
@@ -503,8 +506,7 @@ static napi_value mem_alloc_async(napi_env env, napi_callback_info info) {
   NAPI_CALL(env, napi_typeof(env, argv[3], &type));
   if (type != napi_null && !(pool = handle_get(env, argv[3], &POOL_KIND))) return NULL;
   const char *api = pool ? "cuMemAllocFromPoolAsync" : "cuMemAllocAsync";
-  if (!arg_stream_h(env, argv[2], &s) || !arg_made(env, argv[4], &made))
-    return NULL;
+  if (!arg_stream_h(env, argv[2], &s) || !arg_made(env, argv[4], &made)) return NULL;
   ctx_rec *ctx = s ? ctx_rec_retain(s->ctx) : ctx_rec_current(env);
   if (!ctx) return NULL;
   CUstream stream = s ? s->handle : NULL;
@@ -534,7 +536,8 @@ static napi_value mem_free(napi_env env, napi_callback_info info) {
   ARGS(env, info, 2);
   double id;
   stream_h *s;
-  if (napi_get_value_double(env, argv[0], &id) != napi_ok) return throw_type(env, "expected a memory id");
+  if (napi_get_value_double(env, argv[0], &id) != napi_ok)
+    return throw_type(env, "expected a memory id");
   devmem *dev = slot_find(state_of(env)->memory, id);
   if (!dev || !arg_stream_h(env, argv[1], &s)) return NULL;
   CUdeviceptr ptr = dev->ptr;
@@ -557,9 +560,10 @@ static napi_value mem_free(napi_env env, napi_callback_info info) {
   }
   ctx_rec_release(ctx);
   if (result != CUDA_SUCCESS)
-    return throw_cu(env, result, origin == DEV_ALLOC ? "cuMemFree"
-                                 : origin == DEV_IPC ? "cuIpcCloseMemHandle"
-                                                     : "cuMemFreeAsync");
+    return throw_cu(env, result,
+                    origin == DEV_ALLOC ? "cuMemFree"
+                    : origin == DEV_IPC ? "cuIpcCloseMemHandle"
+                                        : "cuMemFreeAsync");
   return NULL;
 }
 
@@ -602,7 +606,8 @@ static napi_value ipc_get_mem_handle(napi_env env, napi_callback_info info) {
   CUipcMemHandle handle;
   CU_CALL(env, cuIpcGetMemHandle, &handle, ptr);
   napi_value result;
-  NAPI_CALL(env, napi_create_buffer_copy(env, sizeof handle.reserved, handle.reserved, NULL, &result));
+  NAPI_CALL(env,
+            napi_create_buffer_copy(env, sizeof handle.reserved, handle.reserved, NULL, &result));
   return result;
 }
 
@@ -651,13 +656,17 @@ static napi_value mem_host_view(napi_env env, napi_callback_info info) {
   unsigned int managed = 0;
   void *host = NULL;
   CU_CALL(env, cuPointerGetAttribute, &managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, ptr);
-  if (managed) host = (void *)(uintptr_t)ptr;
-  else if (DRV(cuPointerGetAttribute, &host, CU_POINTER_ATTRIBUTE_HOST_POINTER, ptr) != CUDA_SUCCESS || !host)
+  if (managed)
+    host = (void *)(uintptr_t)ptr;
+  else if (DRV(cuPointerGetAttribute, &host, CU_POINTER_ATTRIBUTE_HOST_POINTER, ptr) !=
+               CUDA_SUCCESS ||
+           !host)
     return throw_logic(env, "asBuffer(): this memory is not host-accessible (it is device memory); "
                             "copy it to the host with memcpyDtoH() or fromDevice()");
   CUdeviceptr start = 0;
   size_t range = 0;
-  if (DRV(cuPointerGetAttribute, &start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, ptr) != CUDA_SUCCESS ||
+  if (DRV(cuPointerGetAttribute, &start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, ptr) !=
+          CUDA_SUCCESS ||
       DRV(cuPointerGetAttribute, &range, CU_POINTER_ATTRIBUTE_RANGE_SIZE, ptr) != CUDA_SUCCESS)
     CU_CALL(env, cuMemGetAddressRange, &start, &range, ptr);
   if (size > range || ptr < start || ptr - start > range - size)
@@ -671,7 +680,8 @@ static napi_value mem_host_view(napi_env env, napi_callback_info info) {
 /* The copies between host and device, with the driver's argument order: memcpyHtoD(dest, src)
  * copies all of src, memcpyDtoH(dest, src) fills all of dest; their Async forms take (..., stream,
  * keep), keep (or undefined) staying alive until the stream has passed the copy. */
-static napi_value copy_host_device(napi_env env, napi_callback_info info, bool to_device, bool async) {
+static napi_value copy_host_device(napi_env env, napi_callback_info info, bool to_device,
+                                   bool async) {
   ARGS(env, info, 4);
   CUdeviceptr device;
   void *host;
@@ -682,10 +692,14 @@ static napi_value copy_host_device(napi_env env, napi_callback_info info, bool t
       (async && !arg_stream_cached(env, argv[2], &stream)) || !driver_ready(env))
     return NULL;
   if (!bytes) return NULL;
-  if (to_device && async) CU_CALL(env, cuMemcpyHtoDAsync, device, host, bytes, stream);
-  else if (to_device) CU_CALL(env, cuMemcpyHtoD, device, host, bytes);
-  else if (async) CU_CALL(env, cuMemcpyDtoHAsync, host, device, bytes, stream);
-  else CU_CALL(env, cuMemcpyDtoH, host, device, bytes);
+  if (to_device && async)
+    CU_CALL(env, cuMemcpyHtoDAsync, device, host, bytes, stream);
+  else if (to_device)
+    CU_CALL(env, cuMemcpyHtoD, device, host, bytes);
+  else if (async)
+    CU_CALL(env, cuMemcpyDtoHAsync, host, device, bytes, stream);
+  else
+    CU_CALL(env, cuMemcpyDtoH, host, device, bytes);
   return async ? keep_until_done(env, stream, argv[3]) : NULL;
 }
 
@@ -714,11 +728,13 @@ static napi_value memcpy_dtod(napi_env env, napi_callback_info info) {
   CUstream stream = NULL;
   bool sync = is_undefined(env, argv[3]);
   if (!arg_ptr(env, argv[0], "dest", &dst) || !arg_ptr(env, argv[1], "src", &src) ||
-      !arg_size(env, argv[2], "size", &bytes) || (!sync && !arg_stream_cached(env, argv[3], &stream)) ||
-      !driver_ready(env))
+      !arg_size(env, argv[2], "size", &bytes) ||
+      (!sync && !arg_stream_cached(env, argv[3], &stream)) || !driver_ready(env))
     return NULL;
-  if (bytes && sync) CU_CALL(env, cuMemcpyDtoD, dst, src, bytes);
-  else if (bytes) CU_CALL(env, cuMemcpyDtoDAsync, dst, src, bytes, stream);
+  if (bytes && sync)
+    CU_CALL(env, cuMemcpyDtoD, dst, src, bytes);
+  else if (bytes)
+    CU_CALL(env, cuMemcpyDtoDAsync, dst, src, bytes, stream);
   return NULL;
 }
 
@@ -733,11 +749,14 @@ static napi_value memcpy_peer(napi_env env, napi_callback_info info) {
   bool sync = is_undefined(env, argv[5]);
   if (!arg_ptr(env, argv[0], "dest", &dst) || !(dst_ctx = ctx_rec_of_context(env, argv[1])) ||
       !arg_ptr(env, argv[2], "src", &src) || !(src_ctx = ctx_rec_of_context(env, argv[3])) ||
-      !arg_size(env, argv[4], "size", &bytes) || (!sync && !arg_stream_cached(env, argv[5], &stream)))
+      !arg_size(env, argv[4], "size", &bytes) ||
+      (!sync && !arg_stream_cached(env, argv[5], &stream)))
     return NULL;
   if (!bytes) return NULL;
-  if (sync) CU_CALL(env, cuMemcpyPeer, dst, dst_ctx->handle, src, src_ctx->handle, bytes);
-  else CU_CALL(env, cuMemcpyPeerAsync, dst, dst_ctx->handle, src, src_ctx->handle, bytes, stream);
+  if (sync)
+    CU_CALL(env, cuMemcpyPeer, dst, dst_ctx->handle, src, src_ctx->handle, bytes);
+  else
+    CU_CALL(env, cuMemcpyPeerAsync, dst, dst_ctx->handle, src, src_ctx->handle, bytes, stream);
   return NULL;
 }
 
@@ -755,13 +774,20 @@ static napi_value memset_d(napi_env env, napi_callback_info info) {
       (!sync && !arg_stream_cached(env, argv[4], &stream)) || !driver_ready(env))
     return NULL;
   if (!count) return NULL;
-  if (width == 1 && sync) CU_CALL(env, cuMemsetD8, dst, (unsigned char)value, count);
-  else if (width == 1) CU_CALL(env, cuMemsetD8Async, dst, (unsigned char)value, count, stream);
-  else if (width == 2 && sync) CU_CALL(env, cuMemsetD16, dst, (unsigned short)value, count);
-  else if (width == 2) CU_CALL(env, cuMemsetD16Async, dst, (unsigned short)value, count, stream);
-  else if (width == 4 && sync) CU_CALL(env, cuMemsetD32, dst, value, count);
-  else if (width == 4) CU_CALL(env, cuMemsetD32Async, dst, value, count, stream);
-  else return throw_range(env, "width must be 1, 2 or 4");
+  if (width == 1 && sync)
+    CU_CALL(env, cuMemsetD8, dst, (unsigned char)value, count);
+  else if (width == 1)
+    CU_CALL(env, cuMemsetD8Async, dst, (unsigned char)value, count, stream);
+  else if (width == 2 && sync)
+    CU_CALL(env, cuMemsetD16, dst, (unsigned short)value, count);
+  else if (width == 2)
+    CU_CALL(env, cuMemsetD16Async, dst, (unsigned short)value, count, stream);
+  else if (width == 4 && sync)
+    CU_CALL(env, cuMemsetD32, dst, value, count);
+  else if (width == 4)
+    CU_CALL(env, cuMemsetD32Async, dst, value, count, stream);
+  else
+    return throw_range(env, "width must be 1, 2 or 4");
   return NULL;
 }
 
@@ -779,13 +805,20 @@ static napi_value memset_d2d(napi_env env, napi_callback_info info) {
       (!sync && !arg_stream_cached(env, argv[6], &stream)) || !driver_ready(env))
     return NULL;
   if (!w || !h) return NULL;
-  if (width == 1 && sync) CU_CALL(env, cuMemsetD2D8, dst, pitch, (unsigned char)value, w, h);
-  else if (width == 1) CU_CALL(env, cuMemsetD2D8Async, dst, pitch, (unsigned char)value, w, h, stream);
-  else if (width == 2 && sync) CU_CALL(env, cuMemsetD2D16, dst, pitch, (unsigned short)value, w, h);
-  else if (width == 2) CU_CALL(env, cuMemsetD2D16Async, dst, pitch, (unsigned short)value, w, h, stream);
-  else if (width == 4 && sync) CU_CALL(env, cuMemsetD2D32, dst, pitch, value, w, h);
-  else if (width == 4) CU_CALL(env, cuMemsetD2D32Async, dst, pitch, value, w, h, stream);
-  else return throw_range(env, "width must be 1, 2 or 4");
+  if (width == 1 && sync)
+    CU_CALL(env, cuMemsetD2D8, dst, pitch, (unsigned char)value, w, h);
+  else if (width == 1)
+    CU_CALL(env, cuMemsetD2D8Async, dst, pitch, (unsigned char)value, w, h, stream);
+  else if (width == 2 && sync)
+    CU_CALL(env, cuMemsetD2D16, dst, pitch, (unsigned short)value, w, h);
+  else if (width == 2)
+    CU_CALL(env, cuMemsetD2D16Async, dst, pitch, (unsigned short)value, w, h, stream);
+  else if (width == 4 && sync)
+    CU_CALL(env, cuMemsetD2D32, dst, pitch, value, w, h);
+  else if (width == 4)
+    CU_CALL(env, cuMemsetD2D32Async, dst, pitch, value, w, h, stream);
+  else
+    return throw_range(env, "width must be 1, 2 or 4");
   return NULL;
 }
 
@@ -793,9 +826,19 @@ static napi_value memset_d2d(napi_env env, napi_callback_info info) {
 
 /* The fields lib/ passes, as a BigUint64Array, per side then for the extent. */
 enum {
-  F_X, F_Y, F_Z, F_LOD, F_TYPE, F_DEVICE, F_PITCH, F_HEIGHT, /* src at 0, dst at F_SIDE */
+  F_X,
+  F_Y,
+  F_Z,
+  F_LOD,
+  F_TYPE,
+  F_DEVICE,
+  F_PITCH,
+  F_HEIGHT, /* src at 0, dst at F_SIDE */
   F_SIDE,
-  F_WIDTH = 2 * F_SIDE, F_ROWS, F_DEPTH, F_COUNT
+  F_WIDTH = 2 * F_SIDE,
+  F_ROWS,
+  F_DEPTH,
+  F_COUNT
 };
 
 /* One side of a copy into the CUDA_MEMCPY3D_PEER fields; a host side (or a unified one given as a
@@ -803,10 +846,11 @@ enum {
  * in host's place (the driver checks extents within arrays). */
 static bool read_side(napi_env env, const uint64_t *f, const uint64_t *extent, napi_value host,
                       const char *name, size_t *x, size_t *y, size_t *z, size_t *lod,
-                      CUmemorytype *type, const void **host_ptr, CUdeviceptr *device, CUarray *array,
-                      size_t *pitch, size_t *height) {
+                      CUmemorytype *type, const void **host_ptr, CUdeviceptr *device,
+                      CUarray *array, size_t *pitch, size_t *height) {
   char message[160];
-  *x = f[F_X], *y = f[F_Y], *z = f[F_Z], *lod = f[F_LOD], *pitch = f[F_PITCH], *height = f[F_HEIGHT];
+  *x = f[F_X], *y = f[F_Y], *z = f[F_Z], *lod = f[F_LOD], *pitch = f[F_PITCH],
+  *height = f[F_HEIGHT];
   *type = (CUmemorytype)f[F_TYPE];
   *device = (CUdeviceptr)f[F_DEVICE];
   if (*type == CU_MEMORYTYPE_ARRAY) {
@@ -814,8 +858,10 @@ static bool read_side(napi_env env, const uint64_t *f, const uint64_t *extent, n
     if (a) *array = a->handle;
     return a != NULL;
   }
-  if (*type != CU_MEMORYTYPE_HOST && *type != CU_MEMORYTYPE_DEVICE && *type != CU_MEMORYTYPE_UNIFIED) {
-    snprintf(message, sizeof message, "%s memory type must be host, device, array or unified", name);
+  if (*type != CU_MEMORYTYPE_HOST && *type != CU_MEMORYTYPE_DEVICE &&
+      *type != CU_MEMORYTYPE_UNIFIED) {
+    snprintf(message, sizeof message, "%s memory type must be host, device, array or unified",
+             name);
     throw_range(env, message);
     return false;
   }
@@ -824,9 +870,12 @@ static bool read_side(napi_env env, const uint64_t *f, const uint64_t *extent, n
   void *data;
   size_t length;
   if (!arg_host(env, host, name, &data, &length)) return false;
-  if (*type == CU_MEMORYTYPE_HOST) *host_ptr = data;
-  else *device = (CUdeviceptr)(uintptr_t)data;
-  /* one past the last byte touched: x + ((z + depth - 1) * height + y + rows - 1) * pitch + width */
+  if (*type == CU_MEMORYTYPE_HOST)
+    *host_ptr = data;
+  else
+    *device = (CUdeviceptr)(uintptr_t)data;
+  /* one past the last byte touched: x + ((z + depth - 1) * height + y + rows - 1) * pitch + width
+   */
   uint64_t slice, row, rows, end = 0, tail;
   bool overflow = false;
   if (extent[0] && extent[1] && extent[2]) {
@@ -882,19 +931,31 @@ static napi_value memcpy_2d(napi_env env, napi_callback_info info) {
   if (!read_copy(env, argv[0], argv[1], argv[2], &c) || !arg_bool(env, argv[3], &aligned) ||
       (!sync && !arg_stream_cached(env, argv[4], &stream)) || !driver_ready(env))
     return NULL;
-  CUDA_MEMCPY2D p = {
-      .srcXInBytes = c.srcXInBytes, .srcY = c.srcY, .srcMemoryType = c.srcMemoryType,
-      .srcHost = c.srcHost, .srcDevice = c.srcDevice, .srcArray = c.srcArray, .srcPitch = c.srcPitch,
-      .dstXInBytes = c.dstXInBytes, .dstY = c.dstY, .dstMemoryType = c.dstMemoryType,
-      .dstHost = c.dstHost, .dstDevice = c.dstDevice, .dstArray = c.dstArray, .dstPitch = c.dstPitch,
-      .WidthInBytes = c.WidthInBytes, .Height = c.Height};
+  CUDA_MEMCPY2D p = {.srcXInBytes = c.srcXInBytes,
+                     .srcY = c.srcY,
+                     .srcMemoryType = c.srcMemoryType,
+                     .srcHost = c.srcHost,
+                     .srcDevice = c.srcDevice,
+                     .srcArray = c.srcArray,
+                     .srcPitch = c.srcPitch,
+                     .dstXInBytes = c.dstXInBytes,
+                     .dstY = c.dstY,
+                     .dstMemoryType = c.dstMemoryType,
+                     .dstHost = c.dstHost,
+                     .dstDevice = c.dstDevice,
+                     .dstArray = c.dstArray,
+                     .dstPitch = c.dstPitch,
+                     .WidthInBytes = c.WidthInBytes,
+                     .Height = c.Height};
   if (!p.WidthInBytes || !p.Height) return NULL;
   if (!sync) {
     CU_CALL(env, cuMemcpy2DAsync, &p, stream);
     return keep_until_done(env, stream, argv[5]);
   }
-  if (aligned) CU_CALL(env, cuMemcpy2D, &p);
-  else CU_CALL(env, cuMemcpy2DUnaligned, &p);
+  if (aligned)
+    CU_CALL(env, cuMemcpy2D, &p);
+  else
+    CU_CALL(env, cuMemcpy2DUnaligned, &p);
   return NULL;
 }
 
@@ -907,14 +968,29 @@ static napi_value memcpy_3d(napi_env env, napi_callback_info info) {
   if (!read_copy(env, argv[0], argv[1], argv[2], &c) ||
       (!sync && !arg_stream_cached(env, argv[3], &stream)) || !driver_ready(env))
     return NULL;
-  CUDA_MEMCPY3D p = {
-      .srcXInBytes = c.srcXInBytes, .srcY = c.srcY, .srcZ = c.srcZ, .srcLOD = c.srcLOD,
-      .srcMemoryType = c.srcMemoryType, .srcHost = c.srcHost, .srcDevice = c.srcDevice,
-      .srcArray = c.srcArray, .srcPitch = c.srcPitch, .srcHeight = c.srcHeight,
-      .dstXInBytes = c.dstXInBytes, .dstY = c.dstY, .dstZ = c.dstZ, .dstLOD = c.dstLOD,
-      .dstMemoryType = c.dstMemoryType, .dstHost = c.dstHost, .dstDevice = c.dstDevice,
-      .dstArray = c.dstArray, .dstPitch = c.dstPitch, .dstHeight = c.dstHeight,
-      .WidthInBytes = c.WidthInBytes, .Height = c.Height, .Depth = c.Depth};
+  CUDA_MEMCPY3D p = {.srcXInBytes = c.srcXInBytes,
+                     .srcY = c.srcY,
+                     .srcZ = c.srcZ,
+                     .srcLOD = c.srcLOD,
+                     .srcMemoryType = c.srcMemoryType,
+                     .srcHost = c.srcHost,
+                     .srcDevice = c.srcDevice,
+                     .srcArray = c.srcArray,
+                     .srcPitch = c.srcPitch,
+                     .srcHeight = c.srcHeight,
+                     .dstXInBytes = c.dstXInBytes,
+                     .dstY = c.dstY,
+                     .dstZ = c.dstZ,
+                     .dstLOD = c.dstLOD,
+                     .dstMemoryType = c.dstMemoryType,
+                     .dstHost = c.dstHost,
+                     .dstDevice = c.dstDevice,
+                     .dstArray = c.dstArray,
+                     .dstPitch = c.dstPitch,
+                     .dstHeight = c.dstHeight,
+                     .WidthInBytes = c.WidthInBytes,
+                     .Height = c.Height,
+                     .Depth = c.Depth};
   if (!p.WidthInBytes || !p.Height || !p.Depth) return NULL;
   if (sync) {
     CU_CALL(env, cuMemcpy3D, &p);
@@ -932,7 +1008,8 @@ static napi_value memcpy_3d_peer(napi_env env, napi_callback_info info) {
   CUstream stream = NULL;
   ctx_rec *src_ctx, *dst_ctx;
   if (!read_copy(env, argv[0], argv[1], argv[2], &c) ||
-      !(src_ctx = ctx_rec_of_context(env, argv[3])) || !(dst_ctx = ctx_rec_of_context(env, argv[4])) ||
+      !(src_ctx = ctx_rec_of_context(env, argv[3])) ||
+      !(dst_ctx = ctx_rec_of_context(env, argv[4])) ||
       (!sync && !arg_stream_cached(env, argv[5], &stream)))
     return NULL;
   c.srcContext = src_ctx->handle;
@@ -960,8 +1037,10 @@ static napi_value wrap_pool(napi_env env, napi_callback_info info, bool current)
   int32_t device;
   if (!arg_int32(env, argv[1], "device", &device) || !driver_ready(env)) return NULL;
   CUmemoryPool handle;
-  if (current) CU_CALL(env, cuDeviceGetMemPool, &handle, (CUdevice)device);
-  else CU_CALL(env, cuDeviceGetDefaultMemPool, &handle, (CUdevice)device);
+  if (current)
+    CU_CALL(env, cuDeviceGetMemPool, &handle, (CUdevice)device);
+  else
+    CU_CALL(env, cuDeviceGetDefaultMemPool, &handle, (CUdevice)device);
   pool_h *pool = calloc(1, sizeof *pool);
   if (!pool) return throw_oom(env);
   pool->handle = handle;

@@ -52,7 +52,8 @@ void release_later(const tracked *node, release_op op, uint64_t address, ctx_rec
 /* Waits until the reaper has done everything handed to it. */
 void reaper_drain(void);
 /* The first tracked allocation that match accepts, or NULL. */
-tracked *memory_find(napi_env env, bool (*match)(const tracked *node, const void *arg), const void *arg);
+tracked *memory_find(napi_env env, bool (*match)(const tracked *node, const void *arg),
+                     const void *arg);
 /* An ArrayBuffer over size bytes at host, which must lie within one host allocation of cudadrv's
  * (pinned, managed, registered): it keeps that allocation alive, and the allocation detaches it
  * when freed. NULL after throwing (a LogicError where no allocation holds the bytes); null where
@@ -69,8 +70,8 @@ size_t memory_reclaim(napi_env env);
  * a SetImmediate) although no buffer was made, and the caller, which still owns data, must not
  * see it. Refused (napi_no_external_buffers_allowed, Electron's memory cage): *refused, nothing
  * thrown. Other failures throw (Node's own RangeError where size is past its limit). */
-bool external_arraybuffer(napi_env env, void *data, size_t size, napi_finalize finalize,
-                          void *hint, napi_value *result, bool *refused);
+bool external_arraybuffer(napi_env env, void *data, size_t size, napi_finalize finalize, void *hint,
+                          napi_value *result, bool *refused);
 
 /* A boolean lib/ passes. */
 bool arg_bool(napi_env env, napi_value v, bool *out);

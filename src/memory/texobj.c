@@ -19,20 +19,21 @@ static CUresult destroy_texobj(handle_base *base) {
   return t->surface ? DRV(cuSurfObjectDestroy, t->handle) : DRV(cuTexObjectDestroy, t->handle);
 }
 
-static const handle_kind TEXOBJ_KIND = {
-    .tag = {0x6364727674786f31ULL, 0x5465784f626a3031ULL},
-    .name = "TextureObject or SurfaceObject",
-    .freed = "this object has been destroyed; create a new one",
-    .destroy = destroy_texobj,
-    .ctx_offset = offsetof(texobj_h, ctx)};
+static const handle_kind TEXOBJ_KIND = {.tag = {0x6364727674786f31ULL, 0x5465784f626a3031ULL},
+                                        .name = "TextureObject or SurfaceObject",
+                                        .freed = "this object has been destroyed; create a new one",
+                                        .destroy = destroy_texobj,
+                                        .ctx_offset = offsetof(texobj_h, ctx)};
 
 /* Wraps obj around a new object (ctx's reference taken over); its handle as a bigint. */
 static napi_value wrap_texobj(napi_env env, napi_value obj, CUtexObject handle, ctx_rec *ctx,
                               bool surface) {
   texobj_h *t = calloc(1, sizeof *t);
   if (!t) {
-    if (surface) DRV(cuSurfObjectDestroy, handle);
-    else DRV(cuTexObjectDestroy, handle);
+    if (surface)
+      DRV(cuSurfObjectDestroy, handle);
+    else
+      DRV(cuTexObjectDestroy, handle);
     ctx_rec_release(ctx);
     return throw_oom(env);
   }
@@ -62,18 +63,28 @@ static napi_value create_object(napi_env env, napi_value obj, const CUDA_RESOURC
 /* The fields of texObjectCreate, in a BigUint64Array. */
 enum {
   T_KIND, /* 0: a CudaArray, 1: linear memory, 2: pitched 2D memory */
-  T_ADDRESS, T_FORMAT, T_CHANNELS, T_BYTES, T_WIDTH, T_HEIGHT, T_PITCH,
+  T_ADDRESS,
+  T_FORMAT,
+  T_CHANNELS,
+  T_BYTES,
+  T_WIDTH,
+  T_HEIGHT,
+  T_PITCH,
   T_ADDRESS_MODE, /* three, one per dimension */
-  T_FILTER_MODE = T_ADDRESS_MODE + 3, T_FLAGS, T_MAX_ANISOTROPY, T_COUNT
+  T_FILTER_MODE = T_ADDRESS_MODE + 3,
+  T_FLAGS,
+  T_MAX_ANISOTROPY,
+  T_COUNT
 };
 
-static bool read_fields(napi_env env, napi_value v, napi_typedarray_type want, size_t count, void **data) {
+static bool read_fields(napi_env env, napi_value v, napi_typedarray_type want, size_t count,
+                        void **data) {
   napi_typedarray_type type;
   size_t length;
   bool is = false;
   if (napi_is_typedarray(env, v, &is) != napi_ok || !is ||
-      napi_get_typedarray_info(env, v, &type, &length, data, NULL, NULL) != napi_ok || type != want ||
-      length != count) {
+      napi_get_typedarray_info(env, v, &type, &length, data, NULL, NULL) != napi_ok ||
+      type != want || length != count) {
     throw_type(env, "expected the texture object's fields as lib/texture.js lays them out");
     return false;
   }
@@ -81,35 +92,34 @@ static bool read_fields(napi_env env, napi_value v, napi_typedarray_type want, s
 }
 
 /* The resource a texture object reads: the array (for T_KIND 0) or the memory in fields. */
-static bool read_resource(napi_env env, napi_value array_arg, const uint64_t *f, CUDA_RESOURCE_DESC *r) {
+static bool read_resource(napi_env env, napi_value array_arg, const uint64_t *f,
+                          CUDA_RESOURCE_DESC *r) {
   memset(r, 0, sizeof *r);
   switch (f[T_KIND]) {
-    case 0: {
-      array_h *array = handle_get(env, array_arg, &ARRAY_KIND);
-      if (!array) return false;
-      r->resType = CU_RESOURCE_TYPE_ARRAY;
-      r->res.array.hArray = array->handle;
-      return true;
-    }
-    case 1:
-      r->resType = CU_RESOURCE_TYPE_LINEAR;
-      r->res.linear.devPtr = (CUdeviceptr)f[T_ADDRESS];
-      r->res.linear.format = (CUarray_format)f[T_FORMAT];
-      r->res.linear.numChannels = (unsigned)f[T_CHANNELS];
-      r->res.linear.sizeInBytes = (size_t)f[T_BYTES];
-      return true;
-    case 2:
-      r->resType = CU_RESOURCE_TYPE_PITCH2D;
-      r->res.pitch2D.devPtr = (CUdeviceptr)f[T_ADDRESS];
-      r->res.pitch2D.format = (CUarray_format)f[T_FORMAT];
-      r->res.pitch2D.numChannels = (unsigned)f[T_CHANNELS];
-      r->res.pitch2D.width = (size_t)f[T_WIDTH];
-      r->res.pitch2D.height = (size_t)f[T_HEIGHT];
-      r->res.pitch2D.pitchInBytes = (size_t)f[T_PITCH];
-      return true;
-    default:
-      throw_range(env, "unknown texture resource kind");
-      return false;
+  case 0: {
+    array_h *array = handle_get(env, array_arg, &ARRAY_KIND);
+    if (!array) return false;
+    r->resType = CU_RESOURCE_TYPE_ARRAY;
+    r->res.array.hArray = array->handle;
+    return true;
+  }
+  case 1:
+    r->resType = CU_RESOURCE_TYPE_LINEAR;
+    r->res.linear.devPtr = (CUdeviceptr)f[T_ADDRESS];
+    r->res.linear.format = (CUarray_format)f[T_FORMAT];
+    r->res.linear.numChannels = (unsigned)f[T_CHANNELS];
+    r->res.linear.sizeInBytes = (size_t)f[T_BYTES];
+    return true;
+  case 2:
+    r->resType = CU_RESOURCE_TYPE_PITCH2D;
+    r->res.pitch2D.devPtr = (CUdeviceptr)f[T_ADDRESS];
+    r->res.pitch2D.format = (CUarray_format)f[T_FORMAT];
+    r->res.pitch2D.numChannels = (unsigned)f[T_CHANNELS];
+    r->res.pitch2D.width = (size_t)f[T_WIDTH];
+    r->res.pitch2D.height = (size_t)f[T_HEIGHT];
+    r->res.pitch2D.pitchInBytes = (size_t)f[T_PITCH];
+    return true;
+  default: throw_range(env, "unknown texture resource kind"); return false;
   }
 }
 

@@ -11,7 +11,6 @@ const { nvrtcLoads } = require('../support/nvrtc-available');
 
 const COMPILER = JSON.stringify(path.join(__dirname, '..', '..', 'lib', 'compiler', 'index.js'));
 
-
 // Compiles source twice in a new process with cacheDir dir, dropping the in-memory cache between;
 // returns the warnings, the cache's counters and whether both compiles gave the same PTX.
 function compileTwice(dir, source) {
@@ -63,7 +62,7 @@ describe('the compile cache refuses what others could plant', function () {
     assert.deepStrictEqual(fs.readdirSync(dir), []);
   });
 
-  it('another user\'s directory is not used either', function () {
+  it("another user's directory is not used either", function () {
     if (process.getuid() !== 0) this.skip(); // only root can give a directory away
     const dir = path.join(root, 'theirs');
     fs.mkdirSync(dir, { mode: 0o700 });

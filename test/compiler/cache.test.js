@@ -16,8 +16,13 @@ const { cache, request, INCLUDE_DIR } = compiler.internal;
 // XXH64 (seed 0) as the xxHash specification gives it, in BigInt: the reference for the addon's.
 function xxh64Reference(bytes) {
   const M = (1n << 64n) - 1n;
-  const [P1, P2, P3, P4, P5] = [0x9E3779B185EBCA87n, 0xC2B2AE3D27D4EB4Fn, 0x165667B19E3779F9n,
-    0x85EBCA77C2B2AE63n, 0x27D4EB2F165667C5n];
+  const [P1, P2, P3, P4, P5] = [
+    0x9e3779b185ebca87n,
+    0xc2b2ae3d27d4eb4fn,
+    0x165667b19e3779f9n,
+    0x85ebca77c2b2ae63n,
+    0x27d4eb2f165667c5n,
+  ];
   const rol = (x, n) => ((x << BigInt(n)) | (x >> BigInt(64 - n))) & M;
   const round = (acc, input) => (rol((acc + input * P2) & M, 31) * P1) & M;
   const n = bytes.length;
@@ -43,7 +48,7 @@ function xxh64Reference(bytes) {
 
 describe('cudadrv/compiler: the cache', function () {
   const cacheRoot = scratchCacheRoot();
-  describe('the cache\'s file reads (the addon\'s readFile and stat)', function () {
+  describe("the cache's file reads (the addon's readFile and stat)", function () {
     let dir;
     before(function () {
       dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cudadrv-files-'));
@@ -52,7 +57,7 @@ describe('cudadrv/compiler: the cache', function () {
       fs.rmSync(dir, { recursive: true, force: true });
     });
 
-    it('readFile gives a file\'s bytes, and null where there is no regular file to read', function () {
+    it("readFile gives a file's bytes, and null where there is no regular file to read", function () {
       const file = path.join(dir, 'data.bin');
       const bytes = crypto.randomBytes(70000 + Math.floor(Math.random() * 1000));
       fs.writeFileSync(file, bytes);
@@ -134,7 +139,13 @@ describe('cudadrv/compiler: the cache', function () {
       fs.writeFileSync(path.join(inc, 'outer.h'), '#include "inner.h"\n');
       fs.writeFileSync(path.join(inc, 'inner.h'), '#define FACTOR 2.0f\n');
       const source = '#include <outer.h>\n#include "mem.h"\n__global__ void k(float *x) { x[0] *= FACTOR * SCALE; }';
-      const base = { cacheDir: dir, code: 'compute_90', includeDirs: [inc], headers: { 'mem.h': '#define SCALE 3.0f' }, options: [] };
+      const base = {
+        cacheDir: dir,
+        code: 'compute_90',
+        includeDirs: [inc],
+        headers: { 'mem.h': '#define SCALE 3.0f' },
+        options: [],
+      };
       const compiles = () => cache.stats.compiles;
       const start = compiles();
       const first = compileSync(source, base);
@@ -156,7 +167,11 @@ describe('cudadrv/compiler: the cache', function () {
       const early = tmpdir('early');
       fs.writeFileSync(path.join(early, 'inner.h'), '#define FACTOR 11.0f\n');
       fs.writeFileSync(path.join(early, 'outer.h'), '#include "inner.h"\n');
-      assert.ok(compileSync(source, { ...base, includeDirs: [early, inc] }).toString().includes(ptxFloat(33)));
+      assert.ok(
+        compileSync(source, { ...base, includeDirs: [early, inc] })
+          .toString()
+          .includes(ptxFloat(33)),
+      );
       assert.strictEqual(compiles(), start + 9);
       // a pre-included header
       fs.writeFileSync(path.join(inc, 'pre.h'), '#define PRE 1\n');
@@ -212,7 +227,10 @@ describe('cudadrv/compiler: the cache', function () {
         assert.strictEqual(stdout.trim(), expected);
       }
       assert.strictEqual(entries().length, 1);
-      assert.deepStrictEqual(fs.readdirSync(dir).filter((f) => f.endsWith('.tmp')), []);
+      assert.deepStrictEqual(
+        fs.readdirSync(dir).filter((f) => f.endsWith('.tmp')),
+        [],
+      );
       cache.clearMemory();
       const before = cache.stats.diskHits;
       assert.strictEqual(sha(compileSync(source, { cacheDir: dir, arch: 'sm_90' })), expected);
@@ -226,15 +244,25 @@ describe('cudadrv/compiler: the cache', function () {
         const text = `é ${'x'.repeat(i % 200)} \u{1F600}`;
         const parts = i % 2 ? [text, bytes.subarray(i % 7), new Uint16Array([i, 7, 65535])] : [bytes];
         const reference = crypto.createHash('blake2b512');
-        for (const part of parts) reference.update(typeof part === 'string' ? part : Buffer.from(part.buffer, part.byteOffset, part.byteLength));
+        for (const part of parts)
+          reference.update(
+            typeof part === 'string' ? part : Buffer.from(part.buffer, part.byteOffset, part.byteLength),
+          );
         assert.strictEqual(binding.blake2b(parts, 64), reference.digest('hex'));
       }
-      assert.strictEqual(binding.blake2b(['abc'], 32), 'bddd813c634239723171ef3fee98579b94964e3bb1cb3e427262c8c068d52319');
+      assert.strictEqual(
+        binding.blake2b(['abc'], 32),
+        'bddd813c634239723171ef3fee98579b94964e3bb1cb3e427262c8c068d52319',
+      );
       assert.strictEqual(binding.blake2b([], 32).length, 64);
       // XXH64: the specification's function in BigInt, checked on published values first
       const pattern = Buffer.from(Array.from({ length: 1000 }, (_, i) => (i * 7) % 256));
-      const known = [['', 0xef46db3751d8e999n], ['abc', 0x44bc2cf5ad770999n],
-        ['The quick brown fox jumps over the lazy dog', 0x0b242d361fda71bcn], [pattern, 0x25275608a9cfc168n]];
+      const known = [
+        ['', 0xef46db3751d8e999n],
+        ['abc', 0x44bc2cf5ad770999n],
+        ['The quick brown fox jumps over the lazy dog', 0x0b242d361fda71bcn],
+        [pattern, 0x25275608a9cfc168n],
+      ];
       for (const [data, value] of known) {
         const bytes = Buffer.from(data);
         assert.strictEqual(xxh64Reference(bytes), value);
@@ -265,8 +293,12 @@ describe('cudadrv/compiler: the cache', function () {
           object[name] = original;
         };
       };
-      const restore = [spy(fs, 'statSync', 'stat'), spy(binding, 'stat', 'stat'),
-        spy(fs, 'readFileSync', 'read'), spy(binding, 'readFile', 'read')];
+      const restore = [
+        spy(fs, 'statSync', 'stat'),
+        spy(binding, 'stat', 'stat'),
+        spy(fs, 'readFileSync', 'read'),
+        spy(binding, 'readFile', 'read'),
+      ];
       try {
         return { result: fn(), ...counts };
       } finally {
@@ -353,8 +385,12 @@ describe('cudadrv/compiler: the cache', function () {
       const out = JSON.parse(stdout);
       assert.strictEqual(out.warnings.length, 1);
       assert.strictEqual(out.warnings[0].code, 'CUDADRV_CACHE_UNWRITABLE');
-      assert.ok(out.warnings[0].message.startsWith(`cudadrv: the compile cache directory ${unwritable} cannot be written (ENOTDIR`),
-        out.warnings[0].message);
+      assert.ok(
+        out.warnings[0].message.startsWith(
+          `cudadrv: the compile cache directory ${unwritable} cannot be written (ENOTDIR`,
+        ),
+        out.warnings[0].message,
+      );
       assert.match(out.ptx[0], /\.entry k/);
       assert.match(out.ptx[1], /\.entry k/);
       assert.strictEqual(out.stats.compiles, 2);
@@ -387,8 +423,12 @@ describe('cudadrv/compiler: the cache', function () {
         process.exit(0);`);
       assert.strictEqual(code, 0, stderr);
       assert.strictEqual(entries().length, 1);
-      for (let i = 0; i < 64; i++) assert.ok(fs.readFileSync(path.join(dir, `queued${i}`)).equals(Buffer.alloc(1 << 20, i)));
-      assert.deepStrictEqual(fs.readdirSync(dir).filter((f) => f.endsWith('.tmp')), []);
+      for (let i = 0; i < 64; i++)
+        assert.ok(fs.readFileSync(path.join(dir, `queued${i}`)).equals(Buffer.alloc(1 << 20, i)));
+      assert.deepStrictEqual(
+        fs.readdirSync(dir).filter((f) => f.endsWith('.tmp')),
+        [],
+      );
       const before = cache.stats.diskHits;
       compileSync(source, opts);
       assert.strictEqual(cache.stats.diskHits, before + 1);
@@ -423,13 +463,18 @@ describe('cudadrv/compiler: the cache', function () {
       const out = JSON.parse(stdout);
       assert.strictEqual(out.warnings.length, 1, stdout);
       assert.strictEqual(out.warnings[0].code, 'CUDADRV_CACHE_UNWRITABLE');
-      assert.ok(out.warnings[0].message.startsWith(`cudadrv: the compile cache directory ${dir} cannot be written (ENOTDIR: `),
-        out.warnings[0].message);
+      assert.ok(
+        out.warnings[0].message.startsWith(`cudadrv: the compile cache directory ${dir} cannot be written (ENOTDIR: `),
+        out.warnings[0].message,
+      );
       assert.strictEqual(out.contents, '');
     });
 
-    it('the addon\'s writes check their arguments, and say what failed', function () {
-      assert.throws(() => binding.writeFileAtomic(dir, 'x', 'text'), { name: 'TypeError', message: 'data must be a Buffer' });
+    it("the addon's writes check their arguments, and say what failed", function () {
+      assert.throws(() => binding.writeFileAtomic(dir, 'x', 'text'), {
+        name: 'TypeError',
+        message: 'data must be a Buffer',
+      });
       assert.throws(() => binding.writeFileAtomicLater(dir, 5, Buffer.alloc(1)), TypeError);
       assert.throws(() => binding.writeFileAtomic('x'.repeat(5000), 'x', Buffer.alloc(1)), /dir/);
       const bytes = crypto.randomBytes(100000);
@@ -481,9 +526,16 @@ describe('cudadrv/compiler: the cache', function () {
         const loaded = require('fs').readFileSync('/proc/self/maps', 'utf8').includes('libnvrtc');
         console.log(JSON.stringify({ loaded, diskHits: c.internal.cache.stats.diskHits, length: image.length }));`;
       const hit = JSON.parse((await run(script)).stdout);
-      assert.deepStrictEqual(hit, { loaded: false, diskHits: 1, length: compileSync(source, { cacheDir: dir, arch: 'sm_90' }).length });
+      assert.deepStrictEqual(hit, {
+        loaded: false,
+        diskHits: 1,
+        length: compileSync(source, { cacheDir: dir, arch: 'sm_90' }).length,
+      });
       // a record that no longer matches the library is not trusted: NVRTC is loaded to check
-      const record = path.join(dir, fs.readdirSync(dir).find((f) => f.startsWith('nvrtc-')));
+      const record = path.join(
+        dir,
+        fs.readdirSync(dir).find((f) => f.startsWith('nvrtc-')),
+      );
       const data = JSON.parse(fs.readFileSync(record, 'utf8'));
       data.stamps[0][1] += 1; // the library's size
       fs.writeFileSync(record, JSON.stringify(data));

@@ -11,12 +11,18 @@ const compiler = require('../../lib/compiler');
 const binding = require('../../lib/internal/binding');
 const { describeGpu } = require('../support/gpu');
 const {
-  ROOT, SCALE_SOURCE, randomFloat, ptxFloat, scaleOption, tmpdir, run, scratchCacheRoot,
+  ROOT,
+  SCALE_SOURCE,
+  randomFloat,
+  ptxFloat,
+  scaleOption,
+  tmpdir,
+  run,
+  scratchCacheRoot,
 } = require('../support/compile-helpers');
 
 const { compile, compileSync, SourceModule, DEFAULT_OPTIONS } = compiler;
 const { cache, splitShellWords, pickTarget, INCLUDE_DIR } = compiler.internal;
-
 
 // The SM a cubin was compiled for, from its ELF header (e_flags; CUDA 13's ABI moved it a byte).
 function cubinSm(image) {
@@ -77,7 +83,8 @@ describe('cudadrv/compiler', function () {
 
     it('a missing NVRTC is a RuntimeError naming what was tried and why', async function () {
       const missing = '/nonexistent/libnvrtc.so.99';
-      const { code, stdout } = await run(`
+      const { code, stdout } = await run(
+        `
         const cuda = require('.');
         const out = [];
         for (const f of [() => cuda.nvrtcVersion(),
@@ -86,7 +93,9 @@ describe('cudadrv/compiler', function () {
             out.push({ name: e.name, message: e.message, api: e.api, codeName: e.codeName, cuda: e instanceof cuda.CudaError });
           }
         }
-        console.log(JSON.stringify(out));`, { CUDADRV_NVRTC_PATH: missing });
+        console.log(JSON.stringify(out));`,
+        { CUDADRV_NVRTC_PATH: missing },
+      );
       assert.strictEqual(code, 0);
       const errors = JSON.parse(stdout);
       assert.strictEqual(errors.length, 2);
@@ -95,17 +104,24 @@ describe('cudadrv/compiler', function () {
         assert.strictEqual(error.cuda, true);
         assert.strictEqual(error.api, 'dlopen');
         assert.strictEqual(error.codeName, 'CUDA_ERROR_SHARED_OBJECT_INIT_FAILED');
-        assert.ok(error.message.startsWith(`could not load NVRTC: tried ${missing} (${missing}: cannot open shared object file`),
-          error.message);
+        assert.ok(
+          error.message.startsWith(
+            `could not load NVRTC: tried ${missing} (${missing}: cannot open shared object file`,
+          ),
+          error.message,
+        );
         assert.match(error.message, /CUDADRV_NVRTC_PATH/);
       }
     });
 
     it('CUDADRV_NVRTC_PATH names the library to load', async function () {
       const library = binding.nvrtcLibraryPath();
-      const { code, stdout } = await run(`
+      const { code, stdout } = await run(
+        `
         const b = require('./lib/internal/binding');
-        console.log(JSON.stringify([b.nvrtcLibraryPath(), b.nvrtcVersion()]));`, { CUDADRV_NVRTC_PATH: library });
+        console.log(JSON.stringify([b.nvrtcLibraryPath(), b.nvrtcVersion()]));`,
+        { CUDADRV_NVRTC_PATH: library },
+      );
       assert.strictEqual(code, 0);
       assert.deepStrictEqual(JSON.parse(stdout), [library, cuda.nvrtcVersion()]);
     });
@@ -122,7 +138,7 @@ describe('cudadrv/compiler', function () {
       assert.deepStrictEqual(Object.keys(image.loweredNames), []);
     });
 
-    it('give PTX text (no NUL terminator) for compute_XY, holding the options\' values', function () {
+    it("give PTX text (no NUL terminator) for compute_XY, holding the options' values", function () {
       const x = randomFloat();
       const image = compileSync(SCALE_SOURCE, { code: 'compute_90', options: [scaleOption(x)], cacheDir: false });
       const ptx = image.toString();
@@ -136,7 +152,13 @@ describe('cudadrv/compiler', function () {
 
     it('handle three-digit and suffixed architectures', function () {
       const opts = { options: [scaleOption(randomFloat())], cacheDir: false };
-      for (const [arch, sm] of [['sm_100', 100], ['sm_120', 120], ['sm_103', 103], ['sm_90a', 90], ['sm_100a', 100]]) {
+      for (const [arch, sm] of [
+        ['sm_100', 100],
+        ['sm_120', 120],
+        ['sm_103', 103],
+        ['sm_90a', 90],
+        ['sm_100a', 100],
+      ]) {
         const image = compileSync(SCALE_SOURCE, { ...opts, arch });
         assert.strictEqual(cubinSm(image), sm, arch);
         assert.strictEqual(image.target, arch);
@@ -180,7 +202,8 @@ describe('cudadrv/compiler', function () {
       const heavy = () => [HEAVY, { arch: 'sm_90', options: [scaleOption(randomFloat())] }];
       let started;
       let nvrtcCompileAsync;
-      beforeEach(function () { // counts the compiles that reach NVRTC, and keeps them to wait for
+      beforeEach(function () {
+        // counts the compiles that reach NVRTC, and keeps them to wait for
         started = [];
         nvrtcCompileAsync = binding.nvrtcCompileAsync;
         binding.nvrtcCompileAsync = (...args) => {
@@ -222,7 +245,8 @@ describe('cudadrv/compiler', function () {
       it('a timeout rejects with an AbortError saying so; one not reached changes nothing', async function () {
         const [source, opts] = heavy();
         await assert.rejects(compile(source, { ...opts, cacheDir: false, timeout: 5 }), {
-          name: 'AbortError', message: 'the compile of kernel.cu took longer than its timeout of 5 ms',
+          name: 'AbortError',
+          message: 'the compile of kernel.cu took longer than its timeout of 5 ms',
         });
         const signal = new AbortController().signal;
         const image = await compile(SCALE_SOURCE, { ...opts, signal, timeout: 60000 });
@@ -234,14 +258,19 @@ describe('cudadrv/compiler', function () {
         const controller = new AbortController();
         const count = os.availableParallelism() + 12; // past Node's 10 listeners a signal: one is added
         let warned = null;
-        process.once('warning', (w) => { warned = w; });
+        process.once('warning', (w) => {
+          warned = w;
+        });
         const pending = Array.from({ length: count }, () => {
           const [source, opts] = heavy();
           return compile(source, { ...opts, cacheDir: false, signal: controller.signal });
         });
         controller.abort();
         const outcomes = await Promise.allSettled(pending);
-        assert.deepStrictEqual(outcomes.map((o) => o.reason?.name), Array(count).fill('AbortError'));
+        assert.deepStrictEqual(
+          outcomes.map((o) => o.reason?.name),
+          Array(count).fill('AbortError'),
+        );
         assert.strictEqual(started.length, os.availableParallelism());
         assert.deepStrictEqual(getEventListeners(controller.signal, 'abort'), []);
         await new Promise(setImmediate);
@@ -255,7 +284,8 @@ describe('cudadrv/compiler', function () {
         await assert.rejects(compile(source, { ...opts, signal }), { name: 'AbortError', cause: signal.reason });
         assert.throws(() => compileSync(source, { ...opts, signal }), { name: 'AbortError' });
         assert.throws(() => compileSync(source, { ...opts, timeout: 1000 }), {
-          name: 'TypeError', message: 'compileSync cannot be interrupted, so it takes no timeout; use compile()',
+          name: 'TypeError',
+          message: 'compileSync cannot be interrupted, so it takes no timeout; use compile()',
         });
         assert.strictEqual(cache.stats.compiles, compiles);
         assert.strictEqual(started.length, 0);
@@ -271,11 +301,17 @@ describe('cudadrv/compiler', function () {
         try {
           compileSync('#include "${header}"\\n', { includeDirs: [${JSON.stringify(dir)}], cacheDir: ${cacheDir} });
         } catch (e) { console.log(e.name + ': ' + e.message); }`;
-      for (const [header, type] of [['pipe.h', 'a FIFO'], ['zero.h', 'a character device']]) {
+      for (const [header, type] of [
+        ['pipe.h', 'a FIFO'],
+        ['zero.h', 'a character device'],
+      ]) {
         for (const cacheDir of ['false', JSON.stringify(path.join(dir, 'cache'))]) {
           const out = execFileSync(process.execPath, ['-e', script(header, cacheDir)], { cwd: ROOT, timeout: 30000 });
-          assert.strictEqual(out.toString().trim(), `RuntimeError: ${path.join(dir, header)}, where an #include ` +
-            `of the source may be found, is ${type}; NVRTC would block reading it: remove it or change the include path`);
+          assert.strictEqual(
+            out.toString().trim(),
+            `RuntimeError: ${path.join(dir, header)}, where an #include ` +
+              `of the source may be found, is ${type}; NVRTC would block reading it: remove it or change the include path`,
+          );
         }
       }
       fs.rmSync(dir, { recursive: true });
@@ -291,11 +327,20 @@ describe('cudadrv/compiler', function () {
     });
 
     it('wrap the source in extern "C" unless noExternC, keeping its line numbers', function () {
-      const plain = compileSync(SCALE_SOURCE, { code: 'compute_90', options: ['-DSCALE=2.0f'], noExternC: true, cacheDir: false });
+      const plain = compileSync(SCALE_SOURCE, {
+        code: 'compute_90',
+        options: ['-DSCALE=2.0f'],
+        noExternC: true,
+        cacheDir: false,
+      });
       assert.match(plain.toString(), /\.entry _Z5scalePf\(/);
       for (const noExternC of [false, true]) {
-        assert.throws(() => compileSync('\n\n__global__ void broken() { undeclared = 1; }', { noExternC, cacheDir: false }),
-          (e) => e instanceof cuda.CompileError && /kernel\.cu\(3\): error: identifier "undeclared" is undefined/.test(e.log));
+        assert.throws(
+          () => compileSync('\n\n__global__ void broken() { undeclared = 1; }', { noExternC, cacheDir: false }),
+          (e) =>
+            e instanceof cuda.CompileError &&
+            /kernel\.cu\(3\): error: identifier "undeclared" is undefined/.test(e.log),
+        );
       }
     });
 
@@ -305,11 +350,14 @@ describe('cudadrv/compiler', function () {
       const n = 1 + Math.floor(Math.random() * 100000);
       const expressions = ['axpy<float>', 'axpy<double>', `fill<${n}>`];
       const image = compileSync(source, { code: 'compute_90', nameExpressions: expressions, cacheDir: false });
-      assert.deepStrictEqual({ ...image.loweredNames }, {
-        'axpy<float>': '_Z4axpyIfEvT_PKS0_PS0_',
-        'axpy<double>': '_Z4axpyIdEvT_PKS0_PS0_',
-        [`fill<${n}>`]: `_Z4fillILi${n}EEvPi`,
-      });
+      assert.deepStrictEqual(
+        { ...image.loweredNames },
+        {
+          'axpy<float>': '_Z4axpyIfEvT_PKS0_PS0_',
+          'axpy<double>': '_Z4axpyIdEvT_PKS0_PS0_',
+          [`fill<${n}>`]: `_Z4fillILi${n}EEvPi`,
+        },
+      );
       const ptx = image.toString();
       for (const lowered of Object.values(image.loweredNames)) assert.ok(ptx.includes(`.entry ${lowered}(`), lowered);
       assert.ok(ptx.includes(`${n};`), 'fill<N> stores N');
@@ -329,7 +377,7 @@ describe('cudadrv/compiler', function () {
       assert.deepStrictEqual(logs, [image.log, image.log]);
     });
 
-    it('use in-memory headers, include directories and the package\'s own include directory', function () {
+    it("use in-memory headers, include directories and the package's own include directory", function () {
       const x = randomFloat();
       const y = randomFloat();
       const dir = tmpdir('inc');
@@ -343,8 +391,11 @@ describe('cudadrv/compiler', function () {
         __global__ void k(float *v) { v[threadIdx.x] *= SCALE * FACTOR; }`;
       const [major, minor, patch] = cuda.VERSION;
       const image = compileSync(source, {
-        code: 'compute_90', headers: { 'defs.h': `#define SCALE ${x.toPrecision(9)}f` }, includeDirs: [dir],
-        options: [`-DVERSION=${major * 10000 + minor * 100 + patch}`], cacheDir: false,
+        code: 'compute_90',
+        headers: { 'defs.h': `#define SCALE ${x.toPrecision(9)}f` },
+        includeDirs: [dir],
+        options: [`-DVERSION=${major * 10000 + minor * 100 + patch}`],
+        cacheDir: false,
       });
       assert.ok(image.toString().includes(ptxFloat(Math.fround(x * y))), 'SCALE * FACTOR, folded');
       fs.rmSync(dir, { recursive: true });
@@ -355,30 +406,46 @@ describe('cudadrv/compiler', function () {
       DEFAULT_OPTIONS.push('-DFROM_DEFAULTS=1');
       try {
         compileSync(source, { cacheDir: false });
-        assert.throws(() => compileSync(source, { options: [], cacheDir: false }),
-          (e) => e instanceof cuda.CompileError && /DEFAULT_OPTIONS were not used/.test(e.log));
+        assert.throws(
+          () => compileSync(source, { options: [], cacheDir: false }),
+          (e) => e instanceof cuda.CompileError && /DEFAULT_OPTIONS were not used/.test(e.log),
+        );
       } finally {
         DEFAULT_OPTIONS.pop();
       }
     });
 
     it('DEFAULT_OPTIONS starts as CUDADRV_DEFAULT_OPTIONS split as a shell would', async function () {
-      const { stdout } = await run("console.log(JSON.stringify(require('./lib/compiler').DEFAULT_OPTIONS))",
-        { CUDADRV_DEFAULT_OPTIONS: "-lineinfo  '-DNAME=two words' -DQ=\"a\\\"b\" x\\ y" });
+      const { stdout } = await run("console.log(JSON.stringify(require('./lib/compiler').DEFAULT_OPTIONS))", {
+        CUDADRV_DEFAULT_OPTIONS: '-lineinfo  \'-DNAME=two words\' -DQ="a\\"b" x\\ y',
+      });
       assert.deepStrictEqual(JSON.parse(stdout), ['-lineinfo', '-DNAME=two words', '-DQ=a"b', 'x y']);
       const broken = await run("require('./lib/compiler')", { CUDADRV_DEFAULT_OPTIONS: "-DX='open" });
       assert.notStrictEqual(broken.code, 0);
       assert.match(broken.stderr, /RangeError: CUDADRV_DEFAULT_OPTIONS has an unterminated ' quote/);
       assert.deepStrictEqual(splitShellWords('', 'x'), []);
-      assert.deepStrictEqual(splitShellWords(' a\t\\\n b "c d"e \'f\\g\' h\\\\i "$\\$"', 'x'),
-        ['a', 'b', 'c de', 'f\\g', 'h\\i', '$$']);
-      assert.throws(() => splitShellWords('"a', 'x'), { name: 'RangeError', message: 'x has an unterminated " quote: "a' });
+      assert.deepStrictEqual(splitShellWords(' a\t\\\n b "c d"e \'f\\g\' h\\\\i "$\\$"', 'x'), [
+        'a',
+        'b',
+        'c de',
+        'f\\g',
+        'h\\i',
+        '$$',
+      ]);
+      assert.throws(() => splitShellWords('"a', 'x'), {
+        name: 'RangeError',
+        message: 'x has an unterminated " quote: "a',
+      });
     });
 
     it('keep: the source, options, log and output stay in a directory that is printed', function () {
       let image;
       const printed = captured(process.stderr, () => {
-        image = compileSync('__global__ void k(float *x) { int unused; x[0] = 2; }', { keep: true, code: 'compute_90', name: 'kept.cu' });
+        image = compileSync('__global__ void k(float *x) { int unused; x[0] = 2; }', {
+          keep: true,
+          code: 'compute_90',
+          name: 'kept.cu',
+        });
         assert.throws(() => compileSync('syntax error', { keep: true, cacheDir: false }), cuda.CompileError);
       });
       const lines = printed.trim().split('\n');
@@ -407,12 +474,19 @@ describe('cudadrv/compiler', function () {
         #pragma unroll
         for (int i = 0; i < ${k}; i++) acc = acc * in[(i * 7) & 255] + sinf(acc + i);
         out[threadIdx.x] = acc; }`;
-      const lengths = await Promise.all([1, 2, 3].map((k) => new Promise((resolve, reject) => {
-        const worker = new Worker(script, { eval: true, workerData: { source: heavy(k) } });
-        worker.once('message', (length) => worker.terminate().then(() => resolve(length)));
-        worker.once('error', reject);
-      })));
-      lengths.forEach((length, i) => assert.strictEqual(length, compileSync(heavy(i + 1), { arch: 'sm_90', cacheDir: false }).length));
+      const lengths = await Promise.all(
+        [1, 2, 3].map(
+          (k) =>
+            new Promise((resolve, reject) => {
+              const worker = new Worker(script, { eval: true, workerData: { source: heavy(k) } });
+              worker.once('message', (length) => worker.terminate().then(() => resolve(length)));
+              worker.once('error', reject);
+            }),
+        ),
+      );
+      lengths.forEach((length, i) =>
+        assert.strictEqual(length, compileSync(heavy(i + 1), { arch: 'sm_90', cacheDir: false }).length),
+      );
       const doomed = new Worker(script, { eval: true, workerData: { source: heavy(20) } });
       await new Promise((resolve) => setTimeout(resolve, 100));
       await doomed.terminate();
@@ -425,7 +499,7 @@ describe('cudadrv/compiler', function () {
     const NVRTC13 = [75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121];
     const NVRTC12 = [50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90];
 
-    it('is the device\'s own sm_XY where NVRTC supports it, three digits included', function () {
+    it("is the device's own sm_XY where NVRTC supports it, three digits included", function () {
       assert.strictEqual(pickTarget(NVRTC13, [9, 0], [13, 0]), 'sm_90');
       assert.strictEqual(pickTarget(NVRTC13, [10, 0], [13, 0]), 'sm_100');
       assert.strictEqual(pickTarget(NVRTC13, [10, 3], [13, 0]), 'sm_103');
@@ -445,7 +519,8 @@ describe('cudadrv/compiler', function () {
     it('is refused for devices older than all NVRTC supports', function () {
       assert.throws(() => pickTarget(NVRTC13, [7, 0], [13, 0]), {
         name: 'RangeError',
-        message: 'the current device (sm_70) is older than every architecture NVRTC 13.0 compiles for ' +
+        message:
+          'the current device (sm_70) is older than every architecture NVRTC 13.0 compiles for ' +
           '(sm_75, sm_80, sm_86, sm_87, sm_88, sm_89, sm_90, sm_100, sm_103, sm_110, sm_120, sm_121); ' +
           'load an older NVRTC with CUDADRV_NVRTC_PATH, or give arch explicitly',
       });
@@ -472,7 +547,10 @@ describe('cudadrv/compiler', function () {
         assert.deepStrictEqual(e.options, ['-DX=1', `-I${INCLUDE_DIR}`, '-arch=sm_90']);
         assert.match(e.log, /^broken\.cu\(3\): error: expected a ";"$/m);
         assert.match(e.log, /1 error detected in the compilation of "broken\.cu"/);
-        assert.strictEqual(e.message, `nvrtcCompileProgram failed: NVRTC_ERROR_COMPILATION compiling broken.cu\n${e.log.trimEnd()}`);
+        assert.strictEqual(
+          e.message,
+          `nvrtcCompileProgram failed: NVRTC_ERROR_COMPILATION compiling broken.cu\n${e.log.trimEnd()}`,
+        );
         return true;
       };
       const opts = { name: 'broken.cu', arch: 'sm_90', options: ['-DX=1'] };
@@ -480,49 +558,72 @@ describe('cudadrv/compiler', function () {
       await assert.rejects(compile(source, opts), check);
     });
 
-    it('an unknown option is NVRTC\'s CompileError', async function () {
-      await assert.rejects(compile('__global__ void k() {}', { options: ['--no-such-option'], cacheDir: false }), (e) => {
-        assert.ok(e instanceof cuda.CompileError);
-        assert.strictEqual(e.codeName, 'NVRTC_ERROR_INVALID_OPTION');
-        assert.strictEqual(e.code, 5);
-        assert.match(e.log, /unrecognized option --no-such-option/);
-        return true;
-      });
+    it("an unknown option is NVRTC's CompileError", async function () {
+      await assert.rejects(
+        compile('__global__ void k() {}', { options: ['--no-such-option'], cacheDir: false }),
+        (e) => {
+          assert.ok(e instanceof cuda.CompileError);
+          assert.strictEqual(e.codeName, 'NVRTC_ERROR_INVALID_OPTION');
+          assert.strictEqual(e.code, 5);
+          assert.match(e.log, /unrecognized option --no-such-option/);
+          return true;
+        },
+      );
     });
 
     it('an architecture NVRTC does not know is a RangeError listing those it does', function () {
-      const supported = cache.nvrtcIdentity(null).archs.map((n) => `sm_${n}`).join(', ');
+      const supported = cache
+        .nvrtcIdentity(null)
+        .archs.map((n) => `sm_${n}`)
+        .join(', ');
       const version = cuda.nvrtcVersion().join('.');
       assert.throws(() => compileSync('', { arch: 'sm_35' }), {
         name: 'RangeError',
         message: `arch sm_35: NVRTC ${version} does not compile for it; it supports ${supported} (and their compute_ forms)`,
       });
-      assert.throws(() => compileSync('', { code: 'compute_20' }), { name: 'RangeError', message: /^code compute_20: NVRTC/ });
+      assert.throws(() => compileSync('', { code: 'compute_20' }), {
+        name: 'RangeError',
+        message: /^code compute_20: NVRTC/,
+      });
       for (const arch of ['sm_9', 'gfx90a', 'sm90', 'sm_1000', 'compute_90b', '']) {
         assert.throws(() => compileSync('', { arch }), {
           name: 'RangeError',
           message: `arch must name an architecture such as sm_90 (cubin) or compute_90 (PTX), sm_100, sm_120, sm_90a, not ${JSON.stringify(arch)}`,
         });
       }
-      assert.throws(() => compileSync('', { arch: 90 }), { name: 'TypeError', message: 'arch must be a string, not number 90' });
+      assert.throws(() => compileSync('', { arch: 90 }), {
+        name: 'TypeError',
+        message: 'arch must be a string, not number 90',
+      });
       // a known number with a suffix NVRTC refuses: NVRTC's own error
       assert.throws(() => compileSync('', { arch: 'sm_75a', cacheDir: false }), cuda.CompileError);
     });
 
     it('conflicting architectures are refused; one given in options is used', function () {
       assert.throws(() => compileSync('', { arch: 'sm_80', code: 'sm_90' }), {
-        name: 'RangeError', message: /^arch sm_80 and code sm_90 name different architectures/,
+        name: 'RangeError',
+        message: /^arch sm_80 and code sm_90 name different architectures/,
       });
       assert.throws(() => compileSync('', { arch: 'sm_90', options: ['-arch=sm_90'] }), {
-        name: 'RangeError', message: /^the architecture is given twice/,
+        name: 'RangeError',
+        message: /^the architecture is given twice/,
       });
       assert.throws(() => compileSync('', { options: ['-arch=sm_90', '--gpu-architecture', 'sm_80'] }), {
-        name: 'RangeError', message: 'options give more than one architecture: sm_90, sm_80',
+        name: 'RangeError',
+        message: 'options give more than one architecture: sm_90, sm_80',
       });
-      const image = compileSync(SCALE_SOURCE, { options: ['-DSCALE=3.0f', '--gpu-architecture=sm_120'], cacheDir: false });
+      const image = compileSync(SCALE_SOURCE, {
+        options: ['-DSCALE=3.0f', '--gpu-architecture=sm_120'],
+        cacheDir: false,
+      });
       assert.strictEqual(image.target, 'sm_120');
       assert.strictEqual(cubinSm(image), 120);
-      const both = compileSync(SCALE_SOURCE, { arch: 'sm_90', code: 'compute_90', options: ['-DSCALE=3.0f'], cacheDir: false });
+      const both = compileSync(SCALE_SOURCE, {
+        arch: 'sm_90',
+        code: 'compute_90',
+        options: ['-DSCALE=3.0f'],
+        cacheDir: false,
+      });
       assert.strictEqual(both.target, 'compute_90');
       assert.strictEqual(ptxTarget(both), 'sm_90');
     });
@@ -530,13 +631,22 @@ describe('cudadrv/compiler', function () {
     it('unreadable include directories are a RuntimeError naming them', function () {
       const file = path.join(cacheRoot(), 'a-file');
       fs.writeFileSync(file, '');
-      for (const [dir, why] of [['/nonexistent/include', 'ENOENT'], [file, 'not a directory']]) {
-        assert.throws(() => compileSync('', { includeDirs: [INCLUDE_DIR, dir] }), (e) => {
-          assert.ok(e instanceof cuda.RuntimeError);
-          assert.ok(e.message.startsWith(`includeDirs[1]: ${JSON.stringify(dir)} is not a readable directory (`), e.message);
-          assert.ok(e.message.includes(why), e.message);
-          return true;
-        });
+      for (const [dir, why] of [
+        ['/nonexistent/include', 'ENOENT'],
+        [file, 'not a directory'],
+      ]) {
+        assert.throws(
+          () => compileSync('', { includeDirs: [INCLUDE_DIR, dir] }),
+          (e) => {
+            assert.ok(e instanceof cuda.RuntimeError);
+            assert.ok(
+              e.message.startsWith(`includeDirs[1]: ${JSON.stringify(dir)} is not a readable directory (`),
+              e.message,
+            );
+            assert.ok(e.message.includes(why), e.message);
+            return true;
+          },
+        );
       }
     });
 
@@ -551,7 +661,12 @@ describe('cudadrv/compiler', function () {
         ['', { options: '-G' }, 'TypeError', 'options must be an array of strings, not the string "-G"'],
         ['', { options: ['-G', 3] }, 'TypeError', 'options[1] must be a string, not number 3'],
         ['', { includeDirs: [''] }, 'RangeError', 'includeDirs[0] must not be empty'],
-        ['', { headers: ['a.h'] }, 'TypeError', 'headers must be an object mapping include names to sources, not an array'],
+        [
+          '',
+          { headers: ['a.h'] },
+          'TypeError',
+          'headers must be an object mapping include names to sources, not an array',
+        ],
         ['', { headers: { 'a.h': 1 } }, 'TypeError', 'headers["a.h"] must be a string, not number 1'],
         ['', { nameExpressions: ['k<int>', ''] }, 'RangeError', 'nameExpressions[1] must not be empty'],
         ['', { noExternC: 1 }, 'TypeError', 'noExternC must be a boolean, not number 1'],
@@ -563,8 +678,12 @@ describe('cudadrv/compiler', function () {
         ['', { signal: {} }, 'TypeError', 'signal must be an AbortSignal, not an Object'],
         ['', { signal: new AbortController() }, 'TypeError', 'signal must be an AbortSignal, not an AbortController'],
         ['', { timeout: '5' }, 'TypeError', 'timeout must be a number, not the string "5"'],
-        ...[-1, NaN, Infinity, 2 ** 31].map((timeout) => ['', { timeout }, 'RangeError',
-          `timeout must be a number of milliseconds from 0 to 2147483647, not ${timeout}`]),
+        ...[-1, NaN, Infinity, 2 ** 31].map((timeout) => [
+          '',
+          { timeout },
+          'RangeError',
+          `timeout must be a number of milliseconds from 0 to 2147483647, not ${timeout}`,
+        ]),
       ];
       for (const [source, opts, name, message] of cases) {
         assert.throws(() => compileSync(source, opts), { name, message });
@@ -573,7 +692,6 @@ describe('cudadrv/compiler', function () {
       }
     });
   });
-
 
   describe('SourceModule', function () {
     it('is a Module', function () {
@@ -598,7 +716,8 @@ describe('cudadrv/compiler', function () {
       }
       await SourceModule.compile(`${source}\n`).then(
         (mod) => assert.ok(mod instanceof SourceModule),
-        (error) => assert.ok(loadingFailed(error), error));
+        (error) => assert.ok(loadingFailed(error), error),
+      );
       assert.strictEqual(cache.stats.compiles, before + 2);
     });
   });
@@ -616,7 +735,7 @@ describe('cudadrv/compiler', function () {
     const launch = { block: [128, 1, 1], grid: [Math.ceil(n / 128), 1] };
     const random = () => Float32Array.from({ length: n }, () => Math.random() * 100 - 50);
 
-    it('defaults to the current device\'s architecture as a cubin', function () {
+    it("defaults to the current device's architecture as a cubin", function () {
       const [major, minor] = cuda.Context.getDevice().computeCapability();
       const image = compileSync('__global__ void k() {}', { cacheDir: false });
       assert.strictEqual(image.target, `sm_${major}${minor}`);
@@ -630,7 +749,10 @@ describe('cudadrv/compiler', function () {
       const a = Math.fround(Math.random() * 10 + 1);
       const out = new Float32Array(n);
       await mod.getFunction('scale')(cuda.Out(out), cuda.In(input), cuda.float32(a), cuda.int32(n), launch);
-      assert.deepStrictEqual(out, input.map((v) => Math.fround(a * v)));
+      assert.deepStrictEqual(
+        out,
+        input.map((v) => Math.fround(a * v)),
+      );
     });
 
     it('SourceModule.compile loads templates by their name expressions', async function () {

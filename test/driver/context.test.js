@@ -20,7 +20,7 @@ describeGpu('Context', function () {
     assert.strictEqual(cuda.Context.getCurrent(), this.cudaContext);
   });
 
-  it('push and pop manage this thread\'s stack; pop returns what it popped', function () {
+  it("push and pop manage this thread's stack; pop returns what it popped", function () {
     const a = new cuda.Device(0).makeContext();
     const b = new cuda.Device(0).makeContext();
     assert.strictEqual(cuda.Context.getCurrent(), b);
@@ -154,7 +154,9 @@ describe('process exit with live GPU objects', function () {
       const esm = `import { device, context } from 'cudadrv/${sub}';
         import cuda from 'cudadrv';
         if (cuda.Context.getCurrent() !== context || !device.equals(new cuda.Device(0))) process.exit(3);`;
-      assertSilentExit(spawnSync(process.execPath, ['--input-type=module', '-e', esm], { cwd: path.join(__dirname, '..', '..') }));
+      assertSilentExit(
+        spawnSync(process.execPath, ['--input-type=module', '-e', esm], { cwd: path.join(__dirname, '..', '..') }),
+      );
     }
   });
 });

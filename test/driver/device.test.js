@@ -8,7 +8,10 @@ describe('Device arguments (checked before the driver)', function () {
     assert.throws(() => new cuda.Device(-1), { name: 'RangeError', message: /device ordinal/ });
     assert.throws(() => new cuda.Device(0.5), { name: 'RangeError' });
     assert.throws(() => new cuda.Device(NaN), { name: 'RangeError' });
-    assert.throws(() => new cuda.Device({}), { name: 'TypeError', message: /device ordinal must be an integer number/ });
+    assert.throws(() => new cuda.Device({}), {
+      name: 'TypeError',
+      message: /device ordinal must be an integer number/,
+    });
     assert.throws(() => new cuda.Device(), { name: 'TypeError' });
   });
 
@@ -34,11 +37,17 @@ describeGpu('Device', function () {
 
   it('an out-of-range ordinal is a RangeError that gives the count', function () {
     const count = cuda.Device.count();
-    assert.throws(() => new cuda.Device(count), { name: 'RangeError', message: new RegExp(`has ${count} CUDA device`) });
+    assert.throws(() => new cuda.Device(count), {
+      name: 'RangeError',
+      message: new RegExp(`has ${count} CUDA device`),
+    });
   });
 
-  it('an unknown PCI bus id is the driver\'s error', function () {
-    assert.throws(() => new cuda.Device('0000:ff:1f.7'), (e) => e instanceof cuda.CudaError && e.api === 'cuDeviceGetByPCIBusId');
+  it("an unknown PCI bus id is the driver's error", function () {
+    assert.throws(
+      () => new cuda.Device('0000:ff:1f.7'),
+      (e) => e instanceof cuda.CudaError && e.api === 'cuDeviceGetByPCIBusId',
+    );
   });
 
   it('reports name, memory, compute capability and attributes consistently', function () {
@@ -59,12 +68,14 @@ describeGpu('Device', function () {
     assert.throws(() => dev.getAttribute(999999), { name: 'RangeError', message: /DeviceAttribute/ });
   });
 
-  it('canAccessPeer(self) is false; enabling peer access to itself is the driver\'s error', function () {
+  it("canAccessPeer(self) is false; enabling peer access to itself is the driver's error", function () {
     const dev = new cuda.Device(0);
     assert.strictEqual(dev.canAccessPeer(dev), false);
     assert.throws(() => dev.canAccessPeer(0), { name: 'TypeError' });
     const ctx = cuda.Context.getCurrent();
-    assert.throws(() => cuda.Context.enablePeerAccess(ctx), (e) => e instanceof cuda.CudaError &&
-      e.api === 'cuCtxEnablePeerAccess');
+    assert.throws(
+      () => cuda.Context.enablePeerAccess(ctx),
+      (e) => e instanceof cuda.CudaError && e.api === 'cuCtxEnablePeerAccess',
+    );
   });
 });

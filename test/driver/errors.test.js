@@ -56,8 +56,10 @@ describe('errors', function () {
   });
 
   it('covers the sticky faults 700-720 that a kernel leaves behind', function () {
-    const faults = Object.entries(cuda.CudaResult).filter(([n, c]) => c >= 700 && c <= 720 &&
-      /ILLEGAL|MISALIGNED|ASSERT|LAUNCH|STACK|INVALID_PC|INVALID_ADDRESS_SPACE/.test(n));
+    const faults = Object.entries(cuda.CudaResult).filter(
+      ([n, c]) =>
+        c >= 700 && c <= 720 && /ILLEGAL|MISALIGNED|ASSERT|LAUNCH|STACK|INVALID_PC|INVALID_ADDRESS_SPACE/.test(n),
+    );
     assert.ok(faults.length >= 10);
     for (const [name, code] of faults) {
       assert.strictEqual(binding.errorForResult(code, 'cuLaunchKernel').name, 'LaunchError', name);

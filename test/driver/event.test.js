@@ -60,11 +60,14 @@ describeGpu('Event', function () {
     assert.throws(() => b.timeSince({}), { name: 'TypeError' });
   });
 
-  it('DISABLE_TIMING events cannot be timed (the driver\'s error)', function () {
+  it("DISABLE_TIMING events cannot be timed (the driver's error)", function () {
     const a = new cuda.Event(cuda.EventFlags.DISABLE_TIMING).record();
     const b = new cuda.Event(cuda.EventFlags.DISABLE_TIMING).record();
     b.synchronizeSync();
-    assert.throws(() => b.timeSince(a), (e) => e instanceof cuda.CudaError && e.api === 'cuEventElapsedTime');
+    assert.throws(
+      () => b.timeSince(a),
+      (e) => e instanceof cuda.CudaError && e.api === 'cuEventElapsedTime',
+    );
   });
 
   it('a destroyed event refuses use with a LogicError', function () {
@@ -75,14 +78,19 @@ describeGpu('Event', function () {
     assert.throws(() => e.query(), { name: 'LogicError' });
   });
 
-  it('IPC handles: 64 bytes; opening in the same process is the driver\'s error', function () {
+  it("IPC handles: 64 bytes; opening in the same process is the driver's error", function () {
     const e = new cuda.Event(cuda.EventFlags.INTERPROCESS | cuda.EventFlags.DISABLE_TIMING);
     const handle = e.ipcHandle();
     assert.strictEqual(handle.length, 64);
-    assert.throws(() => cuda.Event.fromIpcHandle(handle), (err) => err instanceof cuda.CudaError &&
-      err.api === 'cuIpcOpenEventHandle');
+    assert.throws(
+      () => cuda.Event.fromIpcHandle(handle),
+      (err) => err instanceof cuda.CudaError && err.api === 'cuIpcOpenEventHandle',
+    );
     assert.throws(() => cuda.Event.fromIpcHandle('x'), { name: 'TypeError' });
-    assert.throws(() => new cuda.Event().ipcHandle(), (err) => err instanceof cuda.CudaError);
+    assert.throws(
+      () => new cuda.Event().ipcHandle(),
+      (err) => err instanceof cuda.CudaError,
+    );
   });
 
   it('IPC handles open in a second process', function () {

@@ -17,7 +17,10 @@ describe('CUDA graphs (checked before the driver)', function () {
 
   it('the addon refuses objects that are not graphs', function () {
     assert.throws(() => cuda.Graph.prototype.instantiate.call({}), { name: 'TypeError', message: /expected a Graph/ });
-    assert.throws(() => cuda.GraphExec.prototype.launch.call({}), { name: 'TypeError', message: /expected a GraphExec/ });
+    assert.throws(() => cuda.GraphExec.prototype.launch.call({}), {
+      name: 'TypeError',
+      message: /expected a GraphExec/,
+    });
     assert.throws(() => cuda.Stream.prototype.endCapture.call({}), { name: 'TypeError', message: /expected a Stream/ });
   });
 
@@ -110,7 +113,10 @@ describeGpu('CUDA graphs', function () {
     assert.strictEqual(exec.launch(stream), exec);
     exec.launch(stream);
     const step = (x) => (Math.imul(x + 1, 3) + 1) | 0;
-    assert.deepStrictEqual(await download(device), host.map((x) => step(step(x))));
+    assert.deepStrictEqual(
+      await download(device),
+      host.map((x) => step(step(x))),
+    );
     exec.destroy();
     graph.destroy();
     device.free();
@@ -144,23 +150,35 @@ describeGpu('CUDA graphs', function () {
     graph.destroy();
     assert.strictEqual(exec.upload(stream), exec);
     for (let i = 0; i < 50; i++) exec.launch(stream);
-    assert.deepStrictEqual(await download(device), host.map((x) => x + 50));
+    assert.deepStrictEqual(
+      await download(device),
+      host.map((x) => x + 50),
+    );
     exec.launch();
     cuda.Context.synchronizeSync();
-    assert.deepStrictEqual(await download(device), host.map((x) => x + 51));
+    assert.deepStrictEqual(
+      await download(device),
+      host.map((x) => x + 51),
+    );
   });
 
-  it('update() makes an instance run another graph\'s arguments', async function () {
+  it("update() makes an instance run another graph's arguments", async function () {
     const host = randomInts(N);
     const device = upload(host);
     const byTwo = capture(() => scale(device, cuda.int32(2), cuda.int32(N), launch));
     const byFive = capture(() => scale(device, cuda.int32(5), cuda.int32(N), launch));
     const exec = byTwo.instantiate();
     exec.launch(stream);
-    assert.deepStrictEqual(await download(device), host.map((x) => x * 2));
+    assert.deepStrictEqual(
+      await download(device),
+      host.map((x) => x * 2),
+    );
     assert.strictEqual(exec.update(byFive), exec);
     exec.launch(stream);
-    assert.deepStrictEqual(await download(device), host.map((x) => x * 10));
+    assert.deepStrictEqual(
+      await download(device),
+      host.map((x) => x * 10),
+    );
   });
 
   it('update() with a graph of another shape is a LogicError saying why', function () {
@@ -171,14 +189,21 @@ describeGpu('CUDA graphs', function () {
       addOne(device, cuda.int32(N), launch);
     });
     const exec = one.instantiate();
-    assert.throws(() => exec.update(two), (error) => error instanceof cuda.LogicError &&
-      /topology differs/.test(error.message) && /graph\.instantiate\(\)/.test(error.message) &&
-      error.code === 910 && error.api === 'cuGraphExecUpdate');
+    assert.throws(
+      () => exec.update(two),
+      (error) =>
+        error instanceof cuda.LogicError &&
+        /topology differs/.test(error.message) &&
+        /graph\.instantiate\(\)/.test(error.message) &&
+        error.code === 910 &&
+        error.api === 'cuGraphExecUpdate',
+    );
   });
 
   it('endCapture() without beginCapture() is a LogicError', function () {
     assert.throws(() => stream.endCapture(), {
-      name: 'LogicError', message: 'stream.endCapture(): the stream is not capturing; call stream.beginCapture() first',
+      name: 'LogicError',
+      message: 'stream.endCapture(): the stream is not capturing; call stream.beginCapture() first',
     });
   });
 
@@ -214,7 +239,9 @@ describeGpu('CUDA graphs', function () {
     const device = cuda.memAlloc(N * 4);
     const before = cuda.stats().cleanupsFailed;
     for (let i = 0; i < 200; i++) {
-      capture(() => addOne(device, cuda.int32(N), launch)).instantiate().launch(stream);
+      capture(() => addOne(device, cuda.int32(N), launch))
+        .instantiate()
+        .launch(stream);
     }
     await stream.synchronize();
     global.gc();
@@ -232,6 +259,9 @@ describeGpu('CUDA graphs', function () {
     });
     assert.strictEqual(graph.nodeCount, 100);
     graph.instantiate().launch(stream);
-    assert.deepStrictEqual(await download(device), host.map((x) => x + 100));
+    assert.deepStrictEqual(
+      await download(device),
+      host.map((x) => x + 100),
+    );
   });
 });

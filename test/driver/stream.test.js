@@ -17,7 +17,7 @@ describe('Stream and Event arguments (checked before the driver)', function () {
 });
 
 describeGpu('Stream', function () {
-  it('has its flags and a priority within the context\'s range', function () {
+  it("has its flags and a priority within the context's range", function () {
     const [least, greatest] = cuda.Context.getStreamPriorityRange();
     const plain = new cuda.Stream();
     assert.strictEqual(plain.flags, cuda.StreamFlags.DEFAULT);

@@ -5,10 +5,19 @@ const { dtypeOf, dtypeOfArray, shapeLength, typedArrayFor } = require('../../lib
 
 describe('dtype', function () {
   it('dtypeOf takes names and constructors', function () {
-    const cases = [['int8', Int8Array, 1], ['uint8', Uint8Array, 1], ['uint8clamped', Uint8ClampedArray, 1],
-      ['int16', Int16Array, 2], ['uint16', Uint16Array, 2], ['int32', Int32Array, 4],
-      ['uint32', Uint32Array, 4], ['float32', Float32Array, 4], ['float64', Float64Array, 8],
-      ['int64', BigInt64Array, 8], ['uint64', BigUint64Array, 8]];
+    const cases = [
+      ['int8', Int8Array, 1],
+      ['uint8', Uint8Array, 1],
+      ['uint8clamped', Uint8ClampedArray, 1],
+      ['int16', Int16Array, 2],
+      ['uint16', Uint16Array, 2],
+      ['int32', Int32Array, 4],
+      ['uint32', Uint32Array, 4],
+      ['float32', Float32Array, 4],
+      ['float64', Float64Array, 8],
+      ['int64', BigInt64Array, 8],
+      ['uint64', BigUint64Array, 8],
+    ];
     for (const [name, ctor, size] of cases) {
       assert.deepStrictEqual({ ...dtypeOf(name) }, { name, ctor, size });
       assert.strictEqual(dtypeOf(ctor), dtypeOf(name));
@@ -22,7 +31,10 @@ describe('dtype', function () {
 
   it('dtypeOf refuses unknown names and other values with a TypeError listing the names', function () {
     for (const bad of ['float33', 'Float32Array', 'f4', undefined, null, 4, Array, {}]) {
-      assert.throws(() => dtypeOf(bad), { name: 'TypeError', message: /dtype must be a TypedArray constructor .*'float32'/ });
+      assert.throws(() => dtypeOf(bad), {
+        name: 'TypeError',
+        message: /dtype must be a TypedArray constructor .*'float32'/,
+      });
     }
   });
 
@@ -58,8 +70,14 @@ describe('dtype', function () {
     const b = typedArrayFor(new Uint8Array(buffer, 16, 48), 6, Float64Array);
     assert.strictEqual(b.byteOffset, 16);
     assert.strictEqual(b.length, 6);
-    assert.throws(() => typedArrayFor(buffer, 17, 'float32'), { name: 'RangeError', message: /68 bytes; the buffer has 64/ });
-    assert.throws(() => typedArrayFor(new Uint8Array(buffer, 2), 1, 'int32'), { name: 'RangeError', message: /multiple of 4 bytes, not at byte 2/ });
+    assert.throws(() => typedArrayFor(buffer, 17, 'float32'), {
+      name: 'RangeError',
+      message: /68 bytes; the buffer has 64/,
+    });
+    assert.throws(() => typedArrayFor(new Uint8Array(buffer, 2), 1, 'int32'), {
+      name: 'RangeError',
+      message: /multiple of 4 bytes, not at byte 2/,
+    });
     assert.throws(() => typedArrayFor('x', 1, 'int8'), { name: 'TypeError' });
   });
 });

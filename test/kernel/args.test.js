@@ -8,8 +8,12 @@ const { randomInt, randomBigInt, halfValue } = require('../support/kernel-data')
 
 describe('typed scalars', function () {
   const integers = [
-    ['int8', -128, 127], ['uint8', 0, 255], ['int16', -32768, 32767], ['uint16', 0, 65535],
-    ['int32', -(2 ** 31), 2 ** 31 - 1], ['uint32', 0, 2 ** 32 - 1],
+    ['int8', -128, 127],
+    ['uint8', 0, 255],
+    ['int16', -32768, 32767],
+    ['uint16', 0, 65535],
+    ['int32', -(2 ** 31), 2 ** 31 - 1],
+    ['uint32', 0, 2 ** 32 - 1],
   ];
 
   it('integer constructors take their whole range and refuse one past it', function () {
@@ -17,7 +21,10 @@ describe('typed scalars', function () {
       assert.strictEqual(cuda[name](lo).value, lo, name);
       assert.strictEqual(cuda[name](hi).value, hi, name);
       assert.strictEqual(cuda[name](hi).type, name);
-      assert.throws(() => cuda[name](hi + 1), { name: 'RangeError', message: new RegExp(`cuda\\.${name}\\(value\\) must be an integer from ${lo} to ${hi}`) });
+      assert.throws(() => cuda[name](hi + 1), {
+        name: 'RangeError',
+        message: new RegExp(`cuda\\.${name}\\(value\\) must be an integer from ${lo} to ${hi}`),
+      });
       assert.throws(() => cuda[name](lo - 1), { name: 'RangeError' });
       assert.throws(() => cuda[name](1.5), { name: 'RangeError', message: /not 1\.5/ });
       assert.throws(() => cuda[name]('7'), { name: 'TypeError', message: /not the string "7"/ });
@@ -60,10 +67,16 @@ describe('typed scalars', function () {
   it('every scalar type packs to its C bytes (random values, little-endian)', function () {
     for (let round = 0; round < 20; round++) {
       const values = {
-        int8: randomInt(-128, 127), uint8: randomInt(0, 255), int16: randomInt(-32768, 32767),
-        uint16: randomInt(0, 65535), int32: randomInt(-(2 ** 31), 2 ** 31 - 1),
-        uint32: randomInt(0, 2 ** 32 - 1), int64: randomBigInt(64, true), uint64: randomBigInt(64, false),
-        float32: Math.fround((Math.random() - 0.5) * 1e6), float64: (Math.random() - 0.5) * 1e300,
+        int8: randomInt(-128, 127),
+        uint8: randomInt(0, 255),
+        int16: randomInt(-32768, 32767),
+        uint16: randomInt(0, 65535),
+        int32: randomInt(-(2 ** 31), 2 ** 31 - 1),
+        uint32: randomInt(0, 2 ** 32 - 1),
+        int64: randomBigInt(64, true),
+        uint64: randomBigInt(64, false),
+        float32: Math.fround((Math.random() - 0.5) * 1e6),
+        float64: (Math.random() - 0.5) * 1e300,
         bool: Math.random() < 0.5,
       };
       const names = Object.keys(values);
@@ -88,11 +101,26 @@ describe('typed scalars', function () {
 
   it('float16 rounds to nearest even, once, with subnormals, infinities and NaN', function () {
     const cases = [
-      [1, 0x3c00], [-2, 0xc000], [65504, 0x7bff], [65519.99, 0x7bff], [65520, 0x7c00],
-      [2 ** -24, 0x0001], [2 ** -25, 0x0000], [3 * 2 ** -25, 0x0002], [2 ** -14, 0x0400],
-      [2 ** -14 - 2 ** -25, 0x0400], [0.1, 0x2e66], [1 / 3, 0x3555], [1 + 2 ** -11, 0x3c00],
-      [1 + 3 * 2 ** -11, 0x3c02], [1 + 2 ** -11 + 2 ** -40, 0x3c01], [-0, 0x8000],
-      [Infinity, 0x7c00], [-Infinity, 0xfc00], [NaN, 0x7e00], [1e-10, 0],
+      [1, 0x3c00],
+      [-2, 0xc000],
+      [65504, 0x7bff],
+      [65519.99, 0x7bff],
+      [65520, 0x7c00],
+      [2 ** -24, 0x0001],
+      [2 ** -25, 0x0000],
+      [3 * 2 ** -25, 0x0002],
+      [2 ** -14, 0x0400],
+      [2 ** -14 - 2 ** -25, 0x0400],
+      [0.1, 0x2e66],
+      [1 / 3, 0x3555],
+      [1 + 2 ** -11, 0x3c00],
+      [1 + 3 * 2 ** -11, 0x3c02],
+      [1 + 2 ** -11 + 2 ** -40, 0x3c01],
+      [-0, 0x8000],
+      [Infinity, 0x7c00],
+      [-Infinity, 0xfc00],
+      [NaN, 0x7e00],
+      [1e-10, 0],
     ];
     for (const [value, bits] of cases) {
       assert.strictEqual(float16Bits(value), bits, `${value} → 0x${bits.toString(16)}`);
@@ -140,17 +168,32 @@ describe('parameter layout (C alignment)', function () {
   });
 
   it('scalars align to their size; pointers to 8', function () {
-    const bytes = cuda.packArguments([cuda.int16(-1), cuda.int8(2), cuda.int32(3), cuda.int8(4),
-      cuda.float64(0.5), cuda.uint8(5), cuda.pointer(0x1122334455667788n), cuda.bool(true)]);
-    assert.deepStrictEqual([...bytes], [
-      0xff, 0xff, 2, 0, 3, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0,
-      0, 0, 0, 0, 0, 0, 0xe0, 0x3f, 5, 0, 0, 0, 0, 0, 0, 0,
-      0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11, 1,
+    const bytes = cuda.packArguments([
+      cuda.int16(-1),
+      cuda.int8(2),
+      cuda.int32(3),
+      cuda.int8(4),
+      cuda.float64(0.5),
+      cuda.uint8(5),
+      cuda.pointer(0x1122334455667788n),
+      cuda.bool(true),
     ]);
+    assert.deepStrictEqual(
+      [...bytes],
+      [
+        0xff, 0xff, 2, 0, 3, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xe0, 0x3f, 5, 0, 0, 0, 0, 0, 0, 0,
+        0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11, 1,
+      ],
+    );
   });
 
   it('device memory passes its address', function () {
-    const bytes = cuda.packArguments([cuda.int32(1), { ptr: 0xabcdef00n }, { getPointer: () => 0x1000 }, cuda.pointer(9n)]);
+    const bytes = cuda.packArguments([
+      cuda.int32(1),
+      { ptr: 0xabcdef00n },
+      { getPointer: () => 0x1000 },
+      cuda.pointer(9n),
+    ]);
     assert.strictEqual(bytes.length, 32);
     assert.strictEqual(bytes.readBigUInt64LE(8), 0xabcdef00n);
     assert.strictEqual(bytes.readBigUInt64LE(16), 0x1000n);
@@ -164,43 +207,73 @@ describe('parameter layout (C alignment)', function () {
     assert.deepStrictEqual([b.readInt32LE(0), b.readInt32LE(4), b.readFloatLE(8)], [1, -2, 0.5]);
     const c = cuda.packArguments(['float32', Float64Array, 'uint16', '?', 'e'], [0.25, -1e100, 65535, true, 1]);
     assert.strictEqual(c.length, 22);
-    assert.deepStrictEqual([c.readFloatLE(0), c.readDoubleLE(8), c.readUInt16LE(16), c[18], c.readUInt16LE(20)],
-      [0.25, -1e100, 65535, 1, 0x3c00]);
+    assert.deepStrictEqual(
+      [c.readFloatLE(0), c.readDoubleLE(8), c.readUInt16LE(16), c[18], c.readUInt16LE(20)],
+      [0.25, -1e100, 65535, 1, 0x3c00],
+    );
     const d = cuda.packArguments('lLqQnN', [-1, 2n, -3n, 4, -5n, 6n]);
-    assert.deepStrictEqual([0, 8, 16, 24, 32, 40].map((o) => d.readBigInt64LE(o)), [-1n, 2n, -3n, 4n, -5n, 6n]);
+    assert.deepStrictEqual(
+      [0, 8, 16, 24, 32, 40].map((o) => d.readBigInt64LE(o)),
+      [-1n, 2n, -3n, 4n, -5n, 6n],
+    );
     const e = cuda.packArguments('hHB', [-32768, 65535, 255]);
     assert.deepStrictEqual([e.readInt16LE(0), e.readUInt16LE(2), e[4]], [-32768, 65535, 255]);
     assert.strictEqual(cuda.packArguments('', []).length, 0);
   });
 
   it('prepared values are checked, naming the argument', function () {
-    assert.throws(() => cuda.packArguments('ib', [1, 300]), { name: 'RangeError', message: /^argument 1 must be an integer from -128 to 127 \(int8\), not 300$/ });
+    assert.throws(() => cuda.packArguments('ib', [1, 300]), {
+      name: 'RangeError',
+      message: /^argument 1 must be an integer from -128 to 127 \(int8\), not 300$/,
+    });
     assert.throws(() => cuda.packArguments('i', [1.5]), { name: 'RangeError', message: /argument 0/ });
     assert.throws(() => cuda.packArguments('I', [-1]), { name: 'RangeError', message: /from 0 to 4294967295/ });
     assert.throws(() => cuda.packArguments('f', ['x']), { name: 'TypeError', message: /argument 0 must be float32/ });
     assert.throws(() => cuda.packArguments('q', [2 ** 53]), { name: 'RangeError', message: /safe integer/ });
     assert.throws(() => cuda.packArguments('Q', [-1n]), { name: 'RangeError' });
-    assert.throws(() => cuda.packArguments('P', [{}]), { name: 'TypeError', message: /argument 0 must be device memory/ });
+    assert.throws(() => cuda.packArguments('P', [{}]), {
+      name: 'TypeError',
+      message: /argument 0 must be device memory/,
+    });
     assert.throws(() => cuda.packArguments('P', [new Float32Array(2)]), { name: 'TypeError', message: /host memory/ });
-    assert.throws(() => cuda.packArguments('i', [cuda.float32(1)]), { name: 'TypeError', message: /must be int32, not cuda\.float32\(1\)/ });
+    assert.throws(() => cuda.packArguments('i', [cuda.float32(1)]), {
+      name: 'TypeError',
+      message: /must be int32, not cuda\.float32\(1\)/,
+    });
     assert.strictEqual(cuda.packArguments('i', [cuda.int32(-7)]).readInt32LE(0), -7, 'a typed scalar of the same type');
     assert.throws(() => cuda.packArguments('ii', [1]), { name: 'TypeError', message: /2 fields but 1 values/ });
   });
 
   it('bad formats are TypeErrors naming what is wrong', function () {
-    assert.throws(() => cuda.packArguments('iz', [1, 2]), { name: 'TypeError', message: /unknown format character "z" in "iz"/ });
+    assert.throws(() => cuda.packArguments('iz', [1, 2]), {
+      name: 'TypeError',
+      message: /unknown format character "z" in "iz"/,
+    });
     assert.throws(() => cuda.packArguments('@i', [1]), { name: 'TypeError', message: /"@"/ });
     assert.throws(() => cuda.packArguments(42, [1]), { name: 'TypeError', message: /format must be/ });
     assert.throws(() => cuda.packArguments([{}], [1]), { name: 'TypeError', message: /format item/ });
   });
 
   it('arguments that cannot be passed are TypeErrors naming the argument', function () {
-    assert.throws(() => cuda.packArguments([cuda.int32(1), 5]), { name: 'TypeError', message: /^argument 1 is a bare number \(5\) and the kernel's parameter types are not known; wrap it in the constructor of its C type: cuda\.int32\(n\)/ });
+    assert.throws(() => cuda.packArguments([cuda.int32(1), 5]), {
+      name: 'TypeError',
+      message:
+        /^argument 1 is a bare number \(5\) and the kernel's parameter types are not known; wrap it in the constructor of its C type: cuda\.int32\(n\)/,
+    });
     assert.throws(() => cuda.packArguments([7n]), { name: 'TypeError', message: /argument 0 is a bare bigint/ });
-    assert.throws(() => cuda.packArguments(['x']), { name: 'TypeError', message: /argument 0 cannot be passed to a kernel: the string "x"/ });
+    assert.throws(() => cuda.packArguments(['x']), {
+      name: 'TypeError',
+      message: /argument 0 cannot be passed to a kernel: the string "x"/,
+    });
     assert.throws(() => cuda.packArguments([null]), { name: 'TypeError', message: /argument 0 cannot be passed/ });
-    assert.throws(() => cuda.packArguments([{}]), { name: 'TypeError', message: /argument 0 cannot be passed to a kernel: an Object/ });
-    assert.throws(() => cuda.packArguments([cuda.In(new Float32Array(1))]), { name: 'TypeError', message: /In\/Out\/InOut/ });
+    assert.throws(() => cuda.packArguments([{}]), {
+      name: 'TypeError',
+      message: /argument 0 cannot be passed to a kernel: an Object/,
+    });
+    assert.throws(() => cuda.packArguments([cuda.In(new Float32Array(1))]), {
+      name: 'TypeError',
+      message: /In\/Out\/InOut/,
+    });
     assert.throws(() => cuda.packArguments(5), { name: 'TypeError', message: /array of kernel arguments/ });
     assert.deepStrictEqual([...cuda.packArguments([true, false])], [1, 0], 'booleans are C bools');
   });
@@ -215,7 +288,10 @@ describe('In, Out and InOut', function () {
       assert.ok(made instanceof Handler && made instanceof cuda.ArgumentHandler, Handler.name);
       assert.ok(called instanceof Handler);
       assert.strictEqual(made.array, a);
-      assert.throws(() => Handler([1, 2]), { name: 'TypeError', message: new RegExp(`^${Handler.name}\\(array\\): array must be a TypedArray or DataView, not an Array`) });
+      assert.throws(() => Handler([1, 2]), {
+        name: 'TypeError',
+        message: new RegExp(`^${Handler.name}\\(array\\): array must be a TypedArray or DataView, not an Array`),
+      });
       assert.throws(() => Handler(new Float32Array(0)), { name: 'RangeError', message: /must not be empty/ });
     }
     assert.deepStrictEqual([cuda.In(a).copyIn, cuda.In(a).copyOut], [true, false]);
@@ -247,12 +323,21 @@ describe('kernel signatures parsed from CUDA C++', function () {
       __global__ void templated2(int x) {} }`;
     const s = parseKernelSignatures(source);
     assert.deepStrictEqual([...s.keys()].sort(), ['empty', 'mixed', 'saxpy', 'twice', 'voided']);
-    assert.deepStrictEqual(s.get('saxpy').map((p) => p.char), ['i', 'f', 'P', 'P']);
+    assert.deepStrictEqual(
+      s.get('saxpy').map((p) => p.char),
+      ['i', 'f', 'P', 'P'],
+    );
     assert.strictEqual(s.get('saxpy')[2].text, 'const float * __restrict__ x');
-    assert.deepStrictEqual(s.get('mixed').map((p) => p.char), ['I', 'q', 'B', 'd', '?', 'N', 'q', 'H', 'e', null, null]);
+    assert.deepStrictEqual(
+      s.get('mixed').map((p) => p.char),
+      ['I', 'q', 'B', 'd', '?', 'N', 'q', 'H', 'e', null, null],
+    );
     assert.deepStrictEqual(s.get('empty'), []);
     assert.deepStrictEqual(s.get('voided'), []);
-    assert.deepStrictEqual(s.get('twice').map((p) => p.char), ['i']);
+    assert.deepStrictEqual(
+      s.get('twice').map((p) => p.char),
+      ['i'],
+    );
   });
 });
 
@@ -265,13 +350,31 @@ describe('modules and kernels: checks before the driver', function () {
 
   it('refuses bad images and options with TypeError or RangeError', function () {
     assert.throws(() => new cuda.Module(42), { name: 'TypeError', message: /image must be PTX, cubin or fatbin/ });
-    assert.throws(() => new cuda.Module('x', { options: { notAnOption: 1 } }), { name: 'RangeError', message: /unknown JIT option 'notAnOption'/ });
-    assert.throws(() => new cuda.Module('x', { options: [[999, 1]] }), { name: 'RangeError', message: /member of cuda\.JitOption/ });
-    assert.throws(() => new cuda.Module('x', { options: [cuda.JitOption.MAX_REGISTERS] }), { name: 'TypeError', message: /\[JitOption\.X, value\] pair/ });
-    assert.throws(() => new cuda.Module('x', { options: { maxRegisters: -1 } }), { name: 'RangeError', message: /JIT option 0 value/ });
+    assert.throws(() => new cuda.Module('x', { options: { notAnOption: 1 } }), {
+      name: 'RangeError',
+      message: /unknown JIT option 'notAnOption'/,
+    });
+    assert.throws(() => new cuda.Module('x', { options: [[999, 1]] }), {
+      name: 'RangeError',
+      message: /member of cuda\.JitOption/,
+    });
+    assert.throws(() => new cuda.Module('x', { options: [cuda.JitOption.MAX_REGISTERS] }), {
+      name: 'TypeError',
+      message: /\[JitOption\.X, value\] pair/,
+    });
+    assert.throws(() => new cuda.Module('x', { options: { maxRegisters: -1 } }), {
+      name: 'RangeError',
+      message: /JIT option 0 value/,
+    });
     assert.throws(() => new cuda.Module('x', { options: 'fast' }), { name: 'TypeError' });
-    assert.throws(() => new cuda.Module('x', { options: [[cuda.JitOption.TARGET, cuda.JitTarget.COMPUTE_10]] }), { name: 'RangeError', message: /COMPUTE_10 is no longer supported/ });
-    assert.throws(() => new cuda.Module('x', { messageHandler: 'log' }), { name: 'TypeError', message: /messageHandler must be a function/ });
+    assert.throws(() => new cuda.Module('x', { options: [[cuda.JitOption.TARGET, cuda.JitTarget.COMPUTE_10]] }), {
+      name: 'RangeError',
+      message: /COMPUTE_10 is no longer supported/,
+    });
+    assert.throws(() => new cuda.Module('x', { messageHandler: 'log' }), {
+      name: 'TypeError',
+      message: /messageHandler must be a function/,
+    });
     assert.throws(() => new cuda.Module('x', { source: 5 }), { name: 'TypeError', message: /source must be/ });
     assert.throws(() => cuda.moduleFromFile(5), { name: 'TypeError', message: /path must be a string/ });
     assert.throws(() => cuda.moduleFromBuffer(null), { name: 'TypeError', message: /image must be/ });

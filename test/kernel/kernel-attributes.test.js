@@ -70,8 +70,9 @@ extern "C" __global__ void grid_rotate(const int *in, int *tmp, int *out, unsign
 
 // The toolkit's headers that cooperative_groups.h needs (CUDA 13 keeps libcu++ in include/cccl).
 function toolkitIncludeDirs() {
-  const include = execFileSync(process.execPath, [path.join(__dirname, '..', '..', 'scripts', 'find-cuda.js')],
-    { encoding: 'utf8' });
+  const include = execFileSync(process.execPath, [path.join(__dirname, '..', '..', 'scripts', 'find-cuda.js')], {
+    encoding: 'utf8',
+  });
   return [include, path.join(include, 'cccl')].filter((dir) => fs.existsSync(dir));
 }
 
@@ -88,7 +89,8 @@ function expectedClusters(grid, cluster) {
     for (let y = 0; y < grid[1]; y++) {
       for (let x = 0; x < grid[0]; x++) {
         const rank = (x % cluster[0]) + cluster[0] * ((y % cluster[1]) + cluster[1] * (z % cluster[2]));
-        const id = Math.floor(x / cluster[0]) +
+        const id =
+          Math.floor(x / cluster[0]) +
           clusters[0] * (Math.floor(y / cluster[1]) + clusters[1] * Math.floor(z / cluster[2]));
         out.push(rank, size, id, rank, 7 * ((rank + 1) % size) + 3, size);
       }
@@ -98,7 +100,7 @@ function expectedClusters(grid, cluster) {
 }
 
 describe('launch attribute kernels (NVRTC, no GPU needed)', function () {
-  it('the cluster and cooperative kernels compile for sm_90 with the toolkit\'s cooperative_groups', function () {
+  it("the cluster and cooperative kernels compile for sm_90 with the toolkit's cooperative_groups", function () {
     const cubin = compile({ arch: 'sm_90', cacheDir: false });
     assert.strictEqual(cubin.subarray(0, 4).toString('latin1'), '\x7fELF');
     const ptx = compile({ arch: 'compute_90', cacheDir: false }).toString();
@@ -134,11 +136,31 @@ describeGpu('launch attributes: clusters and cooperative launches', function () 
 
   it('cluster: [x, y, z] groups blocks into clusters that share distributed shared memory', function () {
     if (!dev.clusterLaunch) this.skip(); // before compute capability 9.0
-    for (const [grid, cluster] of [[[8, 4, 2], [2, 2, 2]], [[12, 2, 1], [4, 1, 1]], [[6, 3, 4], [2, 1, 2]]]) {
-      assert.deepStrictEqual(clusterInfo(grid, { cluster }), expectedClusters(grid, cluster), `grid ${grid}, cluster ${cluster}`);
+    for (const [grid, cluster] of [
+      [
+        [8, 4, 2],
+        [2, 2, 2],
+      ],
+      [
+        [12, 2, 1],
+        [4, 1, 1],
+      ],
+      [
+        [6, 3, 4],
+        [2, 1, 2],
+      ],
+    ]) {
+      assert.deepStrictEqual(
+        clusterInfo(grid, { cluster }),
+        expectedClusters(grid, cluster),
+        `grid ${grid}, cluster ${cluster}`,
+      );
     }
     assert.deepStrictEqual(clusterInfo([16, 1, 1], { cluster: 8 }), expectedClusters([16, 1, 1], [8, 1, 1]));
-    assert.deepStrictEqual(clusterInfo([10, 1, 1], { cluster: [2], shared: 1024 }, true), expectedClusters([10, 1, 1], [2, 1, 1]));
+    assert.deepStrictEqual(
+      clusterInfo([10, 1, 1], { cluster: [2], shared: 1024 }, true),
+      expectedClusters([10, 1, 1], [2, 1, 1]),
+    );
   });
 
   it('without cluster, every block is a cluster of its own', function () {
@@ -147,7 +169,7 @@ describeGpu('launch attributes: clusters and cooperative launches', function () 
     assert.deepStrictEqual(clusterInfo([3, 1, 1], undefined, true), expectedClusters([3, 1, 1], [1, 1, 1]));
   });
 
-  it('a cluster that does not divide the grid is the driver\'s error', function () {
+  it("a cluster that does not divide the grid is the driver's error", function () {
     if (!dev.clusterLaunch) this.skip();
     const out = cuda.memAlloc(6 * 4 * 6);
     const kernel = module.getFunction('cluster_info');
@@ -178,7 +200,12 @@ describeGpu('launch attributes: clusters and cooperative launches', function () 
     const n = blocks * block;
     const input = Int32Array.from({ length: n }, () => randomInt(-(2 ** 29), 2 ** 29));
     const expected = Int32Array.from({ length: n }, (_, i) => 3 * input[(i + block + 1) % n]);
-    const [inGpu, tmp, out, valid] = [cuda.toDevice(input), cuda.memAlloc(4 * n), cuda.memAlloc(4 * n), cuda.memAlloc(4 * blocks)];
+    const [inGpu, tmp, out, valid] = [
+      cuda.toDevice(input),
+      cuda.memAlloc(4 * n),
+      cuda.memAlloc(4 * n),
+      cuda.memAlloc(4 * blocks),
+    ];
     const stream = new cuda.Stream();
     const check = async (launch) => {
       cuda.memsetD32(out, 0, n);
@@ -198,14 +225,17 @@ describeGpu('launch attributes: clusters and cooperative launches', function () 
     for (const m of [inGpu, tmp, out, valid]) m.free();
   });
 
-  it('a cooperative grid larger than the device holds at once is the driver\'s LaunchError', function () {
+  it("a cooperative grid larger than the device holds at once is the driver's LaunchError", function () {
     if (!dev.cooperativeLaunch) this.skip();
     const kernel = module.getFunction('grid_rotate');
     const block = 1024;
     const capacity = kernel.maxActiveBlocksPerMultiprocessor(block) * dev.multiprocessorCount;
     const buffers = [0, 1, 2, 3].map(() => cuda.memAlloc(4 * 1024 * (capacity + 1)));
-    assert.throws(() => kernel(...buffers, { block, grid: capacity + 1, cooperative: true }),
-      { name: 'LaunchError', code: 720, api: 'cuLaunchKernelEx' });
+    assert.throws(() => kernel(...buffers, { block, grid: capacity + 1, cooperative: true }), {
+      name: 'LaunchError',
+      code: 720,
+      api: 'cuLaunchKernelEx',
+    });
     cuda.Context.synchronizeSync();
     for (const m of buffers) m.free();
   });

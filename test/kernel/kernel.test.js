@@ -96,7 +96,7 @@ function load(options = {}) {
   return new cuda.Module(compileSync(SOURCE), options);
 }
 
-describeGpu('kernel launches (PyCUDA\'s driver checks)', function () {
+describeGpu("kernel launches (PyCUDA's driver checks)", function () {
   let module;
   before(function () {
     module = load();
@@ -151,7 +151,10 @@ describeGpu('kernel launches (PyCUDA\'s driver checks)', function () {
     cuda.memcpyDtoHAsync(b, bGpu, stream);
     await stream.synchronize();
     assert.deepStrictEqual(dest, expected);
-    assert.deepStrictEqual(a.map((x, i) => Math.fround(x * b[i])), expected);
+    assert.deepStrictEqual(
+      a.map((x, i) => Math.fround(x * b[i])),
+      expected,
+    );
   });
 
   it('16000 bytes of dynamic shared memory', async function () {
@@ -171,7 +174,10 @@ describeGpu('kernel launches (PyCUDA\'s driver checks)', function () {
     doublify.preparedCall([1, 1], [4, 4, 1], aGpu, { shared: 20 });
     const doubled = new Float32Array(16);
     cuda.memcpyDtoH(doubled, aGpu);
-    assert.deepStrictEqual(doubled, a.map((x) => 2 * x));
+    assert.deepStrictEqual(
+      doubled,
+      a.map((x) => 2 * x),
+    );
     doublify.prepare('P');
     doublify.preparedCall([1, 1], [15, 1, 1], aGpu.ptr + 4n);
     const quadrupled = new Float32Array(16);
@@ -228,8 +234,14 @@ describeGpu('kernel launches (PyCUDA\'s driver checks)', function () {
     assert.deepStrictEqual([fo, io, dout, [...co]], [f, v, d, [c, c2]]);
     // cudadrv's own layout (used where the driver cannot report one) agrees with the driver's
     const fields = args.map((arg, i) => kargs.fieldOf(kargs.classify(arg, i, null)));
-    assert.deepStrictEqual(kargs.layout(fields, null, 'vectors').offsets, vectors.paramInfo().map((p) => p.offset));
-    assert.deepStrictEqual(vectors.paramInfo().map((p) => p.offset), [0, 16, 32, 48, 64, 80, 88, 96, 104]);
+    assert.deepStrictEqual(
+      kargs.layout(fields, null, 'vectors').offsets,
+      vectors.paramInfo().map((p) => p.offset),
+    );
+    assert.deepStrictEqual(
+      vectors.paramInfo().map((p) => p.offset),
+      [0, 16, 32, 48, 64, 80, 88, 96, 104],
+    );
   });
 });
 
@@ -243,11 +255,18 @@ describeGpu('kernel launches: arguments, In/Out/InOut, timing', function () {
   function echoCase() {
     const halfBits = randomInt(0, 0x7bff) | (Math.random() < 0.5 ? 0x8000 : 0);
     const values = {
-      int8: randomInt(-128, 127), uint8: randomInt(0, 255), int16: randomInt(-32768, 32767),
-      uint16: randomInt(0, 65535), int32: randomInt(-(2 ** 31), 2 ** 31 - 1),
-      uint32: randomInt(0, 2 ** 32 - 1), int64: BigInt.asIntN(64, BigInt(randomInt(0, 2 ** 48)) << 16n),
-      uint64: BigInt(randomInt(0, 2 ** 48)) << 16n | 0xffffn, float16: halfValue(halfBits),
-      float32: normals(1)[0], float64: Math.random() * 1e-300, bool: Math.random() < 0.5,
+      int8: randomInt(-128, 127),
+      uint8: randomInt(0, 255),
+      int16: randomInt(-32768, 32767),
+      uint16: randomInt(0, 65535),
+      int32: randomInt(-(2 ** 31), 2 ** 31 - 1),
+      uint32: randomInt(0, 2 ** 32 - 1),
+      int64: BigInt.asIntN(64, BigInt(randomInt(0, 2 ** 48)) << 16n),
+      uint64: (BigInt(randomInt(0, 2 ** 48)) << 16n) | 0xffffn,
+      float16: halfValue(halfBits),
+      float32: normals(1)[0],
+      float64: Math.random() * 1e-300,
+      bool: Math.random() < 0.5,
     };
     const pointer = BigInt(randomInt(1, 2 ** 40)) * 16n;
     const expected = Buffer.alloc(64);
@@ -295,7 +314,10 @@ describeGpu('kernel launches: arguments, In/Out/InOut, timing', function () {
     const a = normals(16);
     const original = a.slice();
     await doublify(cuda.InOut(a), { block: [4, 4] });
-    assert.deepStrictEqual(a, original.map((x) => 2 * x));
+    assert.deepStrictEqual(
+      a,
+      original.map((x) => 2 * x),
+    );
     const stream = new cuda.Stream(cuda.StreamFlags.NON_BLOCKING);
     const b = normals(1000);
     const c = normals(1000);
@@ -303,14 +325,23 @@ describeGpu('kernel launches: arguments, In/Out/InOut, timing', function () {
     const multiply = module.getFunction('multiply_them');
     const pending = [];
     for (let start = 0; start < 1000; start += 200) {
-      pending.push(multiply(cuda.Out(dest.subarray(start, start + 200)), cuda.In(b.subarray(start, start + 200)),
-        cuda.In(c.subarray(start, start + 200)), { block: [200], stream }));
+      pending.push(
+        multiply(
+          cuda.Out(dest.subarray(start, start + 200)),
+          cuda.In(b.subarray(start, start + 200)),
+          cuda.In(c.subarray(start, start + 200)),
+          { block: [200], stream },
+        ),
+      );
     }
     await Promise.all(pending);
-    assert.deepStrictEqual(dest, b.map((x, i) => Math.fround(x * c[i])));
+    assert.deepStrictEqual(
+      dest,
+      b.map((x, i) => Math.fround(x * c[i])),
+    );
   });
 
-  it('timeKernel resolves to the kernel\'s time in seconds, after the Out data', async function () {
+  it("timeKernel resolves to the kernel's time in seconds, after the Out data", async function () {
     const multiply = module.getFunction('multiply_them');
     const a = normals(256);
     const b = normals(256);
@@ -318,7 +349,10 @@ describeGpu('kernel launches: arguments, In/Out/InOut, timing', function () {
     const seconds = await multiply(cuda.Out(dest), cuda.In(a), cuda.In(b), { block: [256], timeKernel: true });
     assert.strictEqual(typeof seconds, 'number');
     assert.ok(seconds >= 0 && seconds < 1, `${seconds} s`);
-    assert.deepStrictEqual(dest, a.map((x, i) => Math.fround(x * b[i])));
+    assert.deepStrictEqual(
+      dest,
+      a.map((x, i) => Math.fround(x * b[i])),
+    );
     const empty = module.getFunction('empty');
     const alone = await empty({ block: 1, timeKernel: true });
     assert.ok(alone >= 0 && alone < 1, `${alone} s`);
@@ -331,7 +365,10 @@ describeGpu('kernel launches: arguments, In/Out/InOut, timing', function () {
     m.set(values);
     scale(m, 0.5, 1000, { block: [128], grid: [8] });
     await cuda.Context.synchronize();
-    assert.deepStrictEqual(m, values.map((x) => x * 0.5));
+    assert.deepStrictEqual(
+      m,
+      values.map((x) => x * 0.5),
+    );
   });
 
   it('SourceModule is a full Module', async function () {
@@ -343,7 +380,10 @@ describeGpu('kernel launches: arguments, In/Out/InOut, timing', function () {
     const a = normals(64);
     const dest = new Float32Array(64);
     await multiply(cuda.Out(dest), cuda.In(a), cuda.In(a), { block: [64] });
-    assert.deepStrictEqual(dest, a.map((x) => Math.fround(x * x)));
+    assert.deepStrictEqual(
+      dest,
+      a.map((x) => Math.fround(x * x)),
+    );
     sm.free();
   });
 });
@@ -354,16 +394,33 @@ describeGpu('kernel launches: bad input', function () {
     module = load();
   });
 
-  it('the driver\'s refusals are surfaced, and the context stays usable', async function () {
+  it("the driver's refusals are surfaced, and the context stays usable", async function () {
     const multiply = module.getFunction('multiply_them');
     const dev = cuda.Context.getDevice();
     const a = cuda.toDevice(new Float32Array(256));
-    assert.throws(() => multiply(a, a, a, { block: 1, grid: [1, dev.maxGridDimY + 1] }), { name: 'LogicError', api: 'cuLaunchKernel' });
-    assert.throws(() => multiply(a, a, a, { block: [dev.maxThreadsPerBlock + 1] }), { name: 'LogicError', api: 'cuLaunchKernel' });
-    assert.throws(() => multiply(a, a, a, { block: 1, shared: dev.maxSharedMemoryPerBlockOptin + 1 }), { api: 'cuLaunchKernel' });
-    assert.throws(() => multiply(a, a, { block: 1 }), { name: 'TypeError', message: "kernel 'multiply_them' takes 3 parameters, but 2 arguments were given" });
-    assert.throws(() => multiply(a, a, cuda.int32(1), { block: 1 }), { name: 'TypeError', message: /parameter 2 takes 8 bytes, but argument 2 is int32/ });
-    assert.throws(() => multiply(a, a, a), { name: 'TypeError', message: /the last argument must be the launch options/ });
+    assert.throws(() => multiply(a, a, a, { block: 1, grid: [1, dev.maxGridDimY + 1] }), {
+      name: 'LogicError',
+      api: 'cuLaunchKernel',
+    });
+    assert.throws(() => multiply(a, a, a, { block: [dev.maxThreadsPerBlock + 1] }), {
+      name: 'LogicError',
+      api: 'cuLaunchKernel',
+    });
+    assert.throws(() => multiply(a, a, a, { block: 1, shared: dev.maxSharedMemoryPerBlockOptin + 1 }), {
+      api: 'cuLaunchKernel',
+    });
+    assert.throws(() => multiply(a, a, { block: 1 }), {
+      name: 'TypeError',
+      message: "kernel 'multiply_them' takes 3 parameters, but 2 arguments were given",
+    });
+    assert.throws(() => multiply(a, a, cuda.int32(1), { block: 1 }), {
+      name: 'TypeError',
+      message: /parameter 2 takes 8 bytes, but argument 2 is int32/,
+    });
+    assert.throws(() => multiply(a, a, a), {
+      name: 'TypeError',
+      message: /the last argument must be the launch options/,
+    });
     assert.throws(() => multiply(a, a, a, { grid: 1 }), { name: 'TypeError', message: /block is required/ });
     assert.throws(() => multiply(a, a, a, { block: [1, 1, 1, 1] }), { name: 'RangeError' });
     assert.throws(() => multiply(a, a, a, { block: [0] }), { name: 'RangeError' });
@@ -381,7 +438,10 @@ describeGpu('kernel launches: bad input', function () {
     own.free();
     assert.throws(() => empty({ block: 1 }), { name: 'LogicError', message: /Module has been freed/ });
     assert.throws(() => prepared.preparedCall(1, 1, 0n), { name: 'LogicError', message: /Module has been freed/ });
-    assert.throws(() => own.getFunction('empty'), { name: 'LogicError', message: 'this Module has been freed; load it again' });
+    assert.throws(() => own.getFunction('empty'), {
+      name: 'LogicError',
+      message: 'this Module has been freed; load it again',
+    });
     module.getFunction('empty')({ block: 1 });
   });
 });

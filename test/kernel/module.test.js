@@ -55,7 +55,10 @@ describeGpu('Module', function () {
   it('loads PTX text with JIT options; messageHandler receives the logs', function () {
     const calls = [];
     const module = new cuda.Module(TEX_PTX, {
-      options: [[cuda.JitOption.MAX_REGISTERS, 32], [cuda.JitOption.LOG_VERBOSE, 1]],
+      options: [
+        [cuda.JitOption.MAX_REGISTERS, 32],
+        [cuda.JitOption.LOG_VERBOSE, 1],
+      ],
       messageHandler: (...args) => calls.push(args),
     });
     assert.strictEqual(calls.length, 1);
@@ -69,7 +72,7 @@ describeGpu('Module', function () {
     assert.ok(again.getFunction('fetch2d') instanceof cuda.Kernel);
   });
 
-  it('a PTX error is the driver\'s error, with the JIT error log in its message and the handler', function () {
+  it("a PTX error is the driver's error, with the JIT error log in its message and the handler", function () {
     const calls = [];
     let error = null;
     try {
@@ -85,7 +88,7 @@ describeGpu('Module', function () {
     assert.deepStrictEqual(calls, [[false, error.infoLog, error.errorLog]]);
   });
 
-  it('loads cubin from a Buffer and from a file; a missing file is the driver\'s error', async function () {
+  it("loads cubin from a Buffer and from a file; a missing file is the driver's error", async function () {
     const { compileSync } = require('../../lib/compiler');
     const cubin = compileSync(SOURCE);
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cudadrv-module-'));
@@ -99,10 +102,16 @@ describeGpu('Module', function () {
         const a = normals(32);
         const b = a.slice();
         await doublify(cuda.InOut(b), { block: [32] });
-        assert.deepStrictEqual(b, a.map((x) => 2 * x));
+        assert.deepStrictEqual(
+          b,
+          a.map((x) => 2 * x),
+        );
       }
       assert.ok(cuda.moduleFromFile(ptxFile).getTexref('tex') instanceof cuda.TextureReference);
-      assert.throws(() => cuda.moduleFromFile(path.join(dir, 'missing.cubin')), { name: 'RuntimeError', api: 'cuModuleLoad' });
+      assert.throws(() => cuda.moduleFromFile(path.join(dir, 'missing.cubin')), {
+        name: 'RuntimeError',
+        api: 'cuModuleLoad',
+      });
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
@@ -116,13 +125,20 @@ describeGpu('Module', function () {
     const modules = [cuda.moduleFromBuffer(image), new cuda.Module(new Uint8Array(image)), cuda.moduleFromFile(file)];
     for (const module of modules) {
       const scale = module.getFunction('scale');
-      assert.deepStrictEqual(scale.paramInfo(), [{ offset: 0, size: 8 }, { offset: 8, size: 4 }, { offset: 12, size: 4 }]);
+      assert.deepStrictEqual(scale.paramInfo(), [
+        { offset: 0, size: 8 },
+        { offset: 8, size: 4 },
+        { offset: 12, size: 4 },
+      ]);
       const n = 1000 + Math.floor(Math.random() * 1000);
       const a = normals(n);
       const s = Math.fround(1 + Math.random());
       const b = a.slice();
       await scale(cuda.InOut(b), cuda.float32(s), cuda.int32(n), { block: [128], grid: [Math.ceil(n / 128)] });
-      assert.deepStrictEqual(b, a.map((x) => Math.fround(x * s)));
+      assert.deepStrictEqual(
+        b,
+        a.map((x) => Math.fround(x * s)),
+      );
     }
   });
 
@@ -173,8 +189,9 @@ describeGpu('Kernel attributes, occupancy, deprecated launches', function () {
     const n = bytes / 4;
     const input = Int32Array.from({ length: n }, () => Math.floor(Math.random() * 2 ** 30));
     const output = new Int32Array(n);
-    assert.throws(() => kernel(cuda.In(input), cuda.Out(output), cuda.int32(n), { block: [512], shared: bytes }),
-      { api: 'cuLaunchKernel' });
+    assert.throws(() => kernel(cuda.In(input), cuda.Out(output), cuda.int32(n), { block: [512], shared: bytes }), {
+      api: 'cuLaunchKernel',
+    });
     kernel.setAttribute(cuda.FunctionAttribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes);
     assert.strictEqual(kernel.maxDynamicSharedSizeBytes, bytes);
     await kernel(cuda.In(input), cuda.Out(output), cuda.int32(n), { block: [512], shared: bytes });
@@ -183,7 +200,7 @@ describeGpu('Kernel attributes, occupancy, deprecated launches', function () {
     kernel.setSharedConfig(cuda.SharedConfig.FOUR_BYTE_BANK_SIZE);
   });
 
-  it('occupancy agrees with the device\'s limits', function () {
+  it("occupancy agrees with the device's limits", function () {
     const kernel = module.getFunction('doublify');
     assert.strictEqual(kernel.maxActiveBlocksPerMultiprocessor(256), dev.maxThreadsPerMultiprocessor / 256);
     const { minGridSize, blockSize } = kernel.maxPotentialBlockSize();
@@ -218,7 +235,10 @@ describeGpu('Kernel attributes, occupancy, deprecated launches', function () {
       await stream.synchronize();
       const back = new Float32Array(64);
       cuda.memcpyDtoH(back, aGpu);
-      assert.deepStrictEqual(back, a.map((x) => 8 * x));
+      assert.deepStrictEqual(
+        back,
+        a.map((x) => 8 * x),
+      );
       await new Promise((resolve) => setImmediate(resolve));
       assert.ok(warnings.every((m) => /^kernel\.\w+\(\) is deprecated/.test(m)));
       assert.strictEqual(new Set(warnings).size, warnings.length, 'once per method');

@@ -8,7 +8,6 @@ const cuda = require('../..');
 const { describeGpu } = require('../support/gpu');
 const { normals } = require('../support/kernel-data');
 
-
 // Texture and surface references can no longer be declared in CUDA C++, but PTX still declares
 // them and the driver still binds them.
 const TEX_PTX = fs.readFileSync(path.join(__dirname, '..', 'support', 'fixtures', 'texrefs.ptx'), 'utf8');
@@ -62,7 +61,10 @@ describeGpu('TextureReference (a hand-written PTX module)', function () {
     const out = new Float32Array(1000);
     await module.getFunction('fetch1d')(cuda.Out(out), cuda.uint32(1000), { block: [256], grid: [4], texrefs: [tex] });
     assert.deepStrictEqual(out, data);
-    assert.throws(() => tex.setAddress(address + 4n, data.byteLength - 4), { name: 'LogicError', message: /byte offset of 4/ });
+    assert.throws(() => tex.setAddress(address + 4n, data.byteLength - 4), {
+      name: 'LogicError',
+      message: /byte offset of 4/,
+    });
     assert.strictEqual(tex.setAddress(address + 4n, data.byteLength - 4, true), 4);
     raw.free();
   });

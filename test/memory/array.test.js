@@ -7,8 +7,15 @@ const { SourceModule } = require('../../lib/compiler');
 const { describeGpu } = require('../support/gpu');
 
 const {
-  ArrayDescriptor, ArrayDescriptor3D, CudaArray, TextureObject, SurfaceObject, ArrayFormat, Array3DFlags,
-  AddressMode, FilterMode,
+  ArrayDescriptor,
+  ArrayDescriptor3D,
+  CudaArray,
+  TextureObject,
+  SurfaceObject,
+  ArrayFormat,
+  Array3DFlags,
+  AddressMode,
+  FilterMode,
 } = cuda;
 
 function randomFloats(n) {
@@ -20,46 +27,123 @@ function randomInts(n) {
 }
 
 describe('arrays (checked before the driver)', function () {
-  it('descriptors default like PyCUDA\'s and carry every field', function () {
-    assert.deepStrictEqual({ ...new ArrayDescriptor() }, { width: 0, height: 0, format: ArrayFormat.FLOAT, numChannels: 1 });
-    const d = new ArrayDescriptor3D({ width: 4, height: 3, depth: 2, format: ArrayFormat.SIGNED_INT32, numChannels: 2, flags: 2 });
-    assert.deepStrictEqual({ ...d }, { width: 4, height: 3, depth: 2, format: ArrayFormat.SIGNED_INT32, numChannels: 2, flags: 2 });
+  it("descriptors default like PyCUDA's and carry every field", function () {
+    assert.deepStrictEqual(
+      { ...new ArrayDescriptor() },
+      { width: 0, height: 0, format: ArrayFormat.FLOAT, numChannels: 1 },
+    );
+    const d = new ArrayDescriptor3D({
+      width: 4,
+      height: 3,
+      depth: 2,
+      format: ArrayFormat.SIGNED_INT32,
+      numChannels: 2,
+      flags: 2,
+    });
+    assert.deepStrictEqual(
+      { ...d },
+      { width: 4, height: 3, depth: 2, format: ArrayFormat.SIGNED_INT32, numChannels: 2, flags: 2 },
+    );
     assert.ok(d instanceof ArrayDescriptor);
   });
 
   it('bad descriptors, resources and arguments are TypeError or RangeError naming them', function () {
     assert.throws(() => new CudaArray(), { name: 'TypeError', message: /^descriptor must be an ArrayDescriptor/ });
-    assert.throws(() => new CudaArray({ width: 0, height: 1, format: ArrayFormat.FLOAT }), { name: 'RangeError', message: 'descriptor.width must be at least 1' });
-    assert.throws(() => new CudaArray({ width: 4, format: 77 }), { name: 'RangeError', message: /descriptor.format must be/ });
-    assert.throws(() => new CudaArray({ width: 4, format: ArrayFormat.FLOAT, numChannels: 3 }), { name: 'RangeError', message: 'descriptor.numChannels must be 1, 2 or 4, not 3' });
-    assert.throws(() => new CudaArray({ width: -1, format: ArrayFormat.FLOAT }), { name: 'RangeError', message: /descriptor.width/ });
-    assert.throws(() => cuda.memcpyHtoA({}, 0, new Uint8Array(4)), { name: 'TypeError', message: /array must be a CudaArray/ });
+    assert.throws(() => new CudaArray({ width: 0, height: 1, format: ArrayFormat.FLOAT }), {
+      name: 'RangeError',
+      message: 'descriptor.width must be at least 1',
+    });
+    assert.throws(() => new CudaArray({ width: 4, format: 77 }), {
+      name: 'RangeError',
+      message: /descriptor.format must be/,
+    });
+    assert.throws(() => new CudaArray({ width: 4, format: ArrayFormat.FLOAT, numChannels: 3 }), {
+      name: 'RangeError',
+      message: 'descriptor.numChannels must be 1, 2 or 4, not 3',
+    });
+    assert.throws(() => new CudaArray({ width: -1, format: ArrayFormat.FLOAT }), {
+      name: 'RangeError',
+      message: /descriptor.width/,
+    });
+    assert.throws(() => cuda.memcpyHtoA({}, 0, new Uint8Array(4)), {
+      name: 'TypeError',
+      message: /array must be a CudaArray/,
+    });
     const unmade = Object.create(CudaArray.prototype); // passes lib/'s check, not the addon's
     assert.throws(() => cuda.memcpyHtoA(unmade, 0, 42), { name: 'TypeError', message: /^src must be a TypedArray/ });
-    assert.throws(() => cuda.memcpyAtoHAsync('x', unmade, 0), { name: 'TypeError', message: /^dest must be a TypedArray/ });
+    assert.throws(() => cuda.memcpyAtoHAsync('x', unmade, 0), {
+      name: 'TypeError',
+      message: /^dest must be a TypedArray/,
+    });
     assert.throws(() => cuda.memcpyHtoA(unmade, -1, new Uint8Array(4)), { name: 'RangeError', message: /index/ });
-    assert.throws(() => cuda.memcpyHtoA(unmade, 0, new Uint8Array(4)), { name: 'TypeError', message: 'expected a CudaArray' });
+    assert.throws(() => cuda.memcpyHtoA(unmade, 0, new Uint8Array(4)), {
+      name: 'TypeError',
+      message: 'expected a CudaArray',
+    });
     assert.throws(() => new TextureObject(42), { name: 'TypeError', message: /^resource must be a CudaArray/ });
-    assert.throws(() => new TextureObject({ linear: 0x1000n, format: ArrayFormat.FLOAT, bytes: 64 }, { addressMode: 9 }),
-      { name: 'RangeError', message: /addressMode\[0\] must be/ });
-    assert.throws(() => new TextureObject({ linear: 0x1000n, format: ArrayFormat.FLOAT, bytes: 64 }, { borderColor: [1, 2] }),
-      { name: 'RangeError', message: 'borderColor must hold 4 numbers' });
-    assert.throws(() => new TextureObject({ linear: { ptr: 0x1000n, size: 16 }, format: ArrayFormat.FLOAT, bytes: 64 }),
-      { name: 'RangeError', message: 'TextureObject: 64 bytes do not fit in 16 bytes of device memory' });
-    assert.throws(() => new TextureObject({ linear: 0x1000n, format: ArrayFormat.FLOAT }),
-      { name: 'TypeError', message: 'resource.bytes must be given: the size of memory at a bare address is not known' });
-    for (const [field, value] of [['width', 0], ['height', 0], ['pitch', 0], ['height', -1]]) {
+    assert.throws(
+      () => new TextureObject({ linear: 0x1000n, format: ArrayFormat.FLOAT, bytes: 64 }, { addressMode: 9 }),
+      { name: 'RangeError', message: /addressMode\[0\] must be/ },
+    );
+    assert.throws(
+      () => new TextureObject({ linear: 0x1000n, format: ArrayFormat.FLOAT, bytes: 64 }, { borderColor: [1, 2] }),
+      { name: 'RangeError', message: 'borderColor must hold 4 numbers' },
+    );
+    assert.throws(
+      () => new TextureObject({ linear: { ptr: 0x1000n, size: 16 }, format: ArrayFormat.FLOAT, bytes: 64 }),
+      { name: 'RangeError', message: 'TextureObject: 64 bytes do not fit in 16 bytes of device memory' },
+    );
+    assert.throws(() => new TextureObject({ linear: 0x1000n, format: ArrayFormat.FLOAT }), {
+      name: 'TypeError',
+      message: 'resource.bytes must be given: the size of memory at a bare address is not known',
+    });
+    for (const [field, value] of [
+      ['width', 0],
+      ['height', 0],
+      ['pitch', 0],
+      ['height', -1],
+    ]) {
       const resource = { pitch2D: 0x1000n, format: ArrayFormat.FLOAT, width: 4, height: 4, pitch: 64, [field]: value };
-      assert.throws(() => new TextureObject(resource), { name: 'RangeError', message: new RegExp(`^resource.${field} must be`) });
+      assert.throws(() => new TextureObject(resource), {
+        name: 'RangeError',
+        message: new RegExp(`^resource.${field} must be`),
+      });
     }
-    assert.throws(() => new TextureObject({ pitch2D: { ptr: 0x1000n, size: 100 }, format: ArrayFormat.FLOAT, width: 4, height: 4, pitch: 64 }),
-      { name: 'RangeError', message: 'TextureObject: 208 bytes do not fit in 100 bytes of device memory' });
-    assert.throws(() => new SurfaceObject(new Uint8Array(4)), { name: 'TypeError', message: /array must be a CudaArray/ });
-    assert.throws(() => cuda.matrixToArray(new Float32Array(6), [2, 2]), { name: 'RangeError', message: 'shape [2,2] holds 4 values, the array 6' });
-    assert.throws(() => cuda.matrixToArray(new Float32Array(4), [2, 2], 'X'), { name: 'RangeError', message: "order must be 'C' or 'F', not the string \"X\"" });
-    assert.throws(() => cuda.toArray(new BigInt64Array(4), [2, 2]), { name: 'TypeError', message: /arrays hold int8 to int32/ });
-    assert.throws(() => cuda.toArray(new Float32Array(4), [4]), { name: 'RangeError', message: /shape must have 2 or 3 dimensions/ });
-    assert.throws(() => cuda.makeMultichannel2DArray(new Float32Array(12), [2, 2, 3]), { name: 'RangeError', message: 'the channel count must be 1, 2 or 4, not 3' });
+    assert.throws(
+      () =>
+        new TextureObject({
+          pitch2D: { ptr: 0x1000n, size: 100 },
+          format: ArrayFormat.FLOAT,
+          width: 4,
+          height: 4,
+          pitch: 64,
+        }),
+      { name: 'RangeError', message: 'TextureObject: 208 bytes do not fit in 100 bytes of device memory' },
+    );
+    assert.throws(() => new SurfaceObject(new Uint8Array(4)), {
+      name: 'TypeError',
+      message: /array must be a CudaArray/,
+    });
+    assert.throws(() => cuda.matrixToArray(new Float32Array(6), [2, 2]), {
+      name: 'RangeError',
+      message: 'shape [2,2] holds 4 values, the array 6',
+    });
+    assert.throws(() => cuda.matrixToArray(new Float32Array(4), [2, 2], 'X'), {
+      name: 'RangeError',
+      message: "order must be 'C' or 'F', not the string \"X\"",
+    });
+    assert.throws(() => cuda.toArray(new BigInt64Array(4), [2, 2]), {
+      name: 'TypeError',
+      message: /arrays hold int8 to int32/,
+    });
+    assert.throws(() => cuda.toArray(new Float32Array(4), [4]), {
+      name: 'RangeError',
+      message: /shape must have 2 or 3 dimensions/,
+    });
+    assert.throws(() => cuda.makeMultichannel2DArray(new Float32Array(12), [2, 2, 3]), {
+      name: 'RangeError',
+      message: 'the channel count must be 1, 2 or 4, not 3',
+    });
     const copy = new cuda.Memcpy2D();
     assert.throws(() => copy.setDstArray({}), { name: 'TypeError', message: /dstArray must be a CudaArray/ });
   });
@@ -73,12 +157,25 @@ describe('arrays (checked before the driver)', function () {
     assert.throws(() => binding.surfObjectCreate({}, {}), notArray);
     const fields = new BigUint64Array(14); // kind 0: an array, which {} is not
     assert.throws(() => binding.texObjectCreate({}, {}, fields, new Float32Array(4)), notArray);
-    for (const [bad, border] of [[new BigUint64Array(13), new Float32Array(4)], [fields, new Float32Array(3)], [new Float64Array(14), new Float32Array(4)]]) {
-      assert.throws(() => binding.texObjectCreate({}, null, bad, border), { name: 'TypeError', message: /texture object's fields/ });
+    for (const [bad, border] of [
+      [new BigUint64Array(13), new Float32Array(4)],
+      [fields, new Float32Array(3)],
+      [new Float64Array(14), new Float32Array(4)],
+    ]) {
+      assert.throws(() => binding.texObjectCreate({}, null, bad, border), {
+        name: 'TypeError',
+        message: /texture object's fields/,
+      });
     }
     fields[0] = 7n;
-    assert.throws(() => binding.texObjectCreate({}, null, fields, new Float32Array(4)), { name: 'RangeError', message: 'unknown texture resource kind' });
-    assert.throws(() => binding.texObjectDestroy({}), { name: 'TypeError', message: 'expected a TextureObject or SurfaceObject' });
+    assert.throws(() => binding.texObjectCreate({}, null, fields, new Float32Array(4)), {
+      name: 'RangeError',
+      message: 'unknown texture resource kind',
+    });
+    assert.throws(() => binding.texObjectDestroy({}), {
+      name: 'TypeError',
+      message: 'expected a TextureObject or SurfaceObject',
+    });
     assert.throws(() => binding.refSetArray({}, {}, 0), { name: 'TypeError', message: 'expected a TextureReference' });
   });
 });
@@ -131,7 +228,10 @@ __global__ void channels(cudaTextureObject_t t, float4 *out, int w, int h) {
   function readThrough(array, w, h, opts) {
     const out = cuda.memAlloc(w * h * 4);
     const tex = new TextureObject(array, opts);
-    module.getFunction('read2d')(tex, out, cuda.int32(w), cuda.int32(h), { block: [64, 1, 1], grid: [Math.ceil(w / 64), h] });
+    module.getFunction('read2d')(tex, out, cuda.int32(w), cuda.int32(h), {
+      block: [64, 1, 1],
+      grid: [Math.ceil(w / 64), h],
+    });
     const result = cuda.fromDevice(out, w * h, 'float32');
     tex.destroy();
     out.free();
@@ -153,9 +253,17 @@ __global__ void channels(cudaTextureObject_t t, float4 *out, int w, int h) {
     const w = 37 + Math.floor(Math.random() * 60);
     const h = 5 + Math.floor(Math.random() * 20);
     const values = randomFloats(w * h);
-    const array = new CudaArray(new ArrayDescriptor({ width: w, height: h, format: ArrayFormat.FLOAT, numChannels: 1 }));
-    assert.deepStrictEqual({ ...array.getDescriptor() }, { width: w, height: h, format: ArrayFormat.FLOAT, numChannels: 1 });
-    assert.deepStrictEqual({ ...array.getDescriptor3D() }, { width: w, height: h, depth: 0, format: ArrayFormat.FLOAT, numChannels: 1, flags: 0 });
+    const array = new CudaArray(
+      new ArrayDescriptor({ width: w, height: h, format: ArrayFormat.FLOAT, numChannels: 1 }),
+    );
+    assert.deepStrictEqual(
+      { ...array.getDescriptor() },
+      { width: w, height: h, format: ArrayFormat.FLOAT, numChannels: 1 },
+    );
+    assert.deepStrictEqual(
+      { ...array.getDescriptor3D() },
+      { width: w, height: h, depth: 0, format: ArrayFormat.FLOAT, numChannels: 1, flags: 0 },
+    );
     assert.strictEqual(typeof array.handle, 'bigint');
     const copyIn = new cuda.Memcpy2D();
     copyIn.setSrcHost(values);
@@ -174,7 +282,10 @@ __global__ void channels(cudaTextureObject_t t, float4 *out, int w, int h) {
     assert.deepStrictEqual(back, values);
     array.free();
     array.free();
-    assert.throws(() => array.getDescriptor(), { name: 'LogicError', message: 'this CudaArray has been freed; create a new CudaArray' });
+    assert.throws(() => array.getDescriptor(), {
+      name: 'LogicError',
+      message: 'this CudaArray has been freed; create a new CudaArray',
+    });
     assert.throws(() => copyOut.run(), { name: 'LogicError', message: /CudaArray has been freed/ });
   });
 
@@ -184,11 +295,17 @@ __global__ void channels(cudaTextureObject_t t, float4 *out, int w, int h) {
     const values = randomFloats(rows * cols);
     // C order: rows × cols, row-major; the array is cols wide
     const c = cuda.matrixToArray(values, [rows, cols], 'C');
-    assert.deepStrictEqual({ ...c.getDescriptor() }, { width: cols, height: rows, format: ArrayFormat.FLOAT, numChannels: 1 });
+    assert.deepStrictEqual(
+      { ...c.getDescriptor() },
+      { width: cols, height: rows, format: ArrayFormat.FLOAT, numChannels: 1 },
+    );
     assert.deepStrictEqual(readThrough(c, cols, rows), values);
     // F order: the same memory read as a cols × rows column-major matrix
     const f = cuda.matrixToArray(values, [cols, rows], 'F');
-    assert.deepStrictEqual({ ...f.getDescriptor() }, { width: cols, height: rows, format: ArrayFormat.FLOAT, numChannels: 1 });
+    assert.deepStrictEqual(
+      { ...f.getDescriptor() },
+      { width: cols, height: rows, format: ArrayFormat.FLOAT, numChannels: 1 },
+    );
     const stream = new cuda.Stream();
     const back = cuda.pagelockedEmpty(rows * cols, 'float32');
     oneLayerToHost(f, back, cols, rows, stream);
@@ -208,15 +325,26 @@ __global__ void channels(cudaTextureObject_t t, float4 *out, int w, int h) {
     const tex = new TextureObject(source);
     const surf = new SurfaceObject(target);
     assert.strictEqual(surf.resource, target);
-    module.getFunction('double2d')(tex, surf, cuda.int32(w), cuda.int32(h), { block: [32, 1, 1], grid: [Math.ceil(w / 32), h] });
+    module.getFunction('double2d')(tex, surf, cuda.int32(w), cuda.int32(h), {
+      block: [32, 1, 1],
+      grid: [Math.ceil(w / 32), h],
+    });
     const back = new Float32Array(w * h);
     oneLayerToHost(target, back, w, h);
-    assert.deepStrictEqual(back, values.map((v) => Math.fround(2 * v)));
+    assert.deepStrictEqual(
+      back,
+      values.map((v) => Math.fround(2 * v)),
+    );
     surf.destroy();
     surf.destroy();
-    assert.throws(() => surf.handle, { name: 'LogicError', message: 'this SurfaceObject has been destroyed; create a new one' });
-    assert.throws(() => module.getFunction('double2d')(tex, surf, cuda.int32(w), cuda.int32(h), { block: 1 }),
-      { name: 'LogicError', message: /SurfaceObject has been destroyed/ });
+    assert.throws(() => surf.handle, {
+      name: 'LogicError',
+      message: 'this SurfaceObject has been destroyed; create a new one',
+    });
+    assert.throws(() => module.getFunction('double2d')(tex, surf, cuda.int32(w), cuda.int32(h), { block: 1 }), {
+      name: 'LogicError',
+      message: /SurfaceObject has been destroyed/,
+    });
     tex.destroy();
   });
 
@@ -233,7 +361,9 @@ __global__ void channels(cudaTextureObject_t t, float4 *out, int w, int h) {
     assert.deepStrictEqual(readNormalized({ filterMode: FilterMode.POINT }), values);
     // linear filtering at texel centres gives the texels themselves (within the 9-bit weights)
     const linear = readNormalized({ filterMode: FilterMode.LINEAR, addressMode: AddressMode.CLAMP });
-    linear.forEach((v, i) => assert.ok(Math.abs(v - values[i]) <= 1e-4 * Math.abs(values[i]) + 1e-4, `${v} vs ${values[i]}`));
+    linear.forEach((v, i) =>
+      assert.ok(Math.abs(v - values[i]) <= 1e-4 * Math.abs(values[i]) + 1e-4, `${v} vs ${values[i]}`),
+    );
     out.free();
   });
 
@@ -259,7 +389,14 @@ __global__ void channels(cudaTextureObject_t t, float4 *out, int w, int h) {
     copy.widthInBytes = w * 4;
     copy.height = h;
     copy.run();
-    const pitched = new TextureObject({ pitch2D: allocation, format: ArrayFormat.FLOAT, numChannels: 1, width: w, height: h, pitch });
+    const pitched = new TextureObject({
+      pitch2D: allocation,
+      format: ArrayFormat.FLOAT,
+      numChannels: 1,
+      width: w,
+      height: h,
+      pitch,
+    });
     const read = cuda.memAlloc(w * h * 4);
     module.getFunction('read2d')(pitched, read, cuda.int32(w), cuda.int32(h), { block: [64, 1, 1], grid: [1, h] });
     assert.deepStrictEqual(cuda.fromDevice(read, w * h, 'float32'), values);
@@ -270,16 +407,28 @@ __global__ void channels(cudaTextureObject_t t, float4 *out, int w, int h) {
     const h = 3 + Math.floor(Math.random() * 5);
     const doubles = Float64Array.from({ length: w * h }, () => Math.random() * 1e10 - 5e9);
     const array = cuda.toArray(doubles, [h, w]);
-    assert.deepStrictEqual([array.getDescriptor().format, array.getDescriptor().numChannels], [ArrayFormat.SIGNED_INT32, 2]);
+    assert.deepStrictEqual(
+      [array.getDescriptor().format, array.getDescriptor().numChannels],
+      [ArrayFormat.SIGNED_INT32, 2],
+    );
     const out = cuda.memAlloc(w * h * 8);
-    module.getFunction('readDouble')(new TextureObject(array), out, cuda.int32(w), cuda.int32(h), { block: [32, 1, 1], grid: [1, h] });
+    module.getFunction('readDouble')(new TextureObject(array), out, cuda.int32(w), cuda.int32(h), {
+      block: [32, 1, 1],
+      grid: [1, h],
+    });
     assert.deepStrictEqual(cuda.fromDevice(out, w * h, 'float64'), doubles);
     // complex64: (re, im) pairs, from device memory this time
     const pairs = randomFloats(2 * w * h);
     const complex = cuda.deviceToArray(cuda.toDevice(pairs), [h, w], 'float32', { complex: true });
-    assert.deepStrictEqual([complex.getDescriptor().format, complex.getDescriptor().numChannels], [ArrayFormat.FLOAT, 2]);
+    assert.deepStrictEqual(
+      [complex.getDescriptor().format, complex.getDescriptor().numChannels],
+      [ArrayFormat.FLOAT, 2],
+    );
     const out2 = cuda.memAlloc(w * h * 8);
-    module.getFunction('readComplex')(new TextureObject(complex), out2, cuda.int32(w), cuda.int32(h), { block: w, grid: h });
+    module.getFunction('readComplex')(new TextureObject(complex), out2, cuda.int32(w), cuda.int32(h), {
+      block: w,
+      grid: h,
+    });
     assert.deepStrictEqual(cuda.fromDevice(out2, 2 * w * h, 'float32'), pairs);
   });
 
@@ -287,10 +436,19 @@ __global__ void channels(cudaTextureObject_t t, float4 *out, int w, int h) {
     const [w, h, d] = [8 + Math.floor(Math.random() * 8), 5, 3];
     const values = randomFloats(w * h * d);
     const array = cuda.toArray(values, [d, h, w]);
-    assert.deepStrictEqual({ ...array.getDescriptor3D() }, { width: w, height: h, depth: d, format: ArrayFormat.FLOAT, numChannels: 1, flags: 0 });
-    assert.throws(() => array.getDescriptor(), { name: 'LogicError', message: `this CudaArray is 3D (depth ${d}): use getDescriptor3D()` });
+    assert.deepStrictEqual(
+      { ...array.getDescriptor3D() },
+      { width: w, height: h, depth: d, format: ArrayFormat.FLOAT, numChannels: 1, flags: 0 },
+    );
+    assert.throws(() => array.getDescriptor(), {
+      name: 'LogicError',
+      message: `this CudaArray is 3D (depth ${d}): use getDescriptor3D()`,
+    });
     const out = cuda.memAlloc(values.byteLength);
-    module.getFunction('read3d')(new TextureObject(array), out, cuda.int32(w), cuda.int32(h), cuda.int32(d), { block: w, grid: [h, d] });
+    module.getFunction('read3d')(new TextureObject(array), out, cuda.int32(w), cuda.int32(h), cuda.int32(d), {
+      block: w,
+      grid: [h, d],
+    });
     assert.deepStrictEqual(cuda.fromDevice(out, values.length, 'float32'), values);
     // four channels, [rows, columns, channels] in C order
     const quad = randomFloats(h * w * 4);
@@ -347,7 +505,9 @@ __global__ void channels(cudaTextureObject_t t, float4 *out, int w, int h) {
     // a 1D surface: suld reads 4 bytes at byte offset tid.x * 4
     const n = 16;
     const ints = randomInts(n);
-    const surfArray = new CudaArray(new ArrayDescriptor3D({ width: n, format: ArrayFormat.SIGNED_INT32, flags: Array3DFlags.SURFACE_LDST }));
+    const surfArray = new CudaArray(
+      new ArrayDescriptor3D({ width: n, format: ArrayFormat.SIGNED_INT32, flags: Array3DFlags.SURFACE_LDST }),
+    );
     cuda.memcpyHtoA(surfArray, 0, ints);
     const surf = m.getSurfref('surf');
     assert.strictEqual(surf.getArray(), null);

@@ -18,10 +18,14 @@ describe('device memory through a stand-in driver (no GPU needed)', function () 
   function run(scenario) {
     const log = path.join(standIn.dir, `${scenario}.log`);
     fs.rmSync(log, { force: true });
-    const child = spawnSync(process.execPath, ['--expose-gc', path.join(__dirname, '..', 'support', 'memory-driver-child.js'), scenario], {
-      encoding: 'utf8',
-      env: { ...process.env, LD_LIBRARY_PATH: standIn.dir, FAKE_CUDA_LOG: log, FAKE_CUDA_TRACE: '1' },
-    });
+    const child = spawnSync(
+      process.execPath,
+      ['--expose-gc', path.join(__dirname, '..', 'support', 'memory-driver-child.js'), scenario],
+      {
+        encoding: 'utf8',
+        env: { ...process.env, LD_LIBRARY_PATH: standIn.dir, FAKE_CUDA_LOG: log, FAKE_CUDA_TRACE: '1' },
+      },
+    );
     if (child.status !== 0) throw new Error(`scenario ${scenario} failed:\n${child.stderr}`);
     return { result: JSON.parse(child.stdout), calls: tracedCalls(log) };
   }
@@ -37,8 +41,13 @@ describe('device memory through a stand-in driver (no GPU needed)', function () 
       alloc: ['cuCtxGetCurrent', 'cuMemAlloc_v2', 'cuMemFree_v2'],
       'alloc.async': ['cuMemAllocAsync', 'cuMemFreeAsync'],
       'alloc.async.own': ['cuMemAllocAsync', 'cuMemFreeAsync'],
-      'alloc.async.default': ['cuCtxGetCurrent', 'cuMemAllocAsync',
-        'cuCtxPushCurrent_v2', 'cuMemFreeAsync', 'cuCtxPopCurrent_v2'],
+      'alloc.async.default': [
+        'cuCtxGetCurrent',
+        'cuMemAllocAsync',
+        'cuCtxPushCurrent_v2',
+        'cuMemFreeAsync',
+        'cuCtxPopCurrent_v2',
+      ],
       'copy.htod.small': ['cuMemcpyHtoD_v2'],
       'copy.dtoh.small': ['cuMemcpyDtoH_v2'],
       'copy.htod.async': ['cuMemcpyHtoDAsync_v2'],
@@ -52,8 +61,11 @@ describe('device memory through a stand-in driver (no GPU needed)', function () 
     assert.deepStrictEqual(calls['free without a context'], ['cuMemFree_v2', ...inContext('cuMemFree_v2')]);
     assert.deepStrictEqual(calls['freeAsync without a context'], ['cuMemFreeAsync', ...inContext('cuMemFreeAsync')]);
     assert.deepStrictEqual(calls['allocAsync without a context'], ['cuMemAllocAsync', ...inContext('cuMemAllocAsync')]);
-    assert.deepStrictEqual(calls['ordered free on the default stream'], inContext('cuMemFreeAsync'),
-      'the default stream is the current context\'s: the memory\'s is made current');
+    assert.deepStrictEqual(
+      calls['ordered free on the default stream'],
+      inContext('cuMemFreeAsync'),
+      "the default stream is the current context's: the memory's is made current",
+    );
   });
 
   it('free() twice does nothing; freed memory and ids that name nothing are refused or ignored', function () {
@@ -70,7 +82,11 @@ describe('device memory through a stand-in driver (no GPU needed)', function () 
     const released = calls['dropped, then collected'];
     const frees = released.filter((call) => call === 'cuMemFree_v2');
     assert.strictEqual(frees.length, 8, released.join(' '));
-    assert.strictEqual(released.filter((call) => call === 'cuCtxSynchronize').length, 3, 'stream-ordered: after the device');
+    assert.strictEqual(
+      released.filter((call) => call === 'cuCtxSynchronize').length,
+      3,
+      'stream-ordered: after the device',
+    );
     assert.strictEqual(released.filter((call) => call === 'cuCtxPushCurrent_v2').length, 8);
     assert.strictEqual(released.filter((call) => call === 'cuCtxPopCurrent_v2').length, 8);
     const outOfMemory = calls['dropped, then reclaimed when out of memory'];

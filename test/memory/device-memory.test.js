@@ -40,7 +40,10 @@ describe('memory arguments (checked before the driver)', function () {
     assert.throws(() => cuda.memAllocPitch(16, 4, 3), { name: 'RangeError', message: /accessSize must be 4, 8 or 16/ });
     assert.throws(() => cuda.memAllocPitch(0, 4), { name: 'RangeError', message: /widthInBytes must be at least 1/ });
     assert.throws(() => cuda.memAllocAsync(16, 'stream'), { name: 'TypeError', message: /stream must be a Stream/ });
-    assert.throws(() => cuda.memAllocAsync(16, null, { pool: {} }), { name: 'TypeError', message: /pool must be a MemoryPool/ });
+    assert.throws(() => cuda.memAllocAsync(16, null, { pool: {} }), {
+      name: 'TypeError',
+      message: /pool must be a MemoryPool/,
+    });
   });
 
   it('DeviceAllocation, MemoryPool and IPCMemoryHandle are not made by hand', function () {
@@ -54,32 +57,58 @@ describe('memory arguments (checked before the driver)', function () {
   it('copies refuse what is not device memory or not a host buffer', function () {
     const host = new Uint8Array(8);
     for (const bad of [undefined, null, 'x', {}, 1.5]) {
-      assert.throws(() => cuda.memcpyHtoD(bad, host), (e) => /dest must be/.test(e.message) &&
-        (e instanceof TypeError || e instanceof RangeError));
+      assert.throws(
+        () => cuda.memcpyHtoD(bad, host),
+        (e) => /dest must be/.test(e.message) && (e instanceof TypeError || e instanceof RangeError),
+      );
     }
     assert.throws(() => cuda.memcpyHtoD(-1, host), { name: 'RangeError', message: /dest must be a non-negative/ });
-    assert.throws(() => cuda.memcpyHtoD(fakeDevice(8), 'bytes'), { name: 'TypeError', message: /src must be a TypedArray, DataView, Buffer, ArrayBuffer or SharedArrayBuffer/ });
-    assert.throws(() => cuda.memcpyDtoH([1, 2], fakeDevice(8)), { name: 'TypeError', message: /dest must be a TypedArray/ });
+    assert.throws(() => cuda.memcpyHtoD(fakeDevice(8), 'bytes'), {
+      name: 'TypeError',
+      message: /src must be a TypedArray, DataView, Buffer, ArrayBuffer or SharedArrayBuffer/,
+    });
+    assert.throws(() => cuda.memcpyDtoH([1, 2], fakeDevice(8)), {
+      name: 'TypeError',
+      message: /dest must be a TypedArray/,
+    });
     assert.throws(() => cuda.memcpyDtoH(host, {}), { name: 'TypeError', message: /src must be device memory/ });
-    assert.throws(() => cuda.memcpyHtoDAsync(fakeDevice(8), host, 'stream'), { name: 'TypeError', message: /stream must be a Stream/ });
-    assert.throws(() => cuda.memcpyDtoHAsync(host, fakeDevice(8), {}), { name: 'TypeError', message: /stream must be a Stream/ });
+    assert.throws(() => cuda.memcpyHtoDAsync(fakeDevice(8), host, 'stream'), {
+      name: 'TypeError',
+      message: /stream must be a Stream/,
+    });
+    assert.throws(() => cuda.memcpyDtoHAsync(host, fakeDevice(8), {}), {
+      name: 'TypeError',
+      message: /stream must be a Stream/,
+    });
     assert.throws(() => cuda.toDevice([1, 2, 3]), { name: 'TypeError', message: /array must be a TypedArray/ });
     assert.throws(() => cuda.toDevice(new Float32Array(0)), { name: 'RangeError', message: /empty/ });
   });
 
   it('copies are checked against the size of the device memory', function () {
     const dest = fakeDevice(15);
-    assert.throws(() => cuda.memcpyHtoD(dest, new Float32Array(4)), { name: 'RangeError', message: /16 bytes do not fit in 15 bytes/ });
+    assert.throws(() => cuda.memcpyHtoD(dest, new Float32Array(4)), {
+      name: 'RangeError',
+      message: /16 bytes do not fit in 15 bytes/,
+    });
     assert.throws(() => cuda.memcpyHtoD(dest, new ArrayBuffer(16)), { name: 'RangeError' });
     assert.throws(() => cuda.memcpyHtoD(dest, new DataView(new ArrayBuffer(32), 8, 16)), { name: 'RangeError' });
-    assert.throws(() => cuda.memcpyDtoH(new BigInt64Array(2), dest), { name: 'RangeError', message: /16 bytes do not fit/ });
+    assert.throws(() => cuda.memcpyDtoH(new BigInt64Array(2), dest), {
+      name: 'RangeError',
+      message: /16 bytes do not fit/,
+    });
     assert.throws(() => cuda.memcpyHtoDAsync(dest, Buffer.alloc(16)), { name: 'RangeError' });
     assert.throws(() => cuda.memcpyDtoHAsync(Buffer.alloc(16), dest), { name: 'RangeError' });
     assert.throws(() => cuda.memcpyDtoD(fakeDevice(8), fakeDevice(16)), { name: 'RangeError', message: /dest/ });
     assert.throws(() => cuda.memcpyDtoD(fakeDevice(16), fakeDevice(8), 9), { name: 'RangeError', message: /src/ });
     assert.throws(() => cuda.memcpyDtoD(fakeDevice(16), 0x1000n), { name: 'TypeError', message: /size is required/ });
-    assert.throws(() => cuda.memcpyDtoDAsync(fakeDevice(16), fakeDevice(16), -1), { name: 'RangeError', message: /size/ });
-    assert.throws(() => cuda.fromDevice(fakeDevice(15), 4, 'float32'), { name: 'RangeError', message: /16 bytes do not fit in 15/ });
+    assert.throws(() => cuda.memcpyDtoDAsync(fakeDevice(16), fakeDevice(16), -1), {
+      name: 'RangeError',
+      message: /size/,
+    });
+    assert.throws(() => cuda.fromDevice(fakeDevice(15), 4, 'float32'), {
+      name: 'RangeError',
+      message: /16 bytes do not fit in 15/,
+    });
     assert.throws(() => cuda.fromDeviceLike(fakeDevice(15), new Int32Array(4)), { name: 'RangeError' });
   });
 
@@ -91,14 +120,23 @@ describe('memory arguments (checked before the driver)', function () {
   });
 
   it('peer copies want Context objects', function () {
-    assert.throws(() => cuda.memcpyPeer(fakeDevice(8), fakeDevice(8), 8, {}, {}), { name: 'TypeError', message: /destContext must be a Context/ });
+    assert.throws(() => cuda.memcpyPeer(fakeDevice(8), fakeDevice(8), 8, {}, {}), {
+      name: 'TypeError',
+      message: /destContext must be a Context/,
+    });
     assert.throws(() => cuda.memcpyPeerAsync(fakeDevice(8), fakeDevice(8), 16), { name: 'RangeError' });
-    assert.throws(() => cuda.memcpyPeerAsync(fakeDevice(8), fakeDevice(8), 8, undefined, undefined, 'x'), { name: 'TypeError', message: /stream/ });
+    assert.throws(() => cuda.memcpyPeerAsync(fakeDevice(8), fakeDevice(8), 8, undefined, undefined, 'x'), {
+      name: 'TypeError',
+      message: /stream/,
+    });
   });
 
   it('memsets check values, counts and extents', function () {
     const dest = fakeDevice(16);
-    assert.throws(() => cuda.memsetD8(dest, 256, 1), { name: 'RangeError', message: /value must be an integer from -128 to 255/ });
+    assert.throws(() => cuda.memsetD8(dest, 256, 1), {
+      name: 'RangeError',
+      message: /value must be an integer from -128 to 255/,
+    });
     assert.throws(() => cuda.memsetD16(dest, -32769, 1), { name: 'RangeError', message: /value/ });
     assert.throws(() => cuda.memsetD32(dest, 2 ** 32, 1), { name: 'RangeError', message: /value/ });
     assert.throws(() => cuda.memsetD32(dest, 1.5, 1), { name: 'RangeError', message: /value/ });
@@ -108,9 +146,18 @@ describe('memory arguments (checked before the driver)', function () {
     assert.throws(() => cuda.memsetD32Async(dest, 1, 5), { name: 'RangeError', message: /20 bytes/ });
     assert.throws(() => cuda.memsetD32(dest, 1, -1), { name: 'RangeError', message: /count/ });
     assert.throws(() => cuda.memsetD8Async(dest, 1, 1, 'x'), { name: 'TypeError', message: /stream/ });
-    assert.throws(() => cuda.memsetD2D8(fakeDevice(64), 4, 0, 8, 2), { name: 'RangeError', message: /pitch 4 is less than a row/ });
-    assert.throws(() => cuda.memsetD2D32(fakeDevice(64), 16, 0, 4, 5), { name: 'RangeError', message: /80 bytes do not fit in 64/ });
-    assert.throws(() => cuda.memsetD2D16Async(fakeDevice(64), 16, 0, 4, 2, 5), { name: 'TypeError', message: /stream/ });
+    assert.throws(() => cuda.memsetD2D8(fakeDevice(64), 4, 0, 8, 2), {
+      name: 'RangeError',
+      message: /pitch 4 is less than a row/,
+    });
+    assert.throws(() => cuda.memsetD2D32(fakeDevice(64), 16, 0, 4, 5), {
+      name: 'RangeError',
+      message: /80 bytes do not fit in 64/,
+    });
+    assert.throws(() => cuda.memsetD2D16Async(fakeDevice(64), 16, 0, 4, 2, 5), {
+      name: 'TypeError',
+      message: /stream/,
+    });
   });
 
   it('PointerHolderBase: subclasses provide getPointer(), and size bounds asBuffer', function () {
@@ -131,12 +178,18 @@ describe('memory arguments (checked before the driver)', function () {
     assert.strictEqual(holder.ptr, 0x1000n);
     assert.throws(() => holder.asBuffer(16, 17), { name: 'RangeError', message: /reaches past the 32 bytes/ });
     assert.throws(() => holder.asBuffer(-1), { name: 'RangeError', message: /size/ });
-    assert.throws(() => cuda.memcpyDtoH(new Uint8Array(33), holder), { name: 'RangeError', message: /33 bytes do not fit in 32/ });
+    assert.throws(() => cuda.memcpyDtoH(new Uint8Array(33), holder), {
+      name: 'RangeError',
+      message: /33 bytes do not fit in 32/,
+    });
   });
 
   it('Memcpy2D/3D refuse missing sides, bad fields and copies past a buffer', function () {
     const copy = new cuda.Memcpy2D();
-    assert.throws(() => copy.run(), { name: 'LogicError', message: 'src: call setSrcHost(), ...Device(), ...Array() or ...Unified() before run()' });
+    assert.throws(() => copy.run(), {
+      name: 'LogicError',
+      message: 'src: call setSrcHost(), ...Device(), ...Array() or ...Unified() before run()',
+    });
     copy.setSrcHost(new Uint8Array(100));
     copy.setDstDevice(fakeDevice(100));
     copy.srcPitch = 10;
@@ -150,13 +203,24 @@ describe('memory arguments (checked before the driver)', function () {
     copy.dstY = -1;
     assert.throws(() => copy.run(), { name: 'RangeError', message: /dstY/ });
     copy.dstY = 0;
-    assert.throws(() => copy.run('stream'), { name: 'TypeError', message: /run\(\) takes a Stream, null or \{ aligned \}/ });
+    assert.throws(() => copy.run('stream'), {
+      name: 'TypeError',
+      message: /run\(\) takes a Stream, null or \{ aligned \}/,
+    });
     assert.throws(() => copy.setSrcDevice('x'), { name: 'TypeError', message: /srcDevice must be device memory/ });
     assert.throws(() => copy.setDstHost(42), { name: 'TypeError', message: /dstHost must be/ });
     const copy3 = new cuda.Memcpy3D();
     copy3.setSrcHost(new Uint8Array(1000));
     copy3.setDstHost(new Uint8Array(1000));
-    Object.assign(copy3, { srcPitch: 10, srcHeight: 10, dstPitch: 10, dstHeight: 10, widthInBytes: 10, height: 10, depth: 10 });
+    Object.assign(copy3, {
+      srcPitch: 10,
+      srcHeight: 10,
+      dstPitch: 10,
+      dstHeight: 10,
+      widthInBytes: 10,
+      height: 10,
+      depth: 10,
+    });
     copy3.srcZ = 1;
     assert.throws(() => copy3.run(), { name: 'RangeError', message: /reaches byte 1100 of src/ });
     const peer = new cuda.Memcpy3DPeer();
@@ -168,19 +232,33 @@ describe('memory arguments (checked before the driver)', function () {
     fields.set([0n, 0n, 0n, 0n, BigInt(cuda.MemoryType.HOST), 0n, 16n, 0n], 0);
     fields.set([0n, 0n, 0n, 0n, BigInt(cuda.MemoryType.DEVICE), 0x1000n, 16n, 0n], 8);
     fields.set([16n, 5n, 1n], 16);
-    assert.throws(() => binding.memcpy2D(fields, new Uint8Array(79), undefined, false, undefined, undefined),
-      { name: 'RangeError', message: /src: the copy reaches past the end of the host buffer/ });
+    assert.throws(() => binding.memcpy2D(fields, new Uint8Array(79), undefined, false, undefined, undefined), {
+      name: 'RangeError',
+      message: /src: the copy reaches past the end of the host buffer/,
+    });
     fields[6] = 2n ** 62n; // a pitch whose product overflows
-    assert.throws(() => binding.memcpy3D(fields, new Uint8Array(80), undefined, undefined, undefined),
-      { name: 'RangeError', message: /past the end/ });
+    assert.throws(() => binding.memcpy3D(fields, new Uint8Array(80), undefined, undefined, undefined), {
+      name: 'RangeError',
+      message: /past the end/,
+    });
     fields[4] = 3n; // array memory: the array comes in the host buffer's place
-    assert.throws(() => binding.memcpy2D(fields, new Uint8Array(80), undefined, false, undefined, undefined),
-      { name: 'TypeError', message: 'expected a CudaArray' });
+    assert.throws(() => binding.memcpy2D(fields, new Uint8Array(80), undefined, false, undefined, undefined), {
+      name: 'TypeError',
+      message: 'expected a CudaArray',
+    });
     fields[4] = 5n; // no such memory type
-    assert.throws(() => binding.memcpy2D(fields, new Uint8Array(80), undefined, false, undefined, undefined),
-      { name: 'RangeError', message: 'src memory type must be host, device, array or unified' });
-    assert.throws(() => binding.memcpy2D(new Float64Array(19), undefined, undefined, false), { name: 'TypeError', message: /BigUint64Array/ });
-    assert.throws(() => binding.memcpyHtoD(0x1000n, [1, 2]), { name: 'TypeError', message: /src must be a TypedArray/ });
+    assert.throws(() => binding.memcpy2D(fields, new Uint8Array(80), undefined, false, undefined, undefined), {
+      name: 'RangeError',
+      message: 'src memory type must be host, device, array or unified',
+    });
+    assert.throws(() => binding.memcpy2D(new Float64Array(19), undefined, undefined, false), {
+      name: 'TypeError',
+      message: /BigUint64Array/,
+    });
+    assert.throws(() => binding.memcpyHtoD(0x1000n, [1, 2]), {
+      name: 'TypeError',
+      message: /src must be a TypedArray/,
+    });
   });
 
   it('the addon reads addresses as safe integers or 64-bit unsigned bigints, whatever lib/ passed', function () {
@@ -194,10 +272,16 @@ describe('memory arguments (checked before the driver)', function () {
       assert.throws(() => binding.memcpyHtoD(address, [1, 2]), range, String(address));
     }
     for (const address of [-1, 0.5, 2 ** 53, NaN, Infinity]) {
-      assert.throws(() => binding.memcpyHtoD(address, [1, 2]), { name: 'RangeError', message: 'dest must be an integer in range' });
+      assert.throws(() => binding.memcpyHtoD(address, [1, 2]), {
+        name: 'RangeError',
+        message: 'dest must be an integer in range',
+      });
     }
     for (const address of ['1', null, undefined, {}]) {
-      assert.throws(() => binding.memcpyHtoD(address, [1, 2]), { name: 'TypeError', message: 'dest must be a number or a bigint' });
+      assert.throws(() => binding.memcpyHtoD(address, [1, 2]), {
+        name: 'TypeError',
+        message: 'dest must be a number or a bigint',
+      });
     }
   });
 });
@@ -289,7 +373,10 @@ describeGpu('device memory', function () {
     assert.throws(() => parent.slice(60, 8), { name: 'RangeError', message: /reaches past the end of 64 bytes/ });
     assert.throws(() => parent.slice(65), { name: 'RangeError', message: /past the end/ });
     assert.throws(() => slice.slice(-1), { name: 'RangeError' });
-    assert.throws(() => cuda.memcpyHtoD(slice, new Uint8Array(17)), { name: 'RangeError', message: /17 bytes do not fit in 16/ });
+    assert.throws(() => cuda.memcpyHtoD(slice, new Uint8Array(17)), {
+      name: 'RangeError',
+      message: /17 bytes do not fit in 16/,
+    });
     assert.throws(() => cuda.memcpyDtoH(new Uint8Array(13), inner), { name: 'RangeError' });
     assert.throws(() => cuda.memsetD32(inner, 0, 4), { name: 'RangeError' });
     slice.free();
@@ -448,7 +535,16 @@ describeGpu('device memory', function () {
     const source = random(50 * 9);
     const up = new cuda.Memcpy2D();
     up.setSrcHost(source);
-    Object.assign(up, { srcXInBytes: 3, srcY: 0, srcPitch: 50, dstXInBytes: 5, dstY: 1, dstPitch: pitch, widthInBytes: 32, height: 8 });
+    Object.assign(up, {
+      srcXInBytes: 3,
+      srcY: 0,
+      srcPitch: 50,
+      dstXInBytes: 5,
+      dstY: 1,
+      dstPitch: pitch,
+      widthInBytes: 32,
+      height: 8,
+    });
     up.setDstDevice(allocation);
     assert.strictEqual(up.srcMemoryType, cuda.MemoryType.HOST);
     assert.strictEqual(up.dstMemoryType, cuda.MemoryType.DEVICE);
@@ -460,7 +556,16 @@ describeGpu('device memory', function () {
     const down = new cuda.Memcpy2D();
     down.setSrcDevice(allocation);
     down.setDstHost(host);
-    Object.assign(down, { srcXInBytes: 2, srcY: 2, srcPitch: pitch, dstXInBytes: 1, dstY: 1, dstPitch: 30, widthInBytes: 29, height: 6 });
+    Object.assign(down, {
+      srcXInBytes: 2,
+      srcY: 2,
+      srcPitch: pitch,
+      dstXInBytes: 1,
+      dstY: 1,
+      dstPitch: 30,
+      widthInBytes: 29,
+      height: 6,
+    });
     const expected = Buffer.from(host);
     referenceCopy(device, { x: 2, y: 2, z: 0, pitch, h: 0 }, expected, { x: 1, y: 1, z: 0, pitch: 30, h: 0 }, 29, 6);
     down.run({ aligned: true });
@@ -497,12 +602,30 @@ describeGpu('device memory', function () {
     up.setSrcHost(source);
     up.setDstDevice(memory);
     Object.assign(up, {
-      srcXInBytes: 1, srcY: 1, srcZ: 1, srcPitch: 20, srcHeight: 6,
-      dstXInBytes: 7, dstY: 2, dstZ: 0, dstPitch: 64, dstHeight: 10,
-      widthInBytes: 17, height: 5, depth: 3,
+      srcXInBytes: 1,
+      srcY: 1,
+      srcZ: 1,
+      srcPitch: 20,
+      srcHeight: 6,
+      dstXInBytes: 7,
+      dstY: 2,
+      dstZ: 0,
+      dstPitch: 64,
+      dstHeight: 10,
+      widthInBytes: 17,
+      height: 5,
+      depth: 3,
     });
     up.run();
-    referenceCopy(source, { x: 1, y: 1, z: 1, pitch: 20, h: 6 }, device, { x: 7, y: 2, z: 0, pitch: 64, h: 10 }, 17, 5, 3);
+    referenceCopy(
+      source,
+      { x: 1, y: 1, z: 1, pitch: 20, h: 6 },
+      device,
+      { x: 7, y: 2, z: 0, pitch: 64, h: 10 },
+      17,
+      5,
+      3,
+    );
     assert.ok(Buffer.from(cuda.fromDevice(memory, 64 * 10 * 5, 'uint8')).equals(device));
 
     const host = cuda.pagelockedEmpty(16 * 4 * 3, 'uint8');
@@ -512,11 +635,29 @@ describeGpu('device memory', function () {
     down.setSrcDevice(memory);
     down.setDstHost(host);
     Object.assign(down, {
-      srcXInBytes: 30, srcY: 5, srcZ: 2, srcPitch: 64, srcHeight: 10,
-      dstXInBytes: 2, dstY: 0, dstZ: 0, dstPitch: 16, dstHeight: 4,
-      widthInBytes: 14, height: 4, depth: 3,
+      srcXInBytes: 30,
+      srcY: 5,
+      srcZ: 2,
+      srcPitch: 64,
+      srcHeight: 10,
+      dstXInBytes: 2,
+      dstY: 0,
+      dstZ: 0,
+      dstPitch: 16,
+      dstHeight: 4,
+      widthInBytes: 14,
+      height: 4,
+      depth: 3,
     });
-    referenceCopy(device, { x: 30, y: 5, z: 2, pitch: 64, h: 10 }, expected, { x: 2, y: 0, z: 0, pitch: 16, h: 4 }, 14, 4, 3);
+    referenceCopy(
+      device,
+      { x: 30, y: 5, z: 2, pitch: 64, h: 10 },
+      expected,
+      { x: 2, y: 0, z: 0, pitch: 16, h: 4 },
+      14,
+      4,
+      3,
+    );
     const stream = new cuda.Stream();
     down.run(stream);
     await stream.synchronize();
@@ -534,19 +675,45 @@ describeGpu('device memory', function () {
       peer.setDstDevice(target);
       peer.setDstContext(second);
       Object.assign(peer, {
-        srcXInBytes: 4, srcY: 3, srcZ: 1, srcPitch: 64, srcHeight: 10,
-        dstXInBytes: 1, dstY: 1, dstZ: 0, dstPitch: 32, dstHeight: 8,
-        widthInBytes: 30, height: 6, depth: 2,
+        srcXInBytes: 4,
+        srcY: 3,
+        srcZ: 1,
+        srcPitch: 64,
+        srcHeight: 10,
+        dstXInBytes: 1,
+        dstY: 1,
+        dstZ: 0,
+        dstPitch: 32,
+        dstHeight: 8,
+        widthInBytes: 30,
+        height: 6,
+        depth: 2,
       });
       peer.run();
-      referenceCopy(device, { x: 4, y: 3, z: 1, pitch: 64, h: 10 }, before, { x: 1, y: 1, z: 0, pitch: 32, h: 8 }, 30, 6, 2);
+      referenceCopy(
+        device,
+        { x: 4, y: 3, z: 1, pitch: 64, h: 10 },
+        before,
+        { x: 1, y: 1, z: 0, pitch: 32, h: 8 },
+        30,
+        6,
+        2,
+      );
       assert.ok(Buffer.from(cuda.fromDevice(target, 32 * 8 * 2, 'uint8')).equals(before));
       const stream2 = new cuda.Stream();
       cuda.memsetD8(target, 0, 32 * 8 * 2);
       peer.run(stream2);
       await stream2.synchronize();
       const again = Buffer.alloc(32 * 8 * 2);
-      referenceCopy(device, { x: 4, y: 3, z: 1, pitch: 64, h: 10 }, again, { x: 1, y: 1, z: 0, pitch: 32, h: 8 }, 30, 6, 2);
+      referenceCopy(
+        device,
+        { x: 4, y: 3, z: 1, pitch: 64, h: 10 },
+        again,
+        { x: 1, y: 1, z: 0, pitch: 32, h: 8 },
+        30,
+        6,
+        2,
+      );
       assert.ok(Buffer.from(cuda.fromDevice(target, 32 * 8 * 2, 'uint8')).equals(again));
     } finally {
       second.detach();
@@ -576,10 +743,16 @@ describeGpu('device memory', function () {
     assert.throws(() => new Holder().asBuffer(64, 1), { name: 'RangeError' });
   });
 
-  it('an allocation past the device\'s memory is a MemoryError from cuMemAlloc', function () {
+  it("an allocation past the device's memory is a MemoryError from cuMemAlloc", function () {
     const total = new cuda.Device(0).totalMemory();
-    assert.throws(() => cuda.memAlloc(total * 2), (e) => e instanceof cuda.MemoryError &&
-      e.api === 'cuMemAlloc' && e.codeName === 'CUDA_ERROR_OUT_OF_MEMORY' && /^cuMemAlloc failed: /.test(e.message));
+    assert.throws(
+      () => cuda.memAlloc(total * 2),
+      (e) =>
+        e instanceof cuda.MemoryError &&
+        e.api === 'cuMemAlloc' &&
+        e.codeName === 'CUDA_ERROR_OUT_OF_MEMORY' &&
+        /^cuMemAlloc failed: /.test(e.message),
+    );
   });
 
   for (const how of ['global.gc', 'external-memory pressure']) {
@@ -587,7 +760,9 @@ describeGpu('device memory', function () {
       this.timeout(120000);
       const savedGc = globalThis.gc;
       const big = Math.floor(cuda.memGetInfo().free * 0.7);
-      (() => { cuda.memAlloc(big); })(); // dropped at once, not yet collected
+      (() => {
+        cuda.memAlloc(big);
+      })(); // dropped at once, not yet collected
       if (how !== 'global.gc') globalThis.gc = undefined;
       try {
         const again = cuda.memAlloc(big);
@@ -615,7 +790,7 @@ describeGpu('device memory', function () {
     assert.strictEqual(cuda.stats().cleanupsFailed, failed);
   });
 
-  it('stream-ordered allocation and the driver\'s memory pools', async function () {
+  it("stream-ordered allocation and the driver's memory pools", async function () {
     const device = new cuda.Device(0);
     if (!device.getAttribute(cuda.DeviceAttribute.MEMORY_POOLS_SUPPORTED)) this.skip();
     const failed = cuda.stats().cleanupsFailed;
@@ -633,8 +808,10 @@ describeGpu('device memory', function () {
 
     const pool = cuda.MemoryPool.getDefault(device);
     const current = cuda.MemoryPool.getCurrent();
-    assert.strictEqual(current.getAttribute(cuda.MemPoolAttribute.RELEASE_THRESHOLD),
-      pool.getAttribute(cuda.MemPoolAttribute.RELEASE_THRESHOLD));
+    assert.strictEqual(
+      current.getAttribute(cuda.MemPoolAttribute.RELEASE_THRESHOLD),
+      pool.getAttribute(cuda.MemPoolAttribute.RELEASE_THRESHOLD),
+    );
     const threshold = pool.getAttribute(cuda.MemPoolAttribute.RELEASE_THRESHOLD);
     pool.setAttribute(cuda.MemPoolAttribute.RELEASE_THRESHOLD, 1 << 20);
     assert.strictEqual(pool.getAttribute(cuda.MemPoolAttribute.RELEASE_THRESHOLD), 1 << 20);
@@ -657,20 +834,24 @@ describeGpu('device memory', function () {
     pool.trimTo(0);
     assert.throws(() => pool.getAttribute(99), { name: 'RangeError', message: /MemPoolAttribute/ });
 
-    (() => { cuda.memAllocAsync(1 << 20, stream); })(); // dropped: freed by the reaper
+    (() => {
+      cuda.memAllocAsync(1 << 20, stream);
+    })(); // dropped: freed by the reaper
     const { internal } = require('../../lib/memory/host-memory');
     global.gc();
     assert.ok(internal.collectGarbage() >= 1 << 20, 'the dropped allocation is released');
     assert.strictEqual(cuda.stats().cleanupsFailed, failed);
   });
 
-  it('IPC handles: 64 bytes; opening in the same process is the driver\'s error', function () {
+  it("IPC handles: 64 bytes; opening in the same process is the driver's error", function () {
     const memory = cuda.memAlloc(1024);
     const handle = cuda.memGetIpcHandle(memory);
     assert.ok(Buffer.isBuffer(handle));
     assert.strictEqual(handle.length, 64);
-    assert.throws(() => new cuda.IPCMemoryHandle(handle), (e) => e instanceof cuda.CudaError &&
-      e.api === 'cuIpcOpenMemHandle');
+    assert.throws(
+      () => new cuda.IPCMemoryHandle(handle),
+      (e) => e instanceof cuda.CudaError && e.api === 'cuIpcOpenMemHandle',
+    );
     assert.throws(() => cuda.memGetIpcHandle({}), { name: 'TypeError' });
   });
 

@@ -34,7 +34,10 @@ function pageAligned(array) {
   return true;
 }
 
-const paths = [['external ArrayBuffers', (fn) => fn()], ['V8-owned ArrayBuffers', withoutExternalBuffers]];
+const paths = [
+  ['external ArrayBuffers', (fn) => fn()],
+  ['V8-owned ArrayBuffers', withoutExternalBuffers],
+];
 
 describe('aligned host memory (no GPU needed)', function () {
   for (const [name, using] of paths) {
@@ -87,8 +90,10 @@ describe('aligned host memory (no GPU needed)', function () {
       assert.strictEqual(view.length, 0);
       assert.strictEqual(array[5], undefined);
       assert.strictEqual(cuda.hostAllocationOf(array), allocation);
-      assert.throws(() => cuda.memcpyHtoD({ ptr: 0x1000n, size: 4000 }, array),
-        { name: 'LogicError', message: /src is an array of host memory that was freed \(AlignedHostAllocation.free\(\)\)/ });
+      assert.throws(() => cuda.memcpyHtoD({ ptr: 0x1000n, size: 4000 }, array), {
+        name: 'LogicError',
+        message: /src is an array of host memory that was freed \(AlignedHostAllocation.free\(\)\)/,
+      });
       assert.throws(() => cuda.memcpyDtoH(view, { ptr: 0x1000n, size: 4000 }), { name: 'LogicError', message: /dest/ });
       assert.throws(() => cuda.toDevice(array.buffer), { name: 'LogicError' });
       allocation.free();
@@ -106,7 +111,10 @@ describe('aligned host memory (no GPU needed)', function () {
     const empty = cuda.alignedEmptyLike(Buffer.alloc(5), { alignment: 64 });
     assert.ok(empty instanceof Uint8Array);
     assert.strictEqual(empty.length, 5);
-    assert.throws(() => cuda.alignedEmptyLike([1, 2]), { name: 'TypeError', message: /alignedEmptyLike: the array must be a TypedArray/ });
+    assert.throws(() => cuda.alignedEmptyLike([1, 2]), {
+      name: 'TypeError',
+      message: /alignedEmptyLike: the array must be a TypedArray/,
+    });
     assert.throws(() => cuda.alignedZerosLike(new DataView(new ArrayBuffer(4))), { name: 'TypeError' });
   });
 
@@ -156,26 +164,40 @@ describe('aligned host memory (no GPU needed)', function () {
     assert.strictEqual(value, 'second time');
     assert.strictEqual(calls, 2);
     calls = 0;
-    assert.throws(() => internal.retryOutOfMemory(() => {
-      calls++;
-      throw new cuda.MemoryError('still out of memory');
-    }), { name: 'MemoryError', message: 'still out of memory' });
+    assert.throws(
+      () =>
+        internal.retryOutOfMemory(() => {
+          calls++;
+          throw new cuda.MemoryError('still out of memory');
+        }),
+      { name: 'MemoryError', message: 'still out of memory' },
+    );
     assert.strictEqual(calls, 2);
     calls = 0;
-    assert.throws(() => internal.retryOutOfMemory(() => {
-      calls++;
-      throw new cuda.LogicError('no');
-    }), { name: 'LogicError' });
+    assert.throws(
+      () =>
+        internal.retryOutOfMemory(() => {
+          calls++;
+          throw new cuda.LogicError('no');
+        }),
+      { name: 'LogicError' },
+    );
     assert.strictEqual(calls, 1);
   });
 });
 
 describe('host memory arguments (checked before the driver)', function () {
   it('pagelocked flags are HostAllocFlags bits', function () {
-    assert.throws(() => cuda.pagelockedEmpty(4, 'float32', { flags: 8 }), { name: 'RangeError', message: /flags must combine members of cuda.HostAllocFlags/ });
+    assert.throws(() => cuda.pagelockedEmpty(4, 'float32', { flags: 8 }), {
+      name: 'RangeError',
+      message: /flags must combine members of cuda.HostAllocFlags/,
+    });
     assert.throws(() => cuda.pagelockedZeros(4, 'float32', { flags: -1 }), { name: 'RangeError', message: /flags/ });
     assert.throws(() => cuda.pagelockedZeros(4, 'float32', { flags: '2' }), { name: 'TypeError', message: /flags/ });
-    assert.throws(() => cuda.pagelockedEmpty(4, 'float32', 'x'), { name: 'TypeError', message: /options must be an object/ });
+    assert.throws(() => cuda.pagelockedEmpty(4, 'float32', 'x'), {
+      name: 'TypeError',
+      message: /options must be an object/,
+    });
     assert.throws(() => cuda.pagelockedEmpty(-4, 'float32'), { name: 'RangeError', message: /shape/ });
     assert.throws(() => cuda.pagelockedEmpty(4, 'half'), { name: 'TypeError', message: /dtype/ });
     assert.throws(() => cuda.pagelockedEmptyLike('x'), { name: 'TypeError', message: /pagelockedEmptyLike/ });
@@ -185,21 +207,34 @@ describe('host memory arguments (checked before the driver)', function () {
   });
 
   it('managed flags are GLOBAL or HOST; managed memory needs external ArrayBuffers', function () {
-    assert.throws(() => cuda.managedEmpty(4, 'float32', { flags: cuda.MemAttachFlags.SINGLE }), { name: 'RangeError', message: /GLOBAL or HOST/ });
+    assert.throws(() => cuda.managedEmpty(4, 'float32', { flags: cuda.MemAttachFlags.SINGLE }), {
+      name: 'RangeError',
+      message: /GLOBAL or HOST/,
+    });
     assert.throws(() => cuda.managedZerosLike(new Float32Array(2), { flags: 0 }), { name: 'RangeError' });
     assert.throws(() => cuda.managedEmptyLike(7), { name: 'TypeError' });
-    assert.throws(() => withoutExternalBuffers(() => cuda.managedZeros(4, 'float32')),
-      { name: 'RuntimeError', message: /managed memory needs external ArrayBuffers/ });
+    assert.throws(() => withoutExternalBuffers(() => cuda.managedZeros(4, 'float32')), {
+      name: 'RuntimeError',
+      message: /managed memory needs external ArrayBuffers/,
+    });
     assert.throws(() => new cuda.ManagedAllocation(), { name: 'TypeError', message: /managedEmpty/ });
   });
 
   it('registerHostMemory wants a page-aligned, non-empty array and MemHostRegisterFlags', function () {
-    assert.throws(() => cuda.registerHostMemory(new ArrayBuffer(4096)), { name: 'TypeError', message: /TypedArray or DataView/ });
+    assert.throws(() => cuda.registerHostMemory(new ArrayBuffer(4096)), {
+      name: 'TypeError',
+      message: /TypedArray or DataView/,
+    });
     assert.throws(() => cuda.registerHostMemory('x'), { name: 'TypeError' });
     const aligned = cuda.alignedEmpty(8192, 'uint8');
-    assert.throws(() => cuda.registerHostMemory(aligned.subarray(1)),
-      { name: 'RangeError', message: /must start at a page boundary \(a multiple of \d+ bytes\); allocate it with alignedEmpty/ });
-    assert.throws(() => cuda.registerHostMemory(new Float64Array(4096).subarray(1)), { name: 'RangeError', message: /page boundary/ });
+    assert.throws(() => cuda.registerHostMemory(aligned.subarray(1)), {
+      name: 'RangeError',
+      message: /must start at a page boundary \(a multiple of \d+ bytes\); allocate it with alignedEmpty/,
+    });
+    assert.throws(() => cuda.registerHostMemory(new Float64Array(4096).subarray(1)), {
+      name: 'RangeError',
+      message: /page boundary/,
+    });
     assert.throws(() => cuda.registerHostMemory(aligned.subarray(0, 0)), { name: 'RangeError', message: /empty/ });
     assert.throws(() => cuda.registerHostMemory(aligned, 16), { name: 'RangeError', message: /MemHostRegisterFlags/ });
     assert.throws(() => new cuda.RegisteredHostMemory(), { name: 'TypeError', message: /registerHostMemory/ });
@@ -242,7 +277,10 @@ describeGpu('page-locked host memory', function () {
       cuda.hostAllocationOf(source).free();
       cuda.hostAllocationOf(source).free();
       assert.strictEqual(source.length, 0);
-      assert.throws(() => cuda.memcpyHtoD(memory, source), { name: 'LogicError', message: /PagelockedHostAllocation.free/ });
+      assert.throws(() => cuda.memcpyHtoD(memory, source), {
+        name: 'LogicError',
+        message: /PagelockedHostAllocation.free/,
+      });
       assert.throws(() => cuda.hostAllocationOf(source).getFlags(), { name: 'LogicError', message: /freed/ });
       assert.throws(() => cuda.hostAllocationOf(source).getDevicePointer(), { name: 'LogicError', message: /freed/ });
       cuda.hostAllocationOf(back)[Symbol.dispose]();
@@ -418,8 +456,14 @@ describeGpu('registered host memory', function () {
     cuda.memcpyDtoD(onDevice, registration);
     assert.ok(Buffer.from(cuda.fromDevice(onDevice, 16384, 'uint8')).equals(Buffer.from(base)));
 
-    assert.throws(() => cuda.hostAllocationOf(base).free(), { name: 'LogicError', message: /unregister\(\) on its RegisteredHostMemory first/ });
-    assert.throws(() => cuda.registerHostMemory(base), (e) => e instanceof cuda.CudaError && e.api === 'cuMemHostRegister');
+    assert.throws(() => cuda.hostAllocationOf(base).free(), {
+      name: 'LogicError',
+      message: /unregister\(\) on its RegisteredHostMemory first/,
+    });
+    assert.throws(
+      () => cuda.registerHostMemory(base),
+      (e) => e instanceof cuda.CudaError && e.api === 'cuMemHostRegister',
+    );
     registration.unregister();
     registration.unregister();
     assert.throws(() => registration.getDevicePointer(), { name: 'LogicError' });

@@ -31,12 +31,18 @@ describe('bench/run.js', function () {
     assert.match(lines[0], /^\| operation +\| cudadrv +\| C +\| ratio +\| target +\| ok +\|$/);
     const rows = lines.filter((line) => line.startsWith('| ')).slice(1);
     assert.strictEqual(rows.length, bench.OPERATIONS.length);
-    assert.match(rows[0], /^\| empty kernel launch, callable +\| 2\.\d\d µs ±\d+% +\| 2\.\d\d µs ±\d+% +\| 1\.\d\d× +\| ≤ 1\.15× +\| yes +\|$/);
+    assert.match(
+      rows[0],
+      /^\| empty kernel launch, callable +\| 2\.\d\d µs ±\d+% +\| 2\.\d\d µs ±\d+% +\| 1\.\d\d× +\| ≤ 1\.15× +\| yes +\|$/,
+    );
     assert.match(run.stdout, /\nevery target met \(\d+ of \d+\)\n$/);
     const json = JSON.parse(fs.readFileSync(out, 'utf8'));
     fs.unlinkSync(out);
     assert.strictEqual(json.dryRun, true);
-    assert.deepStrictEqual(json.results.map((r) => r.id), bench.OPERATIONS.map((op) => op.id));
+    assert.deepStrictEqual(
+      json.results.map((r) => r.id),
+      bench.OPERATIONS.map((op) => op.id),
+    );
     for (const r of json.results) {
       assert.ok(['ok', 'info'].includes(r.status), `${r.id}: ${r.status}`);
       assert.strictEqual(r.cudadrv.n, r.cudadrv.samples.length);
@@ -45,11 +51,17 @@ describe('bench/run.js', function () {
   });
 
   it('floor.c refuses an operation it does not know before touching the driver', function () {
-    const run = spawnSync(FLOOR, ['--cuda', '/nowhere', '--kernels', 'k.cu', '--compile', 'c.cu',
-      'launch.empty:1:2:3', 'launch.nothing:1:2:3'], { encoding: 'utf8' });
+    const run = spawnSync(
+      FLOOR,
+      ['--cuda', '/nowhere', '--kernels', 'k.cu', '--compile', 'c.cu', 'launch.empty:1:2:3', 'launch.nothing:1:2:3'],
+      { encoding: 'utf8' },
+    );
     assert.strictEqual(run.status, 1);
     assert.strictEqual(run.stdout, '');
-    assert.strictEqual(run.stderr, 'floor: bad operation launch.nothing:1:2:3: want OP:WARMUP:REPS:BATCH with OP from --list\n');
+    assert.strictEqual(
+      run.stderr,
+      'floor: bad operation launch.nothing:1:2:3: want OP:WARMUP:REPS:BATCH with OP from --list\n',
+    );
   });
 
   it('without a GPU, exits 1 with one line that says so', function () {
@@ -57,17 +69,26 @@ describe('bench/run.js', function () {
     const run = runBench([]);
     assert.strictEqual(run.status, 1);
     assert.strictEqual(run.stdout, '');
-    assert.match(run.stderr, /^bench: no CUDA device to measure \(.+\); run it on a machine with an NVIDIA GPU, or try --dry-run\n$/);
+    assert.match(
+      run.stderr,
+      /^bench: no CUDA device to measure \(.+\); run it on a machine with an NVIDIA GPU, or try --dry-run\n$/,
+    );
   });
 
   it('an unknown argument exits 1 with the usage', function () {
     const run = runBench(['--fast']);
     assert.strictEqual(run.status, 1);
-    assert.match(run.stderr, /^bench: unknown argument --fast; usage: node bench\/run\.js \[--out FILE\] \[--only REGEX\] \[--dry-run\]\n$/);
+    assert.match(
+      run.stderr,
+      /^bench: unknown argument --fast; usage: node bench\/run\.js \[--out FILE\] \[--only REGEX\] \[--dry-run\]\n$/,
+    );
   });
 
   it('--only keeps the lines a target refers to', function () {
-    assert.deepStrictEqual(bench.select('^graph').map((op) => op.id), ['launch.prepared', 'graph.launch']);
+    assert.deepStrictEqual(
+      bench.select('^graph').map((op) => op.id),
+      ['launch.prepared', 'graph.launch'],
+    );
     assert.throws(() => bench.select('nothing-like-this'), /matches no operation/);
   });
 
@@ -107,33 +128,68 @@ describe('bench/run.js', function () {
 
   it('a line whose side failed says why, and the run fails', function () {
     const ops = bench.select('^alloc\\.async$|^pool\\.alloc$');
-    const results = bench.assemble(ops,
-      { 'alloc.async': { error: 'TypeError: cuda.memAllocAsync is not a function' }, 'pool.alloc': { samples: [1, 1.2, 1.1] } },
-      { 'alloc.async': { samples: [2, 2, 2] } });
-    assert.deepStrictEqual(results.map((r) => r.status), ['n/a', 'ok']);
-    assert.deepStrictEqual(results[0].notes.filter((n) => !n.includes('take turns')),
-      ['cudadrv: TypeError: cuda.memAllocAsync is not a function']);
-    assert.match(bench.formatTable(results), /\| memAllocAsync \+ free, 1 MiB +\| n\/a +\| 2\.00 µs ±0% +\| — +\| ≤ 1\.1× +\| n\/a \|/);
+    const results = bench.assemble(
+      ops,
+      {
+        'alloc.async': { error: 'TypeError: cuda.memAllocAsync is not a function' },
+        'pool.alloc': { samples: [1, 1.2, 1.1] },
+      },
+      { 'alloc.async': { samples: [2, 2, 2] } },
+    );
+    assert.deepStrictEqual(
+      results.map((r) => r.status),
+      ['n/a', 'ok'],
+    );
+    assert.deepStrictEqual(
+      results[0].notes.filter((n) => !n.includes('take turns')),
+      ['cudadrv: TypeError: cuda.memAllocAsync is not a function'],
+    );
+    assert.match(
+      bench.formatTable(results),
+      /\| memAllocAsync \+ free, 1 MiB +\| n\/a +\| 2\.00 µs ±0% +\| — +\| ≤ 1\.1× +\| n\/a \|/,
+    );
   });
 
   it('launch lines take turns with C: a C round, then a round of each line sharing its C operation', async function () {
     const byId = Object.fromEntries(bench.OPERATIONS.map((op) => [op.id, op]));
-    for (const id of ['launch.callable', 'launch.prepared', 'launch.prepared4', 'launch.sync', 'launch.await',
-      'copy.htod.small', 'copy.dtoh.small', 'copy.dtoh.pageable', 'alloc', 'alloc.async']) {
+    for (const id of [
+      'launch.callable',
+      'launch.prepared',
+      'launch.prepared4',
+      'launch.sync',
+      'launch.await',
+      'copy.htod.small',
+      'copy.dtoh.small',
+      'copy.dtoh.pageable',
+      'alloc',
+      'alloc.async',
+    ]) {
       assert.ok(byId[id].rounds > 1, id);
     }
     assert.ok(byId['launch.prepared'].spec[2] <= 256, 'a batch small enough that the launch queue never fills');
     const calls = [];
     const op = (id, fail = false) => ({
-      id, unit: 'us', c: 'launch.empty', rounds: 3, spec: [1, 2, 4],
+      id,
+      unit: 'us',
+      c: 'launch.empty',
+      rounds: 3,
+      spec: [1, 2, 4],
       js: (env) => {
         env.note(`${id} set up`);
         if (fail) throw new TypeError('no kernel');
         return { step: () => calls.push(id), after: () => calls.push(`${id} synchronized`) };
       },
     });
-    const env = { note(text) { this.notes.push(text); } };
-    const cSamples = [[1000, 2000], [3000, 4000], [5000, 6000]];
+    const env = {
+      note(text) {
+        this.notes.push(text);
+      },
+    };
+    const cSamples = [
+      [1000, 2000],
+      [3000, 4000],
+      [5000, 6000],
+    ];
     const cRound = async (spec) => {
       calls.push(`C ${spec.join(':')}`);
       return { samples: cSamples[calls.filter((c) => c.startsWith('C ')).length - 1] };
@@ -154,31 +210,44 @@ describe('bench/run.js', function () {
       return { error: 'cuLaunchKernel failed: invalid argument' };
     });
     assert.deepStrictEqual(failed.cRun, { error: 'cuLaunchKernel failed: invalid argument' });
-    assert.deepStrictEqual(calls.filter((c) => c === 'C'), ['C']);
+    assert.deepStrictEqual(
+      calls.filter((c) => c === 'C'),
+      ['C'],
+    );
     assert.strictEqual(failed.jsRuns.a.samples.length, 6);
   });
 
-  it('FloorServer: floor.c --serve\'s first line, one result line per request, and why it ended', async function () {
+  it("FloorServer: floor.c --serve's first line, one result line per request, and why it ended", async function () {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cudadrv-floor-'));
     const stub = path.join(dir, 'floor');
     // a stand-in for floor.c --serve: echoes what it was asked; "stop" ends it with a message
-    fs.writeFileSync(stub, `#!${process.execPath}
+    fs.writeFileSync(
+      stub,
+      `#!${process.execPath}
       const args = process.argv.slice(2);
       console.log(JSON.stringify({ device: 'stub', args }));
       require('readline').createInterface({ input: process.stdin }).on('line', (line) => {
         if (line.startsWith('stop:')) { console.error('floor: stopped as asked'); process.exit(1); }
         console.log(JSON.stringify({ samples: line.split(':').slice(1).map(Number) }));
-      });`, { mode: 0o755 });
+      });`,
+      { mode: 0o755 },
+    );
     try {
       const server = new bench.FloorServer(stub, '/cuda');
       const started = await server.started();
       assert.strictEqual(started.device, 'stub');
       assert.deepStrictEqual(started.args.slice(0, 3), ['--serve', '--cuda', '/cuda']);
-      const [first, second] = await Promise.all([server.request('launch.empty', [1, 10, 128]),
-        server.request('launch.args4', [2, 3, 4])]);
+      const [first, second] = await Promise.all([
+        server.request('launch.empty', [1, 10, 128]),
+        server.request('launch.args4', [2, 3, 4]),
+      ]);
       assert.deepStrictEqual([first, second], [{ samples: [1, 10, 128] }, { samples: [2, 3, 4] }]);
-      assert.deepStrictEqual(await server.request('stop', [1, 1, 1]), { error: 'floor.c --serve ended: floor: stopped as asked' });
-      assert.deepStrictEqual(await server.request('launch.empty', [1, 1, 1]), { error: 'floor.c --serve ended: floor: stopped as asked' });
+      assert.deepStrictEqual(await server.request('stop', [1, 1, 1]), {
+        error: 'floor.c --serve ended: floor: stopped as asked',
+      });
+      assert.deepStrictEqual(await server.request('launch.empty', [1, 1, 1]), {
+        error: 'floor.c --serve ended: floor: stopped as asked',
+      });
       server.close();
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
@@ -189,7 +258,7 @@ describe('bench/run.js', function () {
     const byId = Object.fromEntries(bench.OPERATIONS.map((op) => [op.id, op]));
     assert.strictEqual(bench.inUnit(byId['launch.prepared'], 2500), 2.5);
     assert.strictEqual(bench.inUnit(byId['compile.cold'], 3e8), 300);
-    assert.strictEqual(bench.inUnit(byId['copy.htod.pinned'], 256 * 2 ** 20 / 25), 25);
+    assert.strictEqual(bench.inUnit(byId['copy.htod.pinned'], (256 * 2 ** 20) / 25), 25);
     assert.strictEqual(bench.inUnit(byId['graph.launch'], 20000), 0.2);
   });
 });

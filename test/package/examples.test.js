@@ -7,7 +7,10 @@ const { spawnSync } = require('child_process');
 const { describeGpu } = require('../support/gpu');
 
 const root = path.join(__dirname, '..', '..');
-const examples = fs.readdirSync(path.join(root, 'examples')).filter((f) => /\.(m?js)$/.test(f)).sort();
+const examples = fs
+  .readdirSync(path.join(root, 'examples'))
+  .filter((f) => /\.(m?js)$/.test(f))
+  .sort();
 
 describe('README', function () {
   it('shows examples/quick-start.mjs as its quick start, word for word', function () {

@@ -50,7 +50,9 @@ describe('loading', function () {
   it('reports the CUDA version of the headers it was built against', function () {
     const [major, minor] = cuda.getVersion();
     const header = require('fs').readFileSync(
-      path.join(process.env.CUDA_PATH || process.env.CUDA_HOME || '/usr/local/cuda', 'include', 'cuda.h'), 'utf8');
+      path.join(process.env.CUDA_PATH || process.env.CUDA_HOME || '/usr/local/cuda', 'include', 'cuda.h'),
+      'utf8',
+    );
     const version = Number(/#define CUDA_VERSION (\d+)/.exec(header)[1]);
     assert.deepStrictEqual([major, minor], [Math.floor(version / 1000), Math.floor((version % 1000) / 10)]);
   });

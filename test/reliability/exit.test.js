@@ -22,11 +22,12 @@ function runChild(script) {
       env: { ...process.env, CUDADRV_DISABLE_CACHE: '1' },
     });
     let stderr = '';
-    child.stderr.on('data', (d) => { stderr += d; });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
     child.on('exit', (code, signal) => resolve({ code, signal, stderr }));
   });
 }
-
 
 describe('process exit while the addon works', function () {
   this.timeout(60000);
@@ -40,8 +41,11 @@ describe('process exit while the addon works', function () {
       const result = await runChild(`${SLOW_SOURCE}
         require(${COMPILER}).compile(src, { arch: 'sm_90', noExternC: true });
         setTimeout(() => process.exit(0), ${delay});`);
-      assert.deepStrictEqual({ code: result.code, signal: result.signal }, { code: 0, signal: null },
-        `exit after ${delay} ms: ${result.stderr.slice(-300)}`);
+      assert.deepStrictEqual(
+        { code: result.code, signal: result.signal },
+        { code: 0, signal: null },
+        `exit after ${delay} ms: ${result.stderr.slice(-300)}`,
+      );
     }
   });
 

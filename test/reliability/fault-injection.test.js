@@ -14,37 +14,64 @@ const CHILD = path.join(__dirname, 'fault', 'child.js');
 // Calls whose failure cannot give back what they release: the error (if the call was not made by
 // a finalizer or the reaper thread, which cannot throw) names the call, and the driver keeps the
 // object. Nothing crashes, and no stale handle reaches the driver.
-const RELEASES = new Set(['cuCtxDestroy', 'cuDevicePrimaryCtxRelease', 'cuStreamDestroy', 'cuEventDestroy',
-  'cuMemFree', 'cuMemFreeAsync', 'cuMemFreeHost', 'cuMemHostUnregister', 'cuIpcCloseMemHandle', 'cuModuleUnload',
-  'cuArrayDestroy', 'cuTexObjectDestroy', 'cuSurfObjectDestroy', 'cuGraphDestroy', 'cuGraphExecDestroy']);
+const RELEASES = new Set([
+  'cuCtxDestroy',
+  'cuDevicePrimaryCtxRelease',
+  'cuStreamDestroy',
+  'cuEventDestroy',
+  'cuMemFree',
+  'cuMemFreeAsync',
+  'cuMemFreeHost',
+  'cuMemHostUnregister',
+  'cuIpcCloseMemHandle',
+  'cuModuleUnload',
+  'cuArrayDestroy',
+  'cuTexObjectDestroy',
+  'cuSurfObjectDestroy',
+  'cuGraphDestroy',
+  'cuGraphExecDestroy',
+]);
 // Calls whose failure the addon is built to work past, and why.
 const TOLERATED = {
-  cuGetErrorString: 'an error message falls back to the code\'s name',
-  cuMemGetAddressRange: 'an opened IPC allocation\'s size is then unknown (0)',
+  cuGetErrorString: "an error message falls back to the code's name",
+  cuMemGetAddressRange: "an opened IPC allocation's size is then unknown (0)",
   cuThreadExchangeStreamCaptureMode: 'the relaxed capture mode for frees is optional (drivers without captures)',
   cuFuncGetParamInfo: 'parameter layouts are then unknown, as on drivers before 12.4: arguments need explicit types',
   cuCtxPopCurrent: 'detach(): the driver pops a context it destroys',
   cuCtxGetCurrent: 'detach() pops the context only where it is known to be current',
-  cuStreamIsCapturing: 'a stream whose capture state is unknown gets the callback that keeps an async copy\'s buffer',
+  cuStreamIsCapturing: "a stream whose capture state is unknown gets the callback that keeps an async copy's buffer",
 };
 // Entry points no operation reaches through the stand-in, and why.
 const UNREACHED = {
   cuInit: 'called once when the driver loads: its failure is the next test',
   cuGetErrorName: 'resolved to check that the library is a CUDA driver; names come from lib/',
-  cuStreamCreate: 'Event.synchronize() waits on a stream of its own only while the event is incomplete; the stand-in completes work at once',
+  cuStreamCreate:
+    'Event.synchronize() waits on a stream of its own only while the event is incomplete; the stand-in completes work at once',
 };
 
 function run(args, env, dir) {
   return new Promise((resolve) => {
     const id = args.join('-').replace(/\W/g, '_');
     const child = spawn(process.execPath, ['--expose-gc', CHILD, ...args], {
-      env: { ...process.env, LD_LIBRARY_PATH: dir, FAKE_CUDA_TRACE: '1', FAKE_CUDA_DEVICES: '2', FAKE_CUDA_FAIL: '',
-        FAKE_CUDA_LOG: path.join(dir, `${id}.log`), FAKE_CUDA_COUNTS: path.join(dir, `${id}.counts`), ...env },
+      env: {
+        ...process.env,
+        LD_LIBRARY_PATH: dir,
+        FAKE_CUDA_TRACE: '1',
+        FAKE_CUDA_DEVICES: '2',
+        FAKE_CUDA_FAIL: '',
+        FAKE_CUDA_LOG: path.join(dir, `${id}.log`),
+        FAKE_CUDA_COUNTS: path.join(dir, `${id}.counts`),
+        ...env,
+      },
     });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d) => { stdout += d; });
-    child.stderr.on('data', (d) => { stderr += d; });
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
     child.on('close', (status, signal) => resolve({ status, signal, stdout, stderr }));
   });
 }
@@ -52,12 +79,14 @@ function run(args, env, dir) {
 async function inParallel(items, limit, fn) {
   const results = [];
   let next = 0;
-  await Promise.all(Array.from({ length: limit }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      results[i] = await fn(items[i]);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: limit }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        results[i] = await fn(items[i]);
+      }
+    }),
+  );
   return results;
 }
 
@@ -90,16 +119,22 @@ describe('fault injection: every driver entry point fails in turn (stand-in driv
         return;
       }
       const { error, before, after } = JSON.parse(child.stdout);
-      if (after.stale !== before.stale) problems.push(`${where}: ${after.stale - before.stale} stale handles reached the driver`);
+      if (after.stale !== before.stale)
+        problems.push(`${where}: ${after.stale - before.stale} stale handles reached the driver`);
       if (RELEASES.has(symbol)) {
-        if (error && (error.name !== 'MemoryError' || error.api !== symbol)) problems.push(`${where}: ${JSON.stringify(error)}`);
+        if (error && (error.name !== 'MemoryError' || error.api !== symbol))
+          problems.push(`${where}: ${JSON.stringify(error)}`);
       } else if (symbol in TOLERATED) {
         if (error) problems.push(`${where}: tolerated, yet ${JSON.stringify(error)}`);
       } else {
         if (!error) problems.push(`${where}: no error`);
-        else if (error.name !== 'MemoryError' || error.api !== symbol) problems.push(`${where}: ${JSON.stringify(error)}`);
+        else if (error.name !== 'MemoryError' || error.api !== symbol)
+          problems.push(`${where}: ${JSON.stringify(error)}`);
         const leaked = Object.keys(after).filter((kind) => after[kind] !== before[kind]);
-        if (leaked.length) problems.push(`${where}: live counts changed: ${leaked.map((k) => `${k} ${before[k]} -> ${after[k]}`).join(', ')}`);
+        if (leaked.length)
+          problems.push(
+            `${where}: live counts changed: ${leaked.map((k) => `${k} ${before[k]} -> ${after[k]}`).join(', ')}`,
+          );
       }
     });
     assert.deepStrictEqual(problems.sort(), []);
@@ -114,7 +149,8 @@ describe('fault injection: every driver entry point fails in turn (stand-in driv
       }
       console.log(JSON.stringify(errors));`;
     const child = spawnSync(process.execPath, ['-e', script], {
-      encoding: 'utf8', env: { ...process.env, LD_LIBRARY_PATH: standIn.dir, FAKE_CUDA_FAIL: 'cuInit:1+:2' },
+      encoding: 'utf8',
+      env: { ...process.env, LD_LIBRARY_PATH: standIn.dir, FAKE_CUDA_FAIL: 'cuInit:1+:2' },
     });
     assert.strictEqual(child.status, 0, child.stderr.slice(-1000));
     assert.deepStrictEqual(JSON.parse(child.stdout), Array(2).fill({ name: 'MemoryError', api: 'cuInit' }));

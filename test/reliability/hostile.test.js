@@ -10,8 +10,11 @@ const ROOT = JSON.stringify(path.join(__dirname, '..', '..'));
 
 // Runs script in a new node with the collector exposed; { status, signal, stdout, stderr }.
 function child(script, env = {}) {
-  return spawnSync(process.execPath, ['--expose-gc', '-e', script],
-    { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 60000 });
+  return spawnSync(process.execPath, ['--expose-gc', '-e', script], {
+    encoding: 'utf8',
+    env: { ...process.env, ...env },
+    timeout: 60000,
+  });
 }
 
 // script prints one JSON line; the child must end with status 0 and no signal.
@@ -28,7 +31,7 @@ const caught = (f) => { try { f(); return null; } catch (e) { return { name: e.c
 const settle = (value) => { gc(); setImmediate(() => { gc(); setImmediate(() => console.log(JSON.stringify(value))); }); };
 `;
 
-describe('hostile input: host memory past the runtime\'s array limit', function () {
+describe("hostile input: host memory past the runtime's array limit", function () {
   const { MAX_LENGTH } = require('buffer').constants;
   const beyond = MAX_LENGTH + 1;
 
@@ -59,8 +62,10 @@ describe('hostile input: host memory running out', function () {
     const base = outcome(`require(${ROOT});
       console.log(JSON.stringify(+/VmSize:\\s+(\\d+)/.exec(require('fs').readFileSync('/proc/self/status', 'utf8'))[1]))`);
     const limitKiB = base + 1.5 * 2 ** 20;
-    const result = spawnSync('bash', ['-c', `ulimit -v ${limitKiB} && exec "$0" -e "$1"`, process.execPath, script],
-      { encoding: 'utf8', timeout: 60000 });
+    const result = spawnSync('bash', ['-c', `ulimit -v ${limitKiB} && exec "$0" -e "$1"`, process.execPath, script], {
+      encoding: 'utf8',
+      timeout: 60000,
+    });
     assert.strictEqual(result.status, 0, result.stderr.slice(-400));
     return JSON.parse(result.stdout.trim().split('\n').pop());
   }
@@ -92,11 +97,13 @@ describe('hostile input: NUL characters in names and paths', function () {
   });
 
   it('a kernel name holding NUL is a TypeError, the name without it still found (stand-in driver)', function () {
-    const result = outcome(`${CAUGHT} const cuda = require(${ROOT});
+    const result = outcome(
+      `${CAUGHT} const cuda = require(${ROOT});
       new cuda.Device(0).retainPrimaryContext().push();
       const module = cuda.moduleFromBuffer(Buffer.from('entry scale 8\\n'));
       settle({ error: caught(() => module.getFunction('scale\\0other')), found: typeof module.getFunction('scale') });`,
-    { LD_LIBRARY_PATH: standIn.dir });
+      { LD_LIBRARY_PATH: standIn.dir },
+    );
     assert.deepStrictEqual(result, {
       error: { name: 'TypeError', message: 'name must be a string without NUL characters (\\0)' },
       found: 'function',
@@ -109,7 +116,8 @@ describe('hostile input: the launch parameter buffer', function () {
   const standIn = standInDriver();
 
   it('transferred away, a launch is a LogicError (C read the freed bytes)', function () {
-    const result = outcome(`${CAUGHT} const cuda = require(${ROOT}); const binding = require(${ROOT} + '/lib/internal/binding');
+    const result = outcome(
+      `${CAUGHT} const cuda = require(${ROOT}); const binding = require(${ROOT} + '/lib/internal/binding');
       new cuda.Device(0).retainPrimaryContext().push();
       const kernel = cuda.moduleFromBuffer(Buffer.from('entry scale 8\\n')).getFunction('scale');
       const [launch, buffer] = binding.launcherCreate(kernel._k, 8);
@@ -117,10 +125,14 @@ describe('hostile input: the launch parameter buffer', function () {
       const before = caught(launch);
       const moved = structuredClone(buffer, { transfer: [buffer] });
       settle({ before, after: caught(launch), moved: moved.byteLength });`,
-    { LD_LIBRARY_PATH: standIn.dir });
+      { LD_LIBRARY_PATH: standIn.dir },
+    );
     assert.deepStrictEqual(result, {
       before: null,
-      after: { name: 'LogicError', message: 'this launcher\'s parameter buffer was detached (transferred away); get a new launcher for the kernel' },
+      after: {
+        name: 'LogicError',
+        message: "this launcher's parameter buffer was detached (transferred away); get a new launcher for the kernel",
+      },
       moved: 56,
     });
   });
@@ -131,18 +143,21 @@ describe('hostile input: work a stream capture would record', function () {
   const standIn = standInDriver();
 
   it('launchHostFunc on a capturing stream is a LogicError (a graph would settle its Promise at every launch)', function () {
-    const result = outcome(`${CAUGHT} const cuda = require(${ROOT});
+    const result = outcome(
+      `${CAUGHT} const cuda = require(${ROOT});
       new cuda.Device(0).retainPrimaryContext().push();
       const stream = new cuda.Stream().beginCapture();
       let called = 0;
       const error = caught(() => stream.launchHostFunc(() => called++));
       stream.endCapture().destroy();
       stream.launchHostFunc(() => called++).then(() => settle({ error, called }));`,
-    { LD_LIBRARY_PATH: standIn.dir });
+      { LD_LIBRARY_PATH: standIn.dir },
+    );
     assert.deepStrictEqual(result, {
       error: {
         name: 'LogicError',
-        message: 'stream.launchHostFunc(): the stream is capturing into a graph, which would call the function ' +
+        message:
+          'stream.launchHostFunc(): the stream is capturing into a graph, which would call the function ' +
           'at each of its launches while the Promise settles once; call it outside the capture',
       },
       called: 1,
@@ -156,7 +171,8 @@ describe('hostile input: objects of a detached context', function () {
 
   it('each is a LogicError saying so, and no stale handle reaches the driver (it was a use after free there)', function () {
     const counts = path.join(standIn.dir, 'detached.counts');
-    const result = outcome(`${CAUGHT} const cuda = require(${ROOT});
+    const result = outcome(
+      `${CAUGHT} const cuda = require(${ROOT});
       const context = new cuda.Device(0).makeContext();
       const module = cuda.moduleFromBuffer(Buffer.from('entry scale 8\\ntexref tex\\nsurfref surf\\n'));
       const kernel = module.getFunction('scale');
@@ -175,7 +191,9 @@ describe('hostile input: objects of a detached context', function () {
       };
       const errors = {};
       for (const [name, use] of Object.entries(uses)) errors[name] = caught(use);
-      settle(errors);`, { LD_LIBRARY_PATH: standIn.dir, FAKE_CUDA_COUNTS: counts });
+      settle(errors);`,
+      { LD_LIBRARY_PATH: standIn.dir, FAKE_CUDA_COUNTS: counts },
+    );
     for (const [name, error] of Object.entries(result)) {
       assert.strictEqual(error?.name, 'LogicError', `${name}: ${JSON.stringify(error)}`);
       assert.match(error.message, /Context of this \w+ has been detached|has been freed|has been destroyed/, name);
@@ -183,7 +201,8 @@ describe('hostile input: objects of a detached context', function () {
     assert.strictEqual(liveCounts(counts).stale, 0, 'no stale handle reached the stand-in');
   });
   it('pinned and managed arrays read as empty once their context is detached (they were freed memory)', function () {
-    const result = outcome(`${CAUGHT} const cuda = require(${ROOT});
+    const result = outcome(
+      `${CAUGHT} const cuda = require(${ROOT});
       const context = new cuda.Device(0).makeContext();
       const [pinned, managed] = [cuda.pagelockedZeros(256, 'uint8'), cuda.managedZeros(64, 'float32')];
       const aligned = cuda.alignedZeros(64, 'float32');
@@ -192,7 +211,9 @@ describe('hostile input: objects of a detached context', function () {
       context.detach();
       const other = new cuda.Device(0).makeContext();
       cuda.memcpyDtoH(pinned, cuda.memAlloc(256));
-      settle({ before, after: lengths() });`, { LD_LIBRARY_PATH: standIn.dir });
+      settle({ before, after: lengths() });`,
+      { LD_LIBRARY_PATH: standIn.dir },
+    );
     assert.deepStrictEqual(result, { before: [256, 64, 64], after: [0, 0, 64] });
   });
 });
@@ -213,14 +234,34 @@ describe('hostile input: values the engine would have named instead of cudadrv',
     const cases = [
       [() => cuda.toArray(), 'TypeError', 'expected a TypedArray, not undefined'],
       [() => cuda.matrixToArray(null, [1, 1]), 'TypeError', 'expected a TypedArray, not null'],
-      [() => new cuda.Module(detached()), 'TypeError', 'image is over a detached ArrayBuffer (transferred away); pass memory still in use'],
+      [
+        () => new cuda.Module(detached()),
+        'TypeError',
+        'image is over a detached ArrayBuffer (transferred away); pass memory still in use',
+      ],
       [() => new cuda.Module('', 5), 'TypeError', 'options must be an object, not number 5'],
-      [() => cuda.memcpyDtoH(detached(), 0n), 'TypeError', 'dest is over a detached ArrayBuffer (transferred away); pass memory still in use'],
+      [
+        () => cuda.memcpyDtoH(detached(), 0n),
+        'TypeError',
+        'dest is over a detached ArrayBuffer (transferred away); pass memory still in use',
+      ],
       [() => new cuda.ArrayDescriptor(7), 'TypeError', 'descriptor must be an object, not number 7'],
-      [() => new cuda.LogicError(Symbol('m')), 'TypeError', "a CudaError's message must be a string, not symbol Symbol(m)"],
+      [
+        () => new cuda.LogicError(Symbol('m')),
+        'TypeError',
+        "a CudaError's message must be a string, not symbol Symbol(m)",
+      ],
       [() => new cuda.RuntimeError('m', 3), 'TypeError', 'info must be an object, not number 3'],
-      [() => tools.contextDependentMemoize(() => 1, 'big'), 'TypeError', 'options must be an object, not the string "big"'],
-      [() => new tools.PageLockedAllocator().free(new Float32Array(2)), 'TypeError', 'free(array): array must be pinned memory from allocate(), not a Float32Array'],
+      [
+        () => tools.contextDependentMemoize(() => 1, 'big'),
+        'TypeError',
+        'options must be an object, not the string "big"',
+      ],
+      [
+        () => new tools.PageLockedAllocator().free(new Float32Array(2)),
+        'TypeError',
+        'free(array): array must be pinned memory from allocate(), not a Float32Array',
+      ],
     ];
     for (const [call, name, message] of cases) assert.throws(call, { name, message });
     // null options are no options
@@ -234,7 +275,8 @@ describe('hostile input: launch values the engine would have named (stand-in dri
   const standIn = standInDriver();
 
   it('bigint and symbol dimensions, a bigint shared size, a TypedScalar of no type, a bigint offset', function () {
-    const result = outcome(`${CAUGHT} const cuda = require(${ROOT});
+    const result = outcome(
+      `${CAUGHT} const cuda = require(${ROOT});
       new cuda.Device(0).retainPrimaryContext().push();
       const kernel = cuda.moduleFromBuffer(Buffer.from('entry scale 8\\n')).getFunction('scale');
       const x = cuda.memAlloc(64);
@@ -244,23 +286,30 @@ describe('hostile input: launch values the engine would have named (stand-in dri
         caught(() => kernel(x, { block: 1, shared: 1n })),
         caught(() => kernel(new cuda.TypedScalar(1), { block: 1 })),
         caught(() => x.asBuffer(8, 1n)).name, // a bigint offset is a size like any other
-      ]);`, { LD_LIBRARY_PATH: standIn.dir });
+      ]);`,
+      { LD_LIBRARY_PATH: standIn.dir },
+    );
     assert.deepStrictEqual(result, [
       { name: 'TypeError', message: 'block dimensions must be numbers, not bigint 1' },
       { name: 'TypeError', message: 'block dimensions must be numbers, not symbol Symbol(s)' },
       { name: 'TypeError', message: 'shared must be an integer number, not bigint 1' },
-      { name: 'TypeError', message: 'argument 0 is a TypedScalar of no C type; make scalars with cuda.int32(n), cuda.float32(x) and the like' },
+      {
+        name: 'TypeError',
+        message:
+          'argument 0 is a TypedScalar of no C type; make scalars with cuda.int32(n), cuda.float32(x) and the like',
+      },
       'LogicError', // device memory has no host view; it was "Cannot mix BigInt and other types"
     ]);
   });
 });
 
-describe('hostile input: asBuffer views through a PointerHolderBase of the caller\'s (stand-in driver)', function () {
+describe("hostile input: asBuffer views through a PointerHolderBase of the caller's (stand-in driver)", function () {
   const { standInDriver } = require('../support/stand-in-driver');
   const standIn = standInDriver();
 
   it('read as empty once the memory is freed through its own allocation or its context (they viewed freed memory)', function () {
-    const result = outcome(`${CAUGHT} const cuda = require(${ROOT});
+    const result = outcome(
+      `${CAUGHT} const cuda = require(${ROOT});
       const ctx = new cuda.Device(0).makeContext();
       const viewOf = (array) => {
         const allocation = cuda.hostAllocationOf(array);
@@ -277,7 +326,8 @@ describe('hostile input: asBuffer views through a PointerHolderBase of the calle
       ctx.detach();
       const foreign = caught(() => new (class extends cuda.PointerHolderBase { getPointer() { return 4096n; } })().asBuffer(8)).name;
       settle({ before, afterFree, afterDetach: c.length, foreign });`,
-    { LD_LIBRARY_PATH: standIn.dir });
+      { LD_LIBRARY_PATH: standIn.dir },
+    );
     assert.deepStrictEqual(result, {
       before: [7, 8, 8, 8],
       afterFree: [0, 0, 8],
@@ -294,10 +344,12 @@ describe('hostile input: a module path that is a FIFO (stand-in driver)', functi
   it('is a RuntimeError, not a load that waits forever (the fuzzer found it)', function () {
     const dir = require('fs').mkdtempSync(path.join(require('os').tmpdir(), 'cudadrv-fifo-'));
     spawnSync('mkfifo', [path.join(dir, 'module.cubin')]);
-    const result = outcome(`${CAUGHT} const cuda = require(${ROOT});
+    const result = outcome(
+      `${CAUGHT} const cuda = require(${ROOT});
       new cuda.Device(0).retainPrimaryContext().push();
       settle(caught(() => cuda.moduleFromFile(${JSON.stringify(path.join(dir, 'module.cubin'))})));`,
-    { LD_LIBRARY_PATH: standIn.dir });
+      { LD_LIBRARY_PATH: standIn.dir },
+    );
     require('fs').rmSync(dir, { recursive: true });
     assert.strictEqual(result.name, 'RuntimeError');
     assert.match(result.message, /other than a regular file/);

@@ -8,9 +8,13 @@ const { leaks, table } = require('./leaks/run');
 describe('leaks: every kind of resource made and dropped 20,000 times (stand-in driver)', function () {
   this.timeout(300000);
 
-  it('the resident set stays within 8 MiB, and the stand-in\'s live counts come back', async function () {
+  it("the resident set stays within 8 MiB, and the stand-in's live counts come back", async function () {
     if (process.platform !== 'linux') this.skip();
     const results = await leaks({ cycles: 20000 });
-    assert.deepStrictEqual(results.filter((r) => r.problem).map((r) => r.kind), [], table(results));
+    assert.deepStrictEqual(
+      results.filter((r) => r.problem).map((r) => r.kind),
+      [],
+      table(results),
+    );
   });
 });

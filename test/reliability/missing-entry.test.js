@@ -22,8 +22,13 @@ describe('a driver without an entry point (stand-in driver)', function () {
       assert.strictEqual(child.status, 0, child.stderr.slice(-300));
       const error = JSON.parse(child.stdout);
       assert.deepStrictEqual({ name: error.name, api: error.api }, { name: 'RuntimeError', api: symbol });
-      assert.match(error.message, new RegExp(`^${symbol} is not provided by the installed CUDA driver ` +
-        '\\(version 13\\.0\\); it needs a driver for CUDA \\d+\\.\\d+ or newer: update the NVIDIA driver'));
+      assert.match(
+        error.message,
+        new RegExp(
+          `^${symbol} is not provided by the installed CUDA driver ` +
+            '\\(version 13\\.0\\); it needs a driver for CUDA \\d+\\.\\d+ or newer: update the NVIDIA driver',
+        ),
+      );
     });
   }
 });

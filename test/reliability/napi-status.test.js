@@ -10,8 +10,9 @@ const SRC = path.join(__dirname, '..', '..', 'src');
 
 // The source without comments and string literals (same length, so offsets keep their lines).
 function codeOnly(text) {
-  return text.replace(/\/\*[\s\S]*?\*\/|\/\/[^\n]*|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'/g,
-    (m) => m.replace(/[^\n]/g, ' '));
+  return text.replace(/\/\*[\s\S]*?\*\/|\/\/[^\n]*|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'/g, (m) =>
+    m.replace(/[^\n]/g, ' '),
+  );
 }
 
 // Where the parenthesis closing at `close` opens.
@@ -55,7 +56,10 @@ describe('Node-API statuses', function () {
         napi_status s = napi_typeof(env, v, &t);
         NAPI_UNTHROWN(napi_delete_reference(env, r)); /* napi_typeof(x); */
       }`);
-    assert.deepStrictEqual(droppedStatuses(sample).map((d) => d.line), [3, 4, 5, 6]);
+    assert.deepStrictEqual(
+      droppedStatuses(sample).map((d) => d.line),
+      [3, 4, 5, 6],
+    );
   });
 
   it('no call in src/ drops its status', function () {

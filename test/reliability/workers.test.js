@@ -31,15 +31,18 @@ describeGpu('worker_threads', function () {
         parentPort.postMessage({ done: s.isDone(), same: cuda.Context.getCurrent() === ctx });
         ctx.detach();
       });`;
-    const workers = Array.from({ length: 4 }, (_, i) =>
-      new Worker(`const cuda = require(${JSON.stringify(root)}); ${code}`, { eval: true, workerData: i }));
+    const workers = Array.from(
+      { length: 4 },
+      (_, i) => new Worker(`const cuda = require(${JSON.stringify(root)}); ${code}`, { eval: true, workerData: i }),
+    );
     const answers = await Promise.all(workers.map(result));
     for (const a of answers) assert.deepStrictEqual(a, { done: true, same: true });
     await Promise.all(workers.map((w) => w.terminate()));
   });
 
   it('terminating a worker mid-wait does not crash the process', async function () {
-    const workers = Array.from({ length: 3 }, () => runWorker(`
+    const workers = Array.from({ length: 3 }, () =>
+      runWorker(`
       const { parentPort } = require('worker_threads');
       const binding = require(${JSON.stringify(path.join(root, 'lib', 'internal', 'binding'))});
       new cuda.Device(0).makeContext();
@@ -49,7 +52,8 @@ describeGpu('worker_threads', function () {
       cuda.Context.synchronize();
       const e = new cuda.Event().record(streams[0]);
       e.synchronize();
-      parentPort.postMessage('waiting');`));
+      parentPort.postMessage('waiting');`),
+    );
     await Promise.all(workers.map(result));
     await Promise.all(workers.map((w) => w.terminate()));
     // The callbacks of the dead workers fire after this: the process must survive them.

@@ -24,8 +24,12 @@ const sha = (data) => crypto.createHash('sha256').update(data).digest('hex');
 
 function run(script, env = {}) {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['-e', script], { env: { ...process.env, ...env }, cwd: ROOT },
-      (error, stdout, stderr) => resolve({ code: error ? error.code : 0, stdout, stderr }));
+    execFile(
+      process.execPath,
+      ['-e', script],
+      { env: { ...process.env, ...env }, cwd: ROOT },
+      (error, stdout, stderr) => resolve({ code: error ? error.code : 0, stdout, stderr }),
+    );
   });
 }
 
@@ -34,20 +38,20 @@ function run(script, env = {}) {
 function scratchCacheRoot() {
   let cacheRoot;
   let savedEnv;
-before(function () {
-  // the default cache directory of every compile here: never the user's ~/.cache
-  savedEnv = { ...process.env };
-  cacheRoot = tmpdir('cache');
-  process.env.CUDADRV_CACHE_DIR = path.join(cacheRoot, 'default');
-  delete process.env.CUDADRV_DISABLE_CACHE;
-});
-after(function () {
-  for (const name of ['CUDADRV_CACHE_DIR', 'CUDADRV_DISABLE_CACHE', 'XDG_CACHE_HOME']) {
-    if (savedEnv[name] === undefined) delete process.env[name];
-    else process.env[name] = savedEnv[name];
-  }
-  fs.rmSync(cacheRoot, { recursive: true, force: true });
-});
+  before(function () {
+    // the default cache directory of every compile here: never the user's ~/.cache
+    savedEnv = { ...process.env };
+    cacheRoot = tmpdir('cache');
+    process.env.CUDADRV_CACHE_DIR = path.join(cacheRoot, 'default');
+    delete process.env.CUDADRV_DISABLE_CACHE;
+  });
+  after(function () {
+    for (const name of ['CUDADRV_CACHE_DIR', 'CUDADRV_DISABLE_CACHE', 'XDG_CACHE_HOME']) {
+      if (savedEnv[name] === undefined) delete process.env[name];
+      else process.env[name] = savedEnv[name];
+    }
+    fs.rmSync(cacheRoot, { recursive: true, force: true });
+  });
   return () => cacheRoot;
 }
 

@@ -3,7 +3,11 @@
 // saying why, where there is none, and fail instead where CUDADRV_REQUIRE_GPU=1 (as on the GPU
 // machine). Tests: it('...', markCudaTest(function (ctx) { ... })). Suites: describeGpu.
 const {
-  markCudaTest, noGpuReason, skipWithoutGpu, beginCudaTest, endCudaTest,
+  markCudaTest,
+  noGpuReason,
+  skipWithoutGpu,
+  beginCudaTest,
+  endCudaTest,
 } = require('../../lib/tools/mark-cuda-test');
 
 const reason = noGpuReason();

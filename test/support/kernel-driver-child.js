@@ -44,7 +44,11 @@ const scenarios = {
     assert.strictEqual(add.module, module);
     assert.strictEqual(module.getFunction('add'), add, 'one Kernel per name');
     assert.strictEqual(String(add), 'Kernel(add)');
-    assert.deepStrictEqual(add.paramInfo(), [{ offset: 0, size: 8 }, { offset: 8, size: 8 }, { offset: 16, size: 4 }]);
+    assert.deepStrictEqual(add.paramInfo(), [
+      { offset: 0, size: 8 },
+      { offset: 8, size: 8 },
+      { offset: 16, size: 4 },
+    ]);
     const dest = { ptr: BigInt(randomInt(1, 2 ** 40)) * 256n, size: 4096 };
     const src = { getPointer: () => 0x7f00_0000_1000n };
     const n = randomInt(-(2 ** 31), 2 ** 31 - 1);
@@ -56,11 +60,18 @@ const scenarios = {
     const v = new Float32Array([Math.random(), -Math.random(), 1e30, -1.5]);
     module.getFunction('vec')(cuda.int8(c), v, { block: 2 });
     const values = {
-      int8: randomInt(-128, 127), uint8: randomInt(0, 255), int16: randomInt(-32768, 32767),
-      uint16: randomInt(0, 65535), int32: randomInt(-(2 ** 31), 2 ** 31 - 1),
-      uint32: randomInt(0, 2 ** 32 - 1), int64: -(BigInt(randomInt(0, 2 ** 40)) << 20n),
-      uint64: BigInt(randomInt(0, 2 ** 40)) << 24n, float16: 0.333, float32: Math.fround(Math.random()),
-      float64: Math.random() * 1e300, bool: true,
+      int8: randomInt(-128, 127),
+      uint8: randomInt(0, 255),
+      int16: randomInt(-32768, 32767),
+      uint16: randomInt(0, 65535),
+      int32: randomInt(-(2 ** 31), 2 ** 31 - 1),
+      uint32: randomInt(0, 2 ** 32 - 1),
+      int64: -(BigInt(randomInt(0, 2 ** 40)) << 20n),
+      uint64: BigInt(randomInt(0, 2 ** 40)) << 24n,
+      float16: 0.333,
+      float32: Math.fround(Math.random()),
+      float64: Math.random() * 1e300,
+      bool: true,
     };
     const all = module.getFunction('all');
     all(...Object.entries(values).map(([type, value]) => cuda[type](value)), dest, { block: 1 });
@@ -76,7 +87,10 @@ const scenarios = {
     add(global, global, cuda.int32(0), { block: 1 });
     module.getFunction('packed')(cuda.int8(5), cuda.uint64(0x0102030405060708n), { block: 1 });
     assert.throws(() => module.getGlobal('missing'), { name: 'RuntimeError', api: 'cuModuleGetGlobal' });
-    assert.throws(() => module.getFunction('missing'), { name: 'RuntimeError', message: 'cuModuleGetFunction failed: named symbol not found' });
+    assert.throws(() => module.getFunction('missing'), {
+      name: 'RuntimeError',
+      message: 'cuModuleGetFunction failed: named symbol not found',
+    });
     return { dest: dest.ptr, n, c, v: [...v], values, wide: [...wide], table: global.ptr };
   },
 
@@ -84,7 +98,10 @@ const scenarios = {
     new cuda.Device(0).makeContext();
     const module = new cuda.Module(IMAGE);
     const add = module.getFunction('add');
-    assert.throws(() => add.preparedCall(1, 1, 0n, 0n, 0), { name: 'LogicError', message: 'kernel.preparedCall(): call kernel.prepare(format) first' });
+    assert.throws(() => add.preparedCall(1, 1, 0n, 0n, 0), {
+      name: 'LogicError',
+      message: 'kernel.preparedCall(): call kernel.prepare(format) first',
+    });
     assert.strictEqual(add.prepare('PPi'), add);
     const a = BigInt(randomInt(0, 2 ** 40));
     const n = randomInt(-(2 ** 31), 2 ** 31 - 1);
@@ -96,23 +113,59 @@ const scenarios = {
     const seconds = add.preparedTimedCall(1, 1, a, a, 7);
     assert.strictEqual(typeof seconds, 'function');
     assert.strictEqual(await seconds(), 0.0015);
-    assert.throws(() => add.preparedCall(1, 1, a, a), { name: 'TypeError', message: "kernel 'add'.preparedCall() takes grid, block, 3 arguments (format 'PPi') and optionally { shared, cluster, cooperative }; got 4 arguments" });
+    assert.throws(() => add.preparedCall(1, 1, a, a), {
+      name: 'TypeError',
+      message:
+        "kernel 'add'.preparedCall() takes grid, block, 3 arguments (format 'PPi') and optionally { shared, cluster, cooperative }; got 4 arguments",
+    });
     assert.throws(() => add.preparedCall(1, 1, a, a, 1, 2, 3), { name: 'TypeError', message: /got 7 arguments/ });
-    assert.throws(() => add.preparedCall(1, 1, a, a, 1, { ptr: 1n }), { name: 'TypeError', message: /got 6 arguments/ });
-    assert.throws(() => add.preparedCall(1, 1, a, a, 1, { stream }), { name: 'TypeError', message: "preparedCall(): unknown option 'stream' (the options are shared, cluster and cooperative)" });
-    assert.throws(() => add.preparedCall(1, 1, a, a, 1.5), { name: 'RangeError', message: /argument 2 must be an integer/ });
-    assert.throws(() => add.preparedCall(1, 1, a, a, 2 ** 31), { name: 'RangeError', message: /argument 2 must be an integer/ });
-    assert.throws(() => add.preparedCall(1, 1, a, a, 5n), { name: 'TypeError', message: 'argument 2 must be int32 (an integer from -2147483648 to 2147483647), not bigint 5' });
-    assert.throws(() => add.preparedCall(1, 1, a, a, cuda.uint32(5)), { name: 'TypeError', message: /argument 2 must be int32, not/ });
-    assert.throws(() => add.preparedCall(1, 1, 'a', a, 1), { name: 'TypeError', message: /argument 0 must be device memory/ });
-    assert.throws(() => add.preparedCall(1, 0, a, a, 1), { name: 'RangeError', message: /block must be an integer from 1/ });
+    assert.throws(() => add.preparedCall(1, 1, a, a, 1, { ptr: 1n }), {
+      name: 'TypeError',
+      message: /got 6 arguments/,
+    });
+    assert.throws(() => add.preparedCall(1, 1, a, a, 1, { stream }), {
+      name: 'TypeError',
+      message: "preparedCall(): unknown option 'stream' (the options are shared, cluster and cooperative)",
+    });
+    assert.throws(() => add.preparedCall(1, 1, a, a, 1.5), {
+      name: 'RangeError',
+      message: /argument 2 must be an integer/,
+    });
+    assert.throws(() => add.preparedCall(1, 1, a, a, 2 ** 31), {
+      name: 'RangeError',
+      message: /argument 2 must be an integer/,
+    });
+    assert.throws(() => add.preparedCall(1, 1, a, a, 5n), {
+      name: 'TypeError',
+      message: 'argument 2 must be int32 (an integer from -2147483648 to 2147483647), not bigint 5',
+    });
+    assert.throws(() => add.preparedCall(1, 1, a, a, cuda.uint32(5)), {
+      name: 'TypeError',
+      message: /argument 2 must be int32, not/,
+    });
+    assert.throws(() => add.preparedCall(1, 1, 'a', a, 1), {
+      name: 'TypeError',
+      message: /argument 0 must be device memory/,
+    });
+    assert.throws(() => add.preparedCall(1, 0, a, a, 1), {
+      name: 'RangeError',
+      message: /block must be an integer from 1/,
+    });
     assert.throws(() => add.preparedAsyncCall(1, 1, {}, a, a, 1), { name: 'TypeError', message: 'expected a Stream' });
-    assert.throws(() => add.prepare('PP'), { name: 'TypeError', message: "kernel 'add' takes 3 parameters, but 2 arguments were given" });
-    assert.throws(() => add.prepare('PPd'), { name: 'TypeError', message: "kernel 'add' parameter 2 takes 4 bytes, but argument 2 is float64 (8 bytes); pass cuda.int32, cuda.uint32 or cuda.float32" });
+    assert.throws(() => add.prepare('PP'), {
+      name: 'TypeError',
+      message: "kernel 'add' takes 3 parameters, but 2 arguments were given",
+    });
+    assert.throws(() => add.prepare('PPd'), {
+      name: 'TypeError',
+      message:
+        "kernel 'add' parameter 2 takes 4 bytes, but argument 2 is float64 (8 bytes); pass cuda.int32, cuda.uint32 or cuda.float32",
+    });
     const empty = module.getFunction('empty').prepare('');
     empty.preparedCall(1, 1);
-    const all = module.getFunction('all').prepare(['int8', 'uint8', 'h', 'H', Int32Array, 'uint32', 'q', 'Q',
-      'float16', 'f', 'd', '?', 'P']);
+    const all = module
+      .getFunction('all')
+      .prepare(['int8', 'uint8', 'h', 'H', Int32Array, 'uint32', 'q', 'Q', 'float16', 'f', 'd', '?', 'P']);
     all.preparedCall(1, 1, -1, 2, -3, 4, -5, 6, -7n, 8n, 1.5, 0.25, -0.5, true, 0x300n);
     // Device memory passes its address, slices theirs; freed memory and released slices are refused,
     // also when the same objects were passed the call before.
@@ -123,8 +176,14 @@ const scenarios = {
     add(s, d, cuda.int32(4), { block: 1 });
     add(s, d, cuda.int32(4), { block: 1 });
     s.free();
-    assert.throws(() => add.preparedCall(1, 1, d, s, 3), { name: 'LogicError', message: 'this slice has been released (free())' });
-    assert.throws(() => add(s, d, cuda.int32(4), { block: 1 }), { name: 'LogicError', message: 'this slice has been released (free())' });
+    assert.throws(() => add.preparedCall(1, 1, d, s, 3), {
+      name: 'LogicError',
+      message: 'this slice has been released (free())',
+    });
+    assert.throws(() => add(s, d, cuda.int32(4), { block: 1 }), {
+      name: 'LogicError',
+      message: 'this slice has been released (free())',
+    });
     const rest = d.slice(16);
     d.free();
     const freed = { name: 'LogicError', message: 'this DeviceAllocation has been freed; allocate new memory' };
@@ -140,12 +199,28 @@ const scenarios = {
     add({ ptr: 0x100n }, 0x200n, 42, { block: 1 });
     const all = module.getFunction('all');
     all(-1, 2, -3, 4, -5, 6, -7n, 8, 1.5, 0.25, -0.5, true, 0x300n, { block: 1 });
-    assert.throws(() => add({ ptr: 0x100n }, 0x200n, 1.5, { block: 1 }), { name: 'RangeError', message: /argument 2 must be an integer/ });
-    assert.throws(() => add({ ptr: 0x100n }, 0x200n, 5n, { block: 1 }), { name: 'TypeError', message: 'argument 2 is a bigint, but parameter 2 (int n) is int32: pass a number' });
-    assert.throws(() => add({ ptr: 0x100n }, 0x200n, cuda.float32(1), { block: 1 }), { name: 'TypeError', message: "kernel 'add' parameter 2 (int n) is int32, but argument 2 is cuda.float32; pass cuda.int32(...) or a number" });
-    assert.throws(() => add(cuda.int64(1n), 0x200n, 1, { block: 1 }), { name: 'TypeError', message: "kernel 'add' parameter 0 (float *dest) is a pointer, but argument 0 is cuda.int64; pass device memory" });
+    assert.throws(() => add({ ptr: 0x100n }, 0x200n, 1.5, { block: 1 }), {
+      name: 'RangeError',
+      message: /argument 2 must be an integer/,
+    });
+    assert.throws(() => add({ ptr: 0x100n }, 0x200n, 5n, { block: 1 }), {
+      name: 'TypeError',
+      message: 'argument 2 is a bigint, but parameter 2 (int n) is int32: pass a number',
+    });
+    assert.throws(() => add({ ptr: 0x100n }, 0x200n, cuda.float32(1), { block: 1 }), {
+      name: 'TypeError',
+      message:
+        "kernel 'add' parameter 2 (int n) is int32, but argument 2 is cuda.float32; pass cuda.int32(...) or a number",
+    });
+    assert.throws(() => add(cuda.int64(1n), 0x200n, 1, { block: 1 }), {
+      name: 'TypeError',
+      message: "kernel 'add' parameter 0 (float *dest) is a pointer, but argument 0 is cuda.int64; pass device memory",
+    });
     module.getFunction('vec')(-2, new Float32Array([1, 2, 3, 4]), { block: 1 });
-    assert.throws(() => module.getFunction('vec')(cuda.int8(1), 2, { block: 1 }), { name: 'TypeError', message: /^argument 1 is a bare number \(2\) and parameter 1 \(float4 v\) is of a type cudadrv does not parse/ });
+    assert.throws(() => module.getFunction('vec')(cuda.int8(1), 2, { block: 1 }), {
+      name: 'TypeError',
+      message: /^argument 1 is a bare number \(2\) and parameter 1 \(float4 v\) is of a type cudadrv does not parse/,
+    });
     add(cuda.pointer(1n), cuda.pointer(2n), cuda.uint32(3), { block: 1 });
     return {};
   },
@@ -156,36 +231,109 @@ const scenarios = {
     const add = module.getFunction('add');
     const p = { ptr: 0x100n };
     const args = [p, p, cuda.int32(1)];
-    assert.throws(() => add(...args), { name: 'TypeError', message: "kernel 'add': the last argument must be the launch options { block: [x, y, z], grid, stream, shared, timeKernel }; block is required" });
+    assert.throws(() => add(...args), {
+      name: 'TypeError',
+      message:
+        "kernel 'add': the last argument must be the launch options { block: [x, y, z], grid, stream, shared, timeKernel }; block is required",
+    });
     assert.throws(() => add(), { name: 'TypeError', message: /last argument must be the launch options/ });
-    assert.throws(() => add(...args, {}), { name: 'TypeError', message: 'block is required: pass the launch options { block: [x, y, z], grid, ... } as the last argument' });
-    assert.throws(() => add(...args, { block: [1, 1, 1, 1] }), { name: 'RangeError', message: 'block must have 1 to 3 dimensions, not 4' });
-    assert.throws(() => add(...args, { block: [] }), { name: 'RangeError', message: 'block must have 1 to 3 dimensions, not 0' });
-    assert.throws(() => add(...args, { block: 1, grid: [1, 2, 3, 4] }), { name: 'RangeError', message: 'grid must have 1 to 3 dimensions, not 4' });
-    assert.throws(() => add(...args, { block: [32, 0] }), { name: 'RangeError', message: 'block dimensions must be integers from 1 to 4294967295, not 0' });
+    assert.throws(() => add(...args, {}), {
+      name: 'TypeError',
+      message: 'block is required: pass the launch options { block: [x, y, z], grid, ... } as the last argument',
+    });
+    assert.throws(() => add(...args, { block: [1, 1, 1, 1] }), {
+      name: 'RangeError',
+      message: 'block must have 1 to 3 dimensions, not 4',
+    });
+    assert.throws(() => add(...args, { block: [] }), {
+      name: 'RangeError',
+      message: 'block must have 1 to 3 dimensions, not 0',
+    });
+    assert.throws(() => add(...args, { block: 1, grid: [1, 2, 3, 4] }), {
+      name: 'RangeError',
+      message: 'grid must have 1 to 3 dimensions, not 4',
+    });
+    assert.throws(() => add(...args, { block: [32, 0] }), {
+      name: 'RangeError',
+      message: 'block dimensions must be integers from 1 to 4294967295, not 0',
+    });
     assert.throws(() => add(...args, { block: [1.5] }), { name: 'RangeError', message: /not 1\.5/ });
-    assert.throws(() => add(...args, { block: 0 }), { name: 'RangeError', message: 'block must be an integer from 1 to 4294967295, not 0' });
+    assert.throws(() => add(...args, { block: 0 }), {
+      name: 'RangeError',
+      message: 'block must be an integer from 1 to 4294967295, not 0',
+    });
     assert.throws(() => add(...args, { block: -4 }), { name: 'RangeError' });
     assert.throws(() => add(...args, { block: [2 ** 32] }), { name: 'RangeError' });
-    assert.throws(() => add(...args, { block: ['32'] }), { name: 'TypeError', message: 'block dimensions must be numbers, not the string "32"' });
-    assert.throws(() => add(...args, { block: '32' }), { name: 'TypeError', message: 'block must be a number or an array of 1 to 3 numbers, not the string "32"' });
-    assert.throws(() => add(...args, { block: 1, grid: [1, NaN] }), { name: 'RangeError', message: /grid dimensions must be integers from 1 to 4294967295, not NaN/ });
-    assert.throws(() => add(...args, { block: 1, shared: -1 }), { name: 'RangeError', message: /shared must be an integer from 0/ });
-    assert.throws(() => add(...args, { block: 1, blocks: 4 }), { name: 'TypeError', message: "unknown launch option 'blocks': the options are block, grid, stream, shared, cluster, cooperative, timeKernel and texrefs" });
-    assert.throws(() => add(...args, { block: 1, stream: 5 }), { name: 'TypeError', message: /stream must be a Stream/ });
-    assert.throws(() => add(...args, { block: 1, texrefs: [5] }), { name: 'TypeError', message: /texrefs must be an array of TextureReference/ });
+    assert.throws(() => add(...args, { block: ['32'] }), {
+      name: 'TypeError',
+      message: 'block dimensions must be numbers, not the string "32"',
+    });
+    assert.throws(() => add(...args, { block: '32' }), {
+      name: 'TypeError',
+      message: 'block must be a number or an array of 1 to 3 numbers, not the string "32"',
+    });
+    assert.throws(() => add(...args, { block: 1, grid: [1, NaN] }), {
+      name: 'RangeError',
+      message: /grid dimensions must be integers from 1 to 4294967295, not NaN/,
+    });
+    assert.throws(() => add(...args, { block: 1, shared: -1 }), {
+      name: 'RangeError',
+      message: /shared must be an integer from 0/,
+    });
+    assert.throws(() => add(...args, { block: 1, blocks: 4 }), {
+      name: 'TypeError',
+      message:
+        "unknown launch option 'blocks': the options are block, grid, stream, shared, cluster, cooperative, timeKernel and texrefs",
+    });
+    assert.throws(() => add(...args, { block: 1, stream: 5 }), {
+      name: 'TypeError',
+      message: /stream must be a Stream/,
+    });
+    assert.throws(() => add(...args, { block: 1, texrefs: [5] }), {
+      name: 'TypeError',
+      message: /texrefs must be an array of TextureReference/,
+    });
     // the driver refuses a grid past the device's limits (65535 in y here): its error, surfaced
-    assert.throws(() => add(...args, { block: 1, grid: [1, 70000] }), { name: 'LogicError', api: 'cuLaunchKernel', message: 'cuLaunchKernel failed: invalid argument' });
+    assert.throws(() => add(...args, { block: 1, grid: [1, 70000] }), {
+      name: 'LogicError',
+      api: 'cuLaunchKernel',
+      message: 'cuLaunchKernel failed: invalid argument',
+    });
     assert.throws(() => add(...args, { block: [1024, 2] }), { name: 'LogicError', api: 'cuLaunchKernel' });
     // argument counts and kinds, checked against cuFuncGetParamInfo
-    assert.throws(() => add(p, p, { block: 1 }), { name: 'TypeError', message: "kernel 'add' takes 3 parameters, but 2 arguments were given" });
-    assert.throws(() => add(p, p, cuda.int32(1), cuda.int32(1), { block: 1 }), { name: 'TypeError', message: "kernel 'add' takes 3 parameters, but 4 arguments were given" });
-    assert.throws(() => add(p, cuda.int32(1), cuda.int32(1), { block: 1 }), { name: 'TypeError', message: "kernel 'add' parameter 1 takes 8 bytes, but argument 1 is int32 (4 bytes); pass cuda.int64, cuda.uint64, cuda.float64 or device memory" });
-    assert.throws(() => add(p, p, cuda.float64(1), { block: 1 }), { name: 'TypeError', message: /parameter 2 takes 4 bytes, but argument 2 is float64 \(8 bytes\)/ });
-    assert.throws(() => add(p, p, new Uint8Array(3), { block: 1 }), { name: 'TypeError', message: /argument 2 is 3 bytes copied verbatim \(3 bytes\)/ });
-    assert.throws(() => add(p, p, 3, { block: 1 }), { name: 'TypeError', message: /argument 2 is a bare number \(3\) and the kernel's parameter types are not known/ });
-    assert.throws(() => add(p, 'p', cuda.int32(3), { block: 1 }), { name: 'TypeError', message: /argument 1 cannot be passed to a kernel/ });
-    assert.throws(() => add(p, undefined, cuda.int32(3), { block: 1 }), { name: 'TypeError', message: /argument 1 cannot be passed to a kernel: undefined/ });
+    assert.throws(() => add(p, p, { block: 1 }), {
+      name: 'TypeError',
+      message: "kernel 'add' takes 3 parameters, but 2 arguments were given",
+    });
+    assert.throws(() => add(p, p, cuda.int32(1), cuda.int32(1), { block: 1 }), {
+      name: 'TypeError',
+      message: "kernel 'add' takes 3 parameters, but 4 arguments were given",
+    });
+    assert.throws(() => add(p, cuda.int32(1), cuda.int32(1), { block: 1 }), {
+      name: 'TypeError',
+      message:
+        "kernel 'add' parameter 1 takes 8 bytes, but argument 1 is int32 (4 bytes); pass cuda.int64, cuda.uint64, cuda.float64 or device memory",
+    });
+    assert.throws(() => add(p, p, cuda.float64(1), { block: 1 }), {
+      name: 'TypeError',
+      message: /parameter 2 takes 4 bytes, but argument 2 is float64 \(8 bytes\)/,
+    });
+    assert.throws(() => add(p, p, new Uint8Array(3), { block: 1 }), {
+      name: 'TypeError',
+      message: /argument 2 is 3 bytes copied verbatim \(3 bytes\)/,
+    });
+    assert.throws(() => add(p, p, 3, { block: 1 }), {
+      name: 'TypeError',
+      message: /argument 2 is a bare number \(3\) and the kernel's parameter types are not known/,
+    });
+    assert.throws(() => add(p, 'p', cuda.int32(3), { block: 1 }), {
+      name: 'TypeError',
+      message: /argument 1 cannot be passed to a kernel/,
+    });
+    assert.throws(() => add(p, undefined, cuda.int32(3), { block: 1 }), {
+      name: 'TypeError',
+      message: /argument 1 cannot be passed to a kernel: undefined/,
+    });
     assert.throws(() => module.getFunction(7), { name: 'TypeError', message: 'name must be a string, not number 7' });
     assert.throws(() => add.getAttribute(99), { name: 'RangeError', message: /member of cuda\.FunctionAttribute/ });
     add(...args, { block: 1 }); // still fine afterwards
@@ -213,24 +361,65 @@ const scenarios = {
     add.preparedCall(8, 32, p, q, n);
     assert.strictEqual(await add(p, q, cuda.int32(n), { block: 1, grid: 2, cluster: 2, timeKernel: true }), 0.0015);
     // the driver's refusals, surfaced
-    assert.throws(() => add(p, q, cuda.int32(n), { block: 1, grid: 6, cluster: 4 }),
-      { name: 'LogicError', code: 912, api: 'cuLaunchKernelEx', message: 'cuLaunchKernelEx failed: cluster misconfiguration' });
-    assert.throws(() => add.preparedCall([4, 3], 1, p, q, n, { cluster: [2, 2] }),
-      { name: 'LogicError', code: 912, api: 'cuLaunchKernelEx' });
-    assert.throws(() => add(p, q, cuda.int32(n), { block: 1024, grid: 1000, cooperative: true }),
-      { name: 'LaunchError', code: 720, api: 'cuLaunchKernelEx', message: 'cuLaunchKernelEx failed: too many blocks in cooperative launch' });
+    assert.throws(() => add(p, q, cuda.int32(n), { block: 1, grid: 6, cluster: 4 }), {
+      name: 'LogicError',
+      code: 912,
+      api: 'cuLaunchKernelEx',
+      message: 'cuLaunchKernelEx failed: cluster misconfiguration',
+    });
+    assert.throws(() => add.preparedCall([4, 3], 1, p, q, n, { cluster: [2, 2] }), {
+      name: 'LogicError',
+      code: 912,
+      api: 'cuLaunchKernelEx',
+    });
+    assert.throws(() => add(p, q, cuda.int32(n), { block: 1024, grid: 1000, cooperative: true }), {
+      name: 'LaunchError',
+      code: 720,
+      api: 'cuLaunchKernelEx',
+      message: 'cuLaunchKernelEx failed: too many blocks in cooperative launch',
+    });
     // wrong types and shapes, refused before the driver
     const args = [p, q, cuda.int32(n)];
-    assert.throws(() => add(...args, { block: 1, cluster: '2' }), { name: 'TypeError', message: 'cluster must be a number or an array of 1 to 3 numbers, not the string "2"' });
-    assert.throws(() => add(...args, { block: 1, cluster: null }), { name: 'TypeError', message: 'cluster must be a number or an array of 1 to 3 numbers, not null' });
-    assert.throws(() => add(...args, { block: 1, cluster: [2, 0] }), { name: 'RangeError', message: 'cluster dimensions must be integers from 1 to 4294967295, not 0' });
-    assert.throws(() => add(...args, { block: 1, cluster: [1, 1, 1, 1] }), { name: 'RangeError', message: 'cluster must have 1 to 3 dimensions, not 4' });
-    assert.throws(() => add(...args, { block: 1, cluster: 0 }), { name: 'RangeError', message: 'cluster must be an integer from 1 to 4294967295, not 0' });
-    assert.throws(() => add(...args, { block: 1, cooperative: 1 }), { name: 'TypeError', message: 'cooperative must be true or false, not number 1' });
-    assert.throws(() => add(...args, { block: 1, cooperative: 'yes' }), { name: 'TypeError', message: 'cooperative must be true or false, not the string "yes"' });
-    assert.throws(() => add.preparedCall(1, 1, p, q, n, { cluster: [2.5] }), { name: 'RangeError', message: 'cluster dimensions must be integers from 1 to 4294967295, not 2.5' });
-    assert.throws(() => add.preparedAsyncCall(1, 1, stream, p, q, n, { cooperative: null }), { name: 'TypeError', message: 'cooperative must be true or false, not null' });
-    assert.throws(() => add.preparedCall(1, 1, p, q, n, { clusters: 2 }), { name: 'TypeError', message: "preparedCall(): unknown option 'clusters' (the options are shared, cluster and cooperative)" });
+    assert.throws(() => add(...args, { block: 1, cluster: '2' }), {
+      name: 'TypeError',
+      message: 'cluster must be a number or an array of 1 to 3 numbers, not the string "2"',
+    });
+    assert.throws(() => add(...args, { block: 1, cluster: null }), {
+      name: 'TypeError',
+      message: 'cluster must be a number or an array of 1 to 3 numbers, not null',
+    });
+    assert.throws(() => add(...args, { block: 1, cluster: [2, 0] }), {
+      name: 'RangeError',
+      message: 'cluster dimensions must be integers from 1 to 4294967295, not 0',
+    });
+    assert.throws(() => add(...args, { block: 1, cluster: [1, 1, 1, 1] }), {
+      name: 'RangeError',
+      message: 'cluster must have 1 to 3 dimensions, not 4',
+    });
+    assert.throws(() => add(...args, { block: 1, cluster: 0 }), {
+      name: 'RangeError',
+      message: 'cluster must be an integer from 1 to 4294967295, not 0',
+    });
+    assert.throws(() => add(...args, { block: 1, cooperative: 1 }), {
+      name: 'TypeError',
+      message: 'cooperative must be true or false, not number 1',
+    });
+    assert.throws(() => add(...args, { block: 1, cooperative: 'yes' }), {
+      name: 'TypeError',
+      message: 'cooperative must be true or false, not the string "yes"',
+    });
+    assert.throws(() => add.preparedCall(1, 1, p, q, n, { cluster: [2.5] }), {
+      name: 'RangeError',
+      message: 'cluster dimensions must be integers from 1 to 4294967295, not 2.5',
+    });
+    assert.throws(() => add.preparedAsyncCall(1, 1, stream, p, q, n, { cooperative: null }), {
+      name: 'TypeError',
+      message: 'cooperative must be true or false, not null',
+    });
+    assert.throws(() => add.preparedCall(1, 1, p, q, n, { clusters: 2 }), {
+      name: 'TypeError',
+      message: "preparedCall(): unknown option 'clusters' (the options are shared, cluster and cooperative)",
+    });
     add.preparedCall(2, 2, p, q, n, undefined); // a plain launch afterwards; undefined options are none
     return { p: p.ptr, q: q.ptr, n };
   },
@@ -239,8 +428,15 @@ const scenarios = {
   async noLaunchEx() {
     new cuda.Device(0).makeContext();
     const empty = new cuda.Module(IMAGE).getFunction('empty');
-    assert.throws(() => empty({ block: 1, grid: 2, cluster: 2 }), { name: 'RuntimeError', api: 'cuLaunchKernelEx', message: /^cuLaunchKernelEx is not provided by the installed CUDA driver/ });
-    assert.throws(() => empty.prepare('').preparedCall(1, 1, { cooperative: true }), { name: 'RuntimeError', api: 'cuLaunchKernelEx' });
+    assert.throws(() => empty({ block: 1, grid: 2, cluster: 2 }), {
+      name: 'RuntimeError',
+      api: 'cuLaunchKernelEx',
+      message: /^cuLaunchKernelEx is not provided by the installed CUDA driver/,
+    });
+    assert.throws(() => empty.prepare('').preparedCall(1, 1, { cooperative: true }), {
+      name: 'RuntimeError',
+      api: 'cuLaunchKernelEx',
+    });
     empty({ block: 1 });
     empty.preparedCall(1, 1);
     return {};
@@ -265,7 +461,10 @@ const scenarios = {
     const destroyed = { name: 'LogicError', message: 'this Stream has been destroyed; create a new Stream' };
     assert.throws(() => prepared.preparedAsyncCall(1, 1, s2), destroyed);
     assert.throws(() => empty({ block: 1, stream: s2 }), destroyed);
-    assert.throws(() => prepared.preparedAsyncCall(1, 1, 'stream'), { name: 'TypeError', message: 'expected a Stream' });
+    assert.throws(() => prepared.preparedAsyncCall(1, 1, 'stream'), {
+      name: 'TypeError',
+      message: 'expected a Stream',
+    });
     assert.throws(() => empty({ block: 1, stream: {} }), { name: 'TypeError', message: /stream must be a Stream/ });
     prepared.preparedAsyncCall(1, 1, s1);
     empty({ block: 1, stream: s1 });
@@ -287,10 +486,18 @@ const scenarios = {
     new cuda.Device(0).makeContext();
     const calls = [];
     const handler = (...args) => calls.push(args);
-    const module = new cuda.Module(Buffer.from(IMAGE), { options: { maxRegisters: 32, OPTIMIZATION_LEVEL: 3, generateLineInfo: true }, messageHandler: handler });
+    const module = new cuda.Module(Buffer.from(IMAGE), {
+      options: { maxRegisters: 32, OPTIMIZATION_LEVEL: 3, generateLineInfo: true },
+      messageHandler: handler,
+    });
     assert.deepStrictEqual(calls, [[true, 'fake JIT: info', '']]);
     assert.ok(module.context instanceof cuda.Context);
-    cuda.moduleFromBuffer(new TextEncoder().encode(IMAGE), { options: [[cuda.JitOption.MAX_REGISTERS, 64], [cuda.JitOption.FAST_COMPILE, false]] });
+    cuda.moduleFromBuffer(new TextEncoder().encode(IMAGE), {
+      options: [
+        [cuda.JitOption.MAX_REGISTERS, 64],
+        [cuda.JitOption.FAST_COMPILE, false],
+      ],
+    });
     new cuda.Module(new DataView(new TextEncoder().encode(IMAGE).buffer));
     let error = null;
     try {
@@ -300,11 +507,20 @@ const scenarios = {
     }
     assert.ok(error instanceof cuda.CudaError);
     assert.strictEqual(error.api, 'cuModuleLoadDataEx');
-    assert.strictEqual(error.message, 'cuModuleLoadDataEx failed: a PTX JIT compilation failed\nfake JIT: syntax error at line 1');
+    assert.strictEqual(
+      error.message,
+      'cuModuleLoadDataEx failed: a PTX JIT compilation failed\nfake JIT: syntax error at line 1',
+    );
     assert.strictEqual(error.errorLog, 'fake JIT: syntax error at line 1');
     assert.deepStrictEqual(calls[1], [false, 'fake JIT: info', 'fake JIT: syntax error at line 1']);
-    assert.throws(() => new cuda.Module(IMAGE, { options: [[cuda.JitOption.INFO_LOG_BUFFER, 0]] }), { name: 'RangeError', message: /JIT option 3 is not accepted: cudadrv collects the JIT logs itself/ });
-    assert.throws(() => new cuda.Module(IMAGE, { options: { GLOBAL_SYMBOL_ADDRESSES: 1 } }), { name: 'RangeError', message: /JIT option 18 is not accepted/ });
+    assert.throws(() => new cuda.Module(IMAGE, { options: [[cuda.JitOption.INFO_LOG_BUFFER, 0]] }), {
+      name: 'RangeError',
+      message: /JIT option 3 is not accepted: cudadrv collects the JIT logs itself/,
+    });
+    assert.throws(() => new cuda.Module(IMAGE, { options: { GLOBAL_SYMBOL_ADDRESSES: 1 } }), {
+      name: 'RangeError',
+      message: /JIT option 18 is not accepted/,
+    });
     assert.throws(() => new cuda.Module(''), { name: 'RangeError', message: 'image must not be empty' });
     // truncated cubin and fatbin images are refused before the driver reads past them
     const elf = Buffer.alloc(64);
@@ -313,7 +529,10 @@ const scenarios = {
     elf.writeBigUInt64LE(4096n, 0x28);
     elf.writeUInt16LE(64, 0x3a);
     elf.writeUInt16LE(3, 0x3c);
-    assert.throws(() => new cuda.Module(elf), { name: 'RangeError', message: 'image is truncated: its headers reach past its end' });
+    assert.throws(() => new cuda.Module(elf), {
+      name: 'RangeError',
+      message: 'image is truncated: its headers reach past its end',
+    });
     elf[4] = 1;
     assert.throws(() => new cuda.Module(elf), { name: 'RangeError', message: /not a 64-bit cubin/ });
     const fatbin = Buffer.alloc(16);
@@ -327,7 +546,11 @@ const scenarios = {
     const fromFile = cuda.moduleFromFile(process.env.FAKE_MODULE_FILE);
     assert.ok(fromFile instanceof cuda.Module);
     fromFile.getFunction('add')({ ptr: 1n }, { ptr: 2n }, cuda.int32(3), { block: 1 });
-    assert.throws(() => cuda.moduleFromFile('/nonexistent/kernels.cubin'), { name: 'RuntimeError', api: 'cuModuleLoad', message: 'cuModuleLoad failed: file not found' });
+    assert.throws(() => cuda.moduleFromFile('/nonexistent/kernels.cubin'), {
+      name: 'RuntimeError',
+      api: 'cuModuleLoad',
+      message: 'cuModuleLoad failed: file not found',
+    });
     return {};
   },
 
@@ -337,7 +560,9 @@ const scenarios = {
     new cuda.Device(0).makeContext();
     const image = fs.readFileSync(path.join(__dirname, 'fixtures', 'scale.fatbin'));
     assert.ok(new cuda.Module(image) instanceof cuda.Module);
-    assert.ok(cuda.moduleFromBuffer(new Uint8Array(image.buffer, image.byteOffset, image.length)) instanceof cuda.Module);
+    assert.ok(
+      cuda.moduleFromBuffer(new Uint8Array(image.buffer, image.byteOffset, image.length)) instanceof cuda.Module,
+    );
     const truncated = { name: 'RangeError', message: 'image is truncated: its headers reach past its end' };
     for (const length of [image.length - 1, 1000, 449, 100, 16, 15, 4]) {
       assert.throws(() => new cuda.Module(image.subarray(0, length)), truncated, `${length} bytes`);
@@ -348,7 +573,11 @@ const scenarios = {
       entries.push([at, image.readUInt32LE(at + 4), Number(image.readBigUInt64LE(at + 8))]);
       at += entries[entries.length - 1][1] + entries[entries.length - 1][2];
     }
-    assert.deepStrictEqual(entries.map(([, , payload]) => payload > 0), [true, true], 'PTX and cubin');
+    assert.deepStrictEqual(
+      entries.map(([, , payload]) => payload > 0),
+      [true, true],
+      'PTX and cubin',
+    );
     const [last] = entries.slice(-1);
     // 8 more bytes, counted by the fatbin's header: the last entry may take them, not more
     const grown = (extra) => {
@@ -375,13 +604,22 @@ const scenarios = {
     const add2 = module.getFunction('add');
     module.free();
     module.free();
-    const freed = { name: 'LogicError', message: "this kernel's Module has been freed; load the module again and get the kernel from it" };
+    const freed = {
+      name: 'LogicError',
+      message: "this kernel's Module has been freed; load the module again and get the kernel from it",
+    };
     assert.throws(() => add2({ ptr: 1n }, { ptr: 1n }, cuda.int32(1), { block: 1 }), freed);
     assert.throws(() => add.preparedCall(1, 1, 1n, 1n, 1), freed);
     assert.throws(() => add.numRegs, freed);
-    assert.throws(() => module.getFunction('empty'), { name: 'LogicError', message: 'this Module has been freed; load it again' });
+    assert.throws(() => module.getFunction('empty'), {
+      name: 'LogicError',
+      message: 'this Module has been freed; load it again',
+    });
     assert.throws(() => module.getGlobal('table'), { name: 'LogicError' });
-    assert.throws(() => tex.getFlags(), { name: 'LogicError', message: 'the Module of this TextureReference has been freed; load the module again' });
+    assert.throws(() => tex.getFlags(), {
+      name: 'LogicError',
+      message: 'the Module of this TextureReference has been freed; load the module again',
+    });
     const disposed = new cuda.Module(IMAGE);
     disposed[Symbol.dispose]();
     assert.throws(() => disposed.getFunction('empty'), { name: 'LogicError' });
@@ -429,7 +667,9 @@ const scenarios = {
     assert.throws(() => tex.setAddressMode(3, cuda.AddressMode.CLAMP), { name: 'RangeError', message: /dim/ });
     assert.throws(() => tex.setAddress({}, 4), { name: 'TypeError', message: /devptr must be device memory/ });
     assert.throws(() => tex.setAddress2D(memory, null, 64), { name: 'TypeError', message: /descriptor must be/ });
-    assert.throws(() => tex.setAddress2D(memory, { width: 1, height: 1, format: 1, numChannels: 3.5 }, 64), { name: 'RangeError' });
+    assert.throws(() => tex.setAddress2D(memory, { width: 1, height: 1, format: 1, numChannels: 3.5 }, 64), {
+      name: 'RangeError',
+    });
     assert.throws(() => module.getTexref('nope'), { name: 'RuntimeError', api: 'cuModuleGetTexRef' });
     const surf = module.getSurfref('surf');
     assert.ok(surf instanceof cuda.SurfaceReference);
@@ -471,10 +711,23 @@ const scenarios = {
     assert.strictEqual(asked.length, 33, 'the driver asked for each block size it tried, and for the answer');
     assert.deepStrictEqual(add.maxPotentialBlockSize(smem, 128), { minGridSize: 132, blockSize: 128 });
     assert.deepStrictEqual(add.maxPotentialBlockSize(16384), { minGridSize: 528, blockSize: 512 });
-    assert.throws(() => add.maxPotentialBlockSize(() => { throw new Error('from the callback'); }), { message: 'from the callback' });
-    assert.throws(() => add.maxPotentialBlockSize(() => -1), { name: 'TypeError', message: /must return a non-negative integer/ });
+    assert.throws(
+      () =>
+        add.maxPotentialBlockSize(() => {
+          throw new Error('from the callback');
+        }),
+      { message: 'from the callback' },
+    );
+    assert.throws(() => add.maxPotentialBlockSize(() => -1), {
+      name: 'TypeError',
+      message: /must return a non-negative integer/,
+    });
     assert.throws(() => add.maxPotentialBlockSize('lots'), { name: 'TypeError' });
-    assert.deepStrictEqual(add.maxPotentialBlockSize(() => add.maxPotentialBlockSize().blockSize * 0), { minGridSize: 8448, blockSize: 32 }, 'nested calls');
+    assert.deepStrictEqual(
+      add.maxPotentialBlockSize(() => add.maxPotentialBlockSize().blockSize * 0),
+      { minGridSize: 8448, blockSize: 32 },
+      'nested calls',
+    );
     return {};
   },
 
@@ -501,13 +754,28 @@ const scenarios = {
     assert.throws(() => add.paramSetf(0, 'x'), { name: 'TypeError' });
     assert.throws(() => add.setBlockShape(0), { name: 'RangeError' });
     add.paramSetSize(8);
-    assert.throws(() => add.launch(), { name: 'TypeError', message: "kernel 'add' takes 20 bytes of parameters, but 8 are set (paramSetSize / paramSet)" });
+    assert.throws(() => add.launch(), {
+      name: 'TypeError',
+      message: "kernel 'add' takes 20 bytes of parameters, but 8 are set (paramSetSize / paramSet)",
+    });
     assert.throws(() => add.launchGridAsync(1, 1, 'stream'), { name: 'TypeError' });
     await new Promise((resolve) => setImmediate(resolve));
     const deprecations = warnings.filter(([name]) => name === 'DeprecationWarning').map(([, m]) => m);
-    assert.deepStrictEqual(deprecations.map((m) => m.split('(')[0]), ['kernel.launch', 'kernel.setBlockShape',
-      'kernel.setSharedSize', 'kernel.paramSetSize', 'kernel.paramSeti', 'kernel.paramSetf',
-      'kernel.paramSetTexref', 'kernel.launchGrid', 'kernel.paramSet', 'kernel.launchGridAsync']);
+    assert.deepStrictEqual(
+      deprecations.map((m) => m.split('(')[0]),
+      [
+        'kernel.launch',
+        'kernel.setBlockShape',
+        'kernel.setSharedSize',
+        'kernel.paramSetSize',
+        'kernel.paramSeti',
+        'kernel.paramSetf',
+        'kernel.paramSetTexref',
+        'kernel.launchGrid',
+        'kernel.paramSet',
+        'kernel.launchGridAsync',
+      ],
+    );
     assert.strictEqual(deprecations[1], 'kernel.setBlockShape() is deprecated: pass { block: [x, y, z] } to the call');
     return {};
   },

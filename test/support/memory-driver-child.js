@@ -60,8 +60,20 @@ const scenarios = {
     // Every kind of TypedArray (Float16Array where the runtime has it), at the addon itself: C
     // reads each at its own element width, whatever lib/ did.
     const binding = require('../../lib/internal/binding');
-    const kinds = [Int8Array, Uint8Array, Uint8ClampedArray, Int16Array, Uint16Array, Int32Array, Uint32Array,
-      Float32Array, Float64Array, BigInt64Array, BigUint64Array, ...(globalThis.Float16Array ? [globalThis.Float16Array] : [])];
+    const kinds = [
+      Int8Array,
+      Uint8Array,
+      Uint8ClampedArray,
+      Int16Array,
+      Uint16Array,
+      Int32Array,
+      Uint32Array,
+      Float32Array,
+      Float64Array,
+      BigInt64Array,
+      BigUint64Array,
+      ...(globalThis.Float16Array ? [globalThis.Float16Array] : []),
+    ];
     for (const Kind of kinds) {
       cuda.memcpyHtoD(memory, data);
       const sentBytes = Uint8Array.from(random(8 * Kind.BYTES_PER_ELEMENT));
@@ -69,7 +81,11 @@ const scenarios = {
       const got = new Uint8Array(16 * Kind.BYTES_PER_ELEMENT).fill(0xa5);
       binding.memcpyDtoH(new Kind(got.buffer, 0, 16), memory.ptr);
       assert.deepStrictEqual(got.subarray(0, sentBytes.length), sentBytes, Kind.name);
-      assert.deepStrictEqual(got.subarray(sentBytes.length), Uint8Array.from(data.subarray(sentBytes.length, got.length)), Kind.name);
+      assert.deepStrictEqual(
+        got.subarray(sentBytes.length),
+        Uint8Array.from(data.subarray(sentBytes.length, got.length)),
+        Kind.name,
+      );
     }
     const stream = new cuda.Stream();
     const sent = random(64);

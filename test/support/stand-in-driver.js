@@ -16,13 +16,36 @@ const SOURCES = path.join(__dirname, 'fake-driver');
  */
 function buildStandIn(dir, flags = []) {
   const extra = (process.env.CUDADRV_STAND_IN_CFLAGS || '').split(' ').filter(Boolean);
-  const include = execFileSync(process.execPath, [path.join(__dirname, '..', '..', 'scripts', 'find-cuda.js')],
-    { encoding: 'utf8' });
+  const include = execFileSync(process.execPath, [path.join(__dirname, '..', '..', 'scripts', 'find-cuda.js')], {
+    encoding: 'utf8',
+  });
   fs.mkdirSync(dir, { recursive: true });
-  const sources = fs.readdirSync(SOURCES).filter((f) => f.endsWith('.c')).map((f) => path.join(SOURCES, f));
-  execFileSync(process.env.CC || 'cc', ['-O2', '-g', '-Wall', '-Wextra', '-Werror', '-shared', '-fPIC',
-    '-fvisibility=hidden', `-I${include}`, ...flags, ...extra, '-o', path.join(dir, 'libcuda.so.1'), ...sources,
-    '-ldl', '-lpthread'], { stdio: 'pipe' });
+  const sources = fs
+    .readdirSync(SOURCES)
+    .filter((f) => f.endsWith('.c'))
+    .map((f) => path.join(SOURCES, f));
+  execFileSync(
+    process.env.CC || 'cc',
+    [
+      '-O2',
+      '-g',
+      '-Wall',
+      '-Wextra',
+      '-Werror',
+      '-shared',
+      '-fPIC',
+      '-fvisibility=hidden',
+      `-I${include}`,
+      ...flags,
+      ...extra,
+      '-o',
+      path.join(dir, 'libcuda.so.1'),
+      ...sources,
+      '-ldl',
+      '-lpthread',
+    ],
+    { stdio: 'pipe' },
+  );
   return dir;
 }
 
@@ -39,7 +62,9 @@ function standInDriver() {
     try {
       buildStandIn(place.dir);
     } catch (error) {
-      console.log(`      (stand-in driver not built, so skipped: ${String(error.stderr || error.message).split('\n')[0]})`);
+      console.log(
+        `      (stand-in driver not built, so skipped: ${String(error.stderr || error.message).split('\n')[0]})`,
+      );
       this.skip();
     }
   });
@@ -57,7 +82,7 @@ function tracedCalls(log) {
   const calls = {};
   let current = null;
   for (const line of fs.readFileSync(log, 'utf8').split('\n')) {
-    if (line.startsWith('mark ')) calls[current = line.slice(5)] = [];
+    if (line.startsWith('mark ')) calls[(current = line.slice(5))] = [];
     else if (line === 'end') current = null;
     else if (current !== null && line.startsWith('call ')) calls[current].push(line.slice(5));
   }

@@ -47,16 +47,25 @@ function maker(failing = {}) {
 describe('cudadrv/tools', function () {
   it('declares every export in typings/tools.d.ts', function () {
     const typings = fs.readFileSync(path.join(__dirname, '..', '..', 'typings', 'tools.d.ts'), 'utf8');
-    const declared = new Set([...typings.matchAll(/^export declare (?:function|class|const) (\w+)/gm)].map((m) => m[1]));
+    const declared = new Set(
+      [...typings.matchAll(/^export declare (?:function|class|const) (\w+)/gm)].map((m) => m[1]),
+    );
     assert.deepStrictEqual(Object.keys(tools).sort(), [...declared].sort());
   });
 
   it('every export can be imported by name from ESM', function () {
     const names = Object.keys(tools);
     const script = `import * as tools from 'cudadrv/tools'; console.log(JSON.stringify(Object.keys(tools)));`;
-    const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: path.join(__dirname, '..', '..') });
+    const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: path.join(__dirname, '..', '..'),
+    });
     assert.strictEqual(String(child.stderr), '');
-    assert.deepStrictEqual(JSON.parse(child.stdout).filter((n) => n !== 'default').sort(), names.sort());
+    assert.deepStrictEqual(
+      JSON.parse(child.stdout)
+        .filter((n) => n !== 'default')
+        .sort(),
+      names.sort(),
+    );
   });
 });
 
@@ -70,45 +79,60 @@ describe('makeDefaultContext (with a stubbed machine)', function () {
   it('when every device fails, the error says why each failed', function () {
     const failures = { 0: driverError('device busy'), 1: new cuda.MemoryError('cuCtxCreate failed: out of memory') };
     const { make, tried } = maker(failures);
-    assert.throws(() => defaultContext(make, machine()), (error) => {
-      assert.ok(error instanceof cuda.RuntimeError);
-      assert.strictEqual(error.message, 'makeDefaultContext(): no context could be made on any of the 2 devices:' +
-        '\n  device 0: cuCtxCreate failed: device busy\n  device 1: cuCtxCreate failed: out of memory');
-      assert.deepStrictEqual(error.errors, [failures[0], failures[1]]);
-      return true;
-    });
+    assert.throws(
+      () => defaultContext(make, machine()),
+      (error) => {
+        assert.ok(error instanceof cuda.RuntimeError);
+        assert.strictEqual(
+          error.message,
+          'makeDefaultContext(): no context could be made on any of the 2 devices:' +
+            '\n  device 0: cuCtxCreate failed: device busy\n  device 1: cuCtxCreate failed: out of memory',
+        );
+        assert.deepStrictEqual(error.errors, [failures[0], failures[1]]);
+        return true;
+      },
+    );
     assert.deepStrictEqual(tried, [0, 1]);
   });
 
-  it('an error that is not the driver\'s stops the search at once', function () {
+  it("an error that is not the driver's stops the search at once", function () {
     const { make, tried } = maker({ 0: new TypeError('bug in ctxMaker') });
     assert.throws(() => defaultContext(make, machine()), { name: 'TypeError', message: 'bug in ctxMaker' });
     assert.deepStrictEqual(tried, [0]);
   });
 
   it('no device is a RuntimeError saying so', function () {
-    assert.throws(() => defaultContext(maker().make, machine({ count: 0 })),
-      { name: 'RuntimeError', message: /the CUDA driver reports no device/ });
+    assert.throws(() => defaultContext(maker().make, machine({ count: 0 })), {
+      name: 'RuntimeError',
+      message: /the CUDA driver reports no device/,
+    });
   });
 
   it('CUDA_DEVICE chooses the device, by ordinal or PCI bus id, and nothing else is tried', function () {
     const { make, tried } = maker();
     assert.deepStrictEqual(defaultContext(make, machine({ count: 4, env: { CUDA_DEVICE: ' 3\n' } })), { ctxOn: 3 });
-    assert.deepStrictEqual(defaultContext(make, machine({ env: { CUDA_DEVICE: '0000:3b:00.0' } })), { ctxOn: '0000:3b:00.0' });
+    assert.deepStrictEqual(defaultContext(make, machine({ env: { CUDA_DEVICE: '0000:3b:00.0' } })), {
+      ctxOn: '0000:3b:00.0',
+    });
     assert.deepStrictEqual(tried, [3, '0000:3b:00.0']);
     const failing = maker({ 1: driverError('device busy') });
-    assert.throws(() => defaultContext(failing.make, machine({ env: { CUDA_DEVICE: '1' } })), (error) => {
-      assert.ok(error instanceof cuda.LogicError);
-      assert.strictEqual(error.message, 'device 1 (chosen by CUDA_DEVICE): cuCtxCreate failed: device busy');
-      assert.strictEqual(error.code, 201);
-      return true;
-    });
+    assert.throws(
+      () => defaultContext(failing.make, machine({ env: { CUDA_DEVICE: '1' } })),
+      (error) => {
+        assert.ok(error instanceof cuda.LogicError);
+        assert.strictEqual(error.message, 'device 1 (chosen by CUDA_DEVICE): cuCtxCreate failed: device busy');
+        assert.strictEqual(error.code, 201);
+        return true;
+      },
+    );
     assert.deepStrictEqual(failing.tried, [1]);
   });
 
   it('a malformed CUDA_DEVICE is a TypeError; an empty one is no setting', function () {
-    assert.throws(() => defaultContext(maker().make, machine({ env: { CUDA_DEVICE: 'gpu0' } })),
-      { name: 'TypeError', message: 'CUDA_DEVICE must hold a device ordinal such as 0, or a PCI bus id such as 0000:3b:00.0, not "gpu0"' });
+    assert.throws(() => defaultContext(maker().make, machine({ env: { CUDA_DEVICE: 'gpu0' } })), {
+      name: 'TypeError',
+      message: 'CUDA_DEVICE must hold a device ordinal such as 0, or a PCI bus id such as 0000:3b:00.0, not "gpu0"',
+    });
     assert.throws(() => defaultContext(maker().make, machine({ env: { CUDA_DEVICE: '-1' } })), { name: 'TypeError' });
     assert.deepStrictEqual(defaultContext(maker().make, machine({ env: { CUDA_DEVICE: '' } })), { ctxOn: 0 });
   });
@@ -121,9 +145,13 @@ describe('makeDefaultContext (with a stubbed machine)', function () {
     assert.deepStrictEqual(defaultContext(make, machine({ files: { [dash]: '2\n', [under]: '1' } })), { ctxOn: 2 });
     assert.deepStrictEqual(defaultContext(make, machine({ files: { [under]: '1' } })), { ctxOn: 1 });
     assert.deepStrictEqual(defaultContext(make, machine({ files: { [dash]: '  \n', [under]: '1' } })), { ctxOn: 1 });
-    assert.deepStrictEqual(defaultContext(make, machine({ env: { CUDA_DEVICE: '0' }, files: { [dash]: '1' } })), { ctxOn: 0 });
-    assert.throws(() => defaultContext(make, machine({ files: { [dash]: 'one' } })),
-      { name: 'TypeError', message: `${dash} must hold a device ordinal such as 0, or a PCI bus id such as 0000:3b:00.0, not "one"` });
+    assert.deepStrictEqual(defaultContext(make, machine({ env: { CUDA_DEVICE: '0' }, files: { [dash]: '1' } })), {
+      ctxOn: 0,
+    });
+    assert.throws(() => defaultContext(make, machine({ files: { [dash]: 'one' } })), {
+      name: 'TypeError',
+      message: `${dash} must hold a device ordinal such as 0, or a PCI bus id such as 0000:3b:00.0, not "one"`,
+    });
     assert.deepStrictEqual(defaultContext(make, machine({ home: null })), { ctxOn: 0 });
   });
 
@@ -145,7 +173,9 @@ describe('makeDefaultContext (with a stubbed machine)', function () {
     const child = spawnSync(process.execPath, ['-e', script], { cwd: path.join(__dirname, '..', '..') });
     assert.deepStrictEqual(JSON.parse(child.stdout), [{ id: 1 }, { id: 2 }]);
     const warnings = String(child.stderr).match(/DeprecationWarning: .*/g);
-    assert.deepStrictEqual(warnings, ['DeprecationWarning: getDefaultDevice() is deprecated; use makeDefaultContext() instead']);
+    assert.deepStrictEqual(warnings, [
+      'DeprecationWarning: getDefaultDevice() is deprecated; use makeDefaultContext() instead',
+    ]);
   });
 });
 
@@ -159,8 +189,34 @@ describe('contextDependentMemoize', function () {
     assert.strictEqual(f.name, 'f');
     const key = {};
     const sym = Symbol('s');
-    const first = [f(1, 'a'), f(1, 'a', undefined), f('1', 'a'), f(key), f({}), f(NaN), f(0), f(1n), f(true), f(null), f(sym), f()];
-    const again = [f(1, 'a'), f(1, 'a', undefined), f('1', 'a'), f(key), f({}), f(NaN), f(-0), f(1n), f(true), f(null), f(sym), f()];
+    const first = [
+      f(1, 'a'),
+      f(1, 'a', undefined),
+      f('1', 'a'),
+      f(key),
+      f({}),
+      f(NaN),
+      f(0),
+      f(1n),
+      f(true),
+      f(null),
+      f(sym),
+      f(),
+    ];
+    const again = [
+      f(1, 'a'),
+      f(1, 'a', undefined),
+      f('1', 'a'),
+      f(key),
+      f({}),
+      f(NaN),
+      f(-0),
+      f(1n),
+      f(true),
+      f(null),
+      f(sym),
+      f(),
+    ];
     assert.strictEqual(calls.length, first.length + 1, 'f({}) twice are two calls');
     first.forEach((result, i) => {
       if (i !== 4) assert.strictEqual(again[i], result, `call ${i}`);
@@ -219,9 +275,17 @@ describe('markCudaTest', function () {
   // A Mocha of its own runs test/support/fixtures/mark-cuda-test.spec.js, with and without CUDADRV_REQUIRE_GPU.
   function runSpec(env) {
     const mocha = require.resolve('mocha/bin/mocha.js');
-    const child = spawnSync(process.execPath, [mocha, '--no-config', '--reporter', 'dot',
-      path.join(__dirname, '..', 'support', 'fixtures', 'mark-cuda-test.spec.js')],
-    { env: { ...process.env, CUDADRV_REQUIRE_GPU: '', ...env }, cwd: path.join(__dirname, '..', '..') });
+    const child = spawnSync(
+      process.execPath,
+      [
+        mocha,
+        '--no-config',
+        '--reporter',
+        'dot',
+        path.join(__dirname, '..', 'support', 'fixtures', 'mark-cuda-test.spec.js'),
+      ],
+      { env: { ...process.env, CUDADRV_REQUIRE_GPU: '', ...env }, cwd: path.join(__dirname, '..', '..') },
+    );
     return { out: String(child.stdout), status: child.status };
   }
 

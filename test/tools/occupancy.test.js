@@ -14,31 +14,40 @@ const byName = Object.fromEntries(devices.map((d) => [d.name, new DeviceData(d.a
 describe('DeviceData from attributes', function () {
   it('reads every field from the attributes and the compute capability', function () {
     const h100 = byName.H100;
-    assert.deepStrictEqual({ ...h100 }, {
-      computeCapability: [9, 0],
-      maxThreads: 1024,
-      warpSize: 32,
-      maxThreadsPerMp: 2048,
-      warpsPerMp: 64,
-      threadBlocksPerMp: 32,
-      registers: 65536,
-      registersPerBlock: 65536,
-      sharedMemory: 233472,
-      sharedMemoryPerBlock: 49152,
-      sharedMemoryPerBlockOptin: 232448,
-      reservedSharedMemoryPerBlock: 1024,
-      smemGranularity: 32,
-      smemAllocGranularity: 128,
-      registerAllocationUnit: 'warp',
-      registerGranularity: 256,
-      maxRegistersPerThread: 256,
-      registerSubPartitions: 4,
-    });
+    assert.deepStrictEqual(
+      { ...h100 },
+      {
+        computeCapability: [9, 0],
+        maxThreads: 1024,
+        warpSize: 32,
+        maxThreadsPerMp: 2048,
+        warpsPerMp: 64,
+        threadBlocksPerMp: 32,
+        registers: 65536,
+        registersPerBlock: 65536,
+        sharedMemory: 233472,
+        sharedMemoryPerBlock: 49152,
+        sharedMemoryPerBlockOptin: 232448,
+        reservedSharedMemoryPerBlock: 1024,
+        smemGranularity: 32,
+        smemAllocGranularity: 128,
+        registerAllocationUnit: 'warp',
+        registerGranularity: 256,
+        maxRegistersPerThread: 256,
+        registerSubPartitions: 4,
+      },
+    );
   });
 
   it('follows the device: warps and blocks per multiprocessor, granularities by compute capability', function () {
-    const rows = Object.entries(byName).map(([name, d]) =>
-      [name, d.warpsPerMp, d.threadBlocksPerMp, d.smemAllocGranularity, d.maxRegistersPerThread, d.registerSubPartitions]);
+    const rows = Object.entries(byName).map(([name, d]) => [
+      name,
+      d.warpsPerMp,
+      d.threadBlocksPerMp,
+      d.smemAllocGranularity,
+      d.maxRegistersPerThread,
+      d.registerSubPartitions,
+    ]);
     assert.deepStrictEqual(rows, [
       ['GTX 980', 64, 32, 256, 255, 4],
       ['P100', 64, 32, 256, 255, 2],
@@ -55,13 +64,17 @@ describe('DeviceData from attributes', function () {
   });
 
   it('optional attributes default; a missing or bad one is a TypeError naming it', function () {
-    const { RESERVED_SHARED_MEMORY_PER_BLOCK, MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, ...older } =
-      devices.find((d) => d.name === 'V100').attributes;
+    const { RESERVED_SHARED_MEMORY_PER_BLOCK, MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, ...older } = devices.find(
+      (d) => d.name === 'V100',
+    ).attributes;
     const d = new DeviceData(older);
     assert.strictEqual(d.reservedSharedMemoryPerBlock, 0);
     assert.strictEqual(d.sharedMemoryPerBlockOptin, 49152);
     const { WARP_SIZE, ...noWarp } = older;
-    assert.throws(() => new DeviceData(noWarp), { name: 'TypeError', message: /attributes\.WARP_SIZE must be a non-negative integer.*not undefined/ });
+    assert.throws(() => new DeviceData(noWarp), {
+      name: 'TypeError',
+      message: /attributes\.WARP_SIZE must be a non-negative integer.*not undefined/,
+    });
     assert.throws(() => new DeviceData({ ...older, WARP_SIZE: '32' }), { name: 'TypeError', message: /WARP_SIZE/ });
     assert.throws(() => new DeviceData(5), { name: 'TypeError', message: /needs a Device/ });
     assert.throws(() => new DeviceData(null), { name: 'TypeError', message: /needs a Device/ });
@@ -69,17 +82,31 @@ describe('DeviceData from attributes', function () {
 
   it('alignment helpers as PyCUDA has them', function () {
     const d = byName.A100;
-    assert.deepStrictEqual([4, 8, 16].map((w) => d.alignBytes(w)), [64, 128, 128]);
+    assert.deepStrictEqual(
+      [4, 8, 16].map((w) => d.alignBytes(w)),
+      [64, 128, 128],
+    );
     assert.strictEqual(d.alignBytes(), 64);
-    assert.throws(() => d.alignBytes(2), { name: 'RangeError', message: /no alignment possible for fetches of size 2/ });
-    assert.deepStrictEqual([d.align(0), d.align(1), d.align(64), d.align(65), d.align(65, 8), d.align(129, 16)],
-      [0, 64, 64, 128, 128, 256]);
+    assert.throws(() => d.alignBytes(2), {
+      name: 'RangeError',
+      message: /no alignment possible for fetches of size 2/,
+    });
+    assert.deepStrictEqual(
+      [d.align(0), d.align(1), d.align(64), d.align(65), d.align(65, 8), d.align(129, 16)],
+      [0, 64, 64, 128, 128, 256],
+    );
     assert.deepStrictEqual([d.alignWords(4), d.alignWords(8), d.alignWords(16)], [16, 16, 8]);
     assert.deepStrictEqual([d.alignDtype(10, 4), d.alignDtype(17, 8), d.alignDtype(9, 16)], [16, 32, 16]);
     assert.deepStrictEqual([d.coalesce(1), d.coalesce(16), d.coalesce(17)], [16, 16, 32]);
-    assert.deepStrictEqual([0, 1, 2, 3, 4].map((n) => DeviceData.makeValidTexChannelCount(n)), [1, 1, 2, 4, 4]);
+    assert.deepStrictEqual(
+      [0, 1, 2, 3, 4].map((n) => DeviceData.makeValidTexChannelCount(n)),
+      [1, 1, 2, 4, 4],
+    );
     assert.strictEqual(d.makeValidTexChannelCount(3), 4);
-    assert.throws(() => DeviceData.makeValidTexChannelCount(5), { name: 'RangeError', message: /valid texture channel count/ });
+    assert.throws(() => DeviceData.makeValidTexChannelCount(5), {
+      name: 'RangeError',
+      message: /valid texture channel count/,
+    });
     assert.throws(() => d.align(-1), { name: 'RangeError' });
     assert.throws(() => d.align('8'), { name: 'TypeError', message: /bytes must be an integer/ });
   });
@@ -126,13 +153,19 @@ describe('OccupancyRecord on fixtures', function () {
 
   it('a block that cannot run is a RangeError saying why', function () {
     const d = byName.H100;
-    assert.throws(() => new OccupancyRecord(d, 1025), { name: 'RangeError', message: /too many threads: 1025 in a block, where the device allows 1024/ });
+    assert.throws(() => new OccupancyRecord(d, 1025), {
+      name: 'RangeError',
+      message: /too many threads: 1025 in a block, where the device allows 1024/,
+    });
     // 255 registers: 8192 a warp; 288 threads are 9 warps, checked as 12: 98304 > 65536.
     assert.throws(() => new OccupancyRecord(d, 288, 0, 255), { name: 'RangeError', message: /too many registers/ });
     assert.strictEqual(new OccupancyRecord(d, 256, 0, 255).tbPerMp, 1);
     assert.throws(() => new OccupancyRecord(d, 32, 0, 257), { name: 'RangeError', message: /too many registers/ });
     assert.strictEqual(new OccupancyRecord(d, 32, 232448, 0).tbPerMp, 1);
-    assert.throws(() => new OccupancyRecord(d, 32, 232449, 0), { name: 'RangeError', message: /too much shared memory: 232449 bytes in a block .* allows 232448/ });
+    assert.throws(() => new OccupancyRecord(d, 32, 232449, 0), {
+      name: 'RangeError',
+      message: /too much shared memory: 232449 bytes in a block .* allows 232448/,
+    });
   });
 
   it('checks its arguments', function () {
@@ -146,11 +179,19 @@ describe('OccupancyRecord on fixtures', function () {
 // NVIDIA's occupancy calculator, cuda_occupancy.h, compiled as a filter (test/support/fixtures).
 function occupancyReference() {
   const roots = [process.env.CUDA_PATH, process.env.CUDA_HOME, '/usr/local/cuda'].filter(Boolean);
-  const include = roots.map((r) => path.join(r, 'include')).find((dir) => fs.existsSync(path.join(dir, 'cuda_occupancy.h')));
+  const include = roots
+    .map((r) => path.join(r, 'include'))
+    .find((dir) => fs.existsSync(path.join(dir, 'cuda_occupancy.h')));
   if (!include) return { reason: 'cuda_occupancy.h not found' };
   const exe = path.join(os.tmpdir(), `cudadrv-occupancy-${process.pid}`);
-  const cc = spawnSync(process.env.CC || 'cc', ['-std=c11', '-O1', `-I${include}`,
-    path.join(__dirname, '..', 'support', 'fixtures', 'occupancy-reference.c'), '-o', exe]);
+  const cc = spawnSync(process.env.CC || 'cc', [
+    '-std=c11',
+    '-O1',
+    `-I${include}`,
+    path.join(__dirname, '..', 'support', 'fixtures', 'occupancy-reference.c'),
+    '-o',
+    exe,
+  ]);
   if (cc.error || cc.status !== 0) return { reason: `no C compiler: ${cc.error ? cc.error.message : cc.stderr}` };
   return { exe };
 }
@@ -162,13 +203,15 @@ function threadCounts() {
 }
 
 function smemSizes(max) {
-  const sizes = [1, 127, 128, 129, 255, 256, 257, 1000, 1024, 8191, 48000, 49152, 49153, 65536, 65537,
-    98304, 101376, 101377, 166912, 166913, 232448, 232449];
+  const sizes = [
+    1, 127, 128, 129, 255, 256, 257, 1000, 1024, 8191, 48000, 49152, 49153, 65536, 65537, 98304, 101376, 101377, 166912,
+    166913, 232448, 232449,
+  ];
   for (let s = 0; s <= max + 2000; s += 1531) sizes.push(s);
   return sizes;
 }
 
-describe('OccupancyRecord against NVIDIA\'s cuda_occupancy.h', function () {
+describe("OccupancyRecord against NVIDIA's cuda_occupancy.h", function () {
   let reference;
   before(function () {
     reference = occupancyReference();
@@ -191,10 +234,19 @@ describe('OccupancyRecord against NVIDIA\'s cuda_occupancy.h', function () {
           for (const smem of smemSizes(a.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)) cases.push([threads, regs, smem]);
         }
       }
-      const header = [a.COMPUTE_CAPABILITY_MAJOR, a.COMPUTE_CAPABILITY_MINOR, a.MAX_THREADS_PER_BLOCK,
-        a.MAX_THREADS_PER_MULTIPROCESSOR, a.MAX_REGISTERS_PER_BLOCK, a.MAX_REGISTERS_PER_MULTIPROCESSOR, a.WARP_SIZE,
-        a.MAX_SHARED_MEMORY_PER_BLOCK, a.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, a.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-        a.RESERVED_SHARED_MEMORY_PER_BLOCK].join(' ');
+      const header = [
+        a.COMPUTE_CAPABILITY_MAJOR,
+        a.COMPUTE_CAPABILITY_MINOR,
+        a.MAX_THREADS_PER_BLOCK,
+        a.MAX_THREADS_PER_MULTIPROCESSOR,
+        a.MAX_REGISTERS_PER_BLOCK,
+        a.MAX_REGISTERS_PER_MULTIPROCESSOR,
+        a.WARP_SIZE,
+        a.MAX_SHARED_MEMORY_PER_BLOCK,
+        a.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+        a.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+        a.RESERVED_SHARED_MEMORY_PER_BLOCK,
+      ].join(' ');
       const input = `${header}\n${cases.map((c) => c.join(' ')).join('\n')}\n`;
       const run = spawnSync(reference.exe, { input, maxBuffer: 64 << 20 });
       assert.strictEqual(run.status, 0, String(run.stderr));
@@ -211,9 +263,16 @@ describe('OccupancyRecord against NVIDIA\'s cuda_occupancy.h', function () {
           if (!(error instanceof RangeError)) throw error;
           ours = 0;
         }
-        if (ours !== expected[i]) disagreements.push(`threads ${threads}, regs ${regs}, smem ${smem}: ours ${ours}, cuda_occupancy.h ${expected[i]}`);
+        if (ours !== expected[i])
+          disagreements.push(
+            `threads ${threads}, regs ${regs}, smem ${smem}: ours ${ours}, cuda_occupancy.h ${expected[i]}`,
+          );
       });
-      assert.deepStrictEqual(disagreements.slice(0, 20), [], `${disagreements.length} of ${cases.length} cases disagree`);
+      assert.deepStrictEqual(
+        disagreements.slice(0, 20),
+        [],
+        `${disagreements.length} of ${cases.length} cases disagree`,
+      );
       assert.ok(runnable > cases.length / 2 && runnable < cases.length, `${runnable} runnable cases`);
     });
   }
@@ -243,10 +302,14 @@ describeGpu('DeviceData and OccupancyRecord on the GPU', function () {
       float s = 0;
       #pragma unroll
       for (int i = 0; i < 64; i++) s += acc[i];
-      ${staticSmem ? `__shared__ float tile[${staticSmem / 4}];
+      ${
+        staticSmem
+          ? `__shared__ float tile[${staticSmem / 4}];
       tile[threadIdx.x % ${staticSmem / 4}] = s;
       __syncthreads();
-      s += tile[(threadIdx.x + 1) % ${staticSmem / 4}];` : ''}
+      s += tile[(threadIdx.x + 1) % ${staticSmem / 4}];`
+          : ''
+      }
       out[blockIdx.x * blockDim.x + threadIdx.x] = s;
     }`;
 
@@ -278,8 +341,10 @@ describeGpu('DeviceData and OccupancyRecord on the GPU', function () {
             }
             compared++;
             if (ours !== driver) {
-              disagreements.push(`regs ${regs}, static ${staticSmem}, threads ${threads}, dynamic ${dynamic}: ` +
-                `ours ${ours}, driver ${driver}`);
+              disagreements.push(
+                `regs ${regs}, static ${staticSmem}, threads ${threads}, dynamic ${dynamic}: ` +
+                  `ours ${ours}, driver ${driver}`,
+              );
             }
           }
         }
@@ -289,8 +354,11 @@ describeGpu('DeviceData and OccupancyRecord on the GPU', function () {
     assert.deepStrictEqual(disagreements.slice(0, 30), [], `${disagreements.length} of ${compared} cases disagree`);
   });
 
-  it('markCudaTest gives the test a current context', markCudaTest(function (ctx) {
-    assert.strictEqual(cuda.Context.getCurrent(), ctx);
-    assert.ok(new DeviceData().warpsPerMp > 0);
-  }));
+  it(
+    'markCudaTest gives the test a current context',
+    markCudaTest(function (ctx) {
+      assert.strictEqual(cuda.Context.getCurrent(), ctx);
+      assert.ok(new DeviceData().warpsPerMp > 0);
+    }),
+  );
 });

@@ -4,8 +4,14 @@ const path = require('path');
 const { spawnSync } = require('child_process');
 const cuda = require('../..');
 const {
-  bitlog2, binNumber, allocSize, DeviceMemoryPool, PooledDeviceAllocation, PageLockedAllocator,
-  PageLockedMemoryPool, PooledHostAllocation,
+  bitlog2,
+  binNumber,
+  allocSize,
+  DeviceMemoryPool,
+  PooledDeviceAllocation,
+  PageLockedAllocator,
+  PageLockedMemoryPool,
+  PooledHostAllocation,
 } = require('../../lib/tools');
 const { devicePointer, deviceExtent } = require('../../lib/internal/pointer');
 const { describeGpu } = require('../support/gpu');
@@ -38,9 +44,11 @@ function refAllocSize(bin) {
 function random(seed) {
   let x = seed >>> 0 || 1;
   return () => {
-    x ^= x << 13; x >>>= 0;
+    x ^= x << 13;
+    x >>>= 0;
     x ^= x >>> 17;
-    x ^= x << 5; x >>>= 0;
+    x ^= x << 5;
+    x >>>= 0;
     return x / 4294967296;
   };
 }
@@ -62,19 +70,20 @@ function sizesToCheck() {
   return [...sizes].sort((a, b) => a - b);
 }
 
-describe('memory pool bins (PyCUDA\'s binning, 4 significant bits)', function () {
+describe("memory pool bins (PyCUDA's binning, 4 significant bits)", function () {
   const sizes = sizesToCheck();
 
-  it('binNumber and allocSize equal PyCUDA\'s formulas in 64-bit integers', function () {
+  it("binNumber and allocSize equal PyCUDA's formulas in 64-bit integers", function () {
     for (const s of sizes) {
       const bin = binNumber(s);
       if (bin !== refBinNumber(BigInt(s))) assert.fail(`binNumber(${s}) = ${bin}, PyCUDA's ${refBinNumber(BigInt(s))}`);
-      if (BigInt(allocSize(bin)) !== refAllocSize(bin)) assert.fail(`allocSize(${bin}) = ${allocSize(bin)}, PyCUDA's ${refAllocSize(bin)}`);
+      if (BigInt(allocSize(bin)) !== refAllocSize(bin))
+        assert.fail(`allocSize(${bin}) = ${allocSize(bin)}, PyCUDA's ${refAllocSize(bin)}`);
       if (bitlog2(s) !== Number(refBitlog2(BigInt(s)))) assert.fail(`bitlog2(${s})`);
     }
   });
 
-  it('a bin\'s blocks hold every size of the bin, rounding up by less than 6.25%', function () {
+  it("a bin's blocks hold every size of the bin, rounding up by less than 6.25%", function () {
     let worst = 0;
     for (const s of sizes) {
       const alloc = allocSize(binNumber(s));
@@ -90,7 +99,7 @@ describe('memory pool bins (PyCUDA\'s binning, 4 significant bits)', function ()
     assert.ok(worst > 0.0624 && worst < 0.0625, `worst rounding ${worst}`);
   });
 
-  it('bins grow with sizes; a bin\'s block size falls in the bin and the next size in the next bin', function () {
+  it("bins grow with sizes; a bin's block size falls in the bin and the next size in the next bin", function () {
     let previous = -1;
     for (const s of sizes) {
       const bin = binNumber(s);
@@ -98,7 +107,8 @@ describe('memory pool bins (PyCUDA\'s binning, 4 significant bits)', function ()
       previous = bin;
       const alloc = allocSize(bin);
       if (binNumber(alloc) !== bin) assert.fail(`binNumber(allocSize(${bin})) = ${binNumber(alloc)}`);
-      if (alloc < Number.MAX_SAFE_INTEGER && binNumber(alloc + 1) <= bin) assert.fail(`${alloc + 1} is not past bin ${bin}`);
+      if (alloc < Number.MAX_SAFE_INTEGER && binNumber(alloc + 1) <= bin)
+        assert.fail(`${alloc + 1} is not past bin ${bin}`);
     }
     assert.strictEqual(binNumber(Number.MAX_SAFE_INTEGER), 52 * 16 + 15);
     assert.strictEqual(allocSize(52 * 16 + 15), Number.MAX_SAFE_INTEGER);
@@ -126,7 +136,11 @@ function fakeDevice(capacity = Infinity) {
     allocate(bytes) {
       if (dev.used + bytes > capacity) {
         dev.log.push(`oom ${bytes}`);
-        throw new cuda.MemoryError('cuMemAlloc failed: out of memory', { code: 2, codeName: 'CUDA_ERROR_OUT_OF_MEMORY', api: 'cuMemAlloc' });
+        throw new cuda.MemoryError('cuMemAlloc failed: out of memory', {
+          code: 2,
+          codeName: 'CUDA_ERROR_OUT_OF_MEMORY',
+          api: 'cuMemAlloc',
+        });
       }
       dev.used += bytes;
       dev.log.push(`alloc ${bytes}`);
@@ -151,7 +165,10 @@ function fakeDevice(capacity = Infinity) {
 
 function counts(pool) {
   return {
-    held: pool.heldBlocks, active: pool.activeBlocks, managed: pool.managedBytes, activeBytes: pool.activeBytes,
+    held: pool.heldBlocks,
+    active: pool.activeBlocks,
+    managed: pool.managedBytes,
+    activeBytes: pool.activeBytes,
   };
 }
 
@@ -163,7 +180,7 @@ async function collect(until) {
 }
 
 describe('DeviceMemoryPool (with a pretend device)', function () {
-  it('hands out a block of the bin\'s size, and the same block again after free()', function () {
+  it("hands out a block of the bin's size, and the same block again after free()", function () {
     const dev = fakeDevice();
     const pool = dev.pool();
     const a = pool.allocate(1000);
@@ -187,7 +204,12 @@ describe('DeviceMemoryPool (with a pretend device)', function () {
     const c = pool.allocate(2000n);
     assert.notStrictEqual(c.ptr, ptr);
     assert.strictEqual(c.size, 2000);
-    assert.deepStrictEqual(counts(pool), { held: 0, active: 2, managed: block + allocSize(binNumber(2000)), activeBytes: block + 2000 });
+    assert.deepStrictEqual(counts(pool), {
+      held: 0,
+      active: 2,
+      managed: block + allocSize(binNumber(2000)),
+      activeBytes: block + 2000,
+    });
   });
 
   it('free() twice does nothing; a freed allocation refuses use; Symbol.dispose frees', function () {
@@ -216,7 +238,10 @@ describe('DeviceMemoryPool (with a pretend device)', function () {
     pool.freeHeld();
     assert.deepStrictEqual(dev.log, [`free ${allocSize(binNumber(100))}`, `free ${allocSize(binNumber(200))}`]);
     assert.deepStrictEqual(counts(pool), {
-      held: 0, active: 2, managed: allocSize(binNumber(300)) + allocSize(binNumber(4000)), activeBytes: 4300,
+      held: 0,
+      active: 2,
+      managed: allocSize(binNumber(300)) + allocSize(binNumber(4000)),
+      activeBytes: 4300,
     });
     allocs[2].free();
     assert.strictEqual(pool.heldBlocks, 1);
@@ -249,7 +274,13 @@ describe('DeviceMemoryPool (with a pretend device)', function () {
     dev.log.length = 0;
     const big = pool.allocate(5000); // a 5119-byte block: needs the 3071 and 2047 blocks gone
     const need = allocSize(binNumber(5000));
-    assert.deepStrictEqual(dev.log, [`oom ${need}`, `free ${held[1]}`, `oom ${need}`, `free ${held[2]}`, `alloc ${need}`]);
+    assert.deepStrictEqual(dev.log, [
+      `oom ${need}`,
+      `free ${held[1]}`,
+      `oom ${need}`,
+      `free ${held[2]}`,
+      `alloc ${need}`,
+    ]);
     assert.deepStrictEqual(counts(pool), { held: 2, active: 1, managed: held[0] + held[3] + need, activeBytes: 5000 });
     big.free();
   });
@@ -260,16 +291,27 @@ describe('DeviceMemoryPool (with a pretend device)', function () {
     const active = pool.allocate(5000);
     pool.allocate(3000).free();
     dev.log.length = 0;
-    assert.throws(() => pool.allocate(6000), (error) => {
-      assert.ok(error instanceof cuda.MemoryError);
-      assert.strictEqual(error.message, `DeviceMemoryPool: out of memory for a ${allocSize(binNumber(6000))}-byte block ` +
-        '(6000 bytes asked for) after freeing every held block (cuMemAlloc failed: out of memory); in use: 1 blocks, 5000 bytes');
-      assert.strictEqual(error.code, 2);
-      assert.strictEqual(error.api, 'cuMemAlloc');
-      assert.ok(error.cause instanceof cuda.MemoryError);
-      return true;
+    assert.throws(
+      () => pool.allocate(6000),
+      (error) => {
+        assert.ok(error instanceof cuda.MemoryError);
+        assert.strictEqual(
+          error.message,
+          `DeviceMemoryPool: out of memory for a ${allocSize(binNumber(6000))}-byte block ` +
+            '(6000 bytes asked for) after freeing every held block (cuMemAlloc failed: out of memory); in use: 1 blocks, 5000 bytes',
+        );
+        assert.strictEqual(error.code, 2);
+        assert.strictEqual(error.api, 'cuMemAlloc');
+        assert.ok(error.cause instanceof cuda.MemoryError);
+        return true;
+      },
+    );
+    assert.deepStrictEqual(counts(pool), {
+      held: 0,
+      active: 1,
+      managed: allocSize(binNumber(5000)),
+      activeBytes: 5000,
     });
-    assert.deepStrictEqual(counts(pool), { held: 0, active: 1, managed: allocSize(binNumber(5000)), activeBytes: 5000 });
     assert.strictEqual(active.size, 5000);
     assert.strictEqual(dev.live.size, 1);
   });
@@ -356,18 +398,24 @@ describe('DeviceMemoryPool (with a pretend device)', function () {
     const kept = pool.allocate(100);
     await collect(() => pool.heldBlocks === 1);
     assert.deepStrictEqual(counts(pool), {
-      held: 1, active: 1, managed: allocSize(binNumber(12345)) + allocSize(binNumber(100)), activeBytes: 100,
+      held: 1,
+      active: 1,
+      managed: allocSize(binNumber(12345)) + allocSize(binNumber(100)),
+      activeBytes: 100,
     });
     kept.free();
   });
 
-  it('checks its arguments and its allocator\'s results', function () {
+  it("checks its arguments and its allocator's results", function () {
     assert.throws(() => new DeviceMemoryPool(5), { name: 'TypeError', message: /allocator must be a function/ });
     const pool = fakeDevice().pool();
     assert.throws(() => pool.allocate(-1), { name: 'RangeError', message: /size/ });
     assert.throws(() => pool.allocate('1'), { name: 'TypeError', message: /size/ });
     assert.deepStrictEqual(counts(pool), { held: 0, active: 0, managed: 0, activeBytes: 0 });
-    assert.throws(() => new DeviceMemoryPool(() => 42).allocate(8), { name: 'TypeError', message: /allocator must return device memory with free\(\), not number 42/ });
+    assert.throws(() => new DeviceMemoryPool(() => 42).allocate(8), {
+      name: 'TypeError',
+      message: /allocator must return device memory with free\(\), not number 42/,
+    });
     let freed = 0;
     const junk = new DeviceMemoryPool(() => ({ ptr: 'x', free: () => freed++ }));
     assert.throws(() => junk.allocate(8), { name: 'TypeError', message: /allocator result must be device memory/ });
@@ -403,7 +451,7 @@ describe('PageLockedMemoryPool (with a pretend allocator)', function () {
     assert.deepStrictEqual(host.log, [`alloc ${block}`]);
     const alloc = PooledHostAllocation.of(a);
     assert.ok(alloc instanceof PooledHostAllocation);
-    assert.strictEqual(cuda.hostAllocationOf(a), alloc, 'the array\'s base is its pooled allocation');
+    assert.strictEqual(cuda.hostAllocationOf(a), alloc, "the array's base is its pooled allocation");
     assert.strictEqual(alloc.size, 24);
     assert.strictEqual(alloc.pool, pool);
     assert.strictEqual(PooledHostAllocation.of(new Float32Array(6)), null);
@@ -431,10 +479,16 @@ describe('PageLockedMemoryPool (with a pretend allocator)', function () {
   });
 
   it('checks its allocator and its results', function () {
-    assert.throws(() => new PageLockedMemoryPool({}), { name: 'TypeError', message: /allocator must be a PageLockedAllocator/ });
+    assert.throws(() => new PageLockedMemoryPool({}), {
+      name: 'TypeError',
+      message: /allocator must be a PageLockedAllocator/,
+    });
     const returned = [];
     const pool = new PageLockedMemoryPool({ allocate: () => new Float32Array(100), free: (a) => returned.push(a) });
-    assert.throws(() => pool.allocate(4, 'uint8'), { name: 'TypeError', message: /allocate\(4\) must return a Uint8Array of at least 4 bytes/ });
+    assert.throws(() => pool.allocate(4, 'uint8'), {
+      name: 'TypeError',
+      message: /allocate\(4\) must return a Uint8Array of at least 4 bytes/,
+    });
     assert.ok(returned[0] instanceof Float32Array, 'what it cannot use goes back to the allocator');
     assert.throws(() => new PageLockedAllocator(-1), { name: 'RangeError', message: /flags/ });
     assert.strictEqual(new PageLockedAllocator(cuda.HostAllocFlags.PORTABLE).flags, cuda.HostAllocFlags.PORTABLE);
@@ -468,7 +522,10 @@ describeGpu('memory pools on the GPU', function () {
     scale(a, b, cuda.float32(3), cuda.int32(n), { block: [256, 1, 1], grid: [n / 256, 1] });
     await cuda.Context.synchronize();
     cuda.memcpyDtoH(back, a);
-    assert.deepStrictEqual(back, data.map((x) => Math.fround(3 * x)));
+    assert.deepStrictEqual(
+      back,
+      data.map((x) => Math.fround(3 * x)),
+    );
     const ptr = a.ptr;
     a.free();
     const before = cuda.memGetInfo().free;
@@ -479,7 +536,12 @@ describeGpu('memory pools on the GPU', function () {
     assert.throws(() => cuda.memcpyHtoD(c, new Float32Array(n + 26)), RangeError, 'bounds are the requested size');
     c.free();
     b.free();
-    assert.deepStrictEqual(counts(pool), { held: 2, active: 0, managed: 2 * allocSize(binNumber(n * 4)), activeBytes: 0 });
+    assert.deepStrictEqual(counts(pool), {
+      held: 2,
+      active: 0,
+      managed: 2 * allocSize(binNumber(n * 4)),
+      activeBytes: 0,
+    });
     pool.freeHeld();
     assert.strictEqual(pool.managedBytes, 0);
   });
@@ -551,7 +613,9 @@ describeGpu('memory pools on the GPU', function () {
        process.exit(0);`,
     ];
     for (const script of scripts) {
-      const child = spawnSync(process.execPath, ['--expose-gc', '-e', script], { cwd: path.join(__dirname, '..', '..') });
+      const child = spawnSync(process.execPath, ['--expose-gc', '-e', script], {
+        cwd: path.join(__dirname, '..', '..'),
+      });
       assert.strictEqual(child.stderr.toString(), '', script);
       assert.strictEqual(child.stdout.toString(), '');
       assert.strictEqual(child.signal, null);

@@ -7,9 +7,26 @@ const array: cuda.CudaArray = cuda.matrixToArray(values, [3, 4], 'C');
 const d: cuda.ArrayDescriptor = array.getDescriptor();
 const d3: cuda.ArrayDescriptor3D = array.getDescriptor3D();
 const handle: bigint = array.handle;
-const a3 = new cuda.CudaArray(new cuda.ArrayDescriptor3D({ width: 4, height: 3, depth: 2, format: cuda.ArrayFormat.FLOAT, flags: cuda.Array3DFlags.SURFACE_LDST }));
-const tex = new cuda.TextureObject(array, { addressMode: [cuda.AddressMode.CLAMP, cuda.AddressMode.WRAP], filterMode: cuda.FilterMode.LINEAR, flags: cuda.TRSF_NORMALIZED_COORDINATES, borderColor: [0, 0, 0, 1] });
-const linear = new cuda.TextureObject({ linear: cuda.memAlloc(64), format: cuda.ArrayFormat.SIGNED_INT32, numChannels: 1 });
+const a3 = new cuda.CudaArray(
+  new cuda.ArrayDescriptor3D({
+    width: 4,
+    height: 3,
+    depth: 2,
+    format: cuda.ArrayFormat.FLOAT,
+    flags: cuda.Array3DFlags.SURFACE_LDST,
+  }),
+);
+const tex = new cuda.TextureObject(array, {
+  addressMode: [cuda.AddressMode.CLAMP, cuda.AddressMode.WRAP],
+  filterMode: cuda.FilterMode.LINEAR,
+  flags: cuda.TRSF_NORMALIZED_COORDINATES,
+  borderColor: [0, 0, 0, 1],
+});
+const linear = new cuda.TextureObject({
+  linear: cuda.memAlloc(64),
+  format: cuda.ArrayFormat.SIGNED_INT32,
+  numChannels: 1,
+});
 const surf = new cuda.SurfaceObject(a3);
 module.getFunction('k')(tex, surf, linear, cuda.int32(4), { block: 32 });
 module.getFunction('k').prepare('QQ').preparedCall(1, 1, tex, surf);

@@ -7,8 +7,16 @@ async function main(): Promise<void> {
   const again: [number, number] = cuda.compiler.nvrtcVersion();
   DEFAULT_OPTIONS.push('-lineinfo');
   const opts: CompileOptions = {
-    options: ['-DN=4'], arch: 'sm_90', code: 'compute_90', includeDirs: ['.'], headers: { 'a.h': '' },
-    nameExpressions: ['k<float>'], noExternC: true, keep: false, cacheDir: false, name: 'k.cu',
+    options: ['-DN=4'],
+    arch: 'sm_90',
+    code: 'compute_90',
+    includeDirs: ['.'],
+    headers: { 'a.h': '' },
+    nameExpressions: ['k<float>'],
+    noExternC: true,
+    keep: false,
+    cacheDir: false,
+    name: 'k.cu',
     messageHandler: (log: string) => console.log(log),
   };
   const ptx: CompiledImage = await compile('template <typename T> __global__ void k(T *x) {}', opts);

@@ -23,7 +23,8 @@ function toolsUsage(): void {
   const occ = new tools.OccupancyRecord(data, 256, 4096, 32);
   const limit: 'device' | 'warps' | 'regs' | 'smem' = occ.limitedBy;
   const fraction: number = occ.occupancy + occ.tbPerMp + occ.warpsPerMp + (occ.tbPerMpLimits.regs ?? 0);
-  const aligned: number = data.align(100, 8) + fromAttributes.alignDtype(10, 4) + tools.DeviceData.makeValidTexChannelCount(3);
+  const aligned: number =
+    data.align(100, 8) + fromAttributes.alignDtype(10, 4) + tools.DeviceData.makeValidTexChannelCount(3);
 
   const pool = new tools.DeviceMemoryPool();
   const a: tools.PooledDeviceAllocation = pool.allocate(1 << 20);

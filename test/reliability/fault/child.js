@@ -40,8 +40,12 @@ async function quiesce() {
 function describeError(error) {
   if (error === undefined) return null;
   void error?.stack;
-  return { name: error?.constructor?.name, api: error?.api ?? null, code: error?.code ?? null,
-    message: String(error?.message ?? error).split('\n')[0] };
+  return {
+    name: error?.constructor?.name,
+    api: error?.api ?? null,
+    code: error?.code ?? null,
+    message: String(error?.message ?? error).split('\n')[0],
+  };
 }
 
 // Each operation once, traced: { table, reached: { symbol: first operation reaching it } }.

@@ -17,7 +17,12 @@ async function withIt(make, fn, free = (r) => r.free()) {
   }
 }
 const withMemory = (bytes, fn) => withIt(() => cuda.memAlloc(bytes), fn);
-const withStream = (fn) => withIt(() => new cuda.Stream(), fn, (s) => s.destroy());
+const withStream = (fn) =>
+  withIt(
+    () => new cuda.Stream(),
+    fn,
+    (s) => s.destroy(),
+  );
 const withModule = (fn) => withIt(() => new cuda.Module(IMAGE), fn);
 const array2D = () => new cuda.CudaArray({ width: 16, height: 4, format: cuda.ArrayFormat.FLOAT, numChannels: 1 });
 const withArray = (fn) => withIt(array2D, fn);
@@ -25,8 +30,14 @@ const withArray = (fn) => withIt(array2D, fn);
 const OPERATIONS = {
   device: () => {
     const device = new cuda.Device(0);
-    device.name(); device.pciBusId(); device.computeCapability(); device.totalMemory(); device.uuid();
-    device.getAttributes(); device.canAccessPeer(device); cuda.Device.count();
+    device.name();
+    device.pciBusId();
+    device.computeCapability();
+    device.totalMemory();
+    device.uuid();
+    device.getAttributes();
+    device.canAccessPeer(device);
+    cuda.Device.count();
     new cuda.Device(device.pciBusId());
   },
   driverVersion: () => cuda.getDriverVersion(),
@@ -46,7 +57,9 @@ const OPERATIONS = {
     }
   },
   contextSettings: async () => {
-    cuda.Context.getDevice(); cuda.Context.getFlags(); cuda.Context.getApiVersion();
+    cuda.Context.getDevice();
+    cuda.Context.getFlags();
+    cuda.Context.getApiVersion();
     cuda.Context.getStreamPriorityRange();
     cuda.Context.setLimit(cuda.Limit.STACK_SIZE, cuda.Context.getLimit(cuda.Limit.STACK_SIZE));
     cuda.Context.setCacheConfig(cuda.Context.getCacheConfig());
@@ -54,7 +67,8 @@ const OPERATIONS = {
     cuda.Context.synchronizeSync();
     await cuda.Context.synchronize();
   },
-  peerAccess: () => { // FAKE_CUDA_DEVICES=2: a context on the second device
+  peerAccess: () => {
+    // FAKE_CUDA_DEVICES=2: a context on the second device
     const other = new cuda.Device(1).makeContext();
     cuda.Context.pop();
     try {
@@ -64,78 +78,132 @@ const OPERATIONS = {
       other.detach();
     }
   },
-  memory: () => withMemory(4096, (m) => {
-    cuda.memGetInfo();
-    cuda.memcpyHtoD(m, new Uint8Array(4096));
-    cuda.memcpyDtoH(new Uint8Array(4096), m);
-    cuda.memcpyDtoD(m.slice(2048), m, 1024);
-  }),
-  memoryAsync: () => withStream((s) => withMemory(4096, (m) => {
-    cuda.memcpyHtoDAsync(m, new Uint8Array(4096), s);
-    cuda.memcpyDtoHAsync(new Uint8Array(4096), m, s);
-    cuda.memcpyDtoDAsync(m.slice(2048), m, 1024, s);
-  })),
-  peerCopies: () => withStream((s) => withMemory(4096, (m) => {
-    cuda.memcpyPeer(m.slice(2048), m, 1024);
-    cuda.memcpyPeerAsync(m.slice(2048), m, 1024, null, null, s);
-  })),
-  pitch: () => withIt(() => cuda.memAllocPitch(64, 4, 4).allocation, () => {}),
-  memsets: () => withStream((s) => withMemory(4096, (m) => {
-    cuda.memsetD8(m, 1, 16); cuda.memsetD16(m, 1, 16); cuda.memsetD32(m, 1, 16);
-    cuda.memsetD8Async(m, 1, 16, s); cuda.memsetD16Async(m, 1, 16, s); cuda.memsetD32Async(m, 1, 16, s);
-    cuda.memsetD2D8(m, 64, 1, 16, 4); cuda.memsetD2D16(m, 64, 1, 16, 4); cuda.memsetD2D32(m, 64, 1, 16, 4);
-    cuda.memsetD2D8Async(m, 64, 1, 16, 4, s); cuda.memsetD2D16Async(m, 64, 1, 16, 4, s);
-    cuda.memsetD2D32Async(m, 64, 1, 16, 4, s);
-  })),
-  copy2D: () => withStream((s) => withMemory(4096, (m) => {
-    const copy = new cuda.Memcpy2D();
-    copy.setSrcHost(new Uint8Array(256));
-    copy.setDstDevice(m);
-    copy.srcPitch = 64; copy.dstPitch = 64; copy.widthInBytes = 64; copy.height = 4;
-    copy.run({ aligned: true });
-    copy.run({ aligned: false });
-    copy.run(s);
-  })),
-  copy3D: () => withStream((s) => withMemory(4096, (m) => {
-    const copy = new cuda.Memcpy3D();
-    copy.setSrcHost(new Uint8Array(512));
-    copy.setDstDevice(m);
-    copy.srcPitch = 64; copy.dstPitch = 64; copy.widthInBytes = 64; copy.height = 4; copy.depth = 2;
-    copy.srcHeight = 4; copy.dstHeight = 4;
-    copy.run();
-    copy.run(s);
-  })),
-  copy3DPeer: () => withStream((s) => withMemory(4096, (m) => {
-    const context = cuda.Context.getCurrent();
-    const copy = new cuda.Memcpy3DPeer();
-    copy.setSrcHost(new Uint8Array(512));
-    copy.setDstDevice(m);
-    copy.setSrcContext(context); copy.setDstContext(context);
-    copy.srcPitch = 64; copy.dstPitch = 64; copy.widthInBytes = 64; copy.height = 4; copy.depth = 2;
-    copy.srcHeight = 4; copy.dstHeight = 4;
-    copy.run();
-    copy.run(s);
-  })),
-  arrays: () => withStream((s) => withMemory(256, (m) => withArray((a) => withArray((b) => {
-    a.getDescriptor(); a.getDescriptor3D();
-    cuda.memcpyHtoA(a, 0, new Float32Array(16));
-    cuda.memcpyAtoH(new Float32Array(16), a, 0);
-    cuda.memcpyHtoAAsync(a, 0, new Float32Array(16), s);
-    cuda.memcpyAtoHAsync(new Float32Array(16), a, 0, s);
-    cuda.memcpyDtoA(a, 0, m, 64);
-    cuda.memcpyAtoD(m, a, 0, 64);
-    cuda.memcpyAtoA(b, 0, a, 0, 64);
-  })))),
-  textureObjects: () => withArray((a) => {
-    const texture = new cuda.TextureObject(a);
-    texture.destroy();
-    const surface = new cuda.SurfaceObject(a);
-    surface.destroy();
-  }),
+  memory: () =>
+    withMemory(4096, (m) => {
+      cuda.memGetInfo();
+      cuda.memcpyHtoD(m, new Uint8Array(4096));
+      cuda.memcpyDtoH(new Uint8Array(4096), m);
+      cuda.memcpyDtoD(m.slice(2048), m, 1024);
+    }),
+  memoryAsync: () =>
+    withStream((s) =>
+      withMemory(4096, (m) => {
+        cuda.memcpyHtoDAsync(m, new Uint8Array(4096), s);
+        cuda.memcpyDtoHAsync(new Uint8Array(4096), m, s);
+        cuda.memcpyDtoDAsync(m.slice(2048), m, 1024, s);
+      }),
+    ),
+  peerCopies: () =>
+    withStream((s) =>
+      withMemory(4096, (m) => {
+        cuda.memcpyPeer(m.slice(2048), m, 1024);
+        cuda.memcpyPeerAsync(m.slice(2048), m, 1024, null, null, s);
+      }),
+    ),
+  pitch: () =>
+    withIt(
+      () => cuda.memAllocPitch(64, 4, 4).allocation,
+      () => {},
+    ),
+  memsets: () =>
+    withStream((s) =>
+      withMemory(4096, (m) => {
+        cuda.memsetD8(m, 1, 16);
+        cuda.memsetD16(m, 1, 16);
+        cuda.memsetD32(m, 1, 16);
+        cuda.memsetD8Async(m, 1, 16, s);
+        cuda.memsetD16Async(m, 1, 16, s);
+        cuda.memsetD32Async(m, 1, 16, s);
+        cuda.memsetD2D8(m, 64, 1, 16, 4);
+        cuda.memsetD2D16(m, 64, 1, 16, 4);
+        cuda.memsetD2D32(m, 64, 1, 16, 4);
+        cuda.memsetD2D8Async(m, 64, 1, 16, 4, s);
+        cuda.memsetD2D16Async(m, 64, 1, 16, 4, s);
+        cuda.memsetD2D32Async(m, 64, 1, 16, 4, s);
+      }),
+    ),
+  copy2D: () =>
+    withStream((s) =>
+      withMemory(4096, (m) => {
+        const copy = new cuda.Memcpy2D();
+        copy.setSrcHost(new Uint8Array(256));
+        copy.setDstDevice(m);
+        copy.srcPitch = 64;
+        copy.dstPitch = 64;
+        copy.widthInBytes = 64;
+        copy.height = 4;
+        copy.run({ aligned: true });
+        copy.run({ aligned: false });
+        copy.run(s);
+      }),
+    ),
+  copy3D: () =>
+    withStream((s) =>
+      withMemory(4096, (m) => {
+        const copy = new cuda.Memcpy3D();
+        copy.setSrcHost(new Uint8Array(512));
+        copy.setDstDevice(m);
+        copy.srcPitch = 64;
+        copy.dstPitch = 64;
+        copy.widthInBytes = 64;
+        copy.height = 4;
+        copy.depth = 2;
+        copy.srcHeight = 4;
+        copy.dstHeight = 4;
+        copy.run();
+        copy.run(s);
+      }),
+    ),
+  copy3DPeer: () =>
+    withStream((s) =>
+      withMemory(4096, (m) => {
+        const context = cuda.Context.getCurrent();
+        const copy = new cuda.Memcpy3DPeer();
+        copy.setSrcHost(new Uint8Array(512));
+        copy.setDstDevice(m);
+        copy.setSrcContext(context);
+        copy.setDstContext(context);
+        copy.srcPitch = 64;
+        copy.dstPitch = 64;
+        copy.widthInBytes = 64;
+        copy.height = 4;
+        copy.depth = 2;
+        copy.srcHeight = 4;
+        copy.dstHeight = 4;
+        copy.run();
+        copy.run(s);
+      }),
+    ),
+  arrays: () =>
+    withStream((s) =>
+      withMemory(256, (m) =>
+        withArray((a) =>
+          withArray((b) => {
+            a.getDescriptor();
+            a.getDescriptor3D();
+            cuda.memcpyHtoA(a, 0, new Float32Array(16));
+            cuda.memcpyAtoH(new Float32Array(16), a, 0);
+            cuda.memcpyHtoAAsync(a, 0, new Float32Array(16), s);
+            cuda.memcpyAtoHAsync(new Float32Array(16), a, 0, s);
+            cuda.memcpyDtoA(a, 0, m, 64);
+            cuda.memcpyAtoD(m, a, 0, 64);
+            cuda.memcpyAtoA(b, 0, a, 0, 64);
+          }),
+        ),
+      ),
+    ),
+  textureObjects: () =>
+    withArray((a) => {
+      const texture = new cuda.TextureObject(a);
+      texture.destroy();
+      const surface = new cuda.SurfaceObject(a);
+      surface.destroy();
+    }),
   pinned: () => {
     const array = cuda.pagelockedZeros(256, 'uint8', { mapped: true });
     const allocation = cuda.hostAllocationOf(array);
-    allocation.getDevicePointer(); allocation.getFlags();
+    allocation.getDevicePointer();
+    allocation.getFlags();
     allocation.free();
   },
   registered: () => {
@@ -145,64 +213,80 @@ const OPERATIONS = {
     registered.unregister();
     cuda.hostAllocationOf(array).free();
   },
-  managed: () => withStream((s) => {
-    const array = cuda.managedZeros(256, 'float32');
-    const allocation = cuda.hostAllocationOf(array);
-    allocation.attach(cuda.MemAttachFlags.SINGLE, s);
-    allocation.free();
-  }),
+  managed: () =>
+    withStream((s) => {
+      const array = cuda.managedZeros(256, 'float32');
+      const allocation = cuda.hostAllocationOf(array);
+      allocation.attach(cuda.MemAttachFlags.SINGLE, s);
+      allocation.free();
+    }),
   pointerAttributes: () => {
     const array = cuda.managedZeros(256, 'float32');
     const allocation = cuda.hostAllocationOf(array);
     try {
       cuda.memcpyHtoD(allocation, new Float32Array(256));
       const holder = new (class extends cuda.PointerHolderBase {
-        getPointer() { return allocation.getDevicePointer(); }
+        getPointer() {
+          return allocation.getDevicePointer();
+        }
       })();
       new Float32Array(holder.asBuffer(64, 64));
     } finally {
       allocation.free();
     }
   },
-  ipc: () => withMemory(256, (m) => {
-    const handle = cuda.memGetIpcHandle(m);
-    const opened = new cuda.IPCMemoryHandle(handle);
-    opened.close();
-  }),
-  pools: () => withStream(async (s) => {
-    const pool = cuda.MemoryPool.getCurrent();
-    cuda.MemoryPool.getDefault();
-    pool.setAttribute(cuda.MemPoolAttribute.RELEASE_THRESHOLD, pool.getAttribute(cuda.MemPoolAttribute.RELEASE_THRESHOLD));
-    pool.trimTo(0);
-    const a = cuda.memAllocAsync(256, s);
-    a.free(s);
-    const b = pool.allocate(256, s);
-    b.free(s);
-  }),
-  streams: () => withStream(async (s) => {
-    const prioritized = new cuda.Stream(0, -1);
-    prioritized.destroy();
-    s.flags; s.priority; s.isDone(); s.synchronizeSync();
-    await s.synchronize();
-    const event = new cuda.Event();
-    try {
-      event.record(s);
-      s.waitForEvent(event);
-    } finally {
-      event.destroy();
-    }
-  }),
+  ipc: () =>
+    withMemory(256, (m) => {
+      const handle = cuda.memGetIpcHandle(m);
+      const opened = new cuda.IPCMemoryHandle(handle);
+      opened.close();
+    }),
+  pools: () =>
+    withStream(async (s) => {
+      const pool = cuda.MemoryPool.getCurrent();
+      cuda.MemoryPool.getDefault();
+      pool.setAttribute(
+        cuda.MemPoolAttribute.RELEASE_THRESHOLD,
+        pool.getAttribute(cuda.MemPoolAttribute.RELEASE_THRESHOLD),
+      );
+      pool.trimTo(0);
+      const a = cuda.memAllocAsync(256, s);
+      a.free(s);
+      const b = pool.allocate(256, s);
+      b.free(s);
+    }),
+  streams: () =>
+    withStream(async (s) => {
+      const prioritized = new cuda.Stream(0, -1);
+      prioritized.destroy();
+      s.flags;
+      s.priority;
+      s.isDone();
+      s.synchronizeSync();
+      await s.synchronize();
+      const event = new cuda.Event();
+      try {
+        event.record(s);
+        s.waitForEvent(event);
+      } finally {
+        event.destroy();
+      }
+    }),
   hostFunc: () => withStream((s) => s.launchHostFunc(() => {})),
   keptAlive: () => withStream((s) => withMemory(256, (m) => cuda.memcpyHtoDAsync(m, new Uint8Array(256), s))),
   events: async () => {
     const a = new cuda.Event();
     const b = new cuda.Event();
     try {
-      a.record(); b.record(); a.query(); a.synchronizeSync();
+      a.record();
+      b.record();
+      a.query();
+      a.synchronizeSync();
       await a.synchronize();
       b.timeSince(a);
     } finally {
-      a.destroy(); b.destroy();
+      a.destroy();
+      b.destroy();
     }
   },
   ipcEvent: () => {
@@ -214,64 +298,87 @@ const OPERATIONS = {
       event.destroy();
     }
   },
-  graphs: () => withStream((s) => {
-    s.beginCapture();
-    const graph = s.endCapture();
-    try {
-      graph.nodeCount;
-      const exec = graph.instantiate();
+  graphs: () =>
+    withStream((s) => {
+      s.beginCapture();
+      const graph = s.endCapture();
       try {
-        exec.upload(s); exec.launch(s); exec.update(graph);
+        graph.nodeCount;
+        const exec = graph.instantiate();
+        try {
+          exec.upload(s);
+          exec.launch(s);
+          exec.update(graph);
+        } finally {
+          exec.destroy();
+        }
       } finally {
-        exec.destroy();
+        graph.destroy();
       }
-    } finally {
-      graph.destroy();
-    }
-  }),
-  modules: () => withModule((module) => {
-    module.getGlobal('table'); module.getSurfref('surf');
-    const add = module.getFunction('add');
-    add.paramInfo();
-    add.getAttribute(cuda.FunctionAttribute.NUM_REGS);
-    add.setAttribute(cuda.FunctionAttribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, 1024);
-    add.setCacheConfig(cuda.FuncCache.PREFER_L1);
-    add.setSharedConfig(cuda.SharedConfig.DEFAULT_BANK_SIZE);
-    add.maxActiveBlocksPerMultiprocessor(128, 0);
-    add.maxPotentialBlockSize(0);
-  }),
+    }),
+  modules: () =>
+    withModule((module) => {
+      module.getGlobal('table');
+      module.getSurfref('surf');
+      const add = module.getFunction('add');
+      add.paramInfo();
+      add.getAttribute(cuda.FunctionAttribute.NUM_REGS);
+      add.setAttribute(cuda.FunctionAttribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, 1024);
+      add.setCacheConfig(cuda.FuncCache.PREFER_L1);
+      add.setSharedConfig(cuda.SharedConfig.DEFAULT_BANK_SIZE);
+      add.maxActiveBlocksPerMultiprocessor(128, 0);
+      add.maxPotentialBlockSize(0);
+    }),
   moduleFile: (dir) => {
     const file = require('path').join(dir, 'module.txt');
     require('fs').writeFileSync(file, IMAGE);
     cuda.moduleFromFile(file).free();
   },
-  launches: () => withModule(async (module) => {
-    const add = module.getFunction('add');
-    add(cuda.pointer(0n), cuda.pointer(0n), cuda.int32(1), { block: 1 });
-    add(cuda.pointer(0n), cuda.pointer(0n), cuda.int32(1), { block: 1, cluster: [1, 1, 1] });
-    await add(cuda.pointer(0n), cuda.pointer(0n), cuda.int32(1), { block: 1, timeKernel: true });
-  }),
-  texrefs: () => withModule((module) => withMemory(4096, (m) => withArray((a) => {
-    const tex = module.getTexref('tex');
-    tex.setFormat(cuda.ArrayFormat.FLOAT, 1); tex.getFormat();
-    tex.setAddressMode(0, cuda.AddressMode.CLAMP); tex.getAddressMode(0);
-    tex.setFilterMode(cuda.FilterMode.POINT); tex.getFilterMode();
-    tex.setFlags(0); tex.getFlags();
-    tex.setAddress(m, 256, true); tex.getAddress();
-    tex.setAddress2D(m, { width: 4, height: 4, format: cuda.ArrayFormat.FLOAT, numChannels: 1 }, 64);
-    tex.setArray(a);
-    module.getSurfref('surf').setArray(a);
-  }))),
+  launches: () =>
+    withModule(async (module) => {
+      const add = module.getFunction('add');
+      add(cuda.pointer(0n), cuda.pointer(0n), cuda.int32(1), { block: 1 });
+      add(cuda.pointer(0n), cuda.pointer(0n), cuda.int32(1), { block: 1, cluster: [1, 1, 1] });
+      await add(cuda.pointer(0n), cuda.pointer(0n), cuda.int32(1), { block: 1, timeKernel: true });
+    }),
+  texrefs: () =>
+    withModule((module) =>
+      withMemory(4096, (m) =>
+        withArray((a) => {
+          const tex = module.getTexref('tex');
+          tex.setFormat(cuda.ArrayFormat.FLOAT, 1);
+          tex.getFormat();
+          tex.setAddressMode(0, cuda.AddressMode.CLAMP);
+          tex.getAddressMode(0);
+          tex.setFilterMode(cuda.FilterMode.POINT);
+          tex.getFilterMode();
+          tex.setFlags(0);
+          tex.getFlags();
+          tex.setAddress(m, 256, true);
+          tex.getAddress();
+          tex.setAddress2D(m, { width: 4, height: 4, format: cuda.ArrayFormat.FLOAT, numChannels: 1 }, 64);
+          tex.setArray(a);
+          module.getSurfref('surf').setArray(a);
+        }),
+      ),
+    ),
   profiler: () => {
     cuda.initializeProfiler('/dev/null', '/dev/null', cuda.ProfilerOutputMode.CSV);
-    cuda.startProfiler(); cuda.stopProfiler();
+    cuda.startProfiler();
+    cuda.stopProfiler();
   },
-  graphFromStream: () => withStream((s) => {
-    s.beginCapture();
-    s.endCapture().destroy();
-  }),
-  dropped: async () => { // finalizers: what the garbage collector releases
-    cuda.memAlloc(64); new cuda.Stream(); new cuda.Event(); new cuda.Module(IMAGE); array2D();
+  graphFromStream: () =>
+    withStream((s) => {
+      s.beginCapture();
+      s.endCapture().destroy();
+    }),
+  dropped: async () => {
+    // finalizers: what the garbage collector releases
+    cuda.memAlloc(64);
+    new cuda.Stream();
+    new cuda.Event();
+    new cuda.Module(IMAGE);
+    array2D();
     global.gc();
     await settle();
     global.gc();

@@ -46,8 +46,16 @@ const MAKERS = [
   () => cuda.registerHostMemory(cuda.alignedEmpty(8192, 'uint8')),
   () => cuda.MemoryPool.getCurrent(),
   () => cuda.memAllocAsync(256),
-  () => { const s = new cuda.Stream(); s.beginCapture(); return s.endCapture(); },
-  () => { const s = new cuda.Stream(); s.beginCapture(); return s.endCapture().instantiate(); },
+  () => {
+    const s = new cuda.Stream();
+    s.beginCapture();
+    return s.endCapture();
+  },
+  () => {
+    const s = new cuda.Stream();
+    s.beginCapture();
+    return s.endCapture().instantiate();
+  },
   () => new cuda.Memcpy2D(),
   () => new cuda.Memcpy3D(),
   () => new cuda.Memcpy3DPeer(),
@@ -65,11 +73,19 @@ let examples = []; // calls of valid use, recorded while test/reliability/fault/
 
 async function setUp() {
   for (const make of MAKERS) {
-    try { keep(make()); } catch { /* not in this mode */ }
+    try {
+      keep(make());
+    } catch {
+      /* not in this mode */
+    }
   }
   examples = await record(targets, async () => {
     for (const operation of Object.values(OPERATIONS)) {
-      try { await operation(process.cwd()); } catch { /* not in this mode */ }
+      try {
+        await operation(process.cwd());
+      } catch {
+        /* not in this mode */
+      }
     }
   });
 }
@@ -91,7 +107,9 @@ function describeValue(v) {
   if (Array.isArray(v)) return v.length > 16 ? `Array(${v.length})` : `[${v.map(describe).join(', ')}]`;
   const name = Object.getPrototypeOf(v)?.constructor?.name;
   if (name && name !== 'Object') return `<${name}>`;
-  return `{ ${Object.entries(v).map(([k, x]) => `${k}: ${describe(x)}`).join(', ')} }`;
+  return `{ ${Object.entries(v)
+    .map(([k, x]) => `${k}: ${describe(x)}`)
+    .join(', ')} }`;
 }
 
 // A value of the example, changed now and then: a hostile value, another live object of its
@@ -115,7 +133,10 @@ function change(rng, v, depth) {
     const proto = Object.getPrototypeOf(v);
     if (proto && proto !== Object.prototype && proto !== Array.prototype && rng.chance(0.6)) {
       const same = pool.filter((x) => x !== null && typeof x === 'object' && Object.getPrototypeOf(x) === proto);
-      if (same.length) { const i = rng.int(same.length); return [same[i], `<${proto.constructor.name}>`]; }
+      if (same.length) {
+        const i = rng.int(same.length);
+        return [same[i], `<${proto.constructor.name}>`];
+      }
     }
     if (depth < 2 && (proto === Object.prototype || (Array.isArray(v) && v.length <= 16)) && rng.chance(0.5)) {
       const copy = Array.isArray(v) ? [...v] : { ...v };
@@ -138,13 +159,29 @@ function mutated(rng, example) {
     args.push(v);
     labels.push(label);
   }
-  if (args.length && rng.chance(0.05)) { args.pop(); labels.pop(); }
-  if (rng.chance(0.05)) { const [v, label] = value(rng, pool, enums); args.push(v); labels.push(label); }
+  if (args.length && rng.chance(0.05)) {
+    args.pop();
+    labels.pop();
+  }
+  if (rng.chance(0.05)) {
+    const [v, label] = value(rng, pool, enums);
+    args.push(v);
+    labels.push(label);
+  }
   const { target } = example;
   const list = labels.join(', ');
-  if (target.kind === 'new') return [() => new target.fn(...args), `${target.label}(${list})`, proper(target, undefined, args)];
-  const [self, slabel] = target.kind === 'method' ? mutate(rng, example.self) : [example.self, target.owner ? target.owner.name : 'undefined'];
-  return [() => target.fn.apply(self, args), `${target.label}.call(${slabel}, ${list})`, proper(target, self, args), self];
+  if (target.kind === 'new')
+    return [() => new target.fn(...args), `${target.label}(${list})`, proper(target, undefined, args)];
+  const [self, slabel] =
+    target.kind === 'method'
+      ? mutate(rng, example.self)
+      : [example.self, target.owner ? target.owner.name : 'undefined'];
+  return [
+    () => target.fn.apply(self, args),
+    `${target.label}.call(${slabel}, ${list})`,
+    proper(target, self, args),
+    self,
+  ];
 }
 
 // Objects of the hostile subclasses (a method replaced by anything): what they break is theirs.
@@ -158,7 +195,9 @@ function involvesTampered(values, depth = 0) {
     let inner = null;
     try {
       if (depth < 2 && (Array.isArray(v) || Object.getPrototypeOf(v) === Object.prototype)) inner = Object.values(v);
-    } catch { /* a Proxy whose traps throw */ }
+    } catch {
+      /* a Proxy whose traps throw */
+    }
     if (inner && involvesTampered(inner, depth + 1)) return true;
   }
   return false;
@@ -199,15 +238,38 @@ const pending = new Map(); // index → Promise not yet settled
 
 // Messages the JavaScript engine or Node writes, which name no argument of cudadrv's: a call
 // that ends in one reached a value cudadrv never checked.
-const ENGINE_WORDING = new RegExp([
-  'Cannot convert', 'Cannot read propert', 'Cannot set propert', 'Cannot create property',
-  'Cannot destructure', 'Cannot mix BigInt', 'is not a function', 'is not iterable',
-  'is not a constructor', 'Invalid array length', 'Invalid typed array length', 'Invalid DataView',
-  'Maximum call stack', 'called on incompatible receiver', 'Cannot perform',
-  'out of bounds', 'Start offset', 'must be of type', 'The "\\w+" argument', 'Do not know how to',
-  'Converting circular', "cannot be invoked without 'new'", 'is not a valid', 'Invalid time value',
-  'Cannot access', 'Private field', 'has no property', 'Cannot use \'in\' operator',
-].join('|'));
+const ENGINE_WORDING = new RegExp(
+  [
+    'Cannot convert',
+    'Cannot read propert',
+    'Cannot set propert',
+    'Cannot create property',
+    'Cannot destructure',
+    'Cannot mix BigInt',
+    'is not a function',
+    'is not iterable',
+    'is not a constructor',
+    'Invalid array length',
+    'Invalid typed array length',
+    'Invalid DataView',
+    'Maximum call stack',
+    'called on incompatible receiver',
+    'Cannot perform',
+    'out of bounds',
+    'Start offset',
+    'must be of type',
+    'The "\\w+" argument',
+    'Do not know how to',
+    'Converting circular',
+    "cannot be invoked without 'new'",
+    'is not a valid',
+    'Invalid time value',
+    'Cannot access',
+    'Private field',
+    'has no property',
+    "Cannot use 'in' operator",
+  ].join('|'),
+);
 
 function classify(error, index, label, properCall) {
   let name;
@@ -216,7 +278,8 @@ function classify(error, index, label, properCall) {
   else if ((error instanceof TypeError || error instanceof RangeError) && ENGINE_WORDING.test(error.message)) {
     if (properCall) {
       name = `UNEXPECTED ${error.constructor.name} worded by the engine`;
-      if (unexpected.length < 20) unexpected.push({ index, call: label, error: error.stack.split('\n').slice(0, 4).join('\n') });
+      if (unexpected.length < 20)
+        unexpected.push({ index, call: label, error: error.stack.split('\n').slice(0, 4).join('\n') });
     } else {
       name = `${error.constructor.name} worded by the engine (wrong this, internal member)`;
     }
@@ -225,7 +288,11 @@ function classify(error, index, label, properCall) {
   else {
     name = `UNEXPECTED ${error && error.constructor ? error.constructor.name : typeof error}`;
     if (unexpected.length < 20) {
-      unexpected.push({ index, call: label, error: String(error && error.stack ? error.stack.split('\n').slice(0, 4).join('\n') : error) });
+      unexpected.push({
+        index,
+        call: label,
+        error: String(error && error.stack ? error.stack.split('\n').slice(0, 4).join('\n') : error),
+      });
     }
   }
   counts[name] = (counts[name] || 0) + 1;
@@ -234,7 +301,10 @@ function classify(error, index, label, properCall) {
 function pickThis(rng, owner) {
   if (rng.chance(0.85)) {
     const mine = pool.filter((v) => isA(v, owner));
-    if (mine.length) { const i = rng.int(mine.length); return [mine[i], `<${owner.name}>`]; }
+    if (mine.length) {
+      const i = rng.int(mine.length);
+      return [mine[i], `<${owner.name}>`];
+    }
   }
   return value(rng, pool, enums);
 }
@@ -245,7 +315,13 @@ function plan(index) {
   const roll = rng.next();
   if (roll < 0.005) return [() => global.gc(), 'gc()'];
   if (roll < 0.5 && examples.length) return mutated(rng, examples[rng.int(examples.length)]);
-  if (roll < 0.01) return [() => { for (const v of pool) if (v && v.buffer && v.buffer.resizable) v.buffer.resize(rng.int(2) * 64); }, 'shrink resizable buffers'];
+  if (roll < 0.01)
+    return [
+      () => {
+        for (const v of pool) if (v && v.buffer && v.buffer.resizable) v.buffer.resize(rng.int(2) * 64);
+      },
+      'shrink resizable buffers',
+    ];
   const args = [];
   const labels = [];
   for (let n = rng.int(6); n > 0; n--) {
@@ -257,7 +333,8 @@ function plan(index) {
   const kernels = pool.filter((v) => isA(v, cuda.Kernel));
   if (roll < 0.56 && kernels.length) return launch(rng, kernels[rng.int(kernels.length)]);
   const target = rng.pick(targets);
-  if (target.kind === 'fn') return [() => target.fn(...args), `${target.label}(${list})`, proper(target, undefined, args)];
+  if (target.kind === 'fn')
+    return [() => target.fn(...args), `${target.label}(${list})`, proper(target, undefined, args)];
   if (target.kind === 'new') {
     if (rng.chance(0.2)) {
       // A subclass that overrides one of its methods with a hostile function.
@@ -266,22 +343,42 @@ function plan(index) {
       const m = names.length ? rng.pick(names) : 'x';
       const Sub = class extends target.fn {};
       Object.defineProperty(Sub.prototype, m, { value: override, writable: true, configurable: true });
-      return [() => {
-        const o = new Sub(...args);
-        tampered.add(o);
-        keep(o);
-        for (const n of names) if (n !== m && typeof Sub.prototype[n] === 'function') try { o[n](...args); } catch (e) { classify(e, index, `subclass ${n}`); }
-        return o;
-      }, `subclass of ${target.label.slice(4)} with ${m} = ${olabel}, (${list})`, false];
+      return [
+        () => {
+          const o = new Sub(...args);
+          tampered.add(o);
+          keep(o);
+          for (const n of names)
+            if (n !== m && typeof Sub.prototype[n] === 'function')
+              try {
+                o[n](...args);
+              } catch (e) {
+                classify(e, index, `subclass ${n}`);
+              }
+          return o;
+        },
+        `subclass of ${target.label.slice(4)} with ${m} = ${olabel}, (${list})`,
+        false,
+      ];
     }
     return [() => new target.fn(...args), `${target.label}(${list})`, proper(target, undefined, args)];
   }
   if (target.kind === 'static') {
     const [self, slabel] = rng.chance(0.9) ? [target.owner, target.owner.name] : value(rng, pool, enums);
-    return [() => target.fn.apply(self, args), `${target.label}.call(${slabel}, ${list})`, proper(target, self, args), self];
+    return [
+      () => target.fn.apply(self, args),
+      `${target.label}.call(${slabel}, ${list})`,
+      proper(target, self, args),
+      self,
+    ];
   }
   const [self, slabel] = pickThis(rng, target.owner);
-  return [() => target.fn.apply(self, args), `${target.label}.call(${slabel}, ${list})`, proper(target, self, args), self];
+  return [
+    () => target.fn.apply(self, args),
+    `${target.label}.call(${slabel}, ${list})`,
+    proper(target, self, args),
+    self,
+  ];
 }
 
 function call(index) {

@@ -22,7 +22,9 @@ const HANG_MS = 20000;
 function runChild(job, env, cwd) {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--expose-gc', CHILD, JSON.stringify(job)], {
-      cwd, env, stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
+      cwd,
+      env,
+      stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
     });
     let last = null;
     let summary = null;
@@ -31,10 +33,15 @@ function runChild(job, env, cwd) {
     let timer;
     const watchdog = () => {
       clearTimeout(timer);
-      timer = setTimeout(() => { child.hung = true; child.kill('SIGKILL'); }, HANG_MS);
+      timer = setTimeout(() => {
+        child.hung = true;
+        child.kill('SIGKILL');
+      }, HANG_MS);
     };
     watchdog();
-    child.stderr.on('data', (d) => { if (stderr.length < 1 << 16) stderr += d; });
+    child.stderr.on('data', (d) => {
+      if (stderr.length < 1 << 16) stderr += d;
+    });
     child.stdio[3].on('data', (d) => {
       text += d;
       const lines = text.split('\n');
@@ -63,7 +70,10 @@ async function shortest(job, env, cwd, failure, indices) {
   let tail;
   for (let n = 1; ; n *= 4) {
     const candidate = indices.slice(-Math.min(n, indices.length));
-    if (await repeats(candidate)) { tail = candidate; break; }
+    if (await repeats(candidate)) {
+      tail = candidate;
+      break;
+    }
     if (candidate.length === indices.length) return null;
   }
   let granularity = 2;
@@ -112,7 +122,9 @@ function environment(mode, workdir) {
     const dir = path.join(workdir, 'no-driver');
     fs.mkdirSync(dir, { recursive: true });
     if (systemHasDriver()) {
-      execFileSync(process.env.CC || 'cc', ['-shared', '-x', 'c', '-', '-o', path.join(dir, 'libcuda.so.1')], { input: '' });
+      execFileSync(process.env.CC || 'cc', ['-shared', '-x', 'c', '-', '-o', path.join(dir, 'libcuda.so.1')], {
+        input: '',
+      });
     }
     env.LD_LIBRARY_PATH = dir;
   }
@@ -136,10 +148,12 @@ async function fuzz({ mode, seed, calls, parallel = 2, print = false }) {
         if (result.summary) {
           for (const [k, v] of Object.entries(result.summary.counts)) counts[k] = (counts[k] || 0) + v;
           unexpected.push(...result.summary.unexpected);
-          for (const h of result.summary.hung) failures.push({ died: 'Promise never settled', sequence: [h.index], calls: [h.call] });
+          for (const h of result.summary.hung)
+            failures.push({ died: 'Promise never settled', sequence: [h.index], calls: [h.call] });
           continue;
         }
-        const upTo = result.last === null ? [] : Array.from({ length: result.last - chunk.from + 1 }, (_, i) => chunk.from + i);
+        const upTo =
+          result.last === null ? [] : Array.from({ length: result.last - chunk.from + 1 }, (_, i) => chunk.from + i);
         const sequence = await shortest(job, env, workdir, result, upTo);
         const labels = sequence ? await callLabels(job, env, workdir, sequence) : [];
         failures.push({ died: result.died, chunk, last: result.last, sequence, calls: labels, tail: result.tail });
@@ -169,7 +183,9 @@ function report(mode, seed, { counts, unexpected, failures }) {
   const lines = [`fuzz ${mode}, seed ${seed}: ${JSON.stringify(counts)}`];
   for (const u of unexpected) lines.push(`  unexpected throw at call ${u.index}: ${u.call}\n    ${u.error}`);
   for (const f of failures) {
-    lines.push(`  ${f.died} (seed ${seed}, repeat with: npm run fuzz -- --mode ${mode} --seed ${seed} --only ${(f.sequence || [f.last]).join(',')})`);
+    lines.push(
+      `  ${f.died} (seed ${seed}, repeat with: npm run fuzz -- --mode ${mode} --seed ${seed} --only ${(f.sequence || [f.last]).join(',')})`,
+    );
     for (const c of f.calls) lines.push(`    ${c}`);
     if (f.tail) lines.push(`    stderr: ${excerpt(f.tail).join('\n    ')}`);
   }

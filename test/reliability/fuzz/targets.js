@@ -23,7 +23,8 @@ function members(object, stop) {
   const seen = new Map();
   for (let o = object; o && o !== stop && !BUILT_IN.has(o); o = Object.getPrototypeOf(o)) {
     for (const name of Object.getOwnPropertyNames(o)) {
-      if (name === 'constructor' || name === 'prototype' || name === 'length' || name === 'name' || seen.has(name)) continue;
+      if (name === 'constructor' || name === 'prototype' || name === 'length' || name === 'name' || seen.has(name))
+        continue;
       seen.set(name, Object.getOwnPropertyDescriptor(o, name));
     }
   }
@@ -34,7 +35,11 @@ function collect() {
   const targets = [];
   const classes = new Set();
   const enums = [];
-  for (const [prefix, module] of [['cuda', cuda], ['compiler', compiler], ['tools', tools]]) {
+  for (const [prefix, module] of [
+    ['cuda', cuda],
+    ['compiler', compiler],
+    ['tools', tools],
+  ]) {
     for (const name of Object.keys(module)) {
       const v = module[name];
       const label = `${prefix}.${name}`;
@@ -45,14 +50,41 @@ function collect() {
         classes.add(v);
         targets.push({ kind: 'new', label: `new ${label}`, fn: v, holder: module, key: name });
         for (const [m, d] of members(v, Function.prototype)) {
-          if (typeof d.value === 'function') targets.push({ kind: 'static', label: `${label}.${m}`, fn: d.value, owner: v, key: m, internal: m.startsWith('_') });
+          if (typeof d.value === 'function')
+            targets.push({
+              kind: 'static',
+              label: `${label}.${m}`,
+              fn: d.value,
+              owner: v,
+              key: m,
+              internal: m.startsWith('_'),
+            });
         }
         for (const [m, d] of members(v.prototype, Object.prototype)) {
           const at = `${label}.prototype.${m}`;
           const internal = m.startsWith('_'); // lib/'s own, not the API
-          if (typeof d.value === 'function') targets.push({ kind: 'method', label: at, fn: d.value, owner: v, key: m, internal });
-          if (d.get) targets.push({ kind: 'method', label: `get ${at}`, fn: d.get, owner: v, key: m, accessor: 'get', internal });
-          if (d.set) targets.push({ kind: 'method', label: `set ${at}`, fn: d.set, owner: v, key: m, accessor: 'set', internal });
+          if (typeof d.value === 'function')
+            targets.push({ kind: 'method', label: at, fn: d.value, owner: v, key: m, internal });
+          if (d.get)
+            targets.push({
+              kind: 'method',
+              label: `get ${at}`,
+              fn: d.get,
+              owner: v,
+              key: m,
+              accessor: 'get',
+              internal,
+            });
+          if (d.set)
+            targets.push({
+              kind: 'method',
+              label: `set ${at}`,
+              fn: d.set,
+              owner: v,
+              key: m,
+              accessor: 'set',
+              internal,
+            });
         }
       } else if (typeof v === 'function') {
         targets.push({ kind: 'fn', label, fn: v, holder: module, key: name });

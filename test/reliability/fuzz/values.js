@@ -25,31 +25,130 @@ function callGenerator(seed, index) {
 
 /** Thrown by the hostile getters, Proxies and functions: a caller's own throw passing through. */
 class Sentinel extends Error {}
-const sentinel = () => { throw new Sentinel('hostile value'); };
+const sentinel = () => {
+  throw new Sentinel('hostile value');
+};
 
 // true while a fuzzed call runs: hostile functions throw only then (a callback that throws later
 // is an uncaught exception of the user's own, not a cudadrv failure).
 let inCall = false;
-const setInCall = (value) => { inCall = value; };
+const setInCall = (value) => {
+  inCall = value;
+};
 
 const NUMBERS = [
-  0, -0, 1, -1, 2, 3, 4, 7, 8, 16, 64, 256, 4096, 65536, 0.5, -0.5, 1e-300, NaN, Infinity, -Infinity,
-  2 ** 31 - 1, 2 ** 31, -(2 ** 31), 2 ** 32 - 1, 2 ** 32, 2 ** 32 + 1, 2 ** 53, 2 ** 53 + 2,
-  -(2 ** 53), Number.MAX_VALUE, Number.MIN_VALUE, Number.MAX_SAFE_INTEGER,
+  0,
+  -0,
+  1,
+  -1,
+  2,
+  3,
+  4,
+  7,
+  8,
+  16,
+  64,
+  256,
+  4096,
+  65536,
+  0.5,
+  -0.5,
+  1e-300,
+  NaN,
+  Infinity,
+  -Infinity,
+  2 ** 31 - 1,
+  2 ** 31,
+  -(2 ** 31),
+  2 ** 32 - 1,
+  2 ** 32,
+  2 ** 32 + 1,
+  2 ** 53,
+  2 ** 53 + 2,
+  -(2 ** 53),
+  Number.MAX_VALUE,
+  Number.MIN_VALUE,
+  Number.MAX_SAFE_INTEGER,
 ];
-const BIGINTS = [0n, 1n, -1n, 4096n, 2n ** 32n + 1n, 2n ** 63n, 2n ** 64n - 1n, 2n ** 64n, 2n ** 64n + 1n,
-  -(2n ** 64n), 2n ** 200n];
+const BIGINTS = [
+  0n,
+  1n,
+  -1n,
+  4096n,
+  2n ** 32n + 1n,
+  2n ** 63n,
+  2n ** 64n - 1n,
+  2n ** 64n,
+  2n ** 64n + 1n,
+  -(2n ** 64n),
+  2n ** 200n,
+];
 // Relative names only: the child runs in a directory of its own, and nothing may be written
 // over the system's files.
-const STRINGS = ['', 'a', 'add', 'table', 'tex', 'surf', 'k', 'uint8', 'float32', 'float16', 'int64',
-  'a\0b', '\0', 'x'.repeat(5000), '__proto__', 'constructor', '0', '-1', '1e3', '\ud800', 'C', 'F',
-  'sm_90', 'compute_52', '--gpu-architecture=sm_90', '-I.', 'missing.h', 'fifo', '..', '.',
+const STRINGS = [
+  '',
+  'a',
+  'add',
+  'table',
+  'tex',
+  'surf',
+  'k',
+  'uint8',
+  'float32',
+  'float16',
+  'int64',
+  'a\0b',
+  '\0',
+  'x'.repeat(5000),
+  '__proto__',
+  'constructor',
+  '0',
+  '-1',
+  '1e3',
+  '\ud800',
+  'C',
+  'F',
+  'sm_90',
+  'compute_52',
+  '--gpu-architecture=sm_90',
+  '-I.',
+  'missing.h',
+  'fifo',
+  '..',
+  '.',
   'extern "C" __global__ void k(float *x) { x[threadIdx.x] *= 2; }',
-  '__global__ void k() {', '#include "fifo"\n__global__ void k() {}'];
-const DTYPE_NAMES = ['int8', 'uint8', 'int16', 'uint16', 'int32', 'uint32', 'int64', 'uint64', 'float16',
-  'float32', 'float64', 'bool', 'complex64'];
-const TYPED = [Int8Array, Uint8Array, Uint8ClampedArray, Int16Array, Uint16Array, Int32Array, Uint32Array,
-  Float32Array, Float64Array, BigInt64Array, BigUint64Array, ...(globalThis.Float16Array ? [globalThis.Float16Array] : [])];
+  '__global__ void k() {',
+  '#include "fifo"\n__global__ void k() {}',
+];
+const DTYPE_NAMES = [
+  'int8',
+  'uint8',
+  'int16',
+  'uint16',
+  'int32',
+  'uint32',
+  'int64',
+  'uint64',
+  'float16',
+  'float32',
+  'float64',
+  'bool',
+  'complex64',
+];
+const TYPED = [
+  Int8Array,
+  Uint8Array,
+  Uint8ClampedArray,
+  Int16Array,
+  Uint16Array,
+  Int32Array,
+  Uint32Array,
+  Float32Array,
+  Float64Array,
+  BigInt64Array,
+  BigUint64Array,
+  ...(globalThis.Float16Array ? [globalThis.Float16Array] : []),
+];
 
 // Option names: every property the typings declare.
 const OPTION_NAMES = (() => {
@@ -84,7 +183,10 @@ function typedArray(rng) {
     return [view, `${Type.name} on a detached buffer`];
   }
   if (shape === 3) {
-    return [new Type(new SharedArrayBuffer(length * Type.BYTES_PER_ELEMENT)), `${Type.name}(${length}) on a SharedArrayBuffer`];
+    return [
+      new Type(new SharedArrayBuffer(length * Type.BYTES_PER_ELEMENT)),
+      `${Type.name}(${length}) on a SharedArrayBuffer`,
+    ];
   }
   if (shape === 4) {
     // Length-tracking, on a buffer the fuzzer shrinks later.
@@ -97,19 +199,42 @@ function typedArray(rng) {
 function hostileObject(rng) {
   const kind = rng.int(14);
   switch (kind) {
-    case 0: return [{}, '{}'];
-    case 1: return [Object.create(null), 'Object.create(null)'];
-    case 2: return [{ valueOf: sentinel, toString: sentinel }, '{ valueOf/toString throw }'];
-    case 3: return [{ [Symbol.toPrimitive]: sentinel }, '{ [Symbol.toPrimitive] throws }'];
-    case 4: return [new Proxy({}, { get: sentinel, has: sentinel, ownKeys: sentinel, getPrototypeOf: sentinel,
-      getOwnPropertyDescriptor: sentinel }), 'Proxy whose traps throw'];
-    case 5: return [new ArrayBuffer(rng.pick([0, 8, 4096])), 'ArrayBuffer'];
-    case 6: return [detached(64), 'detached ArrayBuffer'];
-    case 7: return [new SharedArrayBuffer(64), 'SharedArrayBuffer(64)'];
-    case 8: return [new DataView(new ArrayBuffer(64), 8, 32), 'DataView(64, 8, 32)'];
-    case 9: return [[1, 2, 3], '[1, 2, 3]'];
-    case 11: return [rng.chance(0.5) ? AbortSignal.abort() : AbortSignal.timeout(rng.pick([0, 1, 50])), 'AbortSignal'];
-    case 12: return [new AbortController().signal, 'an AbortSignal never aborted'];
+    case 0:
+      return [{}, '{}'];
+    case 1:
+      return [Object.create(null), 'Object.create(null)'];
+    case 2:
+      return [{ valueOf: sentinel, toString: sentinel }, '{ valueOf/toString throw }'];
+    case 3:
+      return [{ [Symbol.toPrimitive]: sentinel }, '{ [Symbol.toPrimitive] throws }'];
+    case 4:
+      return [
+        new Proxy(
+          {},
+          {
+            get: sentinel,
+            has: sentinel,
+            ownKeys: sentinel,
+            getPrototypeOf: sentinel,
+            getOwnPropertyDescriptor: sentinel,
+          },
+        ),
+        'Proxy whose traps throw',
+      ];
+    case 5:
+      return [new ArrayBuffer(rng.pick([0, 8, 4096])), 'ArrayBuffer'];
+    case 6:
+      return [detached(64), 'detached ArrayBuffer'];
+    case 7:
+      return [new SharedArrayBuffer(64), 'SharedArrayBuffer(64)'];
+    case 8:
+      return [new DataView(new ArrayBuffer(64), 8, 32), 'DataView(64, 8, 32)'];
+    case 9:
+      return [[1, 2, 3], '[1, 2, 3]'];
+    case 11:
+      return [rng.chance(0.5) ? AbortSignal.abort() : AbortSignal.timeout(rng.pick([0, 1, 50])), 'AbortSignal'];
+    case 12:
+      return [new AbortController().signal, 'an AbortSignal never aborted'];
     case 10: {
       const array = [];
       array.length = 2 ** 32 - 1;
@@ -129,7 +254,13 @@ function hostileFunction(rng) {
   const results = [undefined, 0, -1, 2n ** 64n, 'x', null, {}];
   const result = rng.pick(results);
   if (rng.chance(0.5)) {
-    return [function hostile() { if (inCall) sentinel(); return result; }, 'function that throws'];
+    return [
+      function hostile() {
+        if (inCall) sentinel();
+        return result;
+      },
+      'function that throws',
+    ];
   }
   return [() => result, `() => ${typeof result === 'bigint' ? `${result}n` : String(result)}`];
 }
@@ -142,13 +273,22 @@ function value(rng, pool, enums, depth = 0) {
     const n = rng.pick(NUMBERS);
     return [n, Object.is(n, -0) ? '-0' : String(n)];
   }
-  if (kind === 3) { const b = rng.pick(BIGINTS); return [b, `${b}n`]; }
+  if (kind === 3) {
+    const b = rng.pick(BIGINTS);
+    return [b, `${b}n`];
+  }
   if (kind === 4) {
     const s = rng.chance(0.3) ? rng.pick(DTYPE_NAMES) : rng.pick(STRINGS);
     return [s, JSON.stringify(s.length > 40 ? `${s.slice(0, 20)}…(${s.length})` : s)];
   }
-  if (kind === 5) return rng.pick([[undefined, 'undefined'], [null, 'null'], [true, 'true'], [false, 'false'],
-    [Symbol('s'), 'Symbol()']]);
+  if (kind === 5)
+    return rng.pick([
+      [undefined, 'undefined'],
+      [null, 'null'],
+      [true, 'true'],
+      [false, 'false'],
+      [Symbol('s'), 'Symbol()'],
+    ]);
   if (kind === 6) return typedArray(rng);
   if (kind === 7) return hostileObject(rng);
   if (kind === 8) return hostileFunction(rng);

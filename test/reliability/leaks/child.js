@@ -71,7 +71,8 @@ async function main() {
   let early = 0;
   for (let i = 1; i <= cycles; i++) {
     make();
-    if (i % 1000 === 0) { // at most a thousand dropped at a time: the high-water mark comes early
+    if (i % 1000 === 0) {
+      // at most a thousand dropped at a time: the high-water mark comes early
       global.gc();
       await settle(); // finalizers run from immediates
     }

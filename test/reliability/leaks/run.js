@@ -11,22 +11,48 @@ const os = require('os');
 const path = require('path');
 const { buildStandIn } = require('../../support/stand-in-driver');
 
-const KINDS = ['deviceMemory', 'slices', 'streamOrderedMemory', 'pinned', 'aligned', 'managed', 'registered',
-  'streams', 'events', 'modules', 'launches', 'arrays', 'textureObjects', 'graphs', 'contexts', 'pools',
-  'compileResults'];
+const KINDS = [
+  'deviceMemory',
+  'slices',
+  'streamOrderedMemory',
+  'pinned',
+  'aligned',
+  'managed',
+  'registered',
+  'streams',
+  'events',
+  'modules',
+  'launches',
+  'arrays',
+  'textureObjects',
+  'graphs',
+  'contexts',
+  'pools',
+  'compileResults',
+];
 const SLACK = 8 * 2 ** 20;
 
 function runKind(kind, cycles, dir) {
   const counts = path.join(dir, `${kind}.counts`);
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--expose-gc', path.join(__dirname, 'child.js'), kind, String(cycles)], {
-      cwd: dir,
-      env: { ...process.env, LD_LIBRARY_PATH: dir, FAKE_CUDA_COUNTS: counts, CUDADRV_CACHE_DIR: path.join(dir, 'cache') },
-      maxBuffer: 1 << 24,
-    }, (error, stdout, stderr) => {
-      if (error) resolve({ kind, error: `${error.message}\n${stderr.slice(-2000)}` });
-      else resolve(JSON.parse(stdout.trim().split('\n').pop()));
-    });
+    execFile(
+      process.execPath,
+      ['--expose-gc', path.join(__dirname, 'child.js'), kind, String(cycles)],
+      {
+        cwd: dir,
+        env: {
+          ...process.env,
+          LD_LIBRARY_PATH: dir,
+          FAKE_CUDA_COUNTS: counts,
+          CUDADRV_CACHE_DIR: path.join(dir, 'cache'),
+        },
+        maxBuffer: 1 << 24,
+      },
+      (error, stdout, stderr) => {
+        if (error) resolve({ kind, error: `${error.message}\n${stderr.slice(-2000)}` });
+        else resolve(JSON.parse(stdout.trim().split('\n').pop()));
+      },
+    );
   });
 }
 
@@ -35,9 +61,11 @@ function problem(r) {
   if (r.error) return r.error;
   const grew = r.late - r.early;
   // Under AddressSanitizer freed memory stays resident in its quarantine: only the counts tell.
-  if (grew > SLACK && !process.env.CUDADRV_SANITIZED) return `the resident set grew by ${(grew / 2 ** 20).toFixed(1)} MiB after the early sample`;
+  if (grew > SLACK && !process.env.CUDADRV_SANITIZED)
+    return `the resident set grew by ${(grew / 2 ** 20).toFixed(1)} MiB after the early sample`;
   const changed = Object.keys(r.after).filter((k) => r.after[k] !== r.before[k]);
-  if (changed.length) return `live counts changed: ${changed.map((k) => `${k} ${r.before[k]} -> ${r.after[k]}`).join(', ')}`;
+  if (changed.length)
+    return `live counts changed: ${changed.map((k) => `${k} ${r.before[k]} -> ${r.after[k]}`).join(', ')}`;
   return null;
 }
 
@@ -63,8 +91,13 @@ async function leaks({ cycles = 100000, kinds = KINDS } = {}) {
 
 function table(results) {
   const mib = (b) => (b / 2 ** 20).toFixed(1);
-  return results.map((r) => (r.error ? `${r.kind}: ${r.error}`
-    : `${r.kind.padEnd(20)} ${r.cycles} cycles  RSS ${mib(r.early)} -> ${mib(r.late)} MiB (${r.late >= r.early ? '+' : ''}${mib(r.late - r.early)})  ${r.problem || 'live counts back'}`)).join('\n');
+  return results
+    .map((r) =>
+      r.error
+        ? `${r.kind}: ${r.error}`
+        : `${r.kind.padEnd(20)} ${r.cycles} cycles  RSS ${mib(r.early)} -> ${mib(r.late)} MiB (${r.late >= r.early ? '+' : ''}${mib(r.late - r.early)})  ${r.problem || 'live counts back'}`,
+    )
+    .join('\n');
 }
 
 async function main() {

@@ -13,10 +13,15 @@ struct CUarray_st {
 
 static size_t format_bytes(CUarray_format format) {
   switch (format) {
-    case CU_AD_FORMAT_UNSIGNED_INT8: case CU_AD_FORMAT_SIGNED_INT8: return 1;
-    case CU_AD_FORMAT_UNSIGNED_INT16: case CU_AD_FORMAT_SIGNED_INT16: case CU_AD_FORMAT_HALF: return 2;
-    case CU_AD_FORMAT_UNSIGNED_INT32: case CU_AD_FORMAT_SIGNED_INT32: case CU_AD_FORMAT_FLOAT: return 4;
-    default: return 0;
+  case CU_AD_FORMAT_UNSIGNED_INT8:
+  case CU_AD_FORMAT_SIGNED_INT8: return 1;
+  case CU_AD_FORMAT_UNSIGNED_INT16:
+  case CU_AD_FORMAT_SIGNED_INT16:
+  case CU_AD_FORMAT_HALF: return 2;
+  case CU_AD_FORMAT_UNSIGNED_INT32:
+  case CU_AD_FORMAT_SIGNED_INT32:
+  case CU_AD_FORMAT_FLOAT: return 4;
+  default: return 0;
   }
 }
 
@@ -28,10 +33,13 @@ EXPORT CUresult cuArray3DCreate(CUarray *out, const CUDA_ARRAY3D_DESCRIPTOR *d) 
   ENTER();
   if (in_context() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
   size_t element = format_bytes(d->Format) * d->NumChannels;
-  if (!element || (d->NumChannels != 1 && d->NumChannels != 2 && d->NumChannels != 4)) return CUDA_ERROR_INVALID_VALUE;
-  if (!d->Width || d->Width > 131072 || d->Height > 65536 || d->Depth > 16384 || (d->Depth && !d->Height))
+  if (!element || (d->NumChannels != 1 && d->NumChannels != 2 && d->NumChannels != 4))
     return CUDA_ERROR_INVALID_VALUE;
-  size_t row = d->Width * element, bytes = row * (d->Height ? d->Height : 1) * (d->Depth ? d->Depth : 1);
+  if (!d->Width || d->Width > 131072 || d->Height > 65536 || d->Depth > 16384 ||
+      (d->Depth && !d->Height))
+    return CUDA_ERROR_INVALID_VALUE;
+  size_t row = d->Width * element,
+         bytes = row * (d->Height ? d->Height : 1) * (d->Depth ? d->Depth : 1);
   if (bytes > ((size_t)1 << 32)) return CUDA_ERROR_OUT_OF_MEMORY;
   /* one block: the array, then its bytes */
   struct CUarray_st *a = calloc(1, sizeof *a + bytes);
@@ -83,7 +91,8 @@ static unsigned char *side_base(const side *s, size_t width, size_t rows, size_t
   if ((rows > 1 || depth > 1) && s->pitch < width) return NULL;
   if (depth > 1 && height < rows) return NULL;
   unsigned __int128 first = ((unsigned __int128)s->z * height + s->y) * s->pitch + s->x;
-  unsigned __int128 last = first + ((unsigned __int128)(depth - 1) * height + (rows - 1)) * s->pitch + width;
+  unsigned __int128 last =
+      first + ((unsigned __int128)(depth - 1) * height + (rows - 1)) * s->pitch + width;
   if (last > SIZE_MAX) return NULL;
   if (s->type == CU_MEMORYTYPE_HOST) return (unsigned char *)s->host + (size_t)first;
   if (s->type != CU_MEMORYTYPE_DEVICE && s->type != CU_MEMORYTYPE_UNIFIED) return NULL;
@@ -91,26 +100,39 @@ static unsigned char *side_base(const side *s, size_t width, size_t rows, size_t
   return (unsigned char *)(uintptr_t)s->device + (size_t)first;
 }
 
-static size_t side_row(const side *s) { return s->type == CU_MEMORYTYPE_ARRAY ? s->array->row : s->pitch; }
+static size_t side_row(const side *s) {
+  return s->type == CU_MEMORYTYPE_ARRAY ? s->array->row : s->pitch;
+}
 static size_t side_slice(const side *s, size_t rows) {
   if (s->type == CU_MEMORYTYPE_ARRAY) return s->array->row * rows_of(s->array);
   return s->pitch * (s->height ? s->height : rows);
 }
 
-static CUresult copy_3d(const side *src, const side *dst, size_t width, size_t rows, size_t depth, CUstream stream) {
+static CUresult copy_3d(const side *src, const side *dst, size_t width, size_t rows, size_t depth,
+                        CUstream stream) {
   if (in_context() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
   if (!stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
   if (!width || !rows || !depth) return CUDA_SUCCESS;
-  unsigned char *from = side_base(src, width, rows, depth), *to = side_base(dst, width, rows, depth);
+  unsigned char *from = side_base(src, width, rows, depth),
+                *to = side_base(dst, width, rows, depth);
   if (!from || !to) return CUDA_ERROR_INVALID_VALUE;
   for (size_t z = 0; z < depth; z++)
     for (size_t y = 0; y < rows; y++)
-      memmove(to + z * side_slice(dst, rows) + y * side_row(dst), from + z * side_slice(src, rows) + y * side_row(src), width);
+      memmove(to + z * side_slice(dst, rows) + y * side_row(dst),
+              from + z * side_slice(src, rows) + y * side_row(src), width);
   return CUDA_SUCCESS;
 }
 
-#define SIDE_2D(c, p) {c->p##MemoryType, c->p##Host, c->p##Device, c->p##Array, c->p##Pitch, 0, c->p##XInBytes, c->p##Y, 0}
-#define SIDE_3D(c, p) {c->p##MemoryType, c->p##Host, c->p##Device, c->p##Array, c->p##Pitch, c->p##Height, c->p##XInBytes, c->p##Y, c->p##Z}
+#define SIDE_2D(c, p)                                                                              \
+  {                                                                                                \
+    c->p##MemoryType, c->p##Host, c->p##Device, c->p##Array, c->p##Pitch, 0, c->p##XInBytes,       \
+        c->p##Y, 0                                                                                 \
+  }
+#define SIDE_3D(c, p)                                                                              \
+  {                                                                                                \
+    c->p##MemoryType, c->p##Host, c->p##Device, c->p##Array, c->p##Pitch, c->p##Height,            \
+        c->p##XInBytes, c->p##Y, c->p##Z                                                           \
+  }
 
 static CUresult copy_2d(const CUDA_MEMCPY2D *c, CUstream stream) {
   side src = SIDE_2D(c, src), dst = SIDE_2D(c, dst);
@@ -127,16 +149,38 @@ static CUresult copy_3d_peer(const CUDA_MEMCPY3D_PEER *c, CUstream stream) {
   side src = SIDE_3D(c, src), dst = SIDE_3D(c, dst);
   return copy_3d(&src, &dst, c->WidthInBytes, c->Height, c->Depth, stream);
 }
-EXPORT CUresult cuMemcpy2D(const CUDA_MEMCPY2D *c) { ENTER(); return copy_2d(c, 0); }
-EXPORT CUresult cuMemcpy2DUnaligned(const CUDA_MEMCPY2D *c) { ENTER(); return copy_2d(c, 0); }
-EXPORT CUresult cuMemcpy2DAsync(const CUDA_MEMCPY2D *c, CUstream s) { ENTER(); return copy_2d(c, s); }
-EXPORT CUresult cuMemcpy3D(const CUDA_MEMCPY3D *c) { ENTER(); return copy_3d_of(c, 0); }
-EXPORT CUresult cuMemcpy3DAsync(const CUDA_MEMCPY3D *c, CUstream s) { ENTER(); return copy_3d_of(c, s); }
-EXPORT CUresult cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER *c) { ENTER(); return copy_3d_peer(c, 0); }
-EXPORT CUresult cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER *c, CUstream s) { ENTER(); return copy_3d_peer(c, s); }
+EXPORT CUresult cuMemcpy2D(const CUDA_MEMCPY2D *c) {
+  ENTER();
+  return copy_2d(c, 0);
+}
+EXPORT CUresult cuMemcpy2DUnaligned(const CUDA_MEMCPY2D *c) {
+  ENTER();
+  return copy_2d(c, 0);
+}
+EXPORT CUresult cuMemcpy2DAsync(const CUDA_MEMCPY2D *c, CUstream s) {
+  ENTER();
+  return copy_2d(c, s);
+}
+EXPORT CUresult cuMemcpy3D(const CUDA_MEMCPY3D *c) {
+  ENTER();
+  return copy_3d_of(c, 0);
+}
+EXPORT CUresult cuMemcpy3DAsync(const CUDA_MEMCPY3D *c, CUstream s) {
+  ENTER();
+  return copy_3d_of(c, s);
+}
+EXPORT CUresult cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER *c) {
+  ENTER();
+  return copy_3d_peer(c, 0);
+}
+EXPORT CUresult cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER *c, CUstream s) {
+  ENTER();
+  return copy_3d_peer(c, s);
+}
 
 /* Linear copies to and from arrays: offsets in bytes into the array's rows, laid end to end. */
-static side linear(CUmemorytype type, const void *host, CUdeviceptr device, CUarray array, size_t offset) {
+static side linear(CUmemorytype type, const void *host, CUdeviceptr device, CUarray array,
+                   size_t offset) {
   side s = {type, host, device, array, 0, 0, offset, 0, 0};
   if (type == CU_MEMORYTYPE_ARRAY && obj_is((uintptr_t)array, OBJ_ARRAY)) {
     s.x = offset % array->row;
@@ -151,24 +195,47 @@ static CUresult copy_linear(side src, side dst, size_t bytes, CUstream stream) {
 #define ARR(a, o) linear(CU_MEMORYTYPE_ARRAY, NULL, 0, a, o)
 #define HOST(h) linear(CU_MEMORYTYPE_HOST, h, 0, NULL, 0)
 #define DEVICE(d) linear(CU_MEMORYTYPE_DEVICE, NULL, d, NULL, 0)
-EXPORT CUresult cuMemcpyDtoA(CUarray a, size_t o, CUdeviceptr d, size_t n) { ENTER(); return copy_linear(DEVICE(d), ARR(a, o), n, 0); }
-EXPORT CUresult cuMemcpyAtoD(CUdeviceptr d, CUarray a, size_t o, size_t n) { ENTER(); return copy_linear(ARR(a, o), DEVICE(d), n, 0); }
-EXPORT CUresult cuMemcpyHtoA(CUarray a, size_t o, const void *h, size_t n) { ENTER(); return copy_linear(HOST(h), ARR(a, o), n, 0); }
-EXPORT CUresult cuMemcpyAtoH(void *h, CUarray a, size_t o, size_t n) { ENTER(); return copy_linear(ARR(a, o), HOST(h), n, 0); }
-EXPORT CUresult cuMemcpyAtoA(CUarray d, size_t dO, CUarray s, size_t sO, size_t n) { ENTER(); return copy_linear(ARR(s, sO), ARR(d, dO), n, 0); }
-EXPORT CUresult cuMemcpyHtoAAsync(CUarray a, size_t o, const void *h, size_t n, CUstream s) { ENTER(); return copy_linear(HOST(h), ARR(a, o), n, s); }
-EXPORT CUresult cuMemcpyAtoHAsync(void *h, CUarray a, size_t o, size_t n, CUstream s) { ENTER(); return copy_linear(ARR(a, o), HOST(h), n, s); }
+EXPORT CUresult cuMemcpyDtoA(CUarray a, size_t o, CUdeviceptr d, size_t n) {
+  ENTER();
+  return copy_linear(DEVICE(d), ARR(a, o), n, 0);
+}
+EXPORT CUresult cuMemcpyAtoD(CUdeviceptr d, CUarray a, size_t o, size_t n) {
+  ENTER();
+  return copy_linear(ARR(a, o), DEVICE(d), n, 0);
+}
+EXPORT CUresult cuMemcpyHtoA(CUarray a, size_t o, const void *h, size_t n) {
+  ENTER();
+  return copy_linear(HOST(h), ARR(a, o), n, 0);
+}
+EXPORT CUresult cuMemcpyAtoH(void *h, CUarray a, size_t o, size_t n) {
+  ENTER();
+  return copy_linear(ARR(a, o), HOST(h), n, 0);
+}
+EXPORT CUresult cuMemcpyAtoA(CUarray d, size_t dO, CUarray s, size_t sO, size_t n) {
+  ENTER();
+  return copy_linear(ARR(s, sO), ARR(d, dO), n, 0);
+}
+EXPORT CUresult cuMemcpyHtoAAsync(CUarray a, size_t o, const void *h, size_t n, CUstream s) {
+  ENTER();
+  return copy_linear(HOST(h), ARR(a, o), n, s);
+}
+EXPORT CUresult cuMemcpyAtoHAsync(void *h, CUarray a, size_t o, size_t n, CUstream s) {
+  ENTER();
+  return copy_linear(ARR(a, o), HOST(h), n, s);
+}
 
 /* ---- texture and surface objects: ids, checked against their resource ---- */
 
 static CUresult resource_ok(const CUDA_RESOURCE_DESC *r) {
   switch (r->resType) {
-    case CU_RESOURCE_TYPE_ARRAY: return array_ok(r->res.array.hArray) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
-    case CU_RESOURCE_TYPE_LINEAR: return device_range(r->res.linear.devPtr, r->res.linear.sizeInBytes);
-    case CU_RESOURCE_TYPE_PITCH2D:
-      if (r->res.pitch2D.pitchInBytes < r->res.pitch2D.width) return CUDA_ERROR_INVALID_VALUE;
-      return device_range(r->res.pitch2D.devPtr, r->res.pitch2D.pitchInBytes * r->res.pitch2D.height);
-    default: return CUDA_ERROR_INVALID_VALUE;
+  case CU_RESOURCE_TYPE_ARRAY:
+    return array_ok(r->res.array.hArray) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+  case CU_RESOURCE_TYPE_LINEAR:
+    return device_range(r->res.linear.devPtr, r->res.linear.sizeInBytes);
+  case CU_RESOURCE_TYPE_PITCH2D:
+    if (r->res.pitch2D.pitchInBytes < r->res.pitch2D.width) return CUDA_ERROR_INVALID_VALUE;
+    return device_range(r->res.pitch2D.devPtr, r->res.pitch2D.pitchInBytes * r->res.pitch2D.height);
+  default: return CUDA_ERROR_INVALID_VALUE;
   }
 }
 static CUresult object_create(unsigned long long *id, const CUDA_RESOURCE_DESC *r) {
@@ -179,8 +246,8 @@ static CUresult object_create(unsigned long long *id, const CUDA_RESOURCE_DESC *
   if ((result = obj_add(mine, OBJ_TEXTURE, 0)) == CUDA_SUCCESS) *id = mine;
   return result;
 }
-EXPORT CUresult cuTexObjectCreate(CUtexObject *t, const CUDA_RESOURCE_DESC *r, const CUDA_TEXTURE_DESC *d,
-                                  const CUDA_RESOURCE_VIEW_DESC *v) {
+EXPORT CUresult cuTexObjectCreate(CUtexObject *t, const CUDA_RESOURCE_DESC *r,
+                                  const CUDA_TEXTURE_DESC *d, const CUDA_RESOURCE_VIEW_DESC *v) {
   ENTER();
   if (!d || v) return CUDA_ERROR_INVALID_VALUE;
   return object_create(t, r);

@@ -34,7 +34,8 @@ static bool is_primary(CUcontext ctx) { return ctx >= primary && ctx < primary +
 /* A context handle the driver knows: one made by cuCtxCreate and not destroyed, or a retained
  * primary context. A stale one is counted where report is set. */
 static bool live_context(CUcontext ctx, bool report) {
-  bool live = is_primary(ctx) ? primary_count[ctx - primary] > 0 : obj_is((uintptr_t)ctx, OBJ_CONTEXT);
+  bool live =
+      is_primary(ctx) ? primary_count[ctx - primary] > 0 : obj_is((uintptr_t)ctx, OBJ_CONTEXT);
   if (!live && report) count_stale("context");
   return live;
 }
@@ -67,12 +68,12 @@ EXPORT CUresult cuDeviceGetAttribute(int *value, CUdevice_attribute attribute, C
   ENTER();
   if (!is_device(device)) return CUDA_ERROR_INVALID_DEVICE;
   switch (attribute) {
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *value = 9; return CUDA_SUCCESS;
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *value = 0; return CUDA_SUCCESS;
-    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *value = 132; return CUDA_SUCCESS;
-    case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: *value = 1; return CUDA_SUCCESS;
-    case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: *value = 0x18 + device; return CUDA_SUCCESS;
-    default: return CUDA_ERROR_INVALID_VALUE;
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *value = 9; return CUDA_SUCCESS;
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *value = 0; return CUDA_SUCCESS;
+  case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *value = 132; return CUDA_SUCCESS;
+  case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: *value = 1; return CUDA_SUCCESS;
+  case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: *value = 0x18 + device; return CUDA_SUCCESS;
+  default: return CUDA_ERROR_INVALID_VALUE;
   }
 }
 EXPORT CUresult cuDeviceTotalMem(size_t *bytes, CUdevice device) {
@@ -93,7 +94,8 @@ EXPORT CUresult cuDeviceGetByPCIBusId(CUdevice *device, const char *id) {
   for (int d = 0; d < devices(); d++) {
     char mine[32];
     snprintf(mine, sizeof mine, "00000000:%02X:00.0", 0x18 + d);
-    if (strcasecmp(id, mine) == 0 || strcasecmp(id, mine + 4) == 0) return *device = d, CUDA_SUCCESS;
+    if (strcasecmp(id, mine) == 0 || strcasecmp(id, mine + 4) == 0)
+      return *device = d, CUDA_SUCCESS;
   }
   return CUDA_ERROR_INVALID_VALUE;
 }
@@ -112,12 +114,14 @@ EXPORT CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice device) {
 
 /* ---- contexts ---- */
 
-EXPORT CUresult cuCtxCreate(CUcontext *ctx, CUctxCreateParams *params, unsigned int flags, CUdevice dev) {
+EXPORT CUresult cuCtxCreate(CUcontext *ctx, CUctxCreateParams *params, unsigned int flags,
+                            CUdevice dev) {
   ENTER();
   (void)params;
   if (!is_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
   if (depth == (int)(sizeof stack / sizeof *stack)) return CUDA_ERROR_OUT_OF_MEMORY;
-  /* the last context destroyed is made again at its address (a stale handle then names a new one) */
+  /* the last context destroyed is made again at its address (a stale handle then names a new one)
+   */
   struct CUctx_st *made = __atomic_exchange_n(&recycled, NULL, __ATOMIC_ACQ_REL);
   if (!made && !(made = malloc(sizeof *made))) return CUDA_ERROR_OUT_OF_MEMORY;
   memset(made, 0, sizeof *made);

@@ -95,7 +95,9 @@ void count_stale(const char *what) {
 static obj table[CAPACITY];
 static unsigned live;
 
-static unsigned slot_of(uintptr_t key) { return (unsigned)((key * 0x9E3779B97F4A7C15ull) >> 48) & (CAPACITY - 1); }
+static unsigned slot_of(uintptr_t key) {
+  return (unsigned)((key * 0x9E3779B97F4A7C15ull) >> 48) & (CAPACITY - 1);
+}
 
 /* The slot holding key, or the empty one where it would go. */
 static unsigned probe(uintptr_t key) {
@@ -110,8 +112,10 @@ CUresult obj_add(uintptr_t key, obj_kind kind, size_t size) {
   pthread_mutex_lock(&lock);
   unsigned i = probe(key);
   CUresult result = CUDA_SUCCESS;
-  if (table[i].key) result = CUDA_ERROR_ALREADY_MAPPED;
-  else if (live >= MOST) result = CUDA_ERROR_OUT_OF_MEMORY;
+  if (table[i].key)
+    result = CUDA_ERROR_ALREADY_MAPPED;
+  else if (live >= MOST)
+    result = CUDA_ERROR_OUT_OF_MEMORY;
   else {
     table[i] = (obj){key, kind, size, owner};
     live++;
@@ -141,7 +145,8 @@ static void remove_at(unsigned i) {
   count(table[i].kind, -1);
   live--;
   table[i].key = 0;
-  for (unsigned hole = i, j = (i + 1) & (CAPACITY - 1); table[j].key; j = (j + 1) & (CAPACITY - 1)) {
+  for (unsigned hole = i, j = (i + 1) & (CAPACITY - 1); table[j].key;
+       j = (j + 1) & (CAPACITY - 1)) {
     unsigned home = slot_of(table[j].key);
     if (((j - home) & (CAPACITY - 1)) >= ((j - hole) & (CAPACITY - 1))) {
       table[hole] = table[j];
@@ -169,14 +174,13 @@ void obj_drop_context(CUcontext ctx) {
       remove_at(i);
       /* every object is one malloc'd block at its key, but registrations, texture ids and the
        * references inside their module */
-      if (o.kind != OBJ_REGISTERED && o.kind != OBJ_TEXTURE && o.kind != OBJ_REFERENCE) free((void *)o.key);
+      if (o.kind != OBJ_REGISTERED && o.kind != OBJ_TEXTURE && o.kind != OBJ_REFERENCE)
+        free((void *)o.key);
     }
   pthread_mutex_unlock(&lock);
 }
 
-static bool is_memory(obj_kind kind) {
-  return kind >= OBJ_DEVICE_MEMORY && kind <= OBJ_GLOBAL;
-}
+static bool is_memory(obj_kind kind) { return kind >= OBJ_DEVICE_MEMORY && kind <= OBJ_GLOBAL; }
 
 static bool holds(const obj *o, uintptr_t address, size_t bytes) {
   return o->key && is_memory(o->kind) && address >= o->key && address - o->key <= o->size &&
@@ -245,7 +249,8 @@ CUresult fake_enter(const char *symbol) {
     bool onwards = *end == '+';
     if (onwards) end++;
     calls++;
-    if (*end == ':' && (calls == nth || (onwards && calls >= nth))) result = (CUresult)atoi(end + 1);
+    if (*end == ':' && (calls == nth || (onwards && calls >= nth)))
+      result = (CUresult)atoi(end + 1);
   }
   pthread_mutex_unlock(&lock);
   return result;
@@ -265,26 +270,31 @@ EXPORT CUresult cuDriverGetVersion(int *version) {
   return CUDA_SUCCESS;
 }
 
-static const struct { CUresult code; const char *name, *text; } errors[] = {
-  {CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
-  {CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
-  {CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
-  {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
-  {CUDA_ERROR_INVALID_PTX, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
-  {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
-  {CUDA_ERROR_FILE_NOT_FOUND, "CUDA_ERROR_FILE_NOT_FOUND", "file not found"},
-  {CUDA_ERROR_PROFILER_DISABLED, "CUDA_ERROR_PROFILER_DISABLED",
-   "profiler disabled while using external profiling tool"},
-  {CUDA_ERROR_INVALID_CLUSTER_SIZE, "CUDA_ERROR_INVALID_CLUSTER_SIZE", "cluster misconfiguration"},
-  {CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE",
-   "too many blocks in cooperative launch"},
-  {CUDA_ERROR_LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
-  {CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED",
-   "peer access is already enabled"},
-  {CUDA_ERROR_PEER_ACCESS_NOT_ENABLED, "CUDA_ERROR_PEER_ACCESS_NOT_ENABLED", "peer access has not been enabled"},
-  {CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED",
-   "part or all of the requested memory range is already mapped"},
-  {CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
+static const struct {
+  CUresult code;
+  const char *name, *text;
+} errors[] = {
+    {CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+    {CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
+    {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
+    {CUDA_ERROR_INVALID_PTX, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
+    {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+    {CUDA_ERROR_FILE_NOT_FOUND, "CUDA_ERROR_FILE_NOT_FOUND", "file not found"},
+    {CUDA_ERROR_PROFILER_DISABLED, "CUDA_ERROR_PROFILER_DISABLED",
+     "profiler disabled while using external profiling tool"},
+    {CUDA_ERROR_INVALID_CLUSTER_SIZE, "CUDA_ERROR_INVALID_CLUSTER_SIZE",
+     "cluster misconfiguration"},
+    {CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE",
+     "too many blocks in cooperative launch"},
+    {CUDA_ERROR_LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
+    {CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED",
+     "peer access is already enabled"},
+    {CUDA_ERROR_PEER_ACCESS_NOT_ENABLED, "CUDA_ERROR_PEER_ACCESS_NOT_ENABLED",
+     "peer access has not been enabled"},
+    {CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED",
+     "part or all of the requested memory range is already mapped"},
+    {CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
 };
 
 EXPORT CUresult cuGetErrorName(CUresult error, const char **name) {
@@ -330,7 +340,8 @@ EXPORT CUresult cuGetExportTable(const void **table, const CUuuid *id) {
  * FAKE_CUDA_MISSING lists it. */
 EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags,
                                     CUdriverProcAddressQueryResult *status) {
-  (void)version; (void)flags;
+  (void)version;
+  (void)flags;
   const char *missing = getenv("FAKE_CUDA_MISSING");
   size_t length = strlen(symbol);
   for (const char *p = missing; p && (p = strstr(p, symbol)); p += length) {

@@ -14,10 +14,10 @@
 
 /* The first statement of every exported call: logs it (FAKE_CUDA_TRACE) and returns the failure
  * FAKE_CUDA_FAIL asks for, if any. */
-#define ENTER()                                      \
-  do {                                               \
-    CUresult injected_ = fake_enter(__func__);       \
-    if (injected_ != CUDA_SUCCESS) return injected_; \
+#define ENTER()                                                                                    \
+  do {                                                                                             \
+    CUresult injected_ = fake_enter(__func__);                                                     \
+    if (injected_ != CUDA_SUCCESS) return injected_;                                               \
   } while (0)
 CUresult fake_enter(const char *symbol);
 
@@ -27,14 +27,30 @@ int logging(void);
 /* Objects the driver hands out, registered so that a handle is checked before use (a stale or
  * foreign one is CUDA_ERROR_INVALID_HANDLE and counted as "stale") and counted while live. */
 typedef enum {
-  OBJ_CONTEXT, OBJ_PRIMARY, OBJ_DEVICE_MEMORY, OBJ_HOST_MEMORY, OBJ_REGISTERED, OBJ_MANAGED,
-  OBJ_IPC_MEMORY, OBJ_GLOBAL, OBJ_STREAM, OBJ_EVENT, OBJ_MODULE, OBJ_ARRAY, OBJ_TEXTURE,
-  OBJ_GRAPH, OBJ_GRAPH_EXEC, OBJ_FUNCTION, OBJ_REFERENCE, OBJ_KINDS
+  OBJ_CONTEXT,
+  OBJ_PRIMARY,
+  OBJ_DEVICE_MEMORY,
+  OBJ_HOST_MEMORY,
+  OBJ_REGISTERED,
+  OBJ_MANAGED,
+  OBJ_IPC_MEMORY,
+  OBJ_GLOBAL,
+  OBJ_STREAM,
+  OBJ_EVENT,
+  OBJ_MODULE,
+  OBJ_ARRAY,
+  OBJ_TEXTURE,
+  OBJ_GRAPH,
+  OBJ_GRAPH_EXEC,
+  OBJ_FUNCTION,
+  OBJ_REFERENCE,
+  OBJ_KINDS
 } obj_kind;
 /* The names of the live counts, in obj_kind's order; then "stale". */
-#define FAKE_COUNT_NAMES                                                                        \
-  "contexts", "primary", "device_memory", "host_memory", "registered", "managed", "ipc_memory", \
-      "globals", "streams", "events", "modules", "arrays", "textures", "graphs", "graph_execs", "functions", "references"
+#define FAKE_COUNT_NAMES                                                                           \
+  "contexts", "primary", "device_memory", "host_memory", "registered", "managed", "ipc_memory",    \
+      "globals", "streams", "events", "modules", "arrays", "textures", "graphs", "graph_execs",    \
+      "functions", "references"
 
 typedef struct {
   uintptr_t key;

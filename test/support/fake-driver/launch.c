@@ -13,17 +13,21 @@ static CUresult launch(CUfunction f, const CUlaunchConfig *c, void **params, voi
   if (!obj_live((uintptr_t)f, OBJ_FUNCTION)) return CUDA_ERROR_INVALID_HANDLE;
   if (!stream_ok(c->hStream)) return CUDA_ERROR_INVALID_HANDLE;
   if (params) return CUDA_ERROR_INVALID_VALUE;
-  if (!c->gridDimX || !c->gridDimY || !c->gridDimZ || !c->blockDimX || !c->blockDimY || !c->blockDimZ ||
-      c->gridDimX > 2147483647u || c->gridDimY > 65535 || c->gridDimZ > 65535 || c->blockDimX > 1024 ||
-      c->blockDimY > 1024 || c->blockDimZ > 64 ||
-      (unsigned long long)c->blockDimX * c->blockDimY * c->blockDimZ > 1024 || c->sharedMemBytes > 232448)
+  if (!c->gridDimX || !c->gridDimY || !c->gridDimZ || !c->blockDimX || !c->blockDimY ||
+      !c->blockDimZ || c->gridDimX > 2147483647u || c->gridDimY > 65535 || c->gridDimZ > 65535 ||
+      c->blockDimX > 1024 || c->blockDimY > 1024 || c->blockDimZ > 64 ||
+      (unsigned long long)c->blockDimX * c->blockDimY * c->blockDimZ > 1024 ||
+      c->sharedMemBytes > 232448)
     return CUDA_ERROR_INVALID_VALUE;
   const unsigned char *buffer = NULL;
   size_t size = 0;
   for (int i = 0; extra && extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
-    if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) buffer = extra[i + 1];
-    else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE) size = *(size_t *)extra[i + 1];
-    else return CUDA_ERROR_INVALID_VALUE;
+    if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+      buffer = extra[i + 1];
+    else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE)
+      size = *(size_t *)extra[i + 1];
+    else
+      return CUDA_ERROR_INVALID_VALUE;
   }
   const char *name;
   size_t want = function_params(f, &name);
@@ -42,8 +46,8 @@ static CUresult launch(CUfunction f, const CUlaunchConfig *c, void **params, voi
 }
 
 EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
-                               unsigned int bx, unsigned int by, unsigned int bz, unsigned int shared,
-                               CUstream stream, void **params, void **extra) {
+                               unsigned int bx, unsigned int by, unsigned int bz,
+                               unsigned int shared, CUstream stream, void **params, void **extra) {
   ENTER();
   CUlaunchConfig config = {gx, gy, gz, bx, by, bz, shared, stream, NULL, 0};
   return launch(f, &config, params, extra, NULL);
@@ -52,7 +56,8 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, u
 /* Attributes are logged as id:values, comma-separated: "4:2,1,1;2:1" for a cluster of 2x1x1 and a
  * cooperative launch. A cluster must divide the grid; a cooperative grid must fit at once (132
  * multiprocessors of 2048 threads). */
-EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params, void **extra) {
+EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params,
+                                 void **extra) {
   ENTER();
   char attrs[256] = "";
   int at = 0;
@@ -61,24 +66,24 @@ EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **p
     const CUlaunchAttribute *a = &c->attrs[i];
     const char *sep = i ? ";" : "";
     switch (a->id) {
-      case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: {
-        unsigned int x = a->value.clusterDim.x, y = a->value.clusterDim.y, z = a->value.clusterDim.z;
-        if (!x || !y || !z || !c->gridDimX || !c->gridDimY || !c->gridDimZ || c->gridDimX % x ||
-            c->gridDimY % y || c->gridDimZ % z || (unsigned long long)x * y * z > 8)
-          return CUDA_ERROR_INVALID_CLUSTER_SIZE;
-        at += snprintf(attrs + at, sizeof attrs - at, "%s%d:%u,%u,%u", sep, (int)a->id, x, y, z);
-        break;
-      }
-      case CU_LAUNCH_ATTRIBUTE_COOPERATIVE: {
-        unsigned long long blocks = (unsigned long long)c->gridDimX * c->gridDimY * c->gridDimZ;
-        unsigned long long threads = (unsigned long long)c->blockDimX * c->blockDimY * c->blockDimZ;
-        if (a->value.cooperative && threads && threads <= 2048 && blocks > 132ULL * (2048 / threads))
-          return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
-        at += snprintf(attrs + at, sizeof attrs - at, "%s%d:%d", sep, (int)a->id, a->value.cooperative);
-        break;
-      }
-      default:
-        at += snprintf(attrs + at, sizeof attrs - at, "%s%d:?", sep, (int)a->id);
+    case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: {
+      unsigned int x = a->value.clusterDim.x, y = a->value.clusterDim.y, z = a->value.clusterDim.z;
+      if (!x || !y || !z || !c->gridDimX || !c->gridDimY || !c->gridDimZ || c->gridDimX % x ||
+          c->gridDimY % y || c->gridDimZ % z || (unsigned long long)x * y * z > 8)
+        return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+      at += snprintf(attrs + at, sizeof attrs - at, "%s%d:%u,%u,%u", sep, (int)a->id, x, y, z);
+      break;
+    }
+    case CU_LAUNCH_ATTRIBUTE_COOPERATIVE: {
+      unsigned long long blocks = (unsigned long long)c->gridDimX * c->gridDimY * c->gridDimZ;
+      unsigned long long threads = (unsigned long long)c->blockDimX * c->blockDimY * c->blockDimZ;
+      if (a->value.cooperative && threads && threads <= 2048 && blocks > 132ULL * (2048 / threads))
+        return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+      at +=
+          snprintf(attrs + at, sizeof attrs - at, "%s%d:%d", sep, (int)a->id, a->value.cooperative);
+      break;
+    }
+    default: at += snprintf(attrs + at, sizeof attrs - at, "%s%d:?", sep, (int)a->id);
     }
   }
   return launch(f, c, params, extra, attrs);

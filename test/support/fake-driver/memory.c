@@ -43,7 +43,8 @@ EXPORT CUresult cuMemAllocPitch(CUdeviceptr *ptr, size_t *pitch, size_t width, s
                                 unsigned int element) {
   ENTER();
   if (element != 4 && element != 8 && element != 16) return CUDA_ERROR_INVALID_VALUE;
-  if (!width || !height || width > ((size_t)1 << 30) || height > ((size_t)1 << 30)) return CUDA_ERROR_INVALID_VALUE;
+  if (!width || !height || width > ((size_t)1 << 30) || height > ((size_t)1 << 30))
+    return CUDA_ERROR_INVALID_VALUE;
   *pitch = (width + 511) / 512 * 512;
   return allocate(ptr, *pitch * height, OBJ_DEVICE_MEMORY);
 }
@@ -79,7 +80,8 @@ EXPORT CUresult cuMemHostGetDevicePointer(CUdeviceptr *ptr, void *host, unsigned
   obj o;
   if (flags) return CUDA_ERROR_INVALID_VALUE;
   if (in_context() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
-  if (!obj_memory((uintptr_t)host, 0, &o) || (o.kind != OBJ_HOST_MEMORY && o.kind != OBJ_REGISTERED))
+  if (!obj_memory((uintptr_t)host, 0, &o) ||
+      (o.kind != OBJ_HOST_MEMORY && o.kind != OBJ_REGISTERED))
     return CUDA_ERROR_INVALID_VALUE;
   *ptr = (CUdeviceptr)(uintptr_t)host;
   return CUDA_SUCCESS;
@@ -87,7 +89,8 @@ EXPORT CUresult cuMemHostGetDevicePointer(CUdeviceptr *ptr, void *host, unsigned
 EXPORT CUresult cuMemHostGetFlags(unsigned int *flags, void *host) {
   ENTER();
   obj o;
-  if (!obj_memory((uintptr_t)host, 0, &o) || o.kind != OBJ_HOST_MEMORY) return CUDA_ERROR_INVALID_VALUE;
+  if (!obj_memory((uintptr_t)host, 0, &o) || o.kind != OBJ_HOST_MEMORY)
+    return CUDA_ERROR_INVALID_VALUE;
   *flags = 0;
   return CUDA_SUCCESS;
 }
@@ -106,7 +109,8 @@ EXPORT CUresult cuMemHostRegister(void *host, size_t bytes, unsigned int flags) 
 EXPORT CUresult cuMemHostUnregister(void *host) {
   ENTER();
   if (in_context() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
-  return obj_remove((uintptr_t)host, OBJ_REGISTERED) ? CUDA_SUCCESS : CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+  return obj_remove((uintptr_t)host, OBJ_REGISTERED) ? CUDA_SUCCESS
+                                                     : CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
 }
 
 EXPORT CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr) {
@@ -115,20 +119,22 @@ EXPORT CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute,
   if (!obj_memory((uintptr_t)ptr, 0, &o)) return CUDA_ERROR_INVALID_VALUE;
   bool host = o.kind == OBJ_HOST_MEMORY || o.kind == OBJ_REGISTERED || o.kind == OBJ_MANAGED;
   switch (attribute) {
-    case CU_POINTER_ATTRIBUTE_CONTEXT: *(CUcontext *)data = o.owner; return CUDA_SUCCESS;
-    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
-      *(unsigned int *)data = o.kind == OBJ_HOST_MEMORY || o.kind == OBJ_REGISTERED ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
-      return CUDA_SUCCESS;
-    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: *(CUdeviceptr *)data = ptr; return CUDA_SUCCESS;
-    case CU_POINTER_ATTRIBUTE_HOST_POINTER:
-      if (!host) return CUDA_ERROR_INVALID_VALUE;
-      *(void **)data = (void *)(uintptr_t)ptr;
-      return CUDA_SUCCESS;
-    case CU_POINTER_ATTRIBUTE_IS_MANAGED: *(int *)data = o.kind == OBJ_MANAGED; return CUDA_SUCCESS;
-    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: *(CUdeviceptr *)data = o.key; return CUDA_SUCCESS;
-    case CU_POINTER_ATTRIBUTE_RANGE_SIZE: *(size_t *)data = o.size; return CUDA_SUCCESS;
-    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data = 0; return CUDA_SUCCESS;
-    default: return CUDA_ERROR_INVALID_VALUE;
+  case CU_POINTER_ATTRIBUTE_CONTEXT: *(CUcontext *)data = o.owner; return CUDA_SUCCESS;
+  case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+    *(unsigned int *)data = o.kind == OBJ_HOST_MEMORY || o.kind == OBJ_REGISTERED
+                                ? CU_MEMORYTYPE_HOST
+                                : CU_MEMORYTYPE_DEVICE;
+    return CUDA_SUCCESS;
+  case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: *(CUdeviceptr *)data = ptr; return CUDA_SUCCESS;
+  case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+    if (!host) return CUDA_ERROR_INVALID_VALUE;
+    *(void **)data = (void *)(uintptr_t)ptr;
+    return CUDA_SUCCESS;
+  case CU_POINTER_ATTRIBUTE_IS_MANAGED: *(int *)data = o.kind == OBJ_MANAGED; return CUDA_SUCCESS;
+  case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: *(CUdeviceptr *)data = o.key; return CUDA_SUCCESS;
+  case CU_POINTER_ATTRIBUTE_RANGE_SIZE: *(size_t *)data = o.size; return CUDA_SUCCESS;
+  case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data = 0; return CUDA_SUCCESS;
+  default: return CUDA_ERROR_INVALID_VALUE;
   }
 }
 EXPORT CUresult cuMemGetAddressRange(CUdeviceptr *base, size_t *size, CUdeviceptr ptr) {
@@ -143,12 +149,13 @@ EXPORT CUresult cuMemGetAddressRange(CUdeviceptr *base, size_t *size, CUdevicept
 
 /* ---- memsets: rows of count elements of width bytes, pitch apart ---- */
 
-static CUresult memset_2d(CUdeviceptr dst, size_t pitch, unsigned int value, size_t width, size_t count,
-                          size_t rows, CUstream stream) {
+static CUresult memset_2d(CUdeviceptr dst, size_t pitch, unsigned int value, size_t width,
+                          size_t count, size_t rows, CUstream stream) {
   if (!stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
   if (!count || !rows) return in_context();
   if (dst % width || (rows > 1 && pitch < count * width)) return CUDA_ERROR_INVALID_VALUE;
-  if (count > (SIZE_MAX / width) || (rows > 1 && pitch > SIZE_MAX / rows)) return CUDA_ERROR_INVALID_VALUE;
+  if (count > (SIZE_MAX / width) || (rows > 1 && pitch > SIZE_MAX / rows))
+    return CUDA_ERROR_INVALID_VALUE;
   CUresult result = device_range(dst, (rows - 1) * pitch + count * width);
   if (result != CUDA_SUCCESS) return result;
   for (size_t r = 0; r < rows; r++) {
@@ -157,22 +164,62 @@ static CUresult memset_2d(CUdeviceptr dst, size_t pitch, unsigned int value, siz
   }
   return CUDA_SUCCESS;
 }
-EXPORT CUresult cuMemsetD8(CUdeviceptr d, unsigned char v, size_t n) { ENTER(); return memset_2d(d, 0, v, 1, n, 1, 0); }
-EXPORT CUresult cuMemsetD16(CUdeviceptr d, unsigned short v, size_t n) { ENTER(); return memset_2d(d, 0, v, 2, n, 1, 0); }
-EXPORT CUresult cuMemsetD32(CUdeviceptr d, unsigned int v, size_t n) { ENTER(); return memset_2d(d, 0, v, 4, n, 1, 0); }
-EXPORT CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream s) { ENTER(); return memset_2d(d, 0, v, 1, n, 1, s); }
-EXPORT CUresult cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, CUstream s) { ENTER(); return memset_2d(d, 0, v, 2, n, 1, s); }
-EXPORT CUresult cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, CUstream s) { ENTER(); return memset_2d(d, 0, v, 4, n, 1, s); }
-EXPORT CUresult cuMemsetD2D8(CUdeviceptr d, size_t p, unsigned char v, size_t w, size_t h) { ENTER(); return memset_2d(d, p, v, 1, w, h, 0); }
-EXPORT CUresult cuMemsetD2D16(CUdeviceptr d, size_t p, unsigned short v, size_t w, size_t h) { ENTER(); return memset_2d(d, p, v, 2, w, h, 0); }
-EXPORT CUresult cuMemsetD2D32(CUdeviceptr d, size_t p, unsigned int v, size_t w, size_t h) { ENTER(); return memset_2d(d, p, v, 4, w, h, 0); }
-EXPORT CUresult cuMemsetD2D8Async(CUdeviceptr d, size_t p, unsigned char v, size_t w, size_t h, CUstream s) { ENTER(); return memset_2d(d, p, v, 1, w, h, s); }
-EXPORT CUresult cuMemsetD2D16Async(CUdeviceptr d, size_t p, unsigned short v, size_t w, size_t h, CUstream s) { ENTER(); return memset_2d(d, p, v, 2, w, h, s); }
-EXPORT CUresult cuMemsetD2D32Async(CUdeviceptr d, size_t p, unsigned int v, size_t w, size_t h, CUstream s) { ENTER(); return memset_2d(d, p, v, 4, w, h, s); }
+EXPORT CUresult cuMemsetD8(CUdeviceptr d, unsigned char v, size_t n) {
+  ENTER();
+  return memset_2d(d, 0, v, 1, n, 1, 0);
+}
+EXPORT CUresult cuMemsetD16(CUdeviceptr d, unsigned short v, size_t n) {
+  ENTER();
+  return memset_2d(d, 0, v, 2, n, 1, 0);
+}
+EXPORT CUresult cuMemsetD32(CUdeviceptr d, unsigned int v, size_t n) {
+  ENTER();
+  return memset_2d(d, 0, v, 4, n, 1, 0);
+}
+EXPORT CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream s) {
+  ENTER();
+  return memset_2d(d, 0, v, 1, n, 1, s);
+}
+EXPORT CUresult cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, CUstream s) {
+  ENTER();
+  return memset_2d(d, 0, v, 2, n, 1, s);
+}
+EXPORT CUresult cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, CUstream s) {
+  ENTER();
+  return memset_2d(d, 0, v, 4, n, 1, s);
+}
+EXPORT CUresult cuMemsetD2D8(CUdeviceptr d, size_t p, unsigned char v, size_t w, size_t h) {
+  ENTER();
+  return memset_2d(d, p, v, 1, w, h, 0);
+}
+EXPORT CUresult cuMemsetD2D16(CUdeviceptr d, size_t p, unsigned short v, size_t w, size_t h) {
+  ENTER();
+  return memset_2d(d, p, v, 2, w, h, 0);
+}
+EXPORT CUresult cuMemsetD2D32(CUdeviceptr d, size_t p, unsigned int v, size_t w, size_t h) {
+  ENTER();
+  return memset_2d(d, p, v, 4, w, h, 0);
+}
+EXPORT CUresult cuMemsetD2D8Async(CUdeviceptr d, size_t p, unsigned char v, size_t w, size_t h,
+                                  CUstream s) {
+  ENTER();
+  return memset_2d(d, p, v, 1, w, h, s);
+}
+EXPORT CUresult cuMemsetD2D16Async(CUdeviceptr d, size_t p, unsigned short v, size_t w, size_t h,
+                                   CUstream s) {
+  ENTER();
+  return memset_2d(d, p, v, 2, w, h, s);
+}
+EXPORT CUresult cuMemsetD2D32Async(CUdeviceptr d, size_t p, unsigned int v, size_t w, size_t h,
+                                   CUstream s) {
+  ENTER();
+  return memset_2d(d, p, v, 4, w, h, s);
+}
 
 /* ---- linear copies: device sides checked; host sides are the caller's to get right ---- */
 
-static CUresult copy(void *dst, bool dst_device, const void *src, bool src_device, size_t bytes, CUstream stream) {
+static CUresult copy(void *dst, bool dst_device, const void *src, bool src_device, size_t bytes,
+                     CUstream stream) {
   if (in_context() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
   if (!stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
   if (!bytes) return CUDA_SUCCESS;
@@ -183,18 +230,37 @@ static CUresult copy(void *dst, bool dst_device, const void *src, bool src_devic
   return CUDA_SUCCESS;
 }
 #define DEV(p) ((void *)(uintptr_t)(p))
-EXPORT CUresult cuMemcpyHtoD(CUdeviceptr d, const void *s, size_t n) { ENTER(); return copy(DEV(d), true, s, false, n, 0); }
-EXPORT CUresult cuMemcpyDtoH(void *d, CUdeviceptr s, size_t n) { ENTER(); return copy(d, false, DEV(s), true, n, 0); }
-EXPORT CUresult cuMemcpyDtoD(CUdeviceptr d, CUdeviceptr s, size_t n) { ENTER(); return copy(DEV(d), true, DEV(s), true, n, 0); }
-EXPORT CUresult cuMemcpyHtoDAsync(CUdeviceptr d, const void *s, size_t n, CUstream st) { ENTER(); return copy(DEV(d), true, s, false, n, st); }
-EXPORT CUresult cuMemcpyDtoHAsync(void *d, CUdeviceptr s, size_t n, CUstream st) { ENTER(); return copy(d, false, DEV(s), true, n, st); }
-EXPORT CUresult cuMemcpyDtoDAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) { ENTER(); return copy(DEV(d), true, DEV(s), true, n, st); }
+EXPORT CUresult cuMemcpyHtoD(CUdeviceptr d, const void *s, size_t n) {
+  ENTER();
+  return copy(DEV(d), true, s, false, n, 0);
+}
+EXPORT CUresult cuMemcpyDtoH(void *d, CUdeviceptr s, size_t n) {
+  ENTER();
+  return copy(d, false, DEV(s), true, n, 0);
+}
+EXPORT CUresult cuMemcpyDtoD(CUdeviceptr d, CUdeviceptr s, size_t n) {
+  ENTER();
+  return copy(DEV(d), true, DEV(s), true, n, 0);
+}
+EXPORT CUresult cuMemcpyHtoDAsync(CUdeviceptr d, const void *s, size_t n, CUstream st) {
+  ENTER();
+  return copy(DEV(d), true, s, false, n, st);
+}
+EXPORT CUresult cuMemcpyDtoHAsync(void *d, CUdeviceptr s, size_t n, CUstream st) {
+  ENTER();
+  return copy(d, false, DEV(s), true, n, st);
+}
+EXPORT CUresult cuMemcpyDtoDAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) {
+  ENTER();
+  return copy(DEV(d), true, DEV(s), true, n, st);
+}
 EXPORT CUresult cuMemcpyPeer(CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n) {
   ENTER();
   if (!dc || !sc) return CUDA_ERROR_INVALID_CONTEXT;
   return copy(DEV(d), true, DEV(s), true, n, 0);
 }
-EXPORT CUresult cuMemcpyPeerAsync(CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n, CUstream st) {
+EXPORT CUresult cuMemcpyPeerAsync(CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc,
+                                  size_t n, CUstream st) {
   ENTER();
   if (!dc || !sc) return CUDA_ERROR_INVALID_CONTEXT;
   return copy(DEV(d), true, DEV(s), true, n, st);
@@ -202,13 +268,18 @@ EXPORT CUresult cuMemcpyPeerAsync(CUdeviceptr d, CUcontext dc, CUdeviceptr s, CU
 
 /* ---- IPC: a handle holds the process id, the address and the size ---- */
 
-typedef struct { int pid; CUdeviceptr ptr; size_t size; } ipc_handle;
+typedef struct {
+  int pid;
+  CUdeviceptr ptr;
+  size_t size;
+} ipc_handle;
 
 EXPORT CUresult cuIpcGetMemHandle(CUipcMemHandle *handle, CUdeviceptr ptr) {
   ENTER();
   obj o;
   if (in_context() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
-  if (!obj_memory((uintptr_t)ptr, 0, &o) || o.kind != OBJ_DEVICE_MEMORY || o.key != ptr) return CUDA_ERROR_INVALID_VALUE;
+  if (!obj_memory((uintptr_t)ptr, 0, &o) || o.kind != OBJ_DEVICE_MEMORY || o.key != ptr)
+    return CUDA_ERROR_INVALID_VALUE;
   ipc_handle h = {getpid(), ptr, o.size};
   memset(handle, 0, sizeof *handle);
   memcpy(handle->reserved, &h, sizeof h);
@@ -231,7 +302,10 @@ EXPORT CUresult cuIpcCloseMemHandle(CUdeviceptr ptr) {
 
 /* ---- stream-ordered allocation and pools: one pool per device ---- */
 
-struct CUmemPoolHandle_st { cuuint64_t threshold, reserved, used; int reuse[3]; };
+struct CUmemPoolHandle_st {
+  cuuint64_t threshold, reserved, used;
+  int reuse[3];
+};
 static struct CUmemPoolHandle_st pools[2];
 
 EXPORT CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool, CUdevice dev) {
@@ -256,7 +330,8 @@ EXPORT CUresult cuMemAllocAsync(CUdeviceptr *ptr, size_t bytes, CUstream stream)
   if (!stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
   return allocate(ptr, bytes, OBJ_DEVICE_MEMORY);
 }
-EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *ptr, size_t bytes, CUmemoryPool pool, CUstream stream) {
+EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *ptr, size_t bytes, CUmemoryPool pool,
+                                        CUstream stream) {
   ENTER();
   if (!pool_ok(pool) || !stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
   return allocate(ptr, bytes, OBJ_DEVICE_MEMORY);
@@ -271,32 +346,40 @@ static int *reuse_of(CUmemoryPool pool, CUmemPool_attribute attribute) {
   unsigned i = (unsigned)attribute - CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES;
   return i < 3 ? &pool->reuse[i] : NULL;
 }
-EXPORT CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attribute, void *value) {
+EXPORT CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attribute,
+                                      void *value) {
   ENTER();
   if (!pool_ok(pool)) return CUDA_ERROR_INVALID_HANDLE;
   int *reuse = reuse_of(pool, attribute);
   if (reuse) return *(int *)value = *reuse, CUDA_SUCCESS;
   switch (attribute) {
-    case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: *(cuuint64_t *)value = pool->threshold; return CUDA_SUCCESS;
-    case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT:
-    case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH: *(cuuint64_t *)value = pool->reserved; return CUDA_SUCCESS;
-    case CU_MEMPOOL_ATTR_USED_MEM_CURRENT:
-    case CU_MEMPOOL_ATTR_USED_MEM_HIGH: *(cuuint64_t *)value = pool->used; return CUDA_SUCCESS;
-    default: return CUDA_ERROR_INVALID_VALUE;
+  case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
+    *(cuuint64_t *)value = pool->threshold;
+    return CUDA_SUCCESS;
+  case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT:
+  case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
+    *(cuuint64_t *)value = pool->reserved;
+    return CUDA_SUCCESS;
+  case CU_MEMPOOL_ATTR_USED_MEM_CURRENT:
+  case CU_MEMPOOL_ATTR_USED_MEM_HIGH: *(cuuint64_t *)value = pool->used; return CUDA_SUCCESS;
+  default: return CUDA_ERROR_INVALID_VALUE;
   }
 }
-EXPORT CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attribute, void *value) {
+EXPORT CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attribute,
+                                      void *value) {
   ENTER();
   if (!pool_ok(pool)) return CUDA_ERROR_INVALID_HANDLE;
   int *reuse = reuse_of(pool, attribute);
   if (reuse) return *reuse = *(int *)value, CUDA_SUCCESS;
   switch (attribute) {
-    case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: pool->threshold = *(cuuint64_t *)value; return CUDA_SUCCESS;
-    case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
-    case CU_MEMPOOL_ATTR_USED_MEM_HIGH:
-      if (*(cuuint64_t *)value) return CUDA_ERROR_INVALID_VALUE;
-      return CUDA_SUCCESS;
-    default: return CUDA_ERROR_INVALID_VALUE;
+  case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
+    pool->threshold = *(cuuint64_t *)value;
+    return CUDA_SUCCESS;
+  case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
+  case CU_MEMPOOL_ATTR_USED_MEM_HIGH:
+    if (*(cuuint64_t *)value) return CUDA_ERROR_INVALID_VALUE;
+    return CUDA_SUCCESS;
+  default: return CUDA_ERROR_INVALID_VALUE;
   }
 }
 EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t keep) {

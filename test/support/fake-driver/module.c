@@ -27,7 +27,9 @@ struct CUtexref_st {
   CUfilter_mode filter;
   unsigned int flags;
 };
-struct CUsurfref_st { CUarray array; };
+struct CUsurfref_st {
+  CUarray array;
+};
 #define MAX_ITEMS 32
 #define MAX_REFS 4
 struct CUmod_st {
@@ -106,7 +108,8 @@ static CUresult parse_module(CUmodule *out, const char *text) {
         result = CUDA_ERROR_INVALID_PTX;
       } else if (strcmp(word, "entry") == 0) {
         CUfunction f = m->nfuncs < MAX_ITEMS ? calloc(1, sizeof *f) : NULL;
-        if (!f) result = CUDA_ERROR_INVALID_IMAGE;
+        if (!f)
+          result = CUDA_ERROR_INVALID_IMAGE;
         else {
           m->funcs[m->nfuncs++] = f;
           strcpy(f->name, name);
@@ -114,19 +117,25 @@ static CUresult parse_module(CUmodule *out, const char *text) {
         }
       } else if (strcmp(word, "global") == 0) {
         size_t size = 0;
-        if (m->nglobals == MAX_ITEMS || sscanf(rest, " %zu", &size) != 1 || !size || size > (1 << 24)) {
+        if (m->nglobals == MAX_ITEMS || sscanf(rest, " %zu", &size) != 1 || !size ||
+            size > (1 << 24)) {
           result = CUDA_ERROR_INVALID_IMAGE;
         } else {
           strcpy(m->globals[m->nglobals], name);
           m->global_sizes[m->nglobals] = size;
-          if (!(m->global_memory[m->nglobals++] = calloc(1, size))) result = CUDA_ERROR_OUT_OF_MEMORY;
+          if (!(m->global_memory[m->nglobals++] = calloc(1, size)))
+            result = CUDA_ERROR_OUT_OF_MEMORY;
         }
       } else if (strcmp(word, "texref") == 0) {
-        if (m->ntex == MAX_REFS) result = CUDA_ERROR_INVALID_IMAGE;
-        else strcpy(m->tex_names[m->ntex++], name);
+        if (m->ntex == MAX_REFS)
+          result = CUDA_ERROR_INVALID_IMAGE;
+        else
+          strcpy(m->tex_names[m->ntex++], name);
       } else if (strcmp(word, "surfref") == 0) {
-        if (m->nsurf == MAX_REFS) result = CUDA_ERROR_INVALID_IMAGE;
-        else strcpy(m->surf_names[m->nsurf++], name);
+        if (m->nsurf == MAX_REFS)
+          result = CUDA_ERROR_INVALID_IMAGE;
+        else
+          strcpy(m->surf_names[m->nsurf++], name);
       }
     }
     line = strchr(line, '\n');
@@ -138,7 +147,9 @@ static CUresult parse_module(CUmodule *out, const char *text) {
   while (result == CUDA_SUCCESS && funcs < m->nfuncs)
     if ((result = obj_add((uintptr_t)m->funcs[funcs], OBJ_FUNCTION, 0)) == CUDA_SUCCESS) funcs++;
   while (result == CUDA_SUCCESS && globals < m->nglobals)
-    if ((result = obj_add((uintptr_t)m->global_memory[globals], OBJ_GLOBAL, m->global_sizes[globals])) == CUDA_SUCCESS) globals++;
+    if ((result = obj_add((uintptr_t)m->global_memory[globals], OBJ_GLOBAL,
+                          m->global_sizes[globals])) == CUDA_SUCCESS)
+      globals++;
   bool references = result == CUDA_SUCCESS && (result = register_references(m)) == CUDA_SUCCESS;
   if (result == CUDA_SUCCESS) result = obj_add((uintptr_t)m, OBJ_MODULE, 0);
   if (result != CUDA_SUCCESS) {
@@ -162,14 +173,18 @@ EXPORT CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned
   /* a fatbin (it holds no kernels here): its size as its header gives it */
   bool fatbin = bytes[0] == 0x50 && bytes[1] == 0xed && bytes[2] == 0x55 && bytes[3] == 0xba;
   int at = fatbin ? snprintf(line, sizeof line, "load fatbin %llu",
-                             (unsigned long long)(bytes[6] | bytes[7] << 8) + *(const unsigned long long *)(bytes + 8))
+                             (unsigned long long)(bytes[6] | bytes[7] << 8) +
+                                 *(const unsigned long long *)(bytes + 8))
                   : snprintf(line, sizeof line, "load %zu", strlen(image));
   for (unsigned int i = 0; i < n; i++) {
-    if (options[i] == CU_JIT_INFO_LOG_BUFFER) info = values[i];
-    else if (options[i] == CU_JIT_ERROR_LOG_BUFFER) error = values[i];
-    else if (options[i] != CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES && options[i] != CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES &&
-             at < (int)sizeof line)
-      at += snprintf(line + at, sizeof line - at, " %d=%zu", (int)options[i], (size_t)(uintptr_t)values[i]);
+    if (options[i] == CU_JIT_INFO_LOG_BUFFER)
+      info = values[i];
+    else if (options[i] == CU_JIT_ERROR_LOG_BUFFER)
+      error = values[i];
+    else if (options[i] != CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES &&
+             options[i] != CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES && at < (int)sizeof line)
+      at += snprintf(line + at, sizeof line - at, " %d=%zu", (int)options[i],
+                     (size_t)(uintptr_t)values[i]);
   }
   log_line("%s", line);
   CUresult result = parse_module(module, fatbin ? "" : image);
@@ -211,7 +226,8 @@ EXPORT CUresult cuModuleGetFunction(CUfunction *fn, CUmodule module, const char 
     if (strcmp(module->funcs[i]->name, name) == 0) return *fn = module->funcs[i], CUDA_SUCCESS;
   return CUDA_ERROR_NOT_FOUND;
 }
-EXPORT CUresult cuModuleGetGlobal(CUdeviceptr *ptr, size_t *bytes, CUmodule module, const char *name) {
+EXPORT CUresult cuModuleGetGlobal(CUdeviceptr *ptr, size_t *bytes, CUmodule module,
+                                  const char *name) {
   ENTER();
   if (!module_ok(module)) return CUDA_ERROR_INVALID_HANDLE;
   for (int i = 0; i < module->nglobals; i++)
@@ -294,9 +310,10 @@ EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *blocks
   *blocks = blocks_per_sm(block_size, smem);
   return CUDA_SUCCESS;
 }
-EXPORT CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(int *min_grid, int *block_size, CUfunction f,
-                                                          CUoccupancyB2DSize smem_of, size_t smem,
-                                                          int limit, unsigned int flags) {
+EXPORT CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(int *min_grid, int *block_size,
+                                                          CUfunction f, CUoccupancyB2DSize smem_of,
+                                                          size_t smem, int limit,
+                                                          unsigned int flags) {
   ENTER();
   (void)flags;
   if (!function_ok(f)) return CUDA_ERROR_INVALID_HANDLE;
@@ -313,11 +330,12 @@ EXPORT CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(int *min_grid, int *bl
 
 /* ---- texture and surface references: alignment 256, so an address off it gets an offset ---- */
 
-#define REF_OK(r) \
+#define REF_OK(r)                                                                                  \
   if (!obj_live((uintptr_t)(r), OBJ_REFERENCE)) return CUDA_ERROR_INVALID_HANDLE
 
 EXPORT CUresult cuTexRefSetAddress(size_t *offset, CUtexref t, CUdeviceptr ptr, size_t bytes) {
-  ENTER(); REF_OK(t);
+  ENTER();
+  REF_OK(t);
   CUresult result = device_range(ptr, bytes);
   if (result != CUDA_SUCCESS) return result;
   log_line("texaddress %llx %zu", (unsigned long long)ptr, bytes);
@@ -325,9 +343,12 @@ EXPORT CUresult cuTexRefSetAddress(size_t *offset, CUtexref t, CUdeviceptr ptr, 
   *offset = (size_t)(ptr & 255);
   return CUDA_SUCCESS;
 }
-EXPORT CUresult cuTexRefSetAddress2D(CUtexref t, const CUDA_ARRAY_DESCRIPTOR *d, CUdeviceptr ptr, size_t pitch) {
-  ENTER(); REF_OK(t);
-  if (pitch < d->Width || (d->Height && pitch > SIZE_MAX / d->Height)) return CUDA_ERROR_INVALID_VALUE;
+EXPORT CUresult cuTexRefSetAddress2D(CUtexref t, const CUDA_ARRAY_DESCRIPTOR *d, CUdeviceptr ptr,
+                                     size_t pitch) {
+  ENTER();
+  REF_OK(t);
+  if (pitch < d->Width || (d->Height && pitch > SIZE_MAX / d->Height))
+    return CUDA_ERROR_INVALID_VALUE;
   CUresult result = device_range(ptr, pitch * d->Height);
   if (result != CUDA_SUCCESS) return result;
   log_line("texaddress2d %llx %zu %zu %d %u %zu", (unsigned long long)ptr, d->Width, d->Height,
@@ -336,45 +357,76 @@ EXPORT CUresult cuTexRefSetAddress2D(CUtexref t, const CUDA_ARRAY_DESCRIPTOR *d,
   return CUDA_SUCCESS;
 }
 EXPORT CUresult cuTexRefSetArray(CUtexref t, CUarray array, unsigned int flags) {
-  ENTER(); REF_OK(t);
+  ENTER();
+  REF_OK(t);
   if (flags > CU_TRSA_OVERRIDE_FORMAT) return CUDA_ERROR_INVALID_VALUE;
   if (!obj_live((uintptr_t)array, OBJ_ARRAY)) return CUDA_ERROR_INVALID_HANDLE;
   t->array = array;
   return CUDA_SUCCESS;
 }
 EXPORT CUresult cuSurfRefSetArray(CUsurfref s, CUarray array, unsigned int flags) {
-  ENTER(); REF_OK(s);
+  ENTER();
+  REF_OK(s);
   if (flags) return CUDA_ERROR_INVALID_VALUE;
   if (!obj_live((uintptr_t)array, OBJ_ARRAY)) return CUDA_ERROR_INVALID_HANDLE;
   s->array = array;
   return CUDA_SUCCESS;
 }
 EXPORT CUresult cuTexRefSetFormat(CUtexref t, CUarray_format format, int channels) {
-  ENTER(); REF_OK(t);
+  ENTER();
+  REF_OK(t);
   t->format = format;
   t->channels = channels;
   return CUDA_SUCCESS;
 }
 EXPORT CUresult cuTexRefSetAddressMode(CUtexref t, int dim, CUaddress_mode mode) {
-  ENTER(); REF_OK(t);
+  ENTER();
+  REF_OK(t);
   if (dim < 0 || dim > 2) return CUDA_ERROR_INVALID_VALUE;
   t->modes[dim] = mode;
   return CUDA_SUCCESS;
 }
-EXPORT CUresult cuTexRefSetFilterMode(CUtexref t, CUfilter_mode mode) { ENTER(); REF_OK(t); t->filter = mode; return CUDA_SUCCESS; }
-EXPORT CUresult cuTexRefSetFlags(CUtexref t, unsigned int flags) { ENTER(); REF_OK(t); t->flags = flags; return CUDA_SUCCESS; }
-EXPORT CUresult cuTexRefGetAddress(CUdeviceptr *ptr, CUtexref t) { ENTER(); REF_OK(t); *ptr = t->address; return CUDA_SUCCESS; }
+EXPORT CUresult cuTexRefSetFilterMode(CUtexref t, CUfilter_mode mode) {
+  ENTER();
+  REF_OK(t);
+  t->filter = mode;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuTexRefSetFlags(CUtexref t, unsigned int flags) {
+  ENTER();
+  REF_OK(t);
+  t->flags = flags;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuTexRefGetAddress(CUdeviceptr *ptr, CUtexref t) {
+  ENTER();
+  REF_OK(t);
+  *ptr = t->address;
+  return CUDA_SUCCESS;
+}
 EXPORT CUresult cuTexRefGetFormat(CUarray_format *format, int *channels, CUtexref t) {
-  ENTER(); REF_OK(t);
+  ENTER();
+  REF_OK(t);
   *format = t->format;
   *channels = t->channels;
   return CUDA_SUCCESS;
 }
 EXPORT CUresult cuTexRefGetAddressMode(CUaddress_mode *mode, CUtexref t, int dim) {
-  ENTER(); REF_OK(t);
+  ENTER();
+  REF_OK(t);
   if (dim < 0 || dim > 2) return CUDA_ERROR_INVALID_VALUE;
   *mode = t->modes[dim];
   return CUDA_SUCCESS;
 }
-EXPORT CUresult cuTexRefGetFilterMode(CUfilter_mode *mode, CUtexref t) { ENTER(); REF_OK(t); *mode = t->filter; return CUDA_SUCCESS; }
-EXPORT CUresult cuTexRefGetFlags(unsigned int *flags, CUtexref t) { ENTER(); REF_OK(t); *flags = t->flags; return CUDA_SUCCESS; }
+EXPORT CUresult cuTexRefGetFilterMode(CUfilter_mode *mode, CUtexref t) {
+  ENTER();
+  REF_OK(t);
+  *mode = t->filter;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuTexRefGetFlags(unsigned int *flags, CUtexref t) {
+  ENTER();
+  REF_OK(t);
+  *flags = t->flags;
+  return CUDA_SUCCESS;
+}

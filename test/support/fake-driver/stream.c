@@ -13,16 +13,29 @@ struct CUstream_st {
   int priority;
   CUstreamCaptureStatus capture;
 };
-struct CUevent_st { unsigned int flags; int recorded; };
-struct CUgraph_st { int nodes; };
-struct CUgraphExec_st { int launches; };
+struct CUevent_st {
+  unsigned int flags;
+  int recorded;
+};
+struct CUgraph_st {
+  int nodes;
+};
+struct CUgraphExec_st {
+  int launches;
+};
 
-static bool is_pseudo(CUstream stream) { return !stream || stream == CU_STREAM_LEGACY || stream == CU_STREAM_PER_THREAD; }
+static bool is_pseudo(CUstream stream) {
+  return !stream || stream == CU_STREAM_LEGACY || stream == CU_STREAM_PER_THREAD;
+}
 
-bool stream_ok(CUstream stream) { return is_pseudo(stream) || obj_live((uintptr_t)stream, OBJ_STREAM); }
+bool stream_ok(CUstream stream) {
+  return is_pseudo(stream) || obj_live((uintptr_t)stream, OBJ_STREAM);
+}
 int stream_id(CUstream stream) { return is_pseudo(stream) ? 0 : stream->id; }
 
-static bool capturing(CUstream stream) { return !is_pseudo(stream) && stream->capture != CU_STREAM_CAPTURE_STATUS_NONE; }
+static bool capturing(CUstream stream) {
+  return !is_pseudo(stream) && stream->capture != CU_STREAM_CAPTURE_STATUS_NONE;
+}
 
 static CUresult new_stream(CUstream *stream, unsigned int flags, int priority) {
   static int streams;
@@ -48,7 +61,8 @@ EXPORT CUresult cuStreamCreateWithPriority(CUstream *stream, unsigned int flags,
 }
 EXPORT CUresult cuStreamDestroy(CUstream stream) {
   ENTER();
-  if (is_pseudo(stream) || !obj_remove((uintptr_t)stream, OBJ_STREAM)) return CUDA_ERROR_INVALID_HANDLE;
+  if (is_pseudo(stream) || !obj_remove((uintptr_t)stream, OBJ_STREAM))
+    return CUDA_ERROR_INVALID_HANDLE;
   free(stream);
   return CUDA_SUCCESS;
 }
@@ -64,7 +78,8 @@ EXPORT CUresult cuStreamSynchronize(CUstream stream) {
 }
 EXPORT CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags) {
   ENTER();
-  if (!stream_ok(stream) || !obj_live((uintptr_t)event, OBJ_EVENT)) return CUDA_ERROR_INVALID_HANDLE;
+  if (!stream_ok(stream) || !obj_live((uintptr_t)event, OBJ_EVENT))
+    return CUDA_ERROR_INVALID_HANDLE;
   return flags ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
 }
 EXPORT CUresult cuStreamGetFlags(CUstream stream, unsigned int *flags) {
@@ -79,7 +94,8 @@ EXPORT CUresult cuStreamGetPriority(CUstream stream, int *priority) {
   *priority = is_pseudo(stream) ? 0 : stream->priority;
   return CUDA_SUCCESS;
 }
-EXPORT CUresult cuStreamAddCallback(CUstream stream, CUstreamCallback callback, void *data, unsigned int flags) {
+EXPORT CUresult cuStreamAddCallback(CUstream stream, CUstreamCallback callback, void *data,
+                                    unsigned int flags) {
   ENTER();
   if (!stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
   if (flags || !callback) return CUDA_ERROR_INVALID_VALUE;
@@ -94,12 +110,15 @@ EXPORT CUresult cuLaunchHostFunc(CUstream stream, CUhostFn fn, void *data) {
   if (!capturing(stream)) fn(data);
   return CUDA_SUCCESS;
 }
-EXPORT CUresult cuStreamAttachMemAsync(CUstream stream, CUdeviceptr ptr, size_t bytes, unsigned int flags) {
+EXPORT CUresult cuStreamAttachMemAsync(CUstream stream, CUdeviceptr ptr, size_t bytes,
+                                       unsigned int flags) {
   ENTER();
   obj o;
   if (!stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
-  if (!obj_memory((uintptr_t)ptr, bytes, &o) || o.kind != OBJ_MANAGED || (bytes && bytes != o.size) ||
-      (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST && flags != CU_MEM_ATTACH_SINGLE))
+  if (!obj_memory((uintptr_t)ptr, bytes, &o) || o.kind != OBJ_MANAGED ||
+      (bytes && bytes != o.size) ||
+      (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST &&
+       flags != CU_MEM_ATTACH_SINGLE))
     return CUDA_ERROR_INVALID_VALUE;
   return CUDA_SUCCESS;
 }
@@ -155,7 +174,8 @@ EXPORT CUresult cuGraphGetNodes(CUgraph graph, CUgraphNode *nodes, size_t *count
   *count = (size_t)graph->nodes;
   return CUDA_SUCCESS;
 }
-EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec *exec, CUgraph graph, unsigned long long flags) {
+EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec *exec, CUgraph graph,
+                                            unsigned long long flags) {
   ENTER();
   if (!obj_live((uintptr_t)graph, OBJ_GRAPH) || flags > 15) return CUDA_ERROR_INVALID_VALUE;
   struct CUgraphExec_st *e = calloc(1, sizeof *e);
@@ -171,7 +191,8 @@ EXPORT CUresult cuGraphExecDestroy(CUgraphExec exec) {
   free(exec);
   return CUDA_SUCCESS;
 }
-EXPORT CUresult cuGraphExecUpdate(CUgraphExec exec, CUgraph graph, CUgraphExecUpdateResultInfo *info) {
+EXPORT CUresult cuGraphExecUpdate(CUgraphExec exec, CUgraph graph,
+                                  CUgraphExecUpdateResultInfo *info) {
   ENTER();
   if (!obj_live((uintptr_t)exec, OBJ_GRAPH_EXEC) || !obj_live((uintptr_t)graph, OBJ_GRAPH))
     return CUDA_ERROR_INVALID_VALUE;
@@ -181,13 +202,15 @@ EXPORT CUresult cuGraphExecUpdate(CUgraphExec exec, CUgraph graph, CUgraphExecUp
 }
 EXPORT CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream) {
   ENTER();
-  if (!obj_live((uintptr_t)exec, OBJ_GRAPH_EXEC) || !stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
+  if (!obj_live((uintptr_t)exec, OBJ_GRAPH_EXEC) || !stream_ok(stream))
+    return CUDA_ERROR_INVALID_HANDLE;
   exec->launches++;
   return CUDA_SUCCESS;
 }
 EXPORT CUresult cuGraphUpload(CUgraphExec exec, CUstream stream) {
   ENTER();
-  if (!obj_live((uintptr_t)exec, OBJ_GRAPH_EXEC) || !stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
+  if (!obj_live((uintptr_t)exec, OBJ_GRAPH_EXEC) || !stream_ok(stream))
+    return CUDA_ERROR_INVALID_HANDLE;
   return CUDA_SUCCESS;
 }
 
@@ -216,7 +239,8 @@ EXPORT CUresult cuEventDestroy(CUevent event) {
 }
 EXPORT CUresult cuEventRecord(CUevent event, CUstream stream) {
   ENTER();
-  if (!obj_live((uintptr_t)event, OBJ_EVENT) || !stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
+  if (!obj_live((uintptr_t)event, OBJ_EVENT) || !stream_ok(stream))
+    return CUDA_ERROR_INVALID_HANDLE;
   event->recorded = 1;
   return CUDA_SUCCESS;
 }
@@ -230,13 +254,17 @@ EXPORT CUresult cuEventSynchronize(CUevent event) {
 }
 EXPORT CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent end) {
   ENTER();
-  if (!obj_live((uintptr_t)start, OBJ_EVENT) || !obj_live((uintptr_t)end, OBJ_EVENT)) return CUDA_ERROR_INVALID_HANDLE;
+  if (!obj_live((uintptr_t)start, OBJ_EVENT) || !obj_live((uintptr_t)end, OBJ_EVENT))
+    return CUDA_ERROR_INVALID_HANDLE;
   if ((start->flags | end->flags) & CU_EVENT_DISABLE_TIMING) return CUDA_ERROR_INVALID_HANDLE;
   if (!start->recorded || !end->recorded) return CUDA_ERROR_INVALID_HANDLE;
   *ms = 1.5f;
   return CUDA_SUCCESS;
 }
-typedef struct { int pid; CUevent event; } ipc_event;
+typedef struct {
+  int pid;
+  CUevent event;
+} ipc_event;
 EXPORT CUresult cuIpcGetEventHandle(CUipcEventHandle *handle, CUevent event) {
   ENTER();
   if (!obj_live((uintptr_t)event, OBJ_EVENT)) return CUDA_ERROR_INVALID_HANDLE;
