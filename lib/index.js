@@ -1,23 +1,26 @@
 'use strict';
 /**
  * cudadrv: the CUDA Driver API for Node.js, in the shape of PyCUDA's pycuda.driver.
- * `const cuda = require('cudadrv')`.
+ * `const cuda = require('cudadrv')`. What is public is listed here, by the module defining it.
  */
 const binding = require('./internal/binding');
+const { VERSION, VERSION_STATUS, VERSION_TEXT, getVersion, getDriverVersion } = require('./driver/version');
 const errors = require('./driver/errors');
 const constants = require('./driver/constants');
+const { initializeProfiler, startProfiler, stopProfiler } = require('./driver/profiler');
 const { Device } = require('./driver/device');
 const { Context } = require('./driver/context');
 const { Stream } = require('./driver/stream');
 const { Event } = require('./driver/event');
-const versions = require('./driver/version');
-const profiler = require('./driver/profiler');
-const memory = require('./memory/device-memory');
+const { Graph, GraphExec } = require('./driver/graph');
+const deviceMemory = require('./memory/device-memory');
+const copies = require('./memory/copies');
 const hostMemory = require('./memory/host-memory');
-const module_ = require('./kernel/module');
-const kernel = require('./kernel/kernel');
-const graph = require('./driver/graph');
 const array = require('./memory/array');
+const { TextureObject, SurfaceObject } = require('./memory/texture-object');
+const { matrixToArray, toArray, deviceToArray, makeMultichannel2DArray } = require('./memory/matrix');
+const { Module, moduleFromFile, moduleFromBuffer, TextureReference, SurfaceReference } = require('./kernel/module');
+const kernel = require('./kernel/kernel');
 const { nvrtcVersion } = require('./compiler/nvrtc');
 
 /** true when the CUDA driver loads and initialises here; never throws. */
@@ -38,24 +41,137 @@ function stats() {
 }
 
 module.exports = {
-  ...versions,
-  ...errors,
-  ...constants,
-  ...profiler,
-  ...memory,
-  ...hostMemory,
-  ...module_,
-  ...kernel,
-  ...graph,
-  ...array,
+  // versions and the driver
+  VERSION,
+  VERSION_STATUS,
+  VERSION_TEXT,
+  getVersion,
+  getDriverVersion,
   isAvailable,
   init,
   stats,
   nvrtcVersion,
+  // errors
+  CudaError: errors.CudaError,
+  MemoryError: errors.MemoryError,
+  LogicError: errors.LogicError,
+  LaunchError: errors.LaunchError,
+  RuntimeError: errors.RuntimeError,
+  CompileError: errors.CompileError,
+  AbortError: errors.AbortError,
+  // constants (every enum of constants.js)
+  ...constants,
+  // devices, contexts, streams, events, graphs, the profiler
   Device,
   Context,
   Stream,
   Event,
+  Graph,
+  GraphExec,
+  initializeProfiler,
+  startProfiler,
+  stopProfiler,
+  // device memory
+  PointerHolderBase: deviceMemory.PointerHolderBase,
+  DeviceAllocation: deviceMemory.DeviceAllocation,
+  IPCMemoryHandle: deviceMemory.IPCMemoryHandle,
+  MemoryPool: deviceMemory.MemoryPool,
+  memGetInfo: deviceMemory.memGetInfo,
+  memAlloc: deviceMemory.memAlloc,
+  memAllocPitch: deviceMemory.memAllocPitch,
+  memAllocAsync: deviceMemory.memAllocAsync,
+  memGetIpcHandle: deviceMemory.memGetIpcHandle,
+  toDevice: deviceMemory.toDevice,
+  fromDevice: deviceMemory.fromDevice,
+  fromDeviceLike: deviceMemory.fromDeviceLike,
+  // copies and memsets
+  memcpyHtoD: copies.memcpyHtoD,
+  memcpyDtoH: copies.memcpyDtoH,
+  memcpyHtoDAsync: copies.memcpyHtoDAsync,
+  memcpyDtoHAsync: copies.memcpyDtoHAsync,
+  memcpyDtoD: copies.memcpyDtoD,
+  memcpyDtoDAsync: copies.memcpyDtoDAsync,
+  memcpyPeer: copies.memcpyPeer,
+  memcpyPeerAsync: copies.memcpyPeerAsync,
+  memsetD8: copies.memsetD8,
+  memsetD16: copies.memsetD16,
+  memsetD32: copies.memsetD32,
+  memsetD8Async: copies.memsetD8Async,
+  memsetD16Async: copies.memsetD16Async,
+  memsetD32Async: copies.memsetD32Async,
+  memsetD2D8: copies.memsetD2D8,
+  memsetD2D16: copies.memsetD2D16,
+  memsetD2D32: copies.memsetD2D32,
+  memsetD2D8Async: copies.memsetD2D8Async,
+  memsetD2D16Async: copies.memsetD2D16Async,
+  memsetD2D32Async: copies.memsetD2D32Async,
+  Memcpy2D: copies.Memcpy2D,
+  Memcpy3D: copies.Memcpy3D,
+  Memcpy3DPeer: copies.Memcpy3DPeer,
+  // host memory
+  HostPointer: hostMemory.HostPointer,
+  PagelockedHostAllocation: hostMemory.PagelockedHostAllocation,
+  HostAllocation: hostMemory.HostAllocation,
+  AlignedHostAllocation: hostMemory.AlignedHostAllocation,
+  ManagedAllocation: hostMemory.ManagedAllocation,
+  RegisteredHostMemory: hostMemory.RegisteredHostMemory,
+  pagelockedEmpty: hostMemory.pagelockedEmpty,
+  pagelockedZeros: hostMemory.pagelockedZeros,
+  pagelockedEmptyLike: hostMemory.pagelockedEmptyLike,
+  pagelockedZerosLike: hostMemory.pagelockedZerosLike,
+  alignedEmpty: hostMemory.alignedEmpty,
+  alignedZeros: hostMemory.alignedZeros,
+  alignedEmptyLike: hostMemory.alignedEmptyLike,
+  alignedZerosLike: hostMemory.alignedZerosLike,
+  managedEmpty: hostMemory.managedEmpty,
+  managedZeros: hostMemory.managedZeros,
+  managedEmptyLike: hostMemory.managedEmptyLike,
+  managedZerosLike: hostMemory.managedZerosLike,
+  registerHostMemory: hostMemory.registerHostMemory,
+  hostAllocationOf: hostMemory.hostAllocationOf,
+  // CUDA arrays, texture and surface objects
+  ArrayDescriptor: array.ArrayDescriptor,
+  ArrayDescriptor3D: array.ArrayDescriptor3D,
+  CudaArray: array.CudaArray,
+  memcpyHtoA: array.memcpyHtoA,
+  memcpyAtoH: array.memcpyAtoH,
+  memcpyHtoAAsync: array.memcpyHtoAAsync,
+  memcpyAtoHAsync: array.memcpyAtoHAsync,
+  memcpyDtoA: array.memcpyDtoA,
+  memcpyAtoD: array.memcpyAtoD,
+  memcpyAtoA: array.memcpyAtoA,
+  TextureObject,
+  SurfaceObject,
+  matrixToArray,
+  toArray,
+  deviceToArray,
+  makeMultichannel2DArray,
+  // modules, kernels and their arguments, texture references
+  Module,
+  moduleFromFile,
+  moduleFromBuffer,
+  TextureReference,
+  SurfaceReference,
+  Kernel: kernel.Kernel,
+  TypedScalar: kernel.TypedScalar,
+  int8: kernel.int8,
+  uint8: kernel.uint8,
+  int16: kernel.int16,
+  uint16: kernel.uint16,
+  int32: kernel.int32,
+  uint32: kernel.uint32,
+  int64: kernel.int64,
+  uint64: kernel.uint64,
+  float16: kernel.float16,
+  float32: kernel.float32,
+  float64: kernel.float64,
+  bool: kernel.bool,
+  pointer: kernel.pointer,
+  ArgumentHandler: kernel.ArgumentHandler,
+  In: kernel.In,
+  Out: kernel.Out,
+  InOut: kernel.InOut,
+  packArguments: kernel.packArguments,
 };
 
 // Subpaths reachable from the namespace too, loaded on first use.

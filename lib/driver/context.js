@@ -4,10 +4,13 @@
 const binding = require('../internal/binding');
 const { Limit, FuncCache, SharedConfig } = require('./constants');
 const { LogicError } = require('./errors');
+const { Device, contextMakers } = require('./device');
 const check = require('../internal/checks');
 
 const registry = new Map(); // CUcontext address (bigint) → Context
 const token = Symbol('Context');
+
+let isDetached; // (context) → whether detach() has run; set in Context's static block
 
 /** A CUDA context. Get one from device.makeContext(), device.retainPrimaryContext() or
  * Context.getCurrent(). */
@@ -19,24 +22,14 @@ class Context {
       );
     }
     this.address = address;
-    this._device = device;
-    this._detached = false;
+    this.#device = device;
   }
 
-  static _register(make, device) {
-    const ctx = new Context(token, 0n, device);
-    ctx.address = make(ctx);
-    if (!registry.has(ctx.address)) registry.set(ctx.address, ctx);
-    return ctx;
-  }
+  #device; // the Device, found on first use where not given
+  #detached = false;
 
-  static _create(device, flags) {
-    check.integer('flags', flags, 0, 4294967295);
-    return Context._register((ctx) => binding.ctxCreate(ctx, flags, device.handle), device);
-  }
-
-  static _retainPrimary(device) {
-    return Context._register((ctx) => binding.ctxRetainPrimary(ctx, device.handle), device);
+  static {
+    isDetached = (context) => context.#detached;
   }
 
   /** The context current on this thread, or null. */
@@ -44,13 +37,12 @@ class Context {
     const address = binding.ctxGetCurrent();
     if (address === null) return null;
     const known = registry.get(address);
-    if (known && !known._detached) return known;
-    return Context._register((ctx) => binding.ctxWrapCurrent(ctx), null);
+    if (known && !known.#detached) return known;
+    return register((ctx) => binding.ctxWrapCurrent(ctx), null);
   }
 
   /** The device of the current context. */
   static getDevice() {
-    const { Device } = require('./device');
     return new Device(binding.ctxGetDevice());
   }
 
@@ -131,10 +123,10 @@ class Context {
 
   /** The Device this context runs on. */
   get device() {
-    if (!this._device) {
-      this._device = inContext(this, () => Context.getDevice());
+    if (!this.#device) {
+      this.#device = inContext(this, () => Context.getDevice());
     }
-    return this._device;
+    return this.#device;
   }
 
   /** Makes this context current, on top of this thread's stack. */
@@ -150,9 +142,9 @@ class Context {
   /** Pops this context if it is current, then destroys it (or releases the primary context).
    * Everything made in it is gone with it. A second detach() does nothing. */
   detach() {
-    if (this._detached) return;
+    if (this.#detached) return;
     binding.ctxDetach(this);
-    this._detached = true;
+    this.#detached = true;
     if (registry.get(this.address) === this) registry.delete(this.address);
   }
 
@@ -190,6 +182,20 @@ class Context {
   }
 }
 
+// A new Context around the CUcontext that make(ctx) wraps it around and returns the address of.
+function register(make, device) {
+  const ctx = new Context(token, 0n, device);
+  ctx.address = make(ctx);
+  if (!registry.has(ctx.address)) registry.set(ctx.address, ctx);
+  return ctx;
+}
+
+contextMakers.create = (device, flags) => {
+  check.integer('flags', flags, 0, 4294967295);
+  return register((ctx) => binding.ctxCreate(ctx, flags, device.handle), device);
+};
+contextMakers.retainPrimary = (device) => register((ctx) => binding.ctxRetainPrimary(ctx, device.handle), device);
+
 function currentOrThrow(what) {
   const ctx = Context.getCurrent();
   if (!ctx) {
@@ -211,4 +217,4 @@ function inContext(ctx, fn) {
   }
 }
 
-module.exports = { Context, inContext };
+module.exports = { Context, inContext, isDetached };

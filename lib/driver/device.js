@@ -3,12 +3,13 @@
 const binding = require('../internal/binding');
 const { DeviceAttribute } = require('./constants');
 const check = require('../internal/checks');
+const { camelCase } = require('../internal/names');
+
+// Contexts are made in context.js, which requires this module and puts its makers here when it
+// loads (lib/index.js loads it): { create(device, flags), retainPrimary(device) }.
+const contextMakers = {};
 
 const PCI_BUS_ID = /^(?:[0-9a-fA-F]{1,8}:)?[0-9a-fA-F]{1,2}:[0-9a-fA-F]{1,2}(?:\.[0-7])?$/;
-
-function camelCase(upper) {
-  return upper.toLowerCase().replace(/_([a-z0-9])/g, (m, c) => c.toUpperCase());
-}
 
 /** A CUDA device, by ordinal (`new Device(0)`) or PCI bus id (`new Device('0000:3b:00.0')`). */
 class Device {
@@ -93,13 +94,13 @@ class Device {
 
   /** Makes a new context on this device and makes it current (PyCUDA's make_context). */
   makeContext(flags = 0) {
-    return require('./context').Context._create(this, flags);
+    return contextMakers.create(this, flags);
   }
 
   /** Retains the device's primary context, the one the runtime API and other libraries share;
    * it is not made current: call push() or setCurrent(). */
   retainPrimaryContext() {
-    return require('./context').Context._retainPrimary(this);
+    return contextMakers.retainPrimary(this);
   }
 
   /** { flags, active } of the device's primary context. */
@@ -133,4 +134,4 @@ for (const [name, value] of Object.entries(DeviceAttribute)) {
   });
 }
 
-module.exports = { Device, camelCase };
+module.exports = { Device, contextMakers };

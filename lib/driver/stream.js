@@ -85,4 +85,10 @@ class Stream {
   }
 }
 
-module.exports = { Stream };
+// The stream argument of an Async call: a Stream, or null/undefined for the default stream (null).
+function streamArg(stream) {
+  if (stream === undefined || stream === null) return null;
+  return check.instance('stream', stream, Stream, ' (or null for the default stream)');
+}
+
+module.exports = { Stream, streamArg };

@@ -36,4 +36,12 @@ function deviceExtent(value) {
   return Infinity;
 }
 
-module.exports = { devicePointer, deviceExtent };
+// Throws a RangeError when bytes do not fit in the device memory `memory` stands for.
+function fits(bytes, memory, what) {
+  const extent = deviceExtent(memory);
+  if (bytes > extent) {
+    throw new RangeError(`${what}: ${bytes} bytes do not fit in ${extent} bytes of device memory`);
+  }
+}
+
+module.exports = { devicePointer, deviceExtent, fits };

@@ -4,7 +4,8 @@
 const { describe } = require('../internal/checks');
 const { devicePointer } = require('../internal/pointer');
 const hostMemory = require('../memory/host-memory');
-const { DeviceAllocation } = require('../memory/device-memory');
+const { launchAddress } = require('../memory/device-memory');
+const { HANDLE_ARGUMENT } = require('../internal/kernel-argument');
 
 // ---- the C scalar types, by struct format character ----
 
@@ -123,7 +124,6 @@ function integerValue(v, type, what) {
 }
 
 /** Objects that pass to kernels as an 8-byte handle (texture and surface objects) answer this key. */
-const HANDLE_ARGUMENT = Symbol('cudadrv: passed to kernels as an 8-byte handle');
 
 function bigintValue(v, type, what) {
   if (typeof v === 'bigint') {
@@ -178,7 +178,7 @@ function pointerValue(v, what) {
 
 // The device address of a managed TypedArray, or undefined for other host memory.
 function managedAddress(view) {
-  const allocation = hostMemory.hostAllocationOf?.(view);
+  const allocation = hostMemory.hostAllocationOf(view);
   if (allocation === undefined || !(allocation instanceof hostMemory.ManagedAllocation)) return undefined;
   // The allocation's ArrayBuffer starts where its memory does.
   return devicePointer(allocation.getDevicePointer(), 'managed memory') + BigInt(view.byteOffset);
@@ -188,9 +188,9 @@ function managedAddress(view) {
 // number address it keeps, two 32-bit stores costing a fraction of a BigInt's conversion and
 // store; anything else through pointerValue.
 function writePointer(u32, u64, i, v, what) {
-  if (v instanceof DeviceAllocation) {
-    const address = v._address;
-    if (address >= 0 && v._root._ptr !== null) {
+  if (typeof v === 'object' && v !== null) {
+    const address = launchAddress(v);
+    if (address >= 0) {
       u32[i] = address >>> 0;
       u32[i + 1] = (address / 4294967296) >>> 0;
       return;
@@ -813,5 +813,4 @@ module.exports = {
   parseKernelSignatures,
   integerValue,
   float16Bits,
-  HANDLE_ARGUMENT,
 };

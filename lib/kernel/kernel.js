@@ -13,18 +13,19 @@ const { FunctionAttribute, FuncCache, SharedConfig } = require('../driver/consta
 const { LogicError } = require('../driver/errors');
 const { Stream } = require('../driver/stream');
 const { Event } = require('../driver/event');
-const { camelCase } = require('../driver/device');
+const { camelCase } = require('../internal/names');
 const check = require('../internal/checks');
-const memory = require('../memory/device-memory');
+const layouts = require('../internal/layouts');
+const { memAlloc } = require('../memory/device-memory');
+const { memcpyHtoD, memcpyHtoDAsync, memcpyDtoH, memcpyDtoHAsync } = require('../memory/copies');
 const kargs = require('./args');
 
 const { TYPES, TypedScalar, ArgumentHandler } = kargs;
 // The header before the parameters, as src/kernel/launch.c lays it out: grid, block, shared bytes, the
 // launch attributes asked for (bits), cluster dimensions.
-const HEADER_WORDS = 11;
-const HEADER_BYTES = 48;
-const ATTR_CLUSTER = 1;
-const ATTR_COOPERATIVE = 2;
+const { grid: GRID, block: BLOCK, shared: SHARED, attributes: ATTRIBUTES, cluster: CLUSTER } = layouts.launch;
+const { headerWords: HEADER_WORDS, headerBytes: HEADER_BYTES } = layouts.launch;
+const { attrCluster: ATTR_CLUSTER, attrCooperative: ATTR_COOPERATIVE } = layouts.launch;
 const MAX_FORMATS = 64; // per kernel, for the generic call path
 
 // ---- launch dimensions ----
@@ -70,32 +71,32 @@ function dim3(u32, at, d, what) {
 // asks for: shared bytes, a cluster shape, a cooperative launch.
 function writeDims(u32, grid, block, options) {
   if (grid === undefined) {
-    u32[0] = 1;
-    u32[1] = 1;
-    u32[2] = 1;
+    u32[GRID] = 1;
+    u32[GRID + 1] = 1;
+    u32[GRID + 2] = 1;
   } else {
-    dim3(u32, 0, grid, 'grid');
+    dim3(u32, GRID, grid, 'grid');
   }
-  dim3(u32, 3, block, 'block');
+  dim3(u32, BLOCK, block, 'block');
   if (options === undefined) {
-    u32[6] = 0;
-    u32[7] = 0;
+    u32[SHARED] = 0;
+    u32[ATTRIBUTES] = 0;
     return;
   }
   const { shared, cluster, cooperative } = options;
-  if (shared === undefined) u32[6] = 0;
-  else if (typeof shared === 'number' && shared >>> 0 === shared) u32[6] = shared;
+  if (shared === undefined) u32[SHARED] = 0;
+  else if (typeof shared === 'number' && shared >>> 0 === shared) u32[SHARED] = shared;
   else check.integer('shared', shared, 0, 4294967295);
   let attributes = 0;
   if (cluster !== undefined) {
-    dim3(u32, 8, cluster, 'cluster');
+    dim3(u32, CLUSTER, cluster, 'cluster');
     attributes = ATTR_CLUSTER;
   }
   if (cooperative === true) attributes |= ATTR_COOPERATIVE;
   else if (cooperative !== undefined && cooperative !== false) {
     throw new TypeError(`cooperative must be true or false, not ${check.describe(cooperative)}`);
   }
-  u32[7] = attributes;
+  u32[ATTRIBUTES] = attributes;
 }
 
 // ---- the state of a kernel, wrapped by src/kernel/launch.c around its CUfunction ----
@@ -270,12 +271,12 @@ function callAndWait(format, list, n, options) {
     writeDims(format.u32, options.grid, options.block, options);
     for (const i of format.handlers ?? []) {
       const handler = list[i];
-      const device = memory.memAlloc(handler.array.byteLength);
+      const device = memAlloc(handler.array.byteLength);
       copies.push({ handler, device });
       values[i] = device;
       if (!handler.copyIn) continue;
-      if (stream) memory.memcpyHtoDAsync(device, handler.array, stream);
-      else memory.memcpyHtoD(device, handler.array);
+      if (stream) memcpyHtoDAsync(device, handler.array, stream);
+      else memcpyHtoD(device, handler.array);
     }
     format.pack(values);
     if (options.timeKernel) start = new Event().record(stream);
@@ -296,10 +297,10 @@ async function finishCall(stream, copies, start, end) {
     for (const { handler, device } of copies) {
       if (!handler.copyOut) continue;
       if (stream) {
-        memory.memcpyDtoHAsync(handler.array, device, stream);
+        memcpyDtoHAsync(handler.array, device, stream);
         queued = true;
       } else {
-        memory.memcpyDtoH(handler.array, device);
+        memcpyDtoH(handler.array, device);
       }
     }
     if (queued) await stream.synchronize();
@@ -497,17 +498,17 @@ class Kernel {
   setAttribute(attribute, value) {
     check.member('attribute', attribute, FunctionAttribute, 'FunctionAttribute');
     check.integer('value', value, -2147483648, 2147483647);
-    binding.funcSet(this._k, 0, attribute, value);
+    binding.funcSetAttribute(this._k, attribute, value);
   }
 
   /** cuFuncSetCacheConfig with a FuncCache member. */
   setCacheConfig(config) {
-    binding.funcSet(this._k, 1, check.member('config', config, FuncCache, 'FuncCache'));
+    binding.funcSetCacheConfig(this._k, check.member('config', config, FuncCache, 'FuncCache'));
   }
 
   /** cuFuncSetSharedMemConfig with a SharedConfig member. */
   setSharedConfig(config) {
-    binding.funcSet(this._k, 2, check.member('config', config, SharedConfig, 'SharedConfig'));
+    binding.funcSetSharedMemConfig(this._k, check.member('config', config, SharedConfig, 'SharedConfig'));
   }
 
   /** Blocks of blockSize threads that fit on one multiprocessor at once. */
@@ -647,7 +648,7 @@ for (const [name, value] of Object.entries(FunctionAttribute)) {
 // The Kernel for function `name` of module (signature: parsed parameter types, or null).
 function kernelOf(module, name, signature) {
   const k = new KernelState(module, name, signature);
-  binding.moduleGet(module, 0, name, k); // src/kernel/module.c's GET_FUNCTION
+  binding.moduleGetFunction(module, name, k);
   const kernel = function (...list) {
     return callKernel(k, list);
   };

@@ -6,7 +6,7 @@ const binding = require('../internal/binding');
 const { Context } = require('../driver/context');
 const { JitOption, refuseRemoved } = require('../driver/constants');
 const { CudaError } = require('../driver/errors');
-const { camelCase } = require('../driver/device');
+const { camelCase } = require('../internal/names');
 const check = require('../internal/checks');
 const { kernelOf } = require('./kernel');
 const { parseKernelSignatures } = require('./args');
@@ -105,7 +105,7 @@ class Module {
   /** The global (`__device__` or `__constant__`) `name`: `{ ptr, size }`, usable as device memory. */
   getGlobal(name) {
     if (typeof name !== 'string') throw new TypeError(`name must be a string, not ${check.describe(name)}`);
-    const [ptr, size] = binding.moduleGet(this, 1, name); // src/kernel/module.c's GET_GLOBAL
+    const [ptr, size] = binding.moduleGetGlobal(this, name);
     const global = { ptr, size };
     Object.defineProperty(global, 'module', { value: this }); // kept alive
     return Object.freeze(global);

@@ -7,13 +7,7 @@ const { ArrayFormat, AddressMode, FilterMode } = require('../driver/constants');
 const { LogicError } = require('../driver/errors');
 const { devicePointer } = require('../internal/pointer');
 const check = require('../internal/checks');
-
-// What src/kernel/module.c's texrefSet / texrefGet read or write.
-const FORMAT = 0;
-const ADDRESS_MODE = 1;
-const FILTER_MODE = 2;
-const FLAGS = 3;
-const ADDRESS = 4;
+const { CudaArray } = require('../memory/array');
 
 const token = Symbol('reference');
 
@@ -23,8 +17,9 @@ class TextureReference {
     if (secret !== token) throw new TypeError('texture references come from module.getTexref(name)');
     /** The Module that declares the reference (kept alive by it). */
     this.module = module;
-    this._memory = null;
   }
+
+  #memory = null; // what is bound, kept alive while it is
 
   /**
    * Binds bytes of linear device memory at devptr. Returns the byte offset that fetches must
@@ -33,7 +28,7 @@ class TextureReference {
   setAddress(devptr, bytes, allowOffset = false) {
     const ptr = devicePointer(devptr, 'devptr');
     const offset = binding.texrefSetAddress(this, ptr, check.size('bytes', bytes));
-    this._memory = devptr;
+    this.#memory = devptr;
     if (offset !== 0 && !allowOffset) {
       throw new LogicError(
         `setAddress(): the texture has a byte offset of ${offset} (the address is ` +
@@ -65,7 +60,7 @@ class TextureReference {
       check.member('descriptor.format', format, ArrayFormat, 'ArrayFormat'),
       check.integer('descriptor.numChannels', numChannels, 1, 4),
     );
-    this._memory = devptr;
+    this.#memory = devptr;
   }
 
   /**
@@ -73,55 +68,57 @@ class TextureReference {
    * to fetch with this reference's format instead of the array's.
    */
   setArray(array, flags = 0) {
-    bindArray(this, array, check.integer('flags', flags, 0, 1));
+    check.integer('flags', flags, 0, 1);
+    binding.texrefSetArray(this, check.instance('array', array, CudaArray), flags);
+    this.#memory = array;
   }
 
   /** The bound CudaArray, or null. */
   getArray() {
-    return this._memory instanceof cudaArray() ? this._memory : null;
+    return this.#memory instanceof CudaArray ? this.#memory : null;
   }
 
   /** The element format (ArrayFormat) and components per element (1, 2 or 4). */
   setFormat(format, numComponents) {
     check.member('format', format, ArrayFormat, 'ArrayFormat');
-    binding.texrefSet(this, FORMAT, format, check.integer('numComponents', numComponents, 1, 4));
+    binding.texrefSetFormat(this, format, check.integer('numComponents', numComponents, 1, 4));
   }
 
   /** The AddressMode of dimension dim (0, 1 or 2). */
   setAddressMode(dim, mode) {
     check.integer('dim', dim, 0, 2);
-    binding.texrefSet(this, ADDRESS_MODE, dim, check.member('mode', mode, AddressMode, 'AddressMode'));
+    binding.texrefSetAddressMode(this, dim, check.member('mode', mode, AddressMode, 'AddressMode'));
   }
 
   setFilterMode(mode) {
-    binding.texrefSet(this, FILTER_MODE, check.member('mode', mode, FilterMode, 'FilterMode'));
+    binding.texrefSetFilterMode(this, check.member('mode', mode, FilterMode, 'FilterMode'));
   }
 
   /** TRSF_READ_AS_INTEGER, TRSF_NORMALIZED_COORDINATES, ... combined. */
   setFlags(flags) {
-    binding.texrefSet(this, FLAGS, check.integer('flags', flags, 0, 4294967295));
+    binding.texrefSetFlags(this, check.integer('flags', flags, 0, 4294967295));
   }
 
   /** The bound device address (a bigint). */
   getAddress() {
-    return binding.texrefGet(this, ADDRESS);
+    return binding.texrefGetAddress(this);
   }
 
   getAddressMode(dim) {
-    return binding.texrefGet(this, ADDRESS_MODE, check.integer('dim', dim, 0, 2));
+    return binding.texrefGetAddressMode(this, check.integer('dim', dim, 0, 2));
   }
 
   getFilterMode() {
-    return binding.texrefGet(this, FILTER_MODE);
+    return binding.texrefGetFilterMode(this);
   }
 
   /** [format (ArrayFormat), numComponents]. */
   getFormat() {
-    return binding.texrefGet(this, FORMAT);
+    return binding.texrefGetFormat(this);
   }
 
   getFlags() {
-    return binding.texrefGet(this, FLAGS);
+    return binding.texrefGetFlags(this);
   }
 }
 
@@ -131,35 +128,29 @@ class SurfaceReference {
     if (secret !== token) throw new TypeError('surface references come from module.getSurfref(name)');
     /** The Module that declares the reference (kept alive by it). */
     this.module = module;
-    this._memory = null;
   }
+
+  #array = null; // kept alive while bound
 
   /** Binds a CudaArray made with Array3DFlags.SURFACE_LDST, kept alive while bound (flags: 0). */
   setArray(array, flags = 0) {
-    bindArray(this, array, check.integer('flags', flags, 0, 0));
+    check.integer('flags', flags, 0, 0);
+    binding.surfrefSetArray(this, check.instance('array', array, CudaArray), flags);
+    this.#array = array;
   }
 
   /** The bound CudaArray, or null. */
   getArray() {
-    return this._memory;
+    return this.#array;
   }
-}
-
-function cudaArray() {
-  return require('../memory/array').CudaArray; // loaded when first used: lib/array.js loads memory copies
-}
-
-function bindArray(ref, array, flags) {
-  check.instance('array', array, cudaArray());
-  binding.refSetArray(ref, array, flags);
-  ref._memory = array;
 }
 
 // The reference `name` of module (getTexref / getSurfref).
 function referenceOf(Class, module, name) {
   if (typeof name !== 'string') throw new TypeError(`name must be a string, not ${check.describe(name)}`);
   const ref = new Class(token, module);
-  binding.moduleGet(module, Class === TextureReference ? 2 : 3, name, ref); // GET_TEXREF, GET_SURFREF
+  if (Class === TextureReference) binding.moduleGetTexRef(module, name, ref);
+  else binding.moduleGetSurfRef(module, name, ref);
   return ref;
 }
 

@@ -413,6 +413,14 @@ module.exports = {
   managedZerosLike,
   registerHostMemory,
   hostAllocationOf,
+  // for the other memory modules and the pools
+  hostView,
+  needsKeeping,
+  retryOutOfMemory,
+  collectGarbage,
+  externalBuffers,
+  setAllocationOf,
+  markUntransferable,
 };
 
 // An array made over host memory that owner (a pool's allocation) hands out: hostAllocationOf()
@@ -420,17 +428,3 @@ module.exports = {
 function setAllocationOf(view, owner) {
   ownerOfView.set(view, owner);
 }
-
-// For lib/memory.js, lib/array.js and the pools, out of the public namespace (lib/index.js spreads
-// enumerable properties).
-Object.defineProperty(module.exports, 'internal', {
-  value: {
-    hostView,
-    needsKeeping,
-    retryOutOfMemory,
-    collectGarbage,
-    externalBuffers,
-    setAllocationOf,
-    markUntransferable,
-  },
-});

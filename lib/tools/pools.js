@@ -384,7 +384,7 @@ class PageLockedMemoryPool extends MemoryPool {
     block.owner = allocation;
     const raw = block.raw;
     const array = new ctor(raw.buffer, raw.byteOffset, length);
-    hostMemory.internal.setAllocationOf(array, allocation); // its hostAllocationOf(), PyCUDA's ary.base
+    hostMemory.setAllocationOf(array, allocation); // its hostAllocationOf(), PyCUDA's ary.base
     this._registry.register(array, block, allocation);
     return array;
   }

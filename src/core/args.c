@@ -98,17 +98,42 @@ bool arg_string(napi_env env, napi_value v, const char *name, char *buf, size_t 
   return true;
 }
 
-bool arg_stream(napi_env env, napi_value v, CUstream *out) {
+bool arg_stream_handle(napi_env env, napi_value v, stream_h **out) {
+  addon_state *state = state_of(env);
+  napi_value last;
+  bool same = false;
+  if (state->last_stream && napi_get_reference_value(env, state->last_stream, &last) == napi_ok &&
+      last && napi_strict_equals(env, last, v, &same) == napi_ok && same) {
+    *out = state->last_stream_h; /* alive while the reference reads the object */
+    return handle_alive(env, &(*out)->base);
+  }
   napi_valuetype type;
-  NAPI_CALL_BOOL(env, napi_typeof(env, v, &type));
+  if (!arg_type(env, v, &type)) return false;
   if (type == napi_undefined || type == napi_null) {
     *out = NULL;
     return true;
   }
-  stream_h *stream = handle_get(env, v, &STREAM_KIND);
-  if (!stream) return false;
-  *out = stream->handle;
+  if (!(*out = handle_get(env, v, &STREAM_KIND))) return false;
+  napi_ref ref;
+  if (napi_create_reference(env, v, 0, &ref) == napi_ok) {
+    if (state->last_stream) NAPI_UNTHROWN(napi_delete_reference(env, state->last_stream));
+    state->last_stream = ref;
+    state->last_stream_h = *out;
+  }
   return true;
+}
+
+bool arg_stream(napi_env env, napi_value v, CUstream *out) {
+  stream_h *s;
+  if (!arg_stream_handle(env, v, &s)) return false;
+  *out = s ? s->handle : NULL;
+  return true;
+}
+
+bool arg_bool(napi_env env, napi_value v, bool *out) {
+  if (napi_get_value_bool(env, v, out) == napi_ok) return true;
+  throw_type(env, "expected a boolean");
+  return false;
 }
 
 napi_value make_int(napi_env env, int64_t v) {

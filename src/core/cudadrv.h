@@ -187,8 +187,14 @@ bool arg_string(napi_env env, napi_value v, const char *name, char *buf, size_t 
  * points at its first byte, length counts its bytes. A TypedArray of a kind this build does not
  * know the element size of is a TypeError, never a guess. The one reader of host buffers. */
 bool arg_host(napi_env env, napi_value v, const char *name, void **data, size_t *length);
-/* A stream argument: undefined/null is the default stream, else a Stream object. */
+/* A stream argument: undefined/null is the default stream (NULL), else a Stream object. The
+ * environment remembers the last Stream it was given, weakly: the same one again costs a reference
+ * read and a comparison instead of a type-tag check and an unwrap. */
 bool arg_stream(napi_env env, napi_value v, CUstream *out);
+/* The same, as the Stream's struct (NULL: the default stream). */
+bool arg_stream_handle(napi_env env, napi_value v, stream_h **out);
+/* A boolean lib/ passes. */
+bool arg_bool(napi_env env, napi_value v, bool *out);
 
 napi_value make_int(napi_env env, int64_t v);
 napi_value make_uint(napi_env env, uint64_t v);
@@ -203,6 +209,13 @@ napi_value make_undefined(napi_env env);
 bool is_undefined(napi_env env, napi_value v);
 /* typeof v; false after throwing. */
 bool arg_type(napi_env env, napi_value v, napi_valuetype *type);
+
+/* napi_create_external_arraybuffer, safe when it fails: Node then calls the finalizer (later, from
+ * a SetImmediate) although no buffer was made, and the caller, which still owns data, must not
+ * see it. Refused (napi_no_external_buffers_allowed, Electron's memory cage): *refused, nothing
+ * thrown. Other failures throw (Node's own RangeError where size is past its limit). */
+bool external_arraybuffer(napi_env env, void *data, size_t size, napi_finalize finalize, void *hint,
+                          napi_value *result, bool *refused);
 
 /* ---- asynchronous waits (wait.c) ---- */
 
@@ -270,8 +283,10 @@ typedef struct addon_state {
   napi_ref error_factory; /* lib's (code, api, message, kind) => Error */
   wait_channel *waits;
   napi_ref context_lookup;     /* lib's (ctx_address bigint) => Context | undefined */
-  struct memory_state *memory; /* memory.c: live allocations, for reclaiming (memory.h); NULL
-                                * once the environment is being torn down */
+  struct memory_state *memory; /* allocations.c: live allocations, for reclaiming (memory.h);
+                                * NULL once the environment is being torn down */
+  napi_ref last_stream;        /* weak: the last Stream argument (args.c), whose struct is: */
+  stream_h *last_stream_h;
 } addon_state;
 
 addon_state *state_of(napi_env env);
@@ -286,6 +301,18 @@ bool export_functions(napi_env env, napi_value exports, const export_fn *fns, si
 #define EXPORTS(env, exports, table)                                                               \
   export_functions(env, exports, table, sizeof(table) / sizeof((table)[0]))
 
+/* A layout that lib/ and C share (a header, a descriptor's slots, a selector's values): C defines
+ * it once, as an enum, and exports its names and values as the frozen object exports.layouts[name]
+ * (lib/internal/layouts.js reads it and checks that it knows every name, and only those). */
+typedef struct layout_field {
+  const char *name;
+  uint32_t value;
+} layout_field;
+bool export_layout(napi_env env, napi_value exports, const char *name, const layout_field *fields,
+                   size_t count);
+#define EXPORT_LAYOUT(env, exports, name, table)                                                   \
+  export_layout(env, exports, name, table, sizeof(table) / sizeof((table)[0]))
+
 /* Each family registers its functions into exports; returns false after throwing. */
 bool errors_init(napi_env env, napi_value exports);
 bool handles_init(napi_env env, napi_value exports);
@@ -297,9 +324,13 @@ bool context_init(napi_env env, napi_value exports);
 bool stream_init(napi_env env, napi_value exports);
 bool event_init(napi_env env, napi_value exports);
 bool profiler_init(napi_env env, napi_value exports);
-bool memory_init(napi_env env, napi_value exports);
+bool allocations_init(napi_env env, napi_value exports);
+bool device_memory_init(napi_env env, napi_value exports);
+bool copies_init(napi_env env, napi_value exports);
+bool mempool_init(napi_env env, napi_value exports);
 bool host_memory_init(napi_env env, napi_value exports);
 bool module_init(napi_env env, napi_value exports);
+bool texref_init(napi_env env, napi_value exports);
 bool launch_init(napi_env env, napi_value exports);
 bool nvrtc_init(napi_env env, napi_value exports);
 bool graph_init(napi_env env, napi_value exports);

@@ -152,3 +152,22 @@ bool export_functions(napi_env env, napi_value exports, const export_fn *fns, si
   }
   return true;
 }
+
+bool export_layout(napi_env env, napi_value exports, const char *name, const layout_field *fields,
+                   size_t count) {
+  napi_value layouts, layout;
+  bool has;
+  NAPI_CALL_BOOL(env, napi_has_named_property(env, exports, "layouts", &has));
+  if (has) {
+    NAPI_CALL_BOOL(env, napi_get_named_property(env, exports, "layouts", &layouts));
+  } else {
+    NAPI_CALL_BOOL(env, napi_create_object(env, &layouts));
+    NAPI_CALL_BOOL(env, napi_set_named_property(env, exports, "layouts", layouts));
+  }
+  NAPI_CALL_BOOL(env, napi_create_object(env, &layout));
+  for (size_t i = 0; i < count; i++)
+    if (!set_named(env, layout, fields[i].name, make_uint(env, fields[i].value))) return false;
+  NAPI_CALL_BOOL(env, napi_object_freeze(env, layout));
+  NAPI_CALL_BOOL(env, napi_set_named_property(env, layouts, name, layout));
+  return true;
+}

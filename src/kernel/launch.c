@@ -76,8 +76,20 @@ static func_h *func_get(napi_env env, napi_value v) {
 /* ---- launchers ---- */
 
 /* The header's words, and the launch attributes word 7 asks for (its bits). */
-enum { DIMS = 0, SHARED = 6, ATTRIBUTES = 7, CLUSTER = 8, HEADER_BYTES = 48 };
+enum { DIMS = 0, SHARED = 6, ATTRIBUTES = 7, CLUSTER = 8, HEADER_WORDS = 11, HEADER_BYTES = 48 };
 enum { ATTR_CLUSTER = 1, ATTR_COOPERATIVE = 2 };
+_Static_assert(HEADER_WORDS * sizeof(uint32_t) <= HEADER_BYTES, "the header's words fit its bytes");
+static const layout_field LAUNCH_LAYOUT[] = {
+    {"grid", DIMS},
+    {"block", DIMS + 3},
+    {"shared", SHARED},
+    {"attributes", ATTRIBUTES},
+    {"cluster", CLUSTER},
+    {"headerWords", HEADER_WORDS},
+    {"headerBytes", HEADER_BYTES},
+    {"attrCluster", ATTR_CLUSTER},
+    {"attrCooperative", ATTR_COOPERATIVE},
+};
 enum { MAX_PARAM_BYTES = 32764 };
 
 typedef struct launcher {
@@ -273,30 +285,36 @@ static napi_value func_get_attribute(napi_env env, napi_callback_info info) {
   return make_int(env, value);
 }
 
-/* What funcSet writes. */
-enum { FUNC_ATTRIBUTE, FUNC_CACHE_CONFIG, FUNC_SHARED_CONFIG };
-
-/* funcSet(kernel, what, a, b): attribute a = b, cache config a, shared-memory config a. */
-static napi_value func_set(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 4);
+/* funcSetAttribute(kernel, attribute, value). */
+static napi_value func_set_attribute(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 3);
   func_h *fn = func_get(env, argv[0]);
-  uint32_t what, a;
-  int32_t b = 0;
-  napi_valuetype type;
-  if (!fn || !arg_uint32(env, argv[1], "what", &what) || !arg_uint32(env, argv[2], "value", &a) ||
-      !arg_type(env, argv[3], &type) ||
-      (type != napi_undefined && !arg_int32(env, argv[3], "value", &b)))
+  uint32_t attribute;
+  int32_t value;
+  if (!fn || !arg_uint32(env, argv[1], "attribute", &attribute) ||
+      !arg_int32(env, argv[2], "value", &value))
     return NULL;
-  switch (what) {
-  case FUNC_ATTRIBUTE:
-    CU_CALL(env, cuFuncSetAttribute, fn->handle, (CUfunction_attribute)a, b);
-    break;
-  case FUNC_CACHE_CONFIG: CU_CALL(env, cuFuncSetCacheConfig, fn->handle, (CUfunc_cache)a); break;
-  case FUNC_SHARED_CONFIG:
-    CU_CALL(env, cuFuncSetSharedMemConfig, fn->handle, (CUsharedconfig)a);
-    break;
-  default: return throw_range(env, "funcSet: unknown setting");
-  }
+  CU_CALL(env, cuFuncSetAttribute, fn->handle, (CUfunction_attribute)attribute, value);
+  return NULL;
+}
+
+/* funcSetCacheConfig(kernel, config). */
+static napi_value func_set_cache_config(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 2);
+  func_h *fn = func_get(env, argv[0]);
+  uint32_t config;
+  if (!fn || !arg_uint32(env, argv[1], "config", &config)) return NULL;
+  CU_CALL(env, cuFuncSetCacheConfig, fn->handle, (CUfunc_cache)config);
+  return NULL;
+}
+
+/* funcSetSharedMemConfig(kernel, config). */
+static napi_value func_set_shared_mem_config(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 2);
+  func_h *fn = func_get(env, argv[0]);
+  uint32_t config;
+  if (!fn || !arg_uint32(env, argv[1], "config", &config)) return NULL;
+  CU_CALL(env, cuFuncSetSharedMemConfig, fn->handle, (CUsharedconfig)config);
   return NULL;
 }
 
@@ -384,9 +402,11 @@ bool launch_init(napi_env env, napi_value exports) {
       {"launchWait", launch_wait},
       {"funcGetParamInfo", func_get_param_info},
       {"funcGetAttribute", func_get_attribute},
-      {"funcSet", func_set},
+      {"funcSetAttribute", func_set_attribute},
+      {"funcSetCacheConfig", func_set_cache_config},
+      {"funcSetSharedMemConfig", func_set_shared_mem_config},
       {"occupancyMaxActiveBlocks", occupancy_max_active_blocks},
       {"occupancyMaxPotentialBlockSize", occupancy_max_potential_block_size},
   };
-  return EXPORTS(env, exports, fns);
+  return EXPORTS(env, exports, fns) && EXPORT_LAYOUT(env, exports, "launch", LAUNCH_LAYOUT);
 }

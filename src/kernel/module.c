@@ -59,7 +59,7 @@ static bool module_wrap(napi_env env, napi_value obj, CUmodule handle, ctx_rec *
   return true;
 }
 
-static module_h *get_module(napi_env env, napi_value v) { return handle_get(env, v, &MODULE_KIND); }
+module_h *get_module(napi_env env, napi_value v) { return handle_get(env, v, &MODULE_KIND); }
 
 /* ---- loading ---- */
 
@@ -301,232 +301,40 @@ static napi_value module_unload_now(napi_env env, napi_callback_info info) {
 
 /* ---- what a module holds ---- */
 
-/* Texture and surface references belong to their module: the driver frees them with it. */
-typedef struct ref_h {
-  handle_base base;
-  void *handle; /* CUtexref or CUsurfref */
+static bool module_and_name(napi_env env, const napi_value *argv, module_h **module, char *name,
+                            size_t size) {
+  return (*module = get_module(env, argv[0])) && arg_string(env, argv[1], "name", name, size);
+}
+
+/* moduleGetFunction(module, name, holder): wraps the kernel called name around holder. */
+static napi_value module_get_function(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 3);
   module_h *module;
-} ref_h;
-
-static ctx_rec *context_of_ref(const handle_base *base) {
-  return ((const ref_h *)base)->module->ctx;
-}
-
-static const handle_kind TEXREF_KIND = {.tag = {0x6364727674657872ULL, 0x5465785265663031ULL},
-                                        .name = "TextureReference",
-                                        .freed = "",
-                                        .context = context_of_ref};
-static const handle_kind SURFREF_KIND = {.tag = {0x6364727673757266ULL, 0x5375726652656631ULL},
-                                         .name = "SurfaceReference",
-                                         .freed = "",
-                                         .context = context_of_ref};
-
-static void ref_finalize(napi_env env, void *data, void *hint) {
-  (void)env;
-  (void)hint;
-  ref_h *ref = data;
-  module_release(ref->module);
-  free(ref);
-}
-
-/* The reference in v, or NULL after throwing (a LogicError once its module is freed). */
-static ref_h *get_ref(napi_env env, napi_value v, const handle_kind *kind) {
-  ref_h *ref = handle_get(env, v, kind);
-  if (ref && ref->module->base.freed) {
-    char message[160];
-    snprintf(message, sizeof message, "the Module of this %s has been freed; load the module again",
-             kind->name);
-    throw_logic(env, message);
-    return NULL;
-  }
-  return ref;
-}
-
-static napi_value wrap_ref(napi_env env, napi_value holder, void *handle, module_h *module,
-                           const handle_kind *kind) {
-  ref_h *ref = calloc(1, sizeof *ref);
-  if (!ref) return throw_oom(env);
-  ref->handle = handle;
-  ref->module = module;
-  module_retain(module);
-  if (!handle_wrap(env, holder, &ref->base, kind, ref_finalize)) {
-    module_release(module);
-    free(ref);
-  }
-  return NULL;
-}
-
-/* What moduleGet looks up. */
-enum { GET_FUNCTION, GET_GLOBAL, GET_TEXREF, GET_SURFREF };
-
-/* moduleGet(obj, what, name, holder): the kernel (wrapped around holder), the global ([address
- * bigint, size]), or the texture or surface reference (wrapped around holder) called name. */
-static napi_value module_get(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 4);
-  module_h *module = get_module(env, argv[0]);
-  uint32_t what;
   char name[4096];
-  if (!module || !arg_uint32(env, argv[1], "what", &what) ||
-      !arg_string(env, argv[2], "name", name, sizeof name))
-    return NULL;
-  switch (what) {
-  case GET_FUNCTION: {
-    CUfunction handle;
-    CU_CALL(env, cuModuleGetFunction, &handle, module->handle, name);
-    func_wrap(env, argv[3], handle, module);
-    return NULL;
-  }
-  case GET_GLOBAL: {
-    CUdeviceptr ptr;
-    size_t size;
-    CU_CALL(env, cuModuleGetGlobal, &ptr, &size, module->handle, name);
-    return make_pair(env, make_ptr(env, ptr), make_uint(env, size));
-  }
-  case GET_TEXREF: {
-    CUtexref tex;
-    CU_CALL(env, cuModuleGetTexRef, &tex, module->handle, name);
-    return wrap_ref(env, argv[3], tex, module, &TEXREF_KIND);
-  }
-  case GET_SURFREF: {
-    CUsurfref surf;
-    CU_CALL(env, cuModuleGetSurfRef, &surf, module->handle, name);
-    return wrap_ref(env, argv[3], surf, module, &SURFREF_KIND);
-  }
-  default: return throw_range(env, "moduleGet: unknown kind");
-  }
+  if (!module_and_name(env, argv, &module, name, sizeof name)) return NULL;
+  CUfunction handle;
+  CU_CALL(env, cuModuleGetFunction, &handle, module->handle, name);
+  func_wrap(env, argv[2], handle, module);
+  return NULL;
 }
 
-/* ---- texture references bound to linear memory ---- */
-
-/* texrefSetAddress(tex, ptr, bytes): binds linear memory; returns the byte offset the fetches
- * must add (non-zero where ptr is not aligned enough). */
-static napi_value texref_set_address(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 3);
-  ref_h *tex = get_ref(env, argv[0], &TEXREF_KIND);
+/* moduleGetGlobal(module, name): [address bigint, size] of the global called name. */
+static napi_value module_get_global(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 2);
+  module_h *module;
+  char name[4096];
+  if (!module_and_name(env, argv, &module, name, sizeof name)) return NULL;
   CUdeviceptr ptr;
-  size_t bytes, offset;
-  if (!tex || !arg_ptr(env, argv[1], "ptr", &ptr) || !arg_size(env, argv[2], "bytes", &bytes))
-    return NULL;
-  CU_CALL(env, cuTexRefSetAddress, &offset, (CUtexref)tex->handle, ptr, bytes);
-  return make_uint(env, offset);
-}
-
-/* texrefSetAddress2D(tex, ptr, pitch, width, height, format, channels). */
-static napi_value texref_set_address_2d(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 7);
-  ref_h *tex = get_ref(env, argv[0], &TEXREF_KIND);
-  CUdeviceptr ptr;
-  size_t pitch, width, height;
-  uint32_t format, channels;
-  if (!tex || !arg_ptr(env, argv[1], "ptr", &ptr) || !arg_size(env, argv[2], "pitch", &pitch) ||
-      !arg_size(env, argv[3], "width", &width) || !arg_size(env, argv[4], "height", &height) ||
-      !arg_uint32(env, argv[5], "format", &format) ||
-      !arg_uint32(env, argv[6], "numChannels", &channels))
-    return NULL;
-  CUDA_ARRAY_DESCRIPTOR desc = {width, height, (CUarray_format)format, channels};
-  CU_CALL(env, cuTexRefSetAddress2D, (CUtexref)tex->handle, &desc, ptr, pitch);
-  return NULL;
-}
-
-/* refSetArray(ref, array, flags): binds a CudaArray to a texture reference (cuTexRefSetArray;
- * flags: CU_TRSA_OVERRIDE_FORMAT) or to a surface reference (cuSurfRefSetArray; flags 0). lib/
- * keeps the array alive while it is bound, and answers getArray() with it. */
-static napi_value ref_set_array(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 3);
-  bool surface = false;
-  if (napi_check_object_type_tag(env, argv[0], &SURFREF_KIND.tag, &surface) != napi_ok)
-    surface = false; /* not an object: get_ref says what it expects */
-  ref_h *ref = get_ref(env, argv[0], surface ? &SURFREF_KIND : &TEXREF_KIND);
-  array_h *array = ref ? handle_get(env, argv[1], &ARRAY_KIND) : NULL;
-  uint32_t flags;
-  if (!array || !arg_uint32(env, argv[2], "flags", &flags)) return NULL;
-  if (surface)
-    CU_CALL(env, cuSurfRefSetArray, (CUsurfref)ref->handle, array->handle, flags);
-  else
-    CU_CALL(env, cuTexRefSetArray, (CUtexref)ref->handle, array->handle, flags);
-  return NULL;
-}
-
-/* What texrefSet / texrefGet read or write. */
-enum { TEX_FORMAT, TEX_ADDRESS_MODE, TEX_FILTER_MODE, TEX_FLAGS, TEX_ADDRESS };
-
-/* texrefSet(tex, what, a, b): format (a: ArrayFormat, b: channels), addressMode (a: dimension,
- * b: AddressMode), filterMode (a), flags (a). */
-static napi_value texref_set(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 4);
-  ref_h *tex = get_ref(env, argv[0], &TEXREF_KIND);
-  uint32_t what, a, b = 0;
-  napi_valuetype type;
-  if (!tex || !arg_uint32(env, argv[1], "what", &what) || !arg_uint32(env, argv[2], "value", &a) ||
-      !arg_type(env, argv[3], &type) ||
-      (type != napi_undefined && !arg_uint32(env, argv[3], "value", &b)))
-    return NULL;
-  CUtexref handle = tex->handle;
-  switch (what) {
-  case TEX_FORMAT: CU_CALL(env, cuTexRefSetFormat, handle, (CUarray_format)a, (int)b); break;
-  case TEX_ADDRESS_MODE:
-    CU_CALL(env, cuTexRefSetAddressMode, handle, (int)a, (CUaddress_mode)b);
-    break;
-  case TEX_FILTER_MODE: CU_CALL(env, cuTexRefSetFilterMode, handle, (CUfilter_mode)a); break;
-  case TEX_FLAGS: CU_CALL(env, cuTexRefSetFlags, handle, a); break;
-  default: return throw_range(env, "texrefSet: unknown setting");
-  }
-  return NULL;
-}
-
-/* texrefGet(tex, what, dim): the setting; format gives [ArrayFormat, channels], address a bigint.
- */
-static napi_value texref_get(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 3);
-  ref_h *tex = get_ref(env, argv[0], &TEXREF_KIND);
-  uint32_t what, dim = 0;
-  napi_valuetype type;
-  if (!tex || !arg_uint32(env, argv[1], "what", &what) || !arg_type(env, argv[2], &type) ||
-      (type != napi_undefined && !arg_uint32(env, argv[2], "dim", &dim)))
-    return NULL;
-  CUtexref handle = tex->handle;
-  switch (what) {
-  case TEX_FORMAT: {
-    CUarray_format format;
-    int channels;
-    CU_CALL(env, cuTexRefGetFormat, &format, &channels, handle);
-    return make_pair(env, make_int(env, format), make_int(env, channels));
-  }
-  case TEX_ADDRESS_MODE: {
-    CUaddress_mode mode;
-    CU_CALL(env, cuTexRefGetAddressMode, &mode, handle, (int)dim);
-    return make_int(env, mode);
-  }
-  case TEX_FILTER_MODE: {
-    CUfilter_mode mode;
-    CU_CALL(env, cuTexRefGetFilterMode, &mode, handle);
-    return make_int(env, mode);
-  }
-  case TEX_FLAGS: {
-    unsigned int flags;
-    CU_CALL(env, cuTexRefGetFlags, &flags, handle);
-    return make_int(env, flags);
-  }
-  case TEX_ADDRESS: {
-    CUdeviceptr ptr;
-    CU_CALL(env, cuTexRefGetAddress, &ptr, handle);
-    return make_ptr(env, ptr);
-  }
-  default: return throw_range(env, "texrefGet: unknown setting");
-  }
+  size_t size;
+  CU_CALL(env, cuModuleGetGlobal, &ptr, &size, module->handle, name);
+  return make_pair(env, make_ptr(env, ptr), make_uint(env, size));
 }
 
 bool module_init(napi_env env, napi_value exports) {
   static const export_fn fns[] = {
-      {"moduleLoadData", module_load_data},
-      {"moduleLoad", module_load},
-      {"moduleUnload", module_unload_now},
-      {"moduleGet", module_get},
-      {"texrefSetAddress", texref_set_address},
-      {"texrefSetAddress2D", texref_set_address_2d},
-      {"texrefSet", texref_set},
-      {"refSetArray", ref_set_array},
-      {"texrefGet", texref_get},
+      {"moduleLoadData", module_load_data},   {"moduleLoad", module_load},
+      {"moduleUnload", module_unload_now},    {"moduleGetFunction", module_get_function},
+      {"moduleGetGlobal", module_get_global},
   };
   return EXPORTS(env, exports, fns);
 }

@@ -1,4 +1,4 @@
-/* module.h: what module.c (modules, references) and launch.c (kernels) share. */
+/* module.h: what module.c (modules), texref.c (references) and launch.c (kernels) share. */
 #ifndef CUDADRV_MODULE_H
 #define CUDADRV_MODULE_H
 
@@ -13,6 +13,8 @@ typedef struct module_h {
   int refs; /* the Module object's, plus one per kernel and reference (main thread only) */
 } module_h;
 
+/* The module in v, or NULL after throwing. */
+module_h *get_module(napi_env env, napi_value v);
 void module_retain(module_h *module);
 void module_release(module_h *module);
 

@@ -1,5 +1,6 @@
-/* What memory.c and host_memory.c share: the deferred release of memory that garbage collection
- * dropped, the reclaiming of it when an allocation runs out of memory, and host-buffer arguments.
+/* What the memory families share (allocations.c, reaper.c, device_memory.c, host_memory.c): the
+ * deferred release of memory that garbage collection dropped, the reclaiming of it when an
+ * allocation runs out of memory, and host-buffer arguments.
  *
  * Finalizers must not stall the main thread, yet cuMemFree, cuMemFreeHost and
  * cuMemHostUnregister may wait for the device. So a finalizer hands the release to one
@@ -39,6 +40,11 @@ struct tracked {
    * if ctx is its context, which is being detached. NULL for the others. */
   void (*context_gone)(napi_env env, tracked *node, ctx_rec *ctx);
 };
+/* Links node into the environment's list, its owner being the weak reference owner (taken over). */
+void memory_link(napi_env env, memory_state *state, tracked *node, napi_ref owner, size_t bytes,
+                 reclaim_fn reclaim);
+/* Unlinks node (linked); leaves its owner reference alone. */
+void memory_unlink(napi_env env, tracked *node);
 /* Starts tracking node for owner; false after throwing. */
 bool memory_track(napi_env env, tracked *node, napi_value owner, size_t bytes, reclaim_fn reclaim);
 /* Stops tracking (idempotent) and takes the bytes back from V8's count. */
@@ -49,6 +55,8 @@ CUresult release_now(release_op op, uint64_t address, ctx_rec *ctx);
 /* For a finalizer or a reclaim of a tracked allocation: on the reaper thread, or at once while the
  * environment is torn down. Takes over nothing (ctx is retained as needed). */
 void release_later(const tracked *node, release_op op, uint64_t address, ctx_rec *ctx);
+/* Hands the release to the reaper thread; false (nothing taken) where it cannot. */
+bool reaper_enqueue(release_op op, uint64_t address, ctx_rec *ctx);
 /* Waits until the reaper has done everything handed to it. */
 void reaper_drain(void);
 /* The first tracked allocation that match accepts, or NULL. */
@@ -66,14 +74,21 @@ void memory_context_detached(napi_env env, ctx_rec *ctx);
  * the reaper, and returns the bytes released. */
 size_t memory_reclaim(napi_env env);
 
-/* napi_create_external_arraybuffer, safe when it fails: Node then calls the finalizer (later, from
- * a SetImmediate) although no buffer was made, and the caller, which still owns data, must not
- * see it. Refused (napi_no_external_buffers_allowed, Electron's memory cage): *refused, nothing
- * thrown. Other failures throw (Node's own RangeError where size is past its limit). */
-bool external_arraybuffer(napi_env env, void *data, size_t size, napi_finalize finalize, void *hint,
-                          napi_value *result, bool *refused);
+/* The table of device allocations, whose ids name them to lib/: the slot plus SLOT_COUNT times
+ * the slot's generation, so that a stale or forged id finds nothing. */
+/* Puts node in a vacant slot (its index in *index); false when the table cannot grow. */
+bool memory_slot_take(memory_state *state, tracked *node, uint32_t *index);
+void memory_slot_drop(memory_state *state, uint32_t index);
+/* The id of the allocation in slot index. */
+double memory_slot_id(const memory_state *state, uint32_t index);
+/* The allocation that id names, or NULL. */
+tracked *memory_slot_find(napi_env env, double id);
 
-/* A boolean lib/ passes. */
-bool arg_bool(napi_env env, napi_value v, bool *out);
+/* The driver's memory pools (mempool.c), which memAllocAsync takes. */
+typedef struct pool_h {
+  handle_base base;
+  CUmemoryPool handle;
+} pool_h;
+extern const handle_kind POOL_KIND;
 
 #endif

@@ -62,7 +62,7 @@ static napi_value create_object(napi_env env, napi_value obj, const CUDA_RESOURC
 
 /* The fields of texObjectCreate, in a BigUint64Array. */
 enum {
-  T_KIND, /* 0: a CudaArray, 1: linear memory, 2: pitched 2D memory */
+  T_KIND, /* one of the kinds below */
   T_ADDRESS,
   T_FORMAT,
   T_CHANNELS,
@@ -76,6 +76,26 @@ enum {
   T_MAX_ANISOTROPY,
   T_COUNT
 };
+/* What T_KIND says the resource is. */
+enum { KIND_ARRAY, KIND_LINEAR, KIND_PITCH2D };
+static const layout_field TEXTURE_LAYOUT[] = {
+    {"kind", T_KIND},
+    {"address", T_ADDRESS},
+    {"format", T_FORMAT},
+    {"channels", T_CHANNELS},
+    {"bytes", T_BYTES},
+    {"width", T_WIDTH},
+    {"height", T_HEIGHT},
+    {"pitch", T_PITCH},
+    {"addressMode", T_ADDRESS_MODE},
+    {"filterMode", T_FILTER_MODE},
+    {"flags", T_FLAGS},
+    {"maxAnisotropy", T_MAX_ANISOTROPY},
+    {"count", T_COUNT},
+    {"kindArray", KIND_ARRAY},
+    {"kindLinear", KIND_LINEAR},
+    {"kindPitch2D", KIND_PITCH2D},
+};
 
 static bool read_fields(napi_env env, napi_value v, napi_typedarray_type want, size_t count,
                         void **data) {
@@ -85,7 +105,7 @@ static bool read_fields(napi_env env, napi_value v, napi_typedarray_type want, s
   if (napi_is_typedarray(env, v, &is) != napi_ok || !is ||
       napi_get_typedarray_info(env, v, &type, &length, data, NULL, NULL) != napi_ok ||
       type != want || length != count) {
-    throw_type(env, "expected the texture object's fields as lib/texture.js lays them out");
+    throw_type(env, "expected the texture object's fields as layouts.texture lays them out");
     return false;
   }
   return true;
@@ -96,21 +116,21 @@ static bool read_resource(napi_env env, napi_value array_arg, const uint64_t *f,
                           CUDA_RESOURCE_DESC *r) {
   memset(r, 0, sizeof *r);
   switch (f[T_KIND]) {
-  case 0: {
+  case KIND_ARRAY: {
     array_h *array = handle_get(env, array_arg, &ARRAY_KIND);
     if (!array) return false;
     r->resType = CU_RESOURCE_TYPE_ARRAY;
     r->res.array.hArray = array->handle;
     return true;
   }
-  case 1:
+  case KIND_LINEAR:
     r->resType = CU_RESOURCE_TYPE_LINEAR;
     r->res.linear.devPtr = (CUdeviceptr)f[T_ADDRESS];
     r->res.linear.format = (CUarray_format)f[T_FORMAT];
     r->res.linear.numChannels = (unsigned)f[T_CHANNELS];
     r->res.linear.sizeInBytes = (size_t)f[T_BYTES];
     return true;
-  case 2:
+  case KIND_PITCH2D:
     r->resType = CU_RESOURCE_TYPE_PITCH2D;
     r->res.pitch2D.devPtr = (CUdeviceptr)f[T_ADDRESS];
     r->res.pitch2D.format = (CUarray_format)f[T_FORMAT];
@@ -167,5 +187,5 @@ bool texobj_init(napi_env env, napi_value exports) {
       {"surfObjectCreate", surfobj_create},
       {"texObjectDestroy", texobj_destroy},
   };
-  return EXPORTS(env, exports, fns);
+  return EXPORTS(env, exports, fns) && EXPORT_LAYOUT(env, exports, "texture", TEXTURE_LAYOUT);
 }

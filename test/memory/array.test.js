@@ -155,19 +155,21 @@ describe('arrays (checked before the driver)', function () {
     assert.throws(() => binding.memcpyAtoA(new Uint8Array(4), 0, {}, 0, 4), notArray);
     assert.throws(() => binding.arrayGetDescriptor(Object.create(CudaArray.prototype)), notArray);
     assert.throws(() => binding.surfObjectCreate({}, {}), notArray);
-    const fields = new BigUint64Array(14); // kind 0: an array, which {} is not
+    const T = binding.layouts.texture;
+    const fields = new BigUint64Array(T.count);
+    fields[T.kind] = BigInt(T.kindArray); // an array, which {} is not
     assert.throws(() => binding.texObjectCreate({}, {}, fields, new Float32Array(4)), notArray);
     for (const [bad, border] of [
-      [new BigUint64Array(13), new Float32Array(4)],
+      [new BigUint64Array(T.count - 1), new Float32Array(4)],
       [fields, new Float32Array(3)],
-      [new Float64Array(14), new Float32Array(4)],
+      [new Float64Array(T.count), new Float32Array(4)],
     ]) {
       assert.throws(() => binding.texObjectCreate({}, null, bad, border), {
         name: 'TypeError',
         message: /texture object's fields/,
       });
     }
-    fields[0] = 7n;
+    fields[T.kind] = 7n;
     assert.throws(() => binding.texObjectCreate({}, null, fields, new Float32Array(4)), {
       name: 'RangeError',
       message: 'unknown texture resource kind',
@@ -176,7 +178,14 @@ describe('arrays (checked before the driver)', function () {
       name: 'TypeError',
       message: 'expected a TextureObject or SurfaceObject',
     });
-    assert.throws(() => binding.refSetArray({}, {}, 0), { name: 'TypeError', message: 'expected a TextureReference' });
+    assert.throws(() => binding.texrefSetArray({}, {}, 0), {
+      name: 'TypeError',
+      message: 'expected a TextureReference',
+    });
+    assert.throws(() => binding.surfrefSetArray({}, {}, 0), {
+      name: 'TypeError',
+      message: 'expected a SurfaceReference',
+    });
   });
 });
 

@@ -228,30 +228,36 @@ describe('memory arguments (checked before the driver)', function () {
   });
 
   it('the addon checks host extents of 2D/3D copies again, whatever lib/ passed', function () {
-    const fields = new BigUint64Array(19);
-    fields.set([0n, 0n, 0n, 0n, BigInt(cuda.MemoryType.HOST), 0n, 16n, 0n], 0);
-    fields.set([0n, 0n, 0n, 0n, BigInt(cuda.MemoryType.DEVICE), 0x1000n, 16n, 0n], 8);
-    fields.set([16n, 5n, 1n], 16);
-    assert.throws(() => binding.memcpy2D(fields, new Uint8Array(79), undefined, false, undefined, undefined), {
+    const F = binding.layouts.copy;
+    const fields = new BigUint64Array(F.count);
+    fields[F.type] = BigInt(cuda.MemoryType.HOST);
+    fields[F.pitch] = 16n;
+    fields[F.side + F.type] = BigInt(cuda.MemoryType.DEVICE);
+    fields[F.side + F.device] = 0x1000n;
+    fields[F.side + F.pitch] = 16n;
+    fields[F.width] = 16n;
+    fields[F.rows] = 5n;
+    fields[F.depth] = 1n;
+    assert.throws(() => binding.memcpy2DUnaligned(fields, new Uint8Array(79), undefined), {
       name: 'RangeError',
       message: /src: the copy reaches past the end of the host buffer/,
     });
-    fields[6] = 2n ** 62n; // a pitch whose product overflows
+    fields[F.pitch] = 2n ** 62n; // a pitch whose product overflows
     assert.throws(() => binding.memcpy3D(fields, new Uint8Array(80), undefined, undefined, undefined), {
       name: 'RangeError',
       message: /past the end/,
     });
-    fields[4] = 3n; // array memory: the array comes in the host buffer's place
-    assert.throws(() => binding.memcpy2D(fields, new Uint8Array(80), undefined, false, undefined, undefined), {
+    fields[F.type] = BigInt(cuda.MemoryType.ARRAY); // the array comes in the host buffer's place
+    assert.throws(() => binding.memcpy2D(fields, new Uint8Array(80), undefined, undefined, undefined), {
       name: 'TypeError',
       message: 'expected a CudaArray',
     });
-    fields[4] = 5n; // no such memory type
-    assert.throws(() => binding.memcpy2D(fields, new Uint8Array(80), undefined, false, undefined, undefined), {
+    fields[F.type] = 5n; // no such memory type
+    assert.throws(() => binding.memcpy2D(fields, new Uint8Array(80), undefined, undefined, undefined), {
       name: 'RangeError',
       message: 'src memory type must be host, device, array or unified',
     });
-    assert.throws(() => binding.memcpy2D(new Float64Array(19), undefined, undefined, false), {
+    assert.throws(() => binding.memcpy2D(new Float64Array(F.count), undefined, undefined), {
       name: 'TypeError',
       message: /BigUint64Array/,
     });
@@ -784,8 +790,8 @@ describeGpu('device memory', function () {
     global.gc();
     await new Promise((resolve) => setImmediate(resolve)); // finalizers run
     await new Promise((resolve) => setTimeout(resolve, 200)); // the reaper frees
-    const { internal } = require('../../lib/memory/host-memory');
-    internal.collectGarbage(); // waits for the reaper
+    const { collectGarbage } = require('../../lib/memory/host-memory');
+    collectGarbage(); // waits for the reaper
     assert.ok(cuda.memGetInfo().free >= before - (64 << 20), 'the memory came back');
     assert.strictEqual(cuda.stats().cleanupsFailed, failed);
   });
@@ -837,9 +843,9 @@ describeGpu('device memory', function () {
     (() => {
       cuda.memAllocAsync(1 << 20, stream);
     })(); // dropped: freed by the reaper
-    const { internal } = require('../../lib/memory/host-memory');
+    const { collectGarbage } = require('../../lib/memory/host-memory');
     global.gc();
-    assert.ok(internal.collectGarbage() >= 1 << 20, 'the dropped allocation is released');
+    assert.ok(collectGarbage() >= 1 << 20, 'the dropped allocation is released');
     assert.strictEqual(cuda.stats().cleanupsFailed, failed);
   });
 

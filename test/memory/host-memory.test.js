@@ -3,7 +3,7 @@ const assert = require('assert');
 const crypto = require('crypto');
 const cuda = require('../..');
 const binding = require('../../lib/internal/binding');
-const { internal } = require('../../lib/memory/host-memory');
+const internal = require('../../lib/memory/host-memory');
 const { describeGpu } = require('../support/gpu');
 
 function random(bytes) {

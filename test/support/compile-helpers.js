@@ -50,7 +50,8 @@ function scratchCacheRoot() {
       if (savedEnv[name] === undefined) delete process.env[name];
       else process.env[name] = savedEnv[name];
     }
-    fs.rmSync(cacheRoot, { recursive: true, force: true });
+    require('../../lib/internal/binding').flushWrites(); // the cache's background writes land first
+    fs.rmSync(cacheRoot, { recursive: true, force: true, maxRetries: 3 });
   });
   return () => cacheRoot;
 }

@@ -1,0 +1,117 @@
+/* reaper: one process-wide thread that releases memory off the main thread, for finalizers and
+ * reclaims (memory.h says why), and the release itself (release_now). */
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "memory.h"
+
+typedef struct release_job {
+  struct release_job *next;
+  release_op op;
+  uint64_t address;
+  ctx_rec *ctx;
+} release_job;
+
+static pthread_mutex_t reaper_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t reaper_wake = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t reaper_idle = PTHREAD_COND_INITIALIZER;
+static release_job *reaper_head, **reaper_tail = &reaper_head;
+static size_t reaper_outstanding; /* queued or being released */
+static bool reaper_running;
+
+CUresult release_now(release_op op, uint64_t address, ctx_rec *ctx) {
+  if (!ctx_enter(ctx)) return CUDA_SUCCESS;
+  CUresult result;
+  switch (op) {
+  case RELEASE_MEM_FREE: /* waits for the device itself */
+    result = DRV(cuMemFree, (CUdeviceptr)address);
+    break;
+  case RELEASE_MEM_FREE_ORDERED: /* cuMemFree does not wait for pool memory: wait first */
+    DRV(cuCtxSynchronize, );
+    result = DRV(cuMemFree, (CUdeviceptr)address);
+    break;
+  case RELEASE_IPC_CLOSE:
+    DRV(cuCtxSynchronize, );
+    result = DRV(cuIpcCloseMemHandle, (CUdeviceptr)address);
+    break;
+  case RELEASE_HOST_FREE: /* queued copies may still read or write it */
+    DRV(cuCtxSynchronize, );
+    result = DRV(cuMemFreeHost, (void *)(uintptr_t)address);
+    break;
+  default: /* RELEASE_HOST_UNREGISTER */
+    DRV(cuCtxSynchronize, );
+    result = DRV(cuMemHostUnregister, (void *)(uintptr_t)address);
+    break;
+  }
+  ctx_leave();
+  return result;
+}
+
+/* A stream capture under way (in global mode, on any thread) refuses frees, which may wait for
+ * the device: the reaper does not take part in captures (relaxed mode), and tries again for up to
+ * ten seconds while one refuses it. */
+static CUresult release_outside_captures(const release_job *job) {
+  CUresult result = release_now(job->op, job->address, job->ctx);
+  for (int tries = 0; tries < 1000 && (result == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED ||
+                                       result == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT);
+       tries++) {
+    usleep(10000);
+    result = release_now(job->op, job->address, job->ctx);
+  }
+  return result;
+}
+
+static void *reaper_main(void *unused) {
+  (void)unused;
+  CUstreamCaptureMode relaxed = CU_STREAM_CAPTURE_MODE_RELAXED;
+  DRV(cuThreadExchangeStreamCaptureMode, &relaxed); /* optional: an old driver has no captures */
+  pthread_mutex_lock(&reaper_lock);
+  for (;;) {
+    while (!reaper_head) pthread_cond_wait(&reaper_wake, &reaper_lock);
+    release_job *job = reaper_head;
+    if (!(reaper_head = job->next)) reaper_tail = &reaper_head;
+    pthread_mutex_unlock(&reaper_lock);
+    stats_cleanup(release_outside_captures(job));
+    ctx_rec_wait_end(job->ctx); /* may destroy a context detached meanwhile */
+    free(job);
+    pthread_mutex_lock(&reaper_lock);
+    if (--reaper_outstanding == 0) pthread_cond_broadcast(&reaper_idle);
+  }
+  return NULL;
+}
+
+/* Called with reaper_lock held. */
+static bool reaper_start_locked(void) {
+  if (!reaper_running) reaper_running = thread_start_service(reaper_main, reaper_drain);
+  return reaper_running;
+}
+
+void reaper_drain(void) {
+  pthread_mutex_lock(&reaper_lock);
+  while (reaper_outstanding) pthread_cond_wait(&reaper_idle, &reaper_lock);
+  pthread_mutex_unlock(&reaper_lock);
+}
+
+bool reaper_enqueue(release_op op, uint64_t address, ctx_rec *ctx) {
+  release_job *job = malloc(sizeof *job);
+  if (!job) return false;
+  job->op = op;
+  job->address = address;
+  job->ctx = ctx;
+  ctx_rec_wait_begin(ctx); /* a detach() meanwhile leaves destroying the context to the reaper */
+  pthread_mutex_lock(&reaper_lock);
+  if (reaper_start_locked()) {
+    job->next = NULL;
+    *reaper_tail = job;
+    reaper_tail = &job->next;
+    reaper_outstanding++;
+    pthread_cond_signal(&reaper_wake);
+    pthread_mutex_unlock(&reaper_lock);
+    return true;
+  }
+  pthread_mutex_unlock(&reaper_lock);
+  ctx_rec_wait_end(ctx);
+  free(job);
+  return false;
+}

@@ -1,0 +1,112 @@
+'use strict';
+// The shape of lib/ (DESIGN.md): no require cycles, lazy requires included, and no module reading
+// another's underscore fields; and the layouts lib/ and the addon share agree.
+const assert = require('assert');
+const fs = require('fs');
+const path = require('path');
+
+const LIB = path.join(__dirname, '..', '..', 'lib');
+const files = fs
+  .readdirSync(LIB, { recursive: true })
+  .filter((f) => f.endsWith('.js'))
+  .map((f) => path.join(LIB, f));
+
+// lib/ file → the lib/ files it requires, wherever the require is (a lazy one counts).
+function requires(file) {
+  const text = fs.readFileSync(file, 'utf8');
+  const found = [];
+  for (const [, spec] of text.matchAll(/require\(\s*['"](\.{1,2}\/[^'"]*)['"]\s*\)/g)) {
+    const base = path.resolve(path.dirname(file), spec);
+    const target = [base, `${base}.js`, path.join(base, 'index.js')].find(
+      (f) => fs.existsSync(f) && fs.statSync(f).isFile(),
+    );
+    if (target && target.startsWith(LIB)) found.push(target);
+  }
+  return found;
+}
+
+describe('the layout of lib/', function () {
+  it('has no require cycles, lazy requires included', function () {
+    const graph = new Map(files.map((f) => [f, requires(f)]));
+    const cycles = [];
+    const state = new Map(); // file → 'open' | 'done'
+    const stack = [];
+    const visit = (file) => {
+      state.set(file, 'open');
+      stack.push(file);
+      for (const next of graph.get(file) ?? []) {
+        if (state.get(next) === 'open') {
+          cycles.push(
+            stack
+              .slice(stack.indexOf(next))
+              .concat(next)
+              .map((f) => path.relative(LIB, f))
+              .join(' → '),
+          );
+        } else if (!state.has(next)) {
+          visit(next);
+        }
+      }
+      stack.pop();
+      state.set(file, 'done');
+    };
+    for (const file of files) if (!state.has(file)) visit(file);
+    assert.deepStrictEqual(cycles, []);
+  });
+
+  it('no module reads an underscore field that another module defines', function () {
+    const owners = new Map(); // field name → files using it
+    for (const file of files) {
+      const text = fs.readFileSync(file, 'utf8');
+      for (const name of new Set([...text.matchAll(/\.(_[A-Za-z]\w*)/g)].map((m) => m[1]))) {
+        owners.set(name, [...(owners.get(name) ?? []), path.relative(LIB, file)]);
+      }
+    }
+    const shared = [...owners].filter(([, users]) => users.length > 1).map(([name, users]) => `${name}: ${users}`);
+    assert.deepStrictEqual(shared, []);
+  });
+});
+
+describe('the layouts lib/ and the addon share', function () {
+  const layouts = require('../../lib/internal/layouts');
+  const binding = require('../../lib/internal/binding');
+
+  it('the addon exports each layout lib/ reads, with exactly the names lib/ knows', function () {
+    for (const [layout, names] of Object.entries(layouts.NAMES)) {
+      assert.deepStrictEqual(Object.keys(binding.layouts[layout]).sort(), [...names].sort(), layout);
+    }
+    assert.deepStrictEqual(Object.keys(binding.layouts).sort(), Object.keys(layouts.NAMES).sort());
+  });
+
+  it('a layout that differs (a name missing, added or not a number) stops lib/ at require, naming it', function () {
+    const copy = (change) => {
+      const exported = JSON.parse(JSON.stringify(binding.layouts));
+      change(exported);
+      return exported;
+    };
+    const cases = [
+      [(l) => delete l.launch.shared, /launch lacks shared/],
+      [(l) => (l.copy.extra = 3), /copy has extra, which lib\/ does not know/],
+      [(l) => (l.made.id = '0'), /made lacks id/],
+      [(l) => delete l.texture, /texture lacks kind, address/],
+      [(l) => (l.other = {}), /unknown layouts other/],
+    ];
+    for (const [change, message] of cases) {
+      assert.throws(() => layouts.checked(copy(change)), { name: 'Error', message });
+      assert.throws(() => layouts.checked(copy(change)), { message: /npm rebuild cudadrv/ });
+    }
+    assert.strictEqual(layouts.checked(binding.layouts), binding.layouts);
+  });
+
+  it('the values hang together: the launch header holds its words, the copy fields two sides and an extent', function () {
+    const { launch, copy, texture, made } = binding.layouts;
+    assert.ok(launch.headerWords * 4 <= launch.headerBytes);
+    for (const slot of [launch.grid + 2, launch.block + 2, launch.shared, launch.attributes, launch.cluster + 2]) {
+      assert.ok(slot < launch.headerWords, String(slot));
+    }
+    assert.strictEqual(copy.count, copy.depth + 1);
+    assert.ok(copy.width >= 2 * copy.side);
+    assert.ok(texture.maxAnisotropy < texture.count && texture.filterMode >= texture.addressMode + 3);
+    assert.strictEqual(made.count, 3);
+  });
+});
