@@ -43,10 +43,14 @@ function main() {
     run(process.execPath, [path.join('node_modules', 'mocha', 'bin', 'mocha.js')], { cwd: stage, env });
     const calls = Number(process.env.CUDADRV_SANITIZE_FUZZ_CALLS || 50000);
     const seed = Math.floor(Math.random() * 2 ** 31);
-    run(process.execPath, [path.join('test', 'fuzz', 'run.js'), '--calls', String(calls / 2), '--seed', String(seed)], {
-      cwd: stage,
-      env,
-    });
+    run(
+      process.execPath,
+      [path.join('test', 'reliability', 'fuzz', 'run.js'), '--calls', String(calls / 2), '--seed', String(seed)],
+      {
+        cwd: stage,
+        env,
+      },
+    );
   } finally {
     fs.rmSync(stage, { recursive: true, force: true });
   }
