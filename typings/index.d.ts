@@ -120,6 +120,11 @@ export declare class Context {
   static getStreamPriorityRange(): [number, number];
   push(): void;
   setCurrent(): void;
+  /**
+   * Destroys the context (releases it, for the primary context) and takes it off this thread's
+   * context stack wherever it lies there; the contexts above it stay, in their order. A second
+   * call does nothing.
+   */
   detach(): void;
   getApiVersion(): number;
   enablePeerAccess(peer: Context, flags?: number): void;

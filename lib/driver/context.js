@@ -143,9 +143,12 @@ class Context {
    * Everything made in it is gone with it. A second detach() does nothing. */
   detach() {
     if (this.#detached) return;
-    binding.ctxDetach(this);
-    this.#detached = true;
-    if (registry.get(this.address) === this) registry.delete(this.address);
+    try {
+      binding.ctxDetach(this); // throws where a context above it could not be put back
+    } finally {
+      this.#detached = true;
+      if (registry.get(this.address) === this) registry.delete(this.address);
+    }
   }
 
   getApiVersion() {

@@ -100,7 +100,10 @@ class DeviceData {
   alignBytes(wordSize = 4) {
     const bytes = ALIGN_BYTES.get(wordSize);
     if (bytes === undefined) {
-      throw new RangeError(`no alignment possible for fetches of size ${wordSize}: wordSize must be 4, 8 or 16`);
+      throw new RangeError(
+        `no alignment possible for fetches of size ${typeof wordSize === 'number' ? wordSize : check.describe(wordSize)}: ` +
+          'wordSize must be 4, 8 or 16',
+      );
     }
     return bytes;
   }

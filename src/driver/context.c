@@ -128,23 +128,41 @@ static const handle_kind CONTEXT_KIND = {
     .name = "Context",
     .freed = "this Context has been detached; make or retain a new one"};
 
-/* Pops the context if it is current, then destroys or releases what this holder owns. */
-static void holder_release(napi_env env, ctx_holder *holder) {
-  holder->base.freed = true;
-  if (holder->origin == CTX_BORROWED) return;
-  memory_context_detached(env, holder->rec);
-  CUcontext current = NULL;
-  if (DRV(cuCtxGetCurrent, &current) == CUDA_SUCCESS && current == holder->rec->handle) {
-    CUcontext popped;
-    DRV(cuCtxPopCurrent, &popped);
+/* Takes ctx off this thread's context stack wherever it lies, as often as it was pushed: the
+ * contexts above it are popped and pushed back in their order. cuCtxDestroy pops a context only
+ * where it is on top, and releasing a primary context pops nothing: one left below would become
+ * current again on a later pop, destroyed, and the driver does not survive calls into it. The
+ * search stops STACK_SCAN deep. Returns the first failure to push a context back. */
+#define STACK_SCAN 64
+static CUresult unstack(CUcontext ctx) {
+  CUcontext above[STACK_SCAN], current = NULL, popped;
+  int n = 0;
+  while (n < STACK_SCAN && DRV(cuCtxGetCurrent, &current) == CUDA_SUCCESS && current &&
+         DRV(cuCtxPopCurrent, &popped) == CUDA_SUCCESS)
+    if (popped != ctx) above[n++] = popped;
+  CUresult first = CUDA_SUCCESS;
+  while (n > 0) {
+    CUresult result = DRV(cuCtxPushCurrent, above[--n]);
+    if (first == CUDA_SUCCESS) first = result;
   }
+  return first;
+}
+
+/* Takes the context off this thread's stack, then destroys or releases what this holder owns;
+ * the result of putting back the contexts that were above it. */
+static CUresult holder_release(napi_env env, ctx_holder *holder) {
+  holder->base.freed = true;
+  if (holder->origin == CTX_BORROWED) return CUDA_SUCCESS;
+  memory_context_detached(env, holder->rec);
+  CUresult result = unstack(holder->rec->handle);
   ctx_request_destroy(holder->rec, holder->origin == CTX_PRIMARY);
+  return result;
 }
 
 static void holder_finalize(napi_env env, void *data, void *hint) {
   (void)hint;
   ctx_holder *holder = data;
-  if (!holder->base.freed) holder_release(env, holder);
+  if (!holder->base.freed) stats_cleanup(holder_release(env, holder));
   ctx_rec_release(holder->rec);
   free(holder);
 }
@@ -232,8 +250,9 @@ static napi_value ctx_get_current(napi_env env, napi_callback_info info) {
 static napi_value ctx_detach(napi_env env, napi_callback_info info) {
   ARGS(env, info, 1);
   ctx_holder *holder = handle_get_any(env, argv[0], &CONTEXT_KIND);
-  if (!holder) return NULL;
-  if (!holder->base.freed) holder_release(env, holder);
+  if (!holder || holder->base.freed) return NULL;
+  CUresult result = holder_release(env, holder); /* detached even where this failed */
+  if (result != CUDA_SUCCESS) return throw_cu(env, result, "cuCtxPushCurrent");
   return NULL;
 }
 

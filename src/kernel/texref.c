@@ -158,12 +158,21 @@ static bool tex_and_values(napi_env env, const napi_value *argv, size_t count, r
   return true;
 }
 
+/* A texture has 3 dimensions, and elements of 1, 2 or 4 channels: the driver indexes by what it
+ * is given. */
+static bool dim_ok(napi_env env, uint32_t dim) {
+  if (dim <= 2) return true;
+  throw_range(env, "dim must be 0, 1 or 2");
+  return false;
+}
+
 /* texrefSetFormat(tex, format, channels). */
 static napi_value texref_set_format(napi_env env, napi_callback_info info) {
   ARGS(env, info, 3);
   ref_h *tex;
   uint32_t v[2];
   if (!tex_and_values(env, argv, 2, &tex, v)) return NULL;
+  if (v[1] != 1 && v[1] != 2 && v[1] != 4) return throw_range(env, "channels must be 1, 2 or 4");
   CU_CALL(env, cuTexRefSetFormat, (CUtexref)tex->handle, (CUarray_format)v[0], (int)v[1]);
   return NULL;
 }
@@ -173,7 +182,7 @@ static napi_value texref_set_address_mode(napi_env env, napi_callback_info info)
   ARGS(env, info, 3);
   ref_h *tex;
   uint32_t v[2];
-  if (!tex_and_values(env, argv, 2, &tex, v)) return NULL;
+  if (!tex_and_values(env, argv, 2, &tex, v) || !dim_ok(env, v[0])) return NULL;
   CU_CALL(env, cuTexRefSetAddressMode, (CUtexref)tex->handle, (int)v[0], (CUaddress_mode)v[1]);
   return NULL;
 }
@@ -214,7 +223,7 @@ static napi_value texref_get_address_mode(napi_env env, napi_callback_info info)
   ARGS(env, info, 2);
   ref_h *tex;
   uint32_t v[1];
-  if (!tex_and_values(env, argv, 1, &tex, v)) return NULL;
+  if (!tex_and_values(env, argv, 1, &tex, v) || !dim_ok(env, v[0])) return NULL;
   CUaddress_mode mode;
   CU_CALL(env, cuTexRefGetAddressMode, &mode, (CUtexref)tex->handle, (int)v[0]);
   return make_int(env, mode);

@@ -160,3 +160,39 @@ describe('process exit with live GPU objects', function () {
     }
   });
 });
+
+describe('Context through a stand-in driver (no GPU needed)', function () {
+  this.timeout(60000);
+  const { standInDriver } = require('../support/stand-in-driver');
+  const standIn = standInDriver();
+
+  it("detach() takes the context off this thread's stack wherever it lies, however often it was pushed", function () {
+    // A destroyed context left below the top became current again on a later pop, and the real
+    // driver crashed on the next call into it (the fuzzer, driver mode, seed 20261123).
+    const root = path.join(__dirname, '..', '..');
+    const script = `
+      const cuda = require(${JSON.stringify(root)});
+      const binding = require(${JSON.stringify(path.join(root, 'lib', 'internal', 'binding'))});
+      const device = new cuda.Device(0);
+      const below = device.makeContext();
+      const above = device.makeContext();
+      const primary = device.retainPrimaryContext();
+      primary.push();
+      above.push(); // the stack: below, above, primary, above
+      below.detach();
+      above.detach();
+      const seen = [cuda.Context.getCurrent() === primary];
+      cuda.Context.pop();
+      seen.push(binding.ctxGetCurrent());
+      primary.push();
+      primary.detach(); // a primary context released leaves the stack too
+      seen.push(binding.ctxGetCurrent());
+      console.log(JSON.stringify(seen));`;
+    const child = spawnSync(process.execPath, ['-e', script], {
+      encoding: 'utf8',
+      env: { ...process.env, LD_LIBRARY_PATH: standIn.dir },
+    });
+    assert.strictEqual(child.status, 0, child.stderr);
+    assert.deepStrictEqual(JSON.parse(child.stdout), [true, null, null]);
+  });
+});

@@ -665,6 +665,19 @@ const scenarios = {
     assert.throws(() => tex.setFormat(999, 1), { name: 'RangeError', message: /member of cuda\.ArrayFormat/ });
     assert.throws(() => tex.setFormat(cuda.ArrayFormat.FLOAT, 5), { name: 'RangeError', message: /numComponents/ });
     assert.throws(() => tex.setAddressMode(3, cuda.AddressMode.CLAMP), { name: 'RangeError', message: /dim/ });
+    // the addon checks what the driver would index by, whatever lib/ passed
+    const binding = require('../../lib/internal/binding');
+    for (const dim of [3, 7, 2 ** 31, 2 ** 32 - 1]) {
+      const range = { name: 'RangeError', message: 'dim must be 0, 1 or 2' };
+      assert.throws(() => binding.texrefSetAddressMode(tex, dim, cuda.AddressMode.CLAMP), range);
+      assert.throws(() => binding.texrefGetAddressMode(tex, dim), range);
+    }
+    for (const channels of [0, 3, 5, 2 ** 32 - 1]) {
+      assert.throws(() => binding.texrefSetFormat(tex, cuda.ArrayFormat.FLOAT, channels), {
+        name: 'RangeError',
+        message: 'channels must be 1, 2 or 4',
+      });
+    }
     assert.throws(() => tex.setAddress({}, 4), { name: 'TypeError', message: /devptr must be device memory/ });
     assert.throws(() => tex.setAddress2D(memory, null, 64), { name: 'TypeError', message: /descriptor must be/ });
     assert.throws(() => tex.setAddress2D(memory, { width: 1, height: 1, format: 1, numChannels: 3.5 }, 64), {

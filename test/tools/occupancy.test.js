@@ -91,6 +91,9 @@ describe('DeviceData from attributes', function () {
       name: 'RangeError',
       message: /no alignment possible for fetches of size 2/,
     });
+    const detached = new Uint16Array(2); // the fuzzer's: its toString() throws the engine's TypeError
+    structuredClone(detached.buffer, { transfer: [detached.buffer] });
+    assert.throws(() => d.alignBytes(detached), { name: 'RangeError', message: /of size an Uint16Array: wordSize/ });
     assert.deepStrictEqual(
       [d.align(0), d.align(1), d.align(64), d.align(65), d.align(65, 8), d.align(129, 16)],
       [0, 64, 64, 128, 128, 256],
