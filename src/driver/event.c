@@ -120,7 +120,11 @@ static napi_value event_ipc_handle(napi_env env, napi_callback_info info) {
   event_h *event = get_event(env, argv[0]);
   if (!event) return NULL;
   CUipcEventHandle handle;
-  CU_CALL(env, cuIpcGetEventHandle, &handle, event->handle);
+  /* in the event's context: driver 580 crashes where another one is current */
+  if (!ctx_enter(event->ctx)) return throw_cu(env, CUDA_ERROR_INVALID_CONTEXT, "cuCtxPushCurrent");
+  CUresult got = DRV(cuIpcGetEventHandle, &handle, event->handle);
+  ctx_leave();
+  if (got != CUDA_SUCCESS) return throw_cu(env, got, "cuIpcGetEventHandle");
   napi_value result;
   NAPI_CALL(env,
             napi_create_buffer_copy(env, sizeof handle.reserved, handle.reserved, NULL, &result));

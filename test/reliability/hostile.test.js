@@ -355,3 +355,29 @@ describe('hostile input: a module path that is a FIFO (stand-in driver)', functi
     assert.match(result.message, /other than a regular file/);
   });
 });
+
+describe('hostile input: an IPC event handle asked for in another context (stand-in driver)', function () {
+  const { standInDriver } = require('../support/stand-in-driver');
+  const standIn = standInDriver();
+
+  it("is the event's handle, taken in the event's context (driver 580 crashed; the fuzzer found it)", function () {
+    const result = outcome(
+      `${CAUGHT} const cuda = require(${ROOT});
+      const device = new cuda.Device(0);
+      const first = device.makeContext();
+      const event = new cuda.Event(cuda.EventFlags.INTERPROCESS | cuda.EventFlags.DISABLE_TIMING);
+      const second = device.makeContext();
+      const handle = event.ipcHandle();
+      settle([handle.length, cuda.Context.getCurrent() === second, caught(() => { first.detach(); event.ipcHandle(); })]);`,
+      { LD_LIBRARY_PATH: standIn.dir },
+    );
+    assert.deepStrictEqual(result, [
+      64,
+      true,
+      {
+        name: 'LogicError',
+        message: 'the Context of this Event has been detached, and the Event with it; make it again in a live context',
+      },
+    ]);
+  });
+});

@@ -16,6 +16,7 @@ struct CUstream_st {
 struct CUevent_st {
   unsigned int flags;
   int recorded;
+  CUcontext ctx; /* the context it was made in */
 };
 struct CUgraph_st {
   int nodes;
@@ -222,6 +223,7 @@ static CUresult new_event(CUevent *event, unsigned int flags) {
   struct CUevent_st *e = calloc(1, sizeof *e);
   if (!e) return CUDA_ERROR_OUT_OF_MEMORY;
   e->flags = flags;
+  e->ctx = current_context();
   CUresult result = obj_add((uintptr_t)e, OBJ_EVENT, 0);
   if (result != CUDA_SUCCESS) return free(e), result;
   *event = e;
@@ -269,6 +271,8 @@ EXPORT CUresult cuIpcGetEventHandle(CUipcEventHandle *handle, CUevent event) {
   ENTER();
   if (!obj_live((uintptr_t)event, OBJ_EVENT)) return CUDA_ERROR_INVALID_HANDLE;
   if (!(event->flags & CU_EVENT_INTERPROCESS)) return CUDA_ERROR_INVALID_VALUE;
+  /* driver 580 crashes where another context is current; the stand-in says so instead */
+  if (current_context() != event->ctx) return CUDA_ERROR_INVALID_CONTEXT;
   ipc_event h = {getpid(), event};
   memset(handle, 0, sizeof *handle);
   memcpy(handle->reserved, &h, sizeof h);
