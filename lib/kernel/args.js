@@ -606,6 +606,9 @@ function fieldOf(code, k) {
  * arguments (`packArguments([cuda.int8(1), new Float32Array(4)])`), or from a prepare() format and
  * plain values (`packArguments('bP', [1, alloc])`).
  */
+// Kernel parameters take at most 32,764 bytes (CUDA 12.1 and later), each argument one at least.
+const MAX_ARGUMENTS = 32764;
+
 function packArguments(formatOrArgs, values) {
   let fields;
   let args;
@@ -614,6 +617,12 @@ function packArguments(formatOrArgs, values) {
       throw new TypeError(`packArguments(args) takes an array of kernel arguments, not ${describe(formatOrArgs)}`);
     }
     args = formatOrArgs;
+    if (args.length > MAX_ARGUMENTS) {
+      throw new RangeError(
+        `packArguments(args): a kernel takes at most ${MAX_ARGUMENTS} arguments (32,764 bytes of ` +
+          `parameters), not ${args.length}`,
+      );
+    }
     fields = args.map((v, k) => fieldOf(classify(v, k, null), k));
     if (args.some((v) => v instanceof ArgumentHandler)) {
       throw new TypeError('packArguments(): In/Out/InOut have no device address before a launch');

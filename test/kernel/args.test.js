@@ -200,6 +200,18 @@ describe('parameter layout (C alignment)', function () {
     assert.strictEqual(bytes.readBigUInt64LE(24), 9n);
   });
 
+  it('more arguments than a kernel takes is a RangeError at once (a sparse array of 2**32-1 hung it)', function () {
+    const started = Date.now();
+    for (const length of [2 ** 32 - 1, 32765]) {
+      assert.throws(() => cuda.packArguments(new Array(length)), {
+        name: 'RangeError',
+        message: `packArguments(args): a kernel takes at most 32764 arguments (32,764 bytes of parameters), not ${length}`,
+      });
+    }
+    assert.ok(Date.now() - started < 1000);
+    assert.strictEqual(cuda.packArguments(new Array(32764).fill(cuda.int8(7))).length, 32764);
+  });
+
   it('prepare formats: struct characters with repeat counts, dtype names, TypedArray constructors', function () {
     const a = cuda.packArguments('bP', [-1, { ptr: 0x10n }]);
     assert.deepStrictEqual([...a], [0xff, 0, 0, 0, 0, 0, 0, 0, 0x10, 0, 0, 0, 0, 0, 0, 0]);
