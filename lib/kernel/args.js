@@ -96,7 +96,8 @@ class TypedScalar {
   }
 
   toString() {
-    return `cuda.${this.type}(${String(this.value)})`;
+    const v = this.value;
+    return `cuda.${this.type}(${(typeof v === 'object' && v !== null) || typeof v === 'function' ? describe(v) : String(v)})`;
   }
 }
 

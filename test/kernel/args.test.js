@@ -200,6 +200,15 @@ describe('parameter layout (C alignment)', function () {
     assert.strictEqual(bytes.readBigUInt64LE(24), 9n);
   });
 
+  it("a TypedScalar of another type holding an object is named in the TypeError, not the engine's words", function () {
+    const odd = new cuda.TypedScalar(Object.create(null)); // String() of it throws
+    Object.defineProperty(odd, 'type', { value: 'int16' });
+    assert.throws(() => cuda.packArguments([cuda.int8(odd)]), {
+      name: 'TypeError',
+      message: /must be int8, not cuda\.int16\(.*\) \(int16\)/,
+    });
+  });
+
   it('more arguments than a kernel takes is a RangeError at once (a sparse array of 2**32-1 hung it)', function () {
     const started = Date.now();
     for (const length of [2 ** 32 - 1, 32765]) {
