@@ -47,6 +47,7 @@ static void load(void) {
       found != CU_GET_PROC_ADDRESS_SUCCESS)                                                        \
     cu.name = NULL;
   CU_FUNCTIONS(CU_RESOLVE_ENTRY)
+  CU_LEGACY_FUNCTIONS(CU_RESOLVE_ENTRY)
 #undef CU_RESOLVE_ENTRY
   if (!cu.cuInit || !cu.cuGetErrorName || !cu.cuGetErrorString) {
     snprintf(load_message, sizeof load_message,
@@ -65,6 +66,7 @@ int loader_entry_version(const char *name) {
 #define CU_ENTRY_VERSION(entry, version)                                                           \
   if (strcmp(name, #entry) == 0) return version;
   CU_FUNCTIONS(CU_ENTRY_VERSION)
+  CU_LEGACY_FUNCTIONS(CU_ENTRY_VERSION)
 #undef CU_ENTRY_VERSION
   return 0;
 }

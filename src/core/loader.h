@@ -28,7 +28,7 @@ typedef CUresult(CUDAAPI *PFN_cuProfilerInitialize_v4000)(const char *configFile
   X(cuDevicePrimaryCtxGetState, 7000) \
   X(cuDeviceGetDefaultMemPool, 11020) \
   X(cuDeviceGetMemPool, 11020) \
-  X(cuCtxCreate, 12050) X(cuCtxDestroy, 4000) X(cuCtxPushCurrent, 4000) X(cuCtxPopCurrent, 4000) \
+  X(cuCtxDestroy, 4000) X(cuCtxPushCurrent, 4000) X(cuCtxPopCurrent, 4000) \
   X(cuCtxSetCurrent, 4000) X(cuCtxGetCurrent, 4000) X(cuCtxGetDevice, 2000) \
   X(cuCtxSynchronize, 2000) X(cuCtxSetLimit, 3010) X(cuCtxGetLimit, 3010) \
   X(cuCtxSetCacheConfig, 3020) X(cuCtxGetCacheConfig, 3020) X(cuCtxSetSharedMemConfig, 4020) \
@@ -40,7 +40,7 @@ typedef CUresult(CUDAAPI *PFN_cuProfilerInitialize_v4000)(const char *configFile
   X(cuLaunchHostFunc, 10000) X(cuStreamBeginCapture, 10010) X(cuStreamEndCapture, 10000) \
   X(cuStreamIsCapturing, 10000) \
   X(cuEventCreate, 2000) X(cuEventDestroy, 4000) X(cuEventRecord, 2000) X(cuEventQuery, 2000) \
-  X(cuEventSynchronize, 2000) X(cuEventElapsedTime, 12080) X(cuIpcGetEventHandle, 4010) \
+  X(cuEventSynchronize, 2000) X(cuEventElapsedTime, 2000) X(cuIpcGetEventHandle, 4010) \
   X(cuIpcOpenEventHandle, 4010) \
   X(cuMemAlloc, 3020) X(cuMemFree, 3020) X(cuMemAllocPitch, 3020) X(cuMemGetInfo, 3020) \
   X(cuMemFreeHost, 2000) X(cuMemHostAlloc, 2020) \
@@ -83,11 +83,18 @@ typedef CUresult(CUDAAPI *PFN_cuProfilerInitialize_v4000)(const char *configFile
   X(cuGraphExecDestroy, 10000) X(cuGraphExecUpdate, 12000) X(cuGraphGetNodes, 10000) \
   X(cuGraphUpload, 11010) \
   X(cuProfilerStart, 4000) X(cuProfilerStop, 4000) X(cuProfilerInitialize, 4000)
+
+/* Calls resolved at an older ABI than the one cuda.h now declares under their name, because that
+ * one serves the call as cudadrv makes it on every driver from CUDA 12.0: their type is
+ * cudaTypedefs.h's PFN_<name>_v<version>, and their call sites use that prototype. */
+#define CU_LEGACY_FUNCTIONS(X) \
+  X(cuCtxCreate, 3020)
 // clang-format on
 
 #define CU_TABLE_ENTRY(name, version) PFN_##name##_v##version name;
 typedef struct cu_table {
   CU_FUNCTIONS(CU_TABLE_ENTRY)
+  CU_LEGACY_FUNCTIONS(CU_TABLE_ENTRY)
 } cu_table;
 #undef CU_TABLE_ENTRY
 

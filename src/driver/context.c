@@ -202,7 +202,7 @@ static napi_value ctx_create(napi_env env, napi_callback_info info) {
       !driver_ready(env))
     return NULL;
   CUcontext handle;
-  CU_CALL(env, cuCtxCreate, &handle, NULL, flags, (CUdevice)device);
+  CU_CALL(env, cuCtxCreate, &handle, flags, (CUdevice)device); /* the 12.0 ABI (loader.h) */
   ctx_rec *rec = ctx_rec_of(handle, (CUdevice)device);
   if (!rec) { /* no memory for its record: nothing may hold it */
     DRV(cuCtxDestroy, handle);

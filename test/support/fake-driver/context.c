@@ -114,10 +114,7 @@ EXPORT CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice device) {
 
 /* ---- contexts ---- */
 
-EXPORT CUresult cuCtxCreate(CUcontext *ctx, CUctxCreateParams *params, unsigned int flags,
-                            CUdevice dev) {
-  ENTER();
-  (void)params;
+static CUresult create_context(CUcontext *ctx, unsigned int flags, CUdevice dev) {
   if (!is_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
   if (depth == (int)(sizeof stack / sizeof *stack)) return CUDA_ERROR_OUT_OF_MEMORY;
   /* the last context destroyed is made again at its address (a stale handle then names a new one)
@@ -132,6 +129,18 @@ EXPORT CUresult cuCtxCreate(CUcontext *ctx, CUctxCreateParams *params, unsigned 
   *ctx = made;
   stack[depth++] = made;
   return CUDA_SUCCESS;
+}
+/* cuCtxCreate_v2, the ABI from CUDA 3.2 to 12.4 (what cudadrv resolves on every driver), and
+ * cuCtxCreate_v4 (12.5 on). */
+EXPORT CUresult cuCtxCreate_v2(CUcontext *ctx, unsigned int flags, CUdevice dev) {
+  ENTER();
+  return create_context(ctx, flags, dev);
+}
+EXPORT CUresult cuCtxCreate(CUcontext *ctx, CUctxCreateParams *params, unsigned int flags,
+                            CUdevice dev) {
+  ENTER();
+  (void)params;
+  return create_context(ctx, flags, dev);
 }
 EXPORT CUresult cuCtxDestroy(CUcontext ctx) {
   ENTER();

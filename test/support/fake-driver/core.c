@@ -3,6 +3,9 @@
  *   FAKE_CUDA_LOG=<file>     each module load, launch and setting received, one line each
  *   FAKE_CUDA_TRACE=1        also "call <symbol>" for every call received
  *   FAKE_CUDA_MISSING=a,b    calls that cuGetProcAddress does not provide
+ *   FAKE_CUDA_DRIVER_VERSION=12040  what cuDriverGetVersion reports (13000 by default);
+ *                            cuGetProcAddress refuses versions above it, and gives the ABI of
+ *                            the version asked for
  *   FAKE_CUDA_FAIL=<symbol>:<nth>[+]:<CUresult>
  *                            the nth call of symbol (every call from the nth with '+') returns
  *                            that result; counted from when the value was set, and read at
@@ -264,9 +267,15 @@ EXPORT CUresult cuInit(unsigned int flags) {
   ENTER();
   return flags ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
 }
+/* The driver's CUDA version: FAKE_CUDA_DRIVER_VERSION (12000, 12040...), 13000 by default. */
+static int driver_version(void) {
+  const char *v = getenv("FAKE_CUDA_DRIVER_VERSION");
+  return v && atoi(v) > 0 ? atoi(v) : 13000;
+}
+
 EXPORT CUresult cuDriverGetVersion(int *version) {
   ENTER();
-  *version = 13000;
+  *version = driver_version();
   return CUDA_SUCCESS;
 }
 
@@ -336,12 +345,29 @@ EXPORT CUresult cuGetExportTable(const void **table, const CUuuid *id) {
   return CUDA_ERROR_NOT_SUPPORTED;
 }
 
-/* cuGetProcAddress: every call by its name (cuda.h's macros give some a _v2.. suffix), unless
- * FAKE_CUDA_MISSING lists it. */
+/* ABI versions of a call newer than its plain name's, by the CUDA version that brought them: a
+ * request for an older version gets the older one, as from the driver. */
+static const struct {
+  const char *symbol;
+  int since;
+} NEWER_ABI[] = {{"cuCtxCreate_v4", 12050}, {"cuEventElapsedTime_v2", 12080}};
+
+static bool too_new(const char *name, int version) {
+  for (size_t i = 0; i < sizeof NEWER_ABI / sizeof NEWER_ABI[0]; i++)
+    if (strcmp(name, NEWER_ABI[i].symbol) == 0) return version < NEWER_ABI[i].since;
+  return false;
+}
+
+/* cuGetProcAddress: every call by its name (cuda.h's macros give some a _v2.. suffix) at the ABI
+ * version asked for, unless FAKE_CUDA_MISSING lists it; a version past the driver's is refused. */
 EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags,
                                     CUdriverProcAddressQueryResult *status) {
-  (void)version;
   (void)flags;
+  if (version > driver_version()) {
+    *pfn = NULL;
+    *status = CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
+    return CUDA_ERROR_NOT_FOUND;
+  }
   const char *missing = getenv("FAKE_CUDA_MISSING");
   size_t length = strlen(symbol);
   for (const char *p = missing; p && (p = strstr(p, symbol)); p += length) {
@@ -357,7 +383,7 @@ EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version,
   for (int i = 0; i < 4 && !*pfn; i++) {
     char name[128];
     snprintf(name, sizeof name, "%s%s", symbol, suffixes[i]);
-    *pfn = dlsym(self, name);
+    if (!too_new(name, version)) *pfn = dlsym(self, name);
   }
   if (self) dlclose(self);
   *status = *pfn ? CU_GET_PROC_ADDRESS_SUCCESS : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;

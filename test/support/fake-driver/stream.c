@@ -254,14 +254,23 @@ EXPORT CUresult cuEventSynchronize(CUevent event) {
   ENTER();
   return obj_live((uintptr_t)event, OBJ_EVENT) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
-EXPORT CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent end) {
-  ENTER();
+static CUresult elapsed_time(float *ms, CUevent start, CUevent end) {
   if (!obj_live((uintptr_t)start, OBJ_EVENT) || !obj_live((uintptr_t)end, OBJ_EVENT))
     return CUDA_ERROR_INVALID_HANDLE;
   if ((start->flags | end->flags) & CU_EVENT_DISABLE_TIMING) return CUDA_ERROR_INVALID_HANDLE;
   if (!start->recorded || !end->recorded) return CUDA_ERROR_INVALID_HANDLE;
   *ms = 1.5f;
   return CUDA_SUCCESS;
+}
+EXPORT CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent end) {
+  ENTER();
+  return elapsed_time(ms, start, end);
+}
+/* The ABI before CUDA 12.8, under the plain name (cuda.h now maps that name to _v2). */
+#undef cuEventElapsedTime
+EXPORT CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent end) {
+  ENTER();
+  return elapsed_time(ms, start, end);
 }
 typedef struct {
   int pid;
