@@ -104,7 +104,8 @@ export declare class Context {
   static getCurrent(): Context | null;
   static getDevice(): Device;
   static pop(): Context;
-  static synchronize(): Promise<void>;
+  /** Resolves once the current context's work has finished; `signal` gives up waiting. */
+  static synchronize(options?: WaitOptions): Promise<void>;
   static synchronizeSync(): void;
   static setLimit(limit: number, value: number | bigint): void;
   static getLimit(limit: number): number;
@@ -129,20 +130,28 @@ export declare class Context {
   getApiVersion(): number;
   enablePeerAccess(peer: Context, flags?: number): void;
   disablePeerAccess(peer: Context): void;
-  synchronize(): Promise<void>;
+  synchronize(options?: WaitOptions): Promise<void>;
   synchronizeSync(): void;
   equals(other: unknown): boolean;
   [Symbol.dispose](): void;
+  /** `await using`: waits for the context's work, then detaches it. */
+  [Symbol.asyncDispose](): Promise<void>;
 }
 
 // ---- streams and events ----
+
+/** What every wait takes: `signal` rejects the wait's Promise with an AbortError as soon as it
+ * aborts (the GPU work goes on; only the caller stops waiting). */
+export interface WaitOptions {
+  signal?: AbortSignal;
+}
 
 export declare class Stream {
   constructor(flags?: number, priority?: number);
   readonly context: Context;
   readonly flags: number;
   readonly priority: number;
-  synchronize(): Promise<this>;
+  synchronize(options?: WaitOptions): Promise<this>;
   synchronizeSync(): this;
   isDone(): boolean;
   waitForEvent(event: Event): this;
@@ -156,6 +165,8 @@ export declare class Stream {
   endCapture(): Graph;
   destroy(): void;
   [Symbol.dispose](): void;
+  /** `await using`: waits for the stream's work, then destroys it. */
+  [Symbol.asyncDispose](): Promise<void>;
 }
 
 export declare class Event {
@@ -164,7 +175,7 @@ export declare class Event {
   readonly context: Context;
   record(stream?: Stream | null): this;
   query(): boolean;
-  synchronize(): Promise<this>;
+  synchronize(options?: WaitOptions): Promise<this>;
   synchronizeSync(): this;
   /** Milliseconds from earlier to this event. */
   timeSince(earlier: Event): number;

@@ -12,6 +12,7 @@ const { AbortError, CompileError } = require('../driver/errors');
 const cache = require('./cache');
 const nvrtc = require('./nvrtc');
 const { request, splitShellWords, DEFAULT_OPTIONS, INCLUDE_DIR } = require('./request');
+const { onAbort } = require('../internal/abort');
 
 // ---- results ----
 
@@ -155,28 +156,6 @@ function aborted(req) {
     `the compile of ${req.name} was aborted` + (reason instanceof Error ? `: ${reason.message}` : ''),
     { cause: reason },
   );
-}
-
-// The compiles waiting on each signal, behind one listener: many compiles may share one signal
-// without adding a listener each (Node warns past 10).
-const waitingOn = new WeakMap(); // AbortSignal → Set of functions to call when it aborts
-
-function onAbort(signal, giveUp) {
-  let waiting = waitingOn.get(signal);
-  if (!waiting) {
-    const all = new Set();
-    waiting = { all, fire: () => all.forEach((f) => f()) };
-    waitingOn.set(signal, waiting);
-    signal.addEventListener('abort', waiting.fire);
-  }
-  waiting.all.add(giveUp);
-  return () => {
-    waiting.all.delete(giveUp);
-    if (waiting.all.size === 0 && waitingOn.get(signal) === waiting) {
-      signal.removeEventListener('abort', waiting.fire);
-      waitingOn.delete(signal);
-    }
-  };
 }
 
 // The job's promise, or an AbortError as soon as the request's signal aborts or its timeout passes;

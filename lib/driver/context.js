@@ -6,6 +6,7 @@ const { Limit, FuncCache, SharedConfig } = require('./constants');
 const { LogicError } = require('./errors');
 const { Device, contextMakers } = require('./device');
 const check = require('../internal/checks');
+const { signalOf, abortable } = require('../internal/abort');
 
 const registry = new Map(); // CUcontext address (bigint) → Context
 const token = Symbol('Context');
@@ -59,9 +60,10 @@ class Context {
     return current;
   }
 
-  /** A Promise that resolves once the current context has finished all its work. */
-  static synchronize() {
-    return binding.ctxSynchronize();
+  /** A Promise that resolves once the current context has finished all its work; `{ signal }`
+   * rejects it with an AbortError once the signal aborts. */
+  static synchronize(options = undefined) {
+    return abortable(signalOf(options), 'Context.synchronize()', () => binding.ctxSynchronize());
   }
 
   /** Blocks until the current context has finished all its work. */
@@ -163,9 +165,10 @@ class Context {
     inContext(this, () => Context.disablePeerAccess(peer));
   }
 
-  /** A Promise that resolves once this context has finished all its work. */
-  synchronize() {
-    return inContext(this, () => binding.ctxSynchronize());
+  /** A Promise that resolves once this context has finished all its work; `{ signal }` rejects
+   * it with an AbortError once the signal aborts. */
+  synchronize(options = undefined) {
+    return abortable(signalOf(options), 'context.synchronize()', () => inContext(this, () => binding.ctxSynchronize()));
   }
 
   synchronizeSync() {
@@ -178,6 +181,15 @@ class Context {
 
   [Symbol.dispose]() {
     this.detach();
+  }
+
+  /** `await using`: waits for the context's work, then detaches it. */
+  async [Symbol.asyncDispose]() {
+    try {
+      await this.synchronize();
+    } finally {
+      this.detach();
+    }
   }
 
   toString() {

@@ -4,6 +4,7 @@ const binding = require('../internal/binding');
 const { Context } = require('./context');
 const { LogicError } = require('./errors');
 const check = require('../internal/checks');
+const { signalOf, abortable } = require('../internal/abort');
 
 /** A CUDA event in the current context: `new Event(flags?)` with EventFlags. */
 class Event {
@@ -38,9 +39,10 @@ class Event {
     return binding.eventQuery(this);
   }
 
-  /** A Promise of this event once it has completed. */
-  synchronize() {
-    return binding.eventSynchronize(this);
+  /** A Promise of this event once it has completed; `{ signal }` rejects it with an AbortError
+   * once the signal aborts. */
+  synchronize(options = undefined) {
+    return abortable(signalOf(options), 'event.synchronize()', () => binding.eventSynchronize(this));
   }
 
   /** Blocks until the event has completed; returns the event. */

@@ -3,6 +3,7 @@
 const binding = require('../internal/binding');
 const { Context } = require('./context');
 const check = require('../internal/checks');
+const { signalOf, abortable } = require('../internal/abort');
 const { StreamCaptureMode } = require('./constants');
 const { Graph } = require('./graph');
 
@@ -27,9 +28,10 @@ class Stream {
   }
 
   /** A Promise of this stream once everything enqueued so far has finished. Keeps the event loop
-   * free and no thread-pool thread busy. */
-  synchronize() {
-    return binding.streamSynchronize(this);
+   * free and no thread-pool thread busy. `{ signal }` rejects it with an AbortError once the signal
+   * aborts (the work goes on). */
+  synchronize(options = undefined) {
+    return abortable(signalOf(options), 'stream.synchronize()', () => binding.streamSynchronize(this));
   }
 
   /** Blocks until everything enqueued so far has finished. */
@@ -82,6 +84,15 @@ class Stream {
 
   [Symbol.dispose]() {
     this.destroy();
+  }
+
+  /** `await using`: waits for the stream's work, then destroys it. */
+  async [Symbol.asyncDispose]() {
+    try {
+      await this.synchronize();
+    } finally {
+      this.destroy();
+    }
   }
 }
 

@@ -30,6 +30,26 @@ describeGpu('Stream', function () {
     urgent.destroy();
   });
 
+  it('synchronize({ signal }) gives up waiting when the signal aborts; the work goes on', async function () {
+    const stream = new cuda.Stream();
+    binding.streamEnqueueSleep(stream, 400);
+    const started = Date.now();
+    await assert.rejects(stream.synchronize({ signal: AbortSignal.timeout(30) }), { name: 'AbortError' });
+    assert.ok(Date.now() - started < 300, `gave up after ${Date.now() - started} ms`);
+    assert.strictEqual(stream.isDone(), false);
+    assert.strictEqual(await stream.synchronize(), stream);
+    assert.ok(Date.now() - started >= 350);
+  });
+
+  it('Symbol.asyncDispose (await using) waits for the stream, then destroys it', async function () {
+    const stream = new cuda.Stream();
+    const started = Date.now();
+    binding.streamEnqueueSleep(stream, 100);
+    await stream[Symbol.asyncDispose]();
+    assert.ok(Date.now() - started >= 90, 'waited for the work');
+    assert.throws(() => stream.isDone(), { name: 'LogicError', message: /destroyed/ });
+  });
+
   it('isDone() follows queued work; synchronize() resolves to the stream after it', async function () {
     const stream = new cuda.Stream();
     assert.strictEqual(stream.isDone(), true);

@@ -22,6 +22,16 @@ async function main(): Promise<void> {
     if (e instanceof cuda.CudaError) console.log(e.code, e.codeName, e.api);
   }
   console.log(cc, sms, same, ms, current, autoinit.device.name());
+  const controller = new AbortController();
+  const waits: cuda.WaitOptions = { signal: controller.signal };
+  await stream.synchronize(waits);
+  await end.synchronize({ signal: AbortSignal.timeout(1000) });
+  await cuda.Context.synchronize(waits);
+  await ctx.synchronize({});
+  {
+    await using scoped = new cuda.Stream();
+    await scoped.synchronize();
+  }
   ctx.detach();
 }
 
