@@ -6,6 +6,7 @@ const path = require('path');
 const binding = require('../internal/binding');
 const { RuntimeError } = require('../driver/errors');
 const { describe } = require('../internal/checks');
+const { checkSignal } = require('../internal/abort');
 const cache = require('./cache');
 const nvrtc = require('./nvrtc');
 
@@ -171,10 +172,7 @@ function request(source, opts) {
   if (opts.cacheDir !== undefined && opts.cacheDir !== null && opts.cacheDir !== false) {
     text('cacheDir', opts.cacheDir, { empty: false });
   }
-  const signal = opts.signal ?? undefined;
-  if (signal !== undefined && !(signal instanceof AbortSignal)) {
-    throw new TypeError(`signal must be an AbortSignal, not ${describe(signal)}`);
-  }
+  const signal = checkSignal(opts.signal ?? undefined);
   const timeout = optional('timeout', opts.timeout, 'number');
   if (timeout !== undefined && !(timeout >= 0 && timeout <= TIMEOUT_LIMIT)) {
     throw new RangeError(`timeout must be a number of milliseconds from 0 to ${TIMEOUT_LIMIT}, not ${timeout}`);

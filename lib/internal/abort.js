@@ -27,15 +27,19 @@ function onAbort(signal, giveUp) {
   };
 }
 
-/** The signal of a wait's options (undefined or null: none), checked. */
-function signalOf(opts) {
-  if (opts === undefined || opts === null) return undefined;
-  if (typeof opts !== 'object') throw new TypeError(`options must be an object, not ${describe(opts)}`);
-  const { signal } = opts;
+/** signal (undefined: none), checked to be an AbortSignal. */
+function checkSignal(signal) {
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
     throw new TypeError(`signal must be an AbortSignal, not ${describe(signal)}`);
   }
   return signal;
+}
+
+/** The signal of a wait's options (undefined or null: none), checked. */
+function signalOf(opts) {
+  if (opts === undefined || opts === null) return undefined;
+  if (typeof opts !== 'object') throw new TypeError(`options must be an object, not ${describe(opts)}`);
+  return checkSignal(opts.signal);
 }
 
 /** An AbortError for the wait `what`, carrying the signal's reason. */
@@ -70,4 +74,4 @@ function abortable(signal, what, start) {
   });
 }
 
-module.exports = { onAbort, signalOf, abortable };
+module.exports = { onAbort, checkSignal, signalOf, abortable };

@@ -245,3 +245,15 @@ bool arg_host(napi_env env, napi_value v, const char *name, void **data, size_t 
   throw_type(env, message);
   return false;
 }
+
+bool arg_ipc_handle(napi_env env, napi_value v, char reserved[CU_IPC_HANDLE_SIZE]) {
+  void *data;
+  size_t length;
+  if (!arg_host(env, v, "handle", &data, &length)) return false;
+  if (length != CU_IPC_HANDLE_SIZE) {
+    throw_range(env, "handle must be 64 bytes long");
+    return false;
+  }
+  memcpy(reserved, data, CU_IPC_HANDLE_SIZE);
+  return true;
+}

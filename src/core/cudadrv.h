@@ -187,6 +187,8 @@ bool arg_string(napi_env env, napi_value v, const char *name, char *buf, size_t 
  * points at its first byte, length counts its bytes. A TypedArray of a kind this build does not
  * know the element size of is a TypeError, never a guess. The one reader of host buffers. */
 bool arg_host(napi_env env, napi_value v, const char *name, void **data, size_t *length);
+/* An IPC handle (event or memory): a host buffer of exactly CU_IPC_HANDLE_SIZE bytes, copied. */
+bool arg_ipc_handle(napi_env env, napi_value v, char reserved[CU_IPC_HANDLE_SIZE]);
 /* A stream argument: undefined/null is the default stream (NULL), else a Stream object. The
  * environment remembers the last Stream it was given, weakly: the same one again costs a reference
  * read and a comparison instead of a type-tag check and an unwrap. */

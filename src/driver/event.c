@@ -135,14 +135,7 @@ static napi_value event_ipc_handle(napi_env env, napi_callback_info info) {
 static napi_value event_from_ipc_handle(napi_env env, napi_callback_info info) {
   ARGS(env, info, 2);
   CUipcEventHandle handle;
-  void *data;
-  size_t length;
-  bool is_typed;
-  if (napi_is_typedarray(env, argv[1], &is_typed) != napi_ok || !is_typed)
-    return throw_type(env, "handle must be a Buffer from event.ipcHandle()");
-  NAPI_CALL(env, napi_get_typedarray_info(env, argv[1], NULL, &length, &data, NULL, NULL));
-  if (length != sizeof handle.reserved) return throw_range(env, "handle must be 64 bytes long");
-  memcpy(handle.reserved, data, sizeof handle.reserved);
+  if (!arg_ipc_handle(env, argv[1], handle.reserved)) return NULL;
   ctx_rec *ctx = ctx_rec_current(env);
   if (!ctx) return NULL;
   CUevent event;

@@ -271,15 +271,11 @@ static napi_value ipc_get_mem_handle(napi_env env, napi_callback_info info) {
 static napi_value ipc_open_mem_handle(napi_env env, napi_callback_info info) {
   ARGS(env, info, 4);
   CUipcMemHandle handle;
-  void *data;
-  size_t length;
   uint32_t flags;
   double *made;
-  if (!arg_host(env, argv[1], "handle", &data, &length) ||
+  if (!arg_ipc_handle(env, argv[1], handle.reserved) ||
       !arg_uint32(env, argv[2], "flags", &flags) || !arg_made(env, argv[3], &made))
     return NULL;
-  if (length != sizeof handle.reserved) return throw_range(env, "handle must be 64 bytes long");
-  memcpy(handle.reserved, data, sizeof handle.reserved);
   ctx_rec *ctx = ctx_rec_current(env);
   if (!ctx) return NULL;
   CUdeviceptr ptr, base;

@@ -14,6 +14,16 @@ describe('Stream and Event arguments (checked before the driver)', function () {
     assert.throws(() => new cuda.Stream(0, 1.5), { name: 'RangeError', message: /priority/ });
     assert.throws(() => new cuda.Event('x'), { name: 'TypeError', message: /flags/ });
   });
+
+  it('the addon reads IPC handles as host buffers of exactly 64 bytes, whatever lib/ passed', function () {
+    const made = new ArrayBuffer(8 * binding.layouts.made.count);
+    for (const open of [(h) => binding.eventFromIpcHandle({}, h), (h) => binding.ipcOpenMemHandle({}, h, 0, made)]) {
+      assert.throws(() => open('x'.repeat(64)), { name: 'TypeError', message: /^handle must be a TypedArray/ });
+      for (const bad of [new Uint8Array(63), new BigInt64Array(64), new Uint8Array(65)]) {
+        assert.throws(() => open(bad), { name: 'RangeError', message: 'handle must be 64 bytes long' });
+      }
+    }
+  });
 });
 
 describeGpu('Stream', function () {

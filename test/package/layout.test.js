@@ -107,6 +107,19 @@ describe('the layouts lib/ and the addon share', function () {
     assert.strictEqual(copy.count, copy.depth + 1);
     assert.ok(copy.width >= 2 * copy.side);
     assert.ok(texture.maxAnisotropy < texture.count && texture.filterMode >= texture.addressMode + 3);
-    assert.strictEqual(made.count, 3);
+    // every slot of a layout is its own, and within the layout's count
+    const slots = (layout, names) => names.map((n) => layout[n]);
+    const sides = slots(copy, ['x', 'y', 'z', 'lod', 'type', 'device', 'pitch', 'height']);
+    for (const [values, below] of [
+      [slots(made, ['id', 'context', 'address']), made.count],
+      [sides, copy.side],
+      [slots(copy, ['width', 'rows', 'depth']), copy.count],
+    ]) {
+      assert.strictEqual(new Set(values).size, values.length, String(values));
+      assert.ok(
+        values.every((v) => v < below),
+        String(values),
+      );
+    }
   });
 });
