@@ -79,3 +79,6 @@ export declare class SourceModule extends ModuleBase {
   /** The symbol for name: its lowered name when name is one of the name expressions. */
   lowered(name: string): string;
 }
+
+// Only what is marked `export` above is exported (without this, a declaration file exports all).
+export {};

@@ -252,3 +252,6 @@ export declare class SurfaceReference {
   setArray(array: CudaArray, flags?: 0): void;
   getArray(): CudaArray | null;
 }
+
+// Only what is marked `export` above is exported (without this, a declaration file exports all).
+export {};

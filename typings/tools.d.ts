@@ -182,3 +182,6 @@ export declare class PooledHostAllocation {
   free(): void;
   [Symbol.dispose](): void;
 }
+
+// Only what is marked `export` above is exported (without this, a declaration file exports all).
+export {};

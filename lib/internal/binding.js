@@ -1,15 +1,33 @@
 'use strict';
-// Loads the compiled addon (build/Release/cudadrv.node), registered once with the error factory.
+// Loads the native addon through node-gyp-build: build/Release where it was built from source,
+// else the prebuilt binary for this platform in prebuilds/ (scripts/prebuild.js).
 const path = require('path');
+const loadAddon = require('node-gyp-build');
+
+const ROOT = path.join(__dirname, '..', '..');
+
+/* What to do when loading failed, for the runtime and the failure at hand. */
+function advice(error) {
+  if (globalThis.Deno && /NotCapable|permission|--allow/i.test(`${error.name} ${error.message}`)) {
+    return (
+      'Deno loads native addons only with --allow-ffi (cudadrv also reads environment variables ' +
+      'and files: run with --allow-ffi --allow-env --allow-read --allow-write, or -A)'
+    );
+  }
+  if (/No native build was found/.test(error.message)) {
+    return (
+      'no prebuilt binary fits this platform (prebuilt: linux-x64, linux-arm64); build one with ' +
+      '"npm rebuild cudadrv", which needs a C compiler, make, Python and the CUDA toolkit headers'
+    );
+  }
+  return 'run "npm rebuild cudadrv" (needs a C compiler, make, Python and the CUDA toolkit headers)';
+}
 
 function load() {
-  const file = path.join(__dirname, '..', '..', 'build', 'Release', 'cudadrv.node');
   try {
-    return require(file);
+    return loadAddon(ROOT);
   } catch (error) {
-    error.message =
-      `cudadrv: the native addon could not be loaded from ${file} (${error.message}); ` +
-      'run "npm rebuild cudadrv" with the CUDA toolkit headers installed';
+    error.message = `cudadrv: the native addon could not be loaded (${error.message.trim()}); ${advice(error)}`;
     throw error;
   }
 }

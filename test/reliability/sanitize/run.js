@@ -29,7 +29,7 @@ function main() {
       fs.cpSync(path.join(ROOT, name), path.join(stage, name), { recursive: true });
     }
     fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(stage, 'node_modules'));
-    const build = spawnSync('npm', ['run', 'build', '--', '--sanitize=true'], { cwd: stage, encoding: 'utf8' });
+    const build = spawnSync('npm', ['run', 'build:addon', '--', '--sanitize=true'], { cwd: stage, encoding: 'utf8' });
     if (build.status !== 0) throw new Error(`the sanitized build failed:\n${build.stdout}${build.stderr}`);
     const runtime = execFileSync(process.env.CC || 'cc', ['-print-file-name=libasan.so'], { encoding: 'utf8' }).trim();
     const env = {
