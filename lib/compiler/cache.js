@@ -24,6 +24,8 @@ const path = require('path');
 const { getSystemErrorName } = require('util');
 const binding = require('../internal/binding');
 const { cacheDirFor } = require('./cache-dir');
+const { loadNvrtc, NVRTC_MAJORS } = require('./nvrtc');
+const { searchedDirs } = require('../internal/library-search');
 const { RuntimeError } = require('../driver/errors');
 
 const FORMAT = 'cudadrv-compile-cache-2';
@@ -96,8 +98,9 @@ function writeAtomic(dir, name, data) {
 //
 // Loading NVRTC (dlopen) costs about 5 ms, more than a whole cached compile may take in a new
 // process. So its identity (version, architectures, library file) is recorded in the cache
-// directory, together with the state of everything that decides which library dlopen would pick
-// (CUDADRV_NVRTC_PATH, LD_LIBRARY_PATH and its directories, /etc/ld.so.cache, the library file
+// directory, together with the state of everything that decides which library would be picked
+// (the variables the search reads, every directory it looks in, LD_LIBRARY_PATH's directories,
+// /etc/ld.so.cache, the library file
 // and its directory); a new process that finds all of it unchanged uses the record and leaves
 // NVRTC unloaded until it has something to compile.
 
@@ -107,14 +110,20 @@ function stamp(file) {
   return stat ? [stat[3], stat[4], stat[1]] : null;
 }
 
+// The variables the search for NVRTC reads (lib/internal/library-search.js), and dlopen's.
+const SEARCH_VARIABLES = ['CUDADRV_NVRTC_PATH', 'LD_LIBRARY_PATH', 'CUDA_PATH', 'CUDA_HOME', 'CONDA_PREFIX'];
+SEARCH_VARIABLES.push('VIRTUAL_ENV', 'PYTHONPATH', 'HOME');
+
 function environment() {
-  return [process.env.CUDADRV_NVRTC_PATH || '', process.env.LD_LIBRARY_PATH || ''];
+  return SEARCH_VARIABLES.map((name) => process.env[name] || '');
 }
 
-// What decides which library dlopen picks, and the library itself.
+// What decides which library is picked (the directories searched, and dlopen's), and the library.
 function watched(library, env) {
   const dirs = env[1].split(':').filter(Boolean);
-  return [library, path.dirname(library), '/etc/ld.so.cache', ...dirs];
+  const searchEnv = Object.fromEntries(SEARCH_VARIABLES.map((name, i) => [name, env[i]]));
+  const searched = searchedDirs('nvrtc', { majors: NVRTC_MAJORS, env: searchEnv });
+  return [library, path.dirname(library), '/etc/ld.so.cache', ...dirs, ...searched];
 }
 
 function recordName(env) {
@@ -166,7 +175,8 @@ function nvrtcIdentity(dir) {
     if (identity) recorded.add(dir);
   }
   if (!identity) {
-    identity = identityOf(binding.nvrtcVersion(), binding.nvrtcGetSupportedArchs(), binding.nvrtcLibraryPath());
+    const nvrtc = loadNvrtc();
+    identity = identityOf(nvrtc.nvrtcVersion(), nvrtc.nvrtcGetSupportedArchs(), nvrtc.nvrtcLibraryPath());
   }
   if (dir && !recorded.has(dir)) {
     recorded.add(dir);

@@ -7,7 +7,6 @@
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const binding = require('../internal/binding');
 const { AbortError, CompileError } = require('../driver/errors');
 const cache = require('./cache');
 const nvrtc = require('./nvrtc');
@@ -103,7 +102,7 @@ function compileSync(source, opts) {
     throw new TypeError('compileSync cannot be interrupted, so it takes no timeout; use compile()');
   }
   if (req.signal?.aborted) throw aborted(req);
-  return deliver(req, cached(req) ?? settle(req, binding.nvrtcCompile(...compileArgs(req))));
+  return deliver(req, cached(req) ?? settle(req, nvrtc.loadNvrtc().nvrtcCompile(...compileArgs(req))));
 }
 
 // Compiles in flight by key (a second compile of the same source waits for the first), and at
@@ -138,7 +137,7 @@ function produce(req) {
         if (inFlight.get(req.key) === started) inFlight.delete(req.key); // a later caller starts afresh
         throw aborted(req);
       }
-      return binding.nvrtcCompileAsync(...compileArgs(req));
+      return nvrtc.loadNvrtc().nvrtcCompileAsync(...compileArgs(req));
     }).then((outcome) => settle(req, outcome));
     if (shared) {
       inFlight.set(req.key, started);

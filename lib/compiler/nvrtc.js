@@ -1,12 +1,42 @@
 'use strict';
-// NVRTC as the compiler sees it: its version, the architectures it compiles for, and the default
-// target. (Its identity for cache keys is in compiler-cache.js.)
+// NVRTC as the compiler sees it: where it is loaded from, its version, the architectures it
+// compiles for, and the default target. (Its identity for cache keys is in cache.js.)
 const binding = require('../internal/binding');
+const { librarySearch } = require('../internal/library-search');
 
-/** [major, minor] of the NVRTC cudadrv uses (CUDADRV_NVRTC_PATH, else libnvrtc.so.13, .12,
- * libnvrtc.so); a RuntimeError names the libraries tried when none loads. */
+const NVRTC_MAJORS = [13, 12]; // the majors cudadrv works with, newest first
+let library = null; // { path, source } of the NVRTC loaded, once loaded
+
+/** The candidates for NVRTC, in the order they are tried (lib/internal/library-search.js). */
+function nvrtcCandidates(env = process.env) {
+  const driverMajor = () => Math.floor(binding.driverGetVersion() / 1000);
+  return librarySearch('nvrtc', { majors: NVRTC_MAJORS, override: 'CUDADRV_NVRTC_PATH', env, driverMajor });
+}
+
+/** The binding, with NVRTC loaded (on first use) from the first candidate that loads; a
+ * RuntimeError names each candidate tried and why it failed. */
+function loadNvrtc() {
+  if (!library) {
+    const candidates = nvrtcCandidates();
+    const name = binding.nvrtcLoad(candidates.map((candidate) => candidate.path));
+    // Another thread may have loaded it from a list of its own: its source is then unknown here.
+    const source = candidates.find((candidate) => candidate.path === name)?.source ?? 'another thread';
+    library = { path: binding.nvrtcLibraryPath(), source };
+  }
+  return binding;
+}
+
+/** { path, source } of the NVRTC in use, loading it: source says where it was found
+ * (CUDADRV_NVRTC_PATH, CUDA_PATH, CUDA_HOME, conda, pip, system or /usr/local/cuda). */
+function nvrtcLibrary() {
+  loadNvrtc();
+  return { ...library };
+}
+
+/** [major, minor] of the NVRTC cudadrv uses; a RuntimeError names the libraries tried when none
+ * loads. */
 function nvrtcVersion() {
-  return binding.nvrtcVersion();
+  return loadNvrtc().nvrtcVersion();
 }
 
 // ---- architectures ----
@@ -66,4 +96,13 @@ function pickTarget(archs, capability, version) {
   );
 }
 
-module.exports = { nvrtcVersion, parseArch, checkSupported, pickTarget };
+module.exports = {
+  NVRTC_MAJORS,
+  loadNvrtc,
+  nvrtcLibrary,
+  nvrtcCandidates,
+  nvrtcVersion,
+  parseArch,
+  checkSupported,
+  pickTarget,
+};

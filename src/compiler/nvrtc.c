@@ -24,16 +24,18 @@
   X(nvrtcGetPTX) X(nvrtcGetCUBINSize) X(nvrtcGetCUBIN)
 // clang-format on
 
-static struct {
+typedef struct {
 #define NVRTC_ENTRY(name) __typeof__(&name) name;
   NVRTC_FUNCTIONS(NVRTC_ENTRY)
 #undef NVRTC_ENTRY
-} nv;
+} nvrtc_api;
+static nvrtc_api nv;
 
-static pthread_once_t load_once = PTHREAD_ONCE_INIT;
-static bool loaded;
-static char load_message[PATH_MAX + 2048];
+static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_bool loaded; /* set once, under load_lock, after nv, library_path and loaded_name */
+static char load_message[8192] = "NVRTC is loaded by lib/compiler (nvrtcLoad) before use";
 static char library_path[PATH_MAX];
+static char loaded_name[PATH_MAX];
 
 /* Appends printf-style text to load_message. */
 static void note(const char *format, const char *a, const char *b) {
@@ -41,52 +43,41 @@ static void note(const char *format, const char *a, const char *b) {
   snprintf(load_message + used, sizeof load_message - used, format, a, b);
 }
 
-/* CUDADRV_NVRTC_PATH, or the sonames of the NVRTC majors known to work, newest first. */
-static void load(void) {
-  static const char *const names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"};
-  const char *override = getenv("CUDADRV_NVRTC_PATH");
-  bool overridden = override && *override;
-  size_t count = overridden ? 1 : sizeof names / sizeof names[0];
-  void *lib = NULL;
-  note("could not load NVRTC: tried ", "", "");
-  for (size_t i = 0; i < count && !lib; i++) {
-    const char *name = overridden ? override : names[i];
-    lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (!lib) note(i ? "; %s (%s)" : "%s (%s)", name, dlerror());
-  }
+/* Loads name (a path or a soname) into nv when it is an NVRTC with every entry point cudadrv uses;
+ * else notes why not. */
+static bool try_load(const char *name, bool first) {
+  void *lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
-    note(overridden ? " named by CUDADRV_NVRTC_PATH; set it to the path of libnvrtc.so"
-                    : "; install NVRTC (the CUDA toolkit's libnvrtc.so.13 or .12), or set "
-                      "CUDADRV_NVRTC_PATH to its path",
-         "", "");
-    return;
+    note(first ? "%s (%s)" : "; %s (%s)", name, dlerror());
+    return false;
   }
-  Dl_info info;
-  void *first = dlsym(lib, "nvrtcVersion");
-  snprintf(library_path, sizeof library_path, "%s",
-           first && dladdr(first, &info) && info.dli_fname ? info.dli_fname
-           : overridden                                    ? override
-                                                           : "libnvrtc");
-#define NVRTC_RESOLVE(name)                                                                        \
-  if (!(nv.name = (__typeof__(&name))dlsym(lib, #name))) {                                         \
-    snprintf(load_message, sizeof load_message,                                                    \
-             "the NVRTC in %s lacks " #name "; cudadrv needs NVRTC 12.0 or newer", library_path);  \
-    return;                                                                                        \
+  nvrtc_api found;
+#define NVRTC_RESOLVE(entry)                                                                       \
+  if (!(found.entry = (__typeof__(&entry))dlsym(lib, #entry))) {                                   \
+    note(first ? "%s (lacks %s: cudadrv needs NVRTC 12.0 or newer)"                                \
+               : "; %s (lacks %s: cudadrv needs NVRTC 12.0 or newer)",                             \
+         name, #entry);                                                                            \
+    dlclose(lib);                                                                                  \
+    return false;                                                                                  \
   }
   NVRTC_FUNCTIONS(NVRTC_RESOLVE)
 #undef NVRTC_RESOLVE
-  threads_guard_exit(); /* before NVRTC's destructors, a compile in flight ends */
-  loaded = true;
+  Dl_info info;
+  snprintf(library_path, sizeof library_path, "%s",
+           dladdr((void *)found.nvrtcVersion, &info) && info.dli_fname ? info.dli_fname : name);
+  snprintf(loaded_name, sizeof loaded_name, "%s", name);
+  nv = found;
+  return true;
 }
 
-static bool ready(void) {
-  pthread_once(&load_once, load);
-  return loaded;
-}
-
+static bool ready(void) { return atomic_load(&loaded); }
 /* Throws the RuntimeError saying why NVRTC could not be loaded; returns NULL. */
 static napi_value throw_unloaded(napi_env env) {
-  return throw_runtime(env, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, "dlopen", load_message);
+  char message[sizeof load_message];
+  pthread_mutex_lock(&load_lock);
+  memcpy(message, load_message, sizeof message);
+  pthread_mutex_unlock(&load_lock);
+  return throw_runtime(env, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, "dlopen", message);
 }
 
 /* Throws the RuntimeError for an NVRTC query that failed (which no valid NVRTC does); NULL. */
@@ -385,6 +376,45 @@ static napi_value nvrtc_compile_async(napi_env env, napi_callback_info info) {
   return run_on_thread(env, compile_run, compile_outcome, compile_free, job, COMPILE_STACK);
 }
 
+/* ---- loading ---- */
+
+#define MAX_CANDIDATES 256
+
+/* nvrtcLoad(candidates): loads NVRTC, once per process, from the first of candidates (paths or
+ * sonames, in the order lib/internal/library-search.js gives) that is a usable NVRTC; returns the
+ * candidate that was loaded, by this call or an earlier one. A RuntimeError lists each candidate
+ * tried and why it failed; a later call tries again. */
+static napi_value nvrtc_load(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  char **names = NULL;
+  uint32_t count = 0;
+  bool ok = read_strings(env, argv[0], "candidates", &names, &count);
+  if (ok && count > MAX_CANDIDATES) {
+    throw_range(env, "candidates has more than 256 entries");
+    ok = false;
+  }
+  if (ok) {
+    pthread_mutex_lock(&load_lock);
+    if (!atomic_load(&loaded)) {
+      snprintf(load_message, sizeof load_message, "could not load NVRTC: tried ");
+      for (uint32_t i = 0; i < count && !atomic_load(&loaded); i++) {
+        if (try_load(names[i], i == 0)) {
+          threads_guard_exit(); /* before NVRTC's destructors, a compile in flight ends */
+          atomic_store(&loaded, true);
+        }
+      }
+      if (!atomic_load(&loaded))
+        note("%s; install NVRTC (the CUDA toolkit, pip install nvidia-cuda-nvrtc, or conda install "
+             "cuda-nvrtc), or set CUDADRV_NVRTC_PATH to the path of libnvrtc.so",
+             count ? "" : "nothing", "");
+    }
+    pthread_mutex_unlock(&load_lock);
+  }
+  free_strings(names, count);
+  if (!ok) return NULL;
+  return ready() ? make_string(env, loaded_name) : throw_unloaded(env);
+}
+
 /* ---- the default target ---- */
 
 static atomic_bool driver_held;
@@ -422,6 +452,7 @@ static napi_value current_compute_capability(napi_env env, napi_callback_info in
 
 bool nvrtc_init(napi_env env, napi_value exports) {
   static const export_fn fns[] = {
+      {"nvrtcLoad", nvrtc_load},
       {"nvrtcVersion", nvrtc_version},
       {"nvrtcGetSupportedArchs", nvrtc_get_supported_archs},
       {"nvrtcLibraryPath", nvrtc_library_path},

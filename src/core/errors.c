@@ -189,6 +189,37 @@ static napi_value driver_get_version(napi_env env, napi_callback_info info) {
   return make_int(env, version);
 }
 
+typedef struct {
+  napi_env env;
+  napi_value list;
+  uint32_t count;
+  bool failed;
+} missing_list;
+
+static void add_missing(const char *name, int version, void *data) {
+  missing_list *m = data;
+  napi_value pair, text, needs;
+  if (m->failed) return;
+  m->failed = napi_create_array_with_length(m->env, 2, &pair) != napi_ok ||
+              napi_create_string_utf8(m->env, name, NAPI_AUTO_LENGTH, &text) != napi_ok ||
+              napi_create_int32(m->env, version, &needs) != napi_ok ||
+              napi_set_element(m->env, pair, 0, text) != napi_ok ||
+              napi_set_element(m->env, pair, 1, needs) != napi_ok ||
+              napi_set_element(m->env, m->list, m->count++, pair) != napi_ok;
+}
+
+/* driverMissingEntries(): [[name, version], ...] of the entry points the installed driver lacks,
+ * each with the CUDA version that provides it. */
+static napi_value driver_missing_entries(napi_env env, napi_callback_info info) {
+  (void)info;
+  if (!driver_ready(env)) return NULL;
+  missing_list m = {env, NULL, 0, false};
+  NAPI_CALL(env, napi_create_array(env, &m.list));
+  loader_each_missing(add_missing, &m);
+  if (m.failed) return napi_fail(env, napi_generic_failure);
+  return m.list;
+}
+
 /* The CUDA version of the headers this addon was built against. */
 static napi_value header_version(napi_env env, napi_callback_info info) {
   (void)info;
@@ -202,6 +233,7 @@ bool errors_init(napi_env env, napi_value exports) {
       {"isAvailable", is_available},
       {"init", init},
       {"driverGetVersion", driver_get_version},
+      {"driverMissingEntries", driver_missing_entries},
       {"headerVersion", header_version},
   };
   return EXPORTS(env, exports, fns);

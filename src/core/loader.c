@@ -71,6 +71,14 @@ int loader_entry_version(const char *name) {
   return 0;
 }
 
+void loader_each_missing(void (*fn)(const char *name, int version, void *data), void *data) {
+#define CU_EACH_MISSING(entry, version)                                                            \
+  if (!cu.entry) fn(#entry, version, data);
+  CU_FUNCTIONS(CU_EACH_MISSING)
+  CU_LEGACY_FUNCTIONS(CU_EACH_MISSING)
+#undef CU_EACH_MISSING
+}
+
 CUresult loader_load(void) {
   pthread_once(&load_once, load);
   return load_status;

@@ -109,6 +109,8 @@ extern cu_table cu;
 #define DRV(fn, ...) (cu.fn ? cu.fn(__VA_ARGS__) : CUDADRV_ERROR_MISSING)
 /* The CUDA version (12050 for 12.5) whose ABI an entry point is resolved at; 0 if unknown. */
 int loader_entry_version(const char *name);
+/* Calls fn(name, version, data) for each entry point the loaded driver lacks. */
+void loader_each_missing(void (*fn)(const char *name, int version, void *data), void *data);
 
 /* Opens the driver (once per process) and runs cuInit(0). Returns CUDA_SUCCESS, the CUresult of
  * cuInit, or CUDA_ERROR_SHARED_OBJECT_INIT_FAILED with loader_error() saying why. */

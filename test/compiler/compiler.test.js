@@ -118,12 +118,15 @@ describe('cudadrv/compiler', function () {
       const library = binding.nvrtcLibraryPath();
       const { code, stdout } = await run(
         `
-        const b = require('./lib/internal/binding');
-        console.log(JSON.stringify([b.nvrtcLibraryPath(), b.nvrtcVersion()]));`,
+        const nvrtc = require('./lib/compiler/nvrtc');
+        console.log(JSON.stringify([nvrtc.nvrtcLibrary(), nvrtc.nvrtcVersion()]));`,
         { CUDADRV_NVRTC_PATH: library },
       );
       assert.strictEqual(code, 0);
-      assert.deepStrictEqual(JSON.parse(stdout), [library, cuda.nvrtcVersion()]);
+      assert.deepStrictEqual(JSON.parse(stdout), [
+        { path: library, source: 'CUDADRV_NVRTC_PATH' },
+        cuda.nvrtcVersion(),
+      ]);
     });
   });
 

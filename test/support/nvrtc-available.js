@@ -2,7 +2,7 @@
 // Whether NVRTC loads here: the compiler's tests skip without it (it needs no GPU).
 function nvrtcLoads() {
   try {
-    require('../../lib/internal/binding').nvrtcVersion();
+    require('../../lib/compiler/nvrtc').nvrtcVersion();
     return true;
   } catch {
     return false;

@@ -1,0 +1,106 @@
+'use strict';
+// `cudadrv doctor`: checks the driver, NVRTC and the compile cache, and says for each problem what
+// fixes it. Exit code 1 when something does not work; features a driver is too old for are
+// warnings (the rest works).
+const fs = require('fs');
+const path = require('path');
+const cuda = require('..');
+const { cudaVersion } = require('./common');
+const binding = require('../internal/binding');
+const { nvrtcLibrary } = require('../compiler/nvrtc');
+const { cacheDirFor } = require('../compiler/cache-dir');
+
+const options = {};
+
+/* [{ level: 'ok' | 'warn' | 'fail', what, fix? }] for the driver; its major, or null. */
+function checkDriver(report) {
+  try {
+    cuda.init();
+  } catch (error) {
+    const fix =
+      error.api === 'dlopen'
+        ? 'install the NVIDIA driver (it provides libcuda.so.1); in a container, run it with the GPU ' +
+          'passed through (docker run --gpus all)'
+        : error.codeName === 'CUDA_ERROR_NO_DEVICE'
+          ? 'no GPU is visible: check nvidia-smi, and CUDA_VISIBLE_DEVICES if set'
+          : 'check nvidia-smi; update the NVIDIA driver (cudadrv needs CUDA 12.0 or newer)';
+    report.push({ level: 'fail', what: `driver: ${error.message}`, fix });
+    return null;
+  }
+  const driver = cuda.getDriverVersion();
+  const count = cuda.Device.count();
+  report.push({ level: 'ok', what: `driver: CUDA ${cudaVersion(driver)}, ${count} device${count === 1 ? '' : 's'}` });
+  for (const [entry, needs] of binding.driverMissingEntries()) {
+    report.push({
+      level: 'warn',
+      what: `driver: CUDA ${cudaVersion(driver)} lacks ${entry} (CUDA ${cudaVersion(needs)}): what uses it is limited or throws a RuntimeError naming it`,
+      fix: `update the NVIDIA driver to one for CUDA ${cudaVersion(needs)} or newer`,
+    });
+  }
+  return Math.floor(driver / 1000);
+}
+
+function checkNvrtc(report, driverMajor) {
+  let library;
+  let major;
+  let minor;
+  try {
+    library = nvrtcLibrary();
+    [major, minor] = cuda.nvrtcVersion();
+  } catch (error) {
+    report.push({
+      level: 'fail',
+      what: `NVRTC: ${error.message}`,
+      fix: 'install NVRTC: the CUDA toolkit, pip install nvidia-cuda-nvrtc, or conda install cuda-nvrtc; or set CUDADRV_NVRTC_PATH to a libnvrtc.so',
+    });
+    return;
+  }
+  report.push({ level: 'ok', what: `NVRTC: ${major}.${minor} from ${library.path} (found by: ${library.source})` });
+  const headers = cuda.getVersion()[0];
+  if (major !== headers) {
+    report.push({
+      level: 'warn',
+      what: `NVRTC: version ${major}, but cudadrv was built against the CUDA ${headers} toolkit`,
+      fix: `install NVRTC ${headers} to compile as the toolkit would, or rebuild cudadrv against the CUDA ${major} headers`,
+    });
+  }
+  if (driverMajor !== null && major > driverMajor) {
+    report.push({
+      level: 'fail',
+      what: `NVRTC: version ${major} writes PTX the CUDA ${driverMajor} driver cannot load`,
+      fix: `install NVRTC ${driverMajor} (pip install "nvidia-cuda-nvrtc-cu${driverMajor}"), or update the NVIDIA driver`,
+    });
+  }
+}
+
+function checkCache(report) {
+  const dir = cacheDirFor(undefined);
+  if (!dir) {
+    report.push({ level: 'ok', what: 'compile cache: off (CUDADRV_DISABLE_CACHE)' });
+    return;
+  }
+  const fix = 'set CUDADRV_CACHE_DIR to a directory of your own, or CUDADRV_DISABLE_CACHE=1';
+  const problem = binding.cacheDirProblem(dir);
+  const failure = problem ?? binding.writeFileAtomic(dir, 'doctor-probe', Buffer.from('probe'));
+  if (!failure) fs.rmSync(path.join(dir, 'doctor-probe'), { force: true });
+  if (failure) report.push({ level: 'fail', what: `compile cache: ${dir}: ${failure[1]}`, fix });
+  else report.push({ level: 'ok', what: `compile cache: ${dir}` });
+}
+
+function run() {
+  const report = [];
+  const driverMajor = checkDriver(report);
+  checkNvrtc(report, driverMajor);
+  checkCache(report);
+  const lines = [];
+  for (const { level, what, fix } of report) {
+    lines.push(`${level.padEnd(4)} ${what}`);
+    if (fix) lines.push(`     fix: ${fix}`);
+  }
+  const failed = report.filter((r) => r.level === 'fail').length;
+  lines.push(failed ? `${failed} problem${failed === 1 ? '' : 's'} found` : 'no problems found');
+  process.stdout.write(`${lines.join('\n')}\n`);
+  return failed ? 1 : 0;
+}
+
+module.exports = { options, run };

@@ -1,0 +1,50 @@
+'use strict';
+// `cudadrv <command>`: info, doctor, compile. Exit codes: 0 done; 1 what was asked for failed (no
+// driver, a problem found, a compile error); 2 the command line was wrong.
+const { parseArgs } = require('util');
+const { UsageError } = require('./common');
+
+const COMMANDS = {
+  info: () => require('./info'),
+  doctor: () => require('./doctor'),
+  compile: () => require('./compile'),
+};
+
+const USAGE = `usage: cudadrv <command> [options]
+
+  info [--json]          devices, driver, NVRTC: versions, paths and free memory
+  doctor                 why the driver, NVRTC or the compile cache does not work, and the fix
+  compile FILE.cu -o OUT [--arch sm_90] [-I DIR]... [-D NAME[=VALUE]]... [--no-cache]
+                         compile CUDA C++ with NVRTC (through cudadrv's cache); a compute_XY
+                         arch writes PTX, an sm_XY one a cubin
+  help                   this text
+
+exit codes: 0 done, 1 failed (no driver, a problem found, a compile error), 2 wrong usage
+`;
+
+/** Runs the command line args (without node and the script); returns the exit code. */
+function main(args) {
+  const [name, ...rest] = args;
+  if (!name || name === 'help' || name === '--help' || name === '-h') {
+    (name ? process.stdout : process.stderr).write(USAGE);
+    return name ? 0 : 2;
+  }
+  if (!Object.hasOwn(COMMANDS, name)) return usage(`unknown command "${name}"`);
+  const command = COMMANDS[name]();
+  let parsed;
+  try {
+    parsed = parseArgs({ args: rest, options: command.options, allowPositionals: true, strict: true });
+    return command.run(parsed.values, parsed.positionals);
+  } catch (error) {
+    if (error instanceof UsageError || String(error.code).startsWith('ERR_PARSE_ARGS')) return usage(error.message);
+    process.stderr.write(`cudadrv: ${error.message}\n`); // a CudaError: NVRTC missing, a driver failure
+    return 1;
+  }
+}
+
+function usage(message) {
+  process.stderr.write(`cudadrv: ${message}\n\n${USAGE}`);
+  return 2;
+}
+
+module.exports = { main };

@@ -1,0 +1,89 @@
+'use strict';
+// `cudadrv info [--json]`: the driver, every device with its key attributes and free memory, and
+// NVRTC (version, file, where it was found). Without a usable driver: one line, exit code 1.
+const cuda = require('..');
+const { cudaVersion } = require('./common');
+const { nvrtcLibrary } = require('../compiler/nvrtc');
+
+const options = { json: { type: 'boolean' } };
+
+const GiB = 2 ** 30;
+
+/* Free memory of a device, through its primary context (shared, so nothing is created twice). */
+function freeMemory(device) {
+  const context = device.retainPrimaryContext();
+  context.push();
+  try {
+    return cuda.memGetInfo().free;
+  } finally {
+    cuda.Context.pop();
+    context.detach();
+  }
+}
+
+function describeDevice(device, ordinal) {
+  const [major, minor] = device.computeCapability();
+  return {
+    ordinal,
+    name: device.name(),
+    computeCapability: `${major}.${minor}`,
+    arch: `sm_${major}${minor}`,
+    multiprocessors: device.multiprocessorCount,
+    totalMemory: device.totalMemory(),
+    freeMemory: freeMemory(device),
+    pciBusId: device.pciBusId(),
+  };
+}
+
+/* NVRTC: { version, path, source } or { error }. */
+function describeNvrtc() {
+  try {
+    const [major, minor] = cuda.nvrtcVersion();
+    return { version: `${major}.${minor}`, ...nvrtcLibrary() };
+  } catch (error) {
+    return { error: error.message };
+  }
+}
+
+function run(values) {
+  if (!cuda.isAvailable()) {
+    let reason;
+    try {
+      cuda.init();
+    } catch (error) {
+      reason = error.message;
+    }
+    const line = `no usable CUDA driver: ${reason}; run "cudadrv doctor" for the fix`;
+    process.stdout.write(values.json ? `${JSON.stringify({ error: line })}\n` : `cudadrv: ${line}\n`);
+    return 1;
+  }
+  const count = cuda.Device.count();
+  const info = {
+    cudadrv: cuda.VERSION_TEXT,
+    headers: cuda.getVersion().slice(0, 2).join('.'),
+    driver: cudaVersion(cuda.getDriverVersion()),
+    devices: Array.from({ length: count }, (_, i) => describeDevice(new cuda.Device(i), i)),
+    nvrtc: describeNvrtc(),
+  };
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify(info, null, 2)}\n`);
+    return 0;
+  }
+  const lines = [
+    `cudadrv ${info.cudadrv} (built against the CUDA ${info.headers} headers)`,
+    `driver: CUDA ${info.driver}, ${count} device${count === 1 ? '' : 's'}`,
+  ];
+  for (const d of info.devices) {
+    lines.push(
+      `device ${d.ordinal}: ${d.name}, compute capability ${d.computeCapability} (${d.arch}), ` +
+        `${d.multiprocessors} multiprocessors, ${(d.totalMemory / GiB).toFixed(1)} GiB ` +
+        `(${(d.freeMemory / GiB).toFixed(1)} GiB free), PCI ${d.pciBusId}`,
+    );
+  }
+  const n = info.nvrtc;
+  lines.push(n.error ? `NVRTC: not loaded: ${n.error}` : `NVRTC: ${n.version} from ${n.path} (found by: ${n.source})`);
+  process.stdout.write(`${lines.join('\n')}\n`);
+  return 0;
+}
+
+module.exports = { options, run };

@@ -1,0 +1,187 @@
+'use strict';
+// The command line (bin/cudadrv.js), run as a user runs it: its output and its exit code, on the
+// stand-in driver (at the driver versions and with the failures a user may have) and on NVRTC.
+const assert = require('assert');
+const { spawnSync } = require('child_process');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const { standInDriver } = require('../support/stand-in-driver');
+const { nvrtcLoads } = require('../support/nvrtc-available');
+
+const ROOT = path.join(__dirname, '..', '..');
+const BIN = path.join(ROOT, 'bin', 'cudadrv.js');
+const CUDA_ERROR_NO_DEVICE = 100;
+
+function cli(args, env = {}) {
+  const result = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, ...env } });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+describe('cudadrv (the command line)', function () {
+  this.timeout(60000);
+  const standIn = standInDriver();
+  let tmp;
+  before(function () {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cudadrv-cli-'));
+  });
+  after(function () {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  });
+  const onStandIn = (extra = {}) => ({
+    LD_LIBRARY_PATH: standIn.dir,
+    CUDADRV_CACHE_DIR: path.join(tmp, 'cache'),
+    ...extra,
+  });
+
+  it('is the package\'s "bin", an executable node script', function () {
+    assert.deepStrictEqual(require('../../package.json').bin, { cudadrv: 'bin/cudadrv.js' });
+    assert.ok(fs.statSync(BIN).mode & 0o111);
+    assert.match(fs.readFileSync(BIN, 'utf8'), /^#!\/usr\/bin\/env node\n/);
+  });
+
+  describe('usage', function () {
+    it('help prints the usage and exits 0; no command exits 2', function () {
+      const help = cli(['help']);
+      assert.strictEqual(help.code, 0);
+      assert.match(help.stdout, /^usage: cudadrv <command>/);
+      const none = cli([]);
+      assert.strictEqual(none.code, 2);
+      assert.match(none.stderr, /^usage: cudadrv <command>/);
+    });
+
+    it('an unknown command or option exits 2 naming it', function () {
+      const command = cli(['frobnicate']);
+      assert.strictEqual(command.code, 2);
+      assert.match(command.stderr, /^cudadrv: unknown command "frobnicate"/);
+      const option = cli(['info', '--bogus']);
+      assert.strictEqual(option.code, 2);
+      assert.match(option.stderr, /^cudadrv: Unknown option '--bogus'/);
+    });
+  });
+
+  describe('info', function () {
+    it('without a usable driver prints one line and exits 1', function () {
+      const env = onStandIn({ FAKE_CUDA_FAIL: `cuInit:1+:${CUDA_ERROR_NO_DEVICE}` });
+      const out = cli(['info'], env);
+      assert.strictEqual(out.code, 1);
+      assert.strictEqual(out.stdout.split('\n').length, 2, out.stdout); // one line and its newline
+      assert.match(
+        out.stdout,
+        /^cudadrv: no usable CUDA driver: cuInit failed: .*; run "cudadrv doctor" for the fix\n$/,
+      );
+      const json = cli(['info', '--json'], env);
+      assert.strictEqual(json.code, 1);
+      assert.match(JSON.parse(json.stdout).error, /^no usable CUDA driver: cuInit failed/);
+    });
+
+    it('lists the driver, each device with its free memory, and NVRTC with where it was found', function () {
+      const json = cli(['info', '--json'], onStandIn({ FAKE_CUDA_DEVICES: '2' }));
+      assert.strictEqual(json.code, 0, json.stderr);
+      const info = JSON.parse(json.stdout);
+      assert.strictEqual(info.driver, '13.0');
+      assert.deepStrictEqual(
+        info.devices.map((d) => [d.ordinal, d.name, d.arch]),
+        [
+          [0, 'stand-in driver', 'sm_90'],
+          [1, 'stand-in driver', 'sm_90'],
+        ],
+      );
+      for (const d of info.devices) assert.ok(d.freeMemory > 0 && d.freeMemory <= d.totalMemory, JSON.stringify(d));
+      if (nvrtcLoads()) {
+        const { nvrtcLibrary, nvrtcVersion } = require('../../lib/compiler/nvrtc');
+        assert.deepStrictEqual(info.nvrtc, { version: nvrtcVersion().join('.'), ...nvrtcLibrary() });
+      }
+      const text = cli(['info'], onStandIn({ FAKE_CUDA_DEVICES: '2' }));
+      assert.strictEqual(text.code, 0);
+      assert.match(text.stdout, /^driver: CUDA 13\.0, 2 devices$/m);
+      assert.match(
+        text.stdout,
+        /^device 1: stand-in driver, compute capability 9\.0 \(sm_90\), \d+ multiprocessors, [\d.]+ GiB \([\d.]+ GiB free\)/m,
+      );
+    });
+  });
+
+  describe('doctor', function () {
+    it('finds no problem on a current driver with NVRTC and a usable cache, and exits 0', function () {
+      if (!nvrtcLoads()) this.skip();
+      const out = cli(['doctor'], onStandIn());
+      assert.strictEqual(out.code, 0, out.stdout);
+      assert.match(out.stdout, /^ok {3}driver: CUDA 13\.0, 1 device$/m);
+      assert.match(out.stdout, /^ok {3}NVRTC: \d+\.\d+ from .* \(found by: .*\)$/m);
+      assert.match(out.stdout, /no problems found\n$/);
+    });
+
+    it('a 12.0 driver: the entry points it lacks are warnings naming the version that has them', function () {
+      const out = cli(['doctor'], onStandIn({ FAKE_CUDA_DRIVER_VERSION: '12000' }));
+      assert.match(out.stdout, /^warn driver: CUDA 12\.0 lacks cuFuncGetParamInfo \(CUDA 12\.4\)/m);
+      assert.match(out.stdout, /fix: update the NVIDIA driver to one for CUDA 12\.4 or newer/);
+      if (nvrtcLoads() && require('../../lib/compiler/nvrtc').nvrtcVersion()[0] > 12) {
+        // NVRTC 13's PTX cannot be loaded by a 12 driver: a problem, with the fix.
+        assert.match(out.stdout, /^fail NVRTC: version 13 writes PTX the CUDA 12 driver cannot load$/m);
+        assert.strictEqual(out.code, 1);
+      }
+    });
+
+    it('no driver, no NVRTC and an unusable cache: each a problem with its fix, exit 1', function () {
+      const file = path.join(tmp, 'a-file');
+      fs.writeFileSync(file, '');
+      const out = cli(['doctor'], {
+        ...onStandIn({ FAKE_CUDA_FAIL: `cuInit:1+:${CUDA_ERROR_NO_DEVICE}` }),
+        CUDADRV_NVRTC_PATH: path.join(tmp, 'no-libnvrtc.so'),
+        CUDADRV_CACHE_DIR: path.join(file, 'cache'),
+      });
+      assert.strictEqual(out.code, 1);
+      assert.match(out.stdout, /^fail driver: cuInit failed: .*\n {5}fix: no GPU is visible/m);
+      assert.match(out.stdout, /^fail NVRTC: could not load NVRTC: tried .*no-libnvrtc\.so.*\n {5}fix: install NVRTC/m);
+      assert.match(out.stdout, /^fail compile cache: .*a-file\/cache: .*\n {5}fix: set CUDADRV_CACHE_DIR/m);
+      assert.match(out.stdout, /3 problems found\n$/);
+    });
+  });
+
+  describe('compile', function () {
+    const SOURCE = '__global__ void put(int *p) { *p = VALUE; }\n';
+    let file;
+    beforeEach(function () {
+      if (!nvrtcLoads()) this.skip();
+      file = path.join(tmp, 'put.cu');
+      fs.writeFileSync(file, SOURCE);
+    });
+
+    it('writes PTX for compute_XY, with -D definitions, beside the source by default', function () {
+      const value = 1000 + Math.floor(Math.random() * 1e6);
+      const out = cli(['compile', file, '--arch', 'compute_90', '-D', `VALUE=${value}`]);
+      assert.strictEqual(out.code, 0, out.stderr);
+      const ptx = fs.readFileSync(path.join(tmp, 'put.ptx'), 'utf8');
+      assert.match(ptx, /\.entry put\(/);
+      assert.ok(ptx.includes(String(value)), 'the defined value is in the PTX');
+      assert.match(out.stderr, /wrote .*put\.ptx \(compute_90, \d+ bytes\)/);
+    });
+
+    it('writes a cubin for sm_XY to -o', function () {
+      const output = path.join(tmp, 'out.cubin');
+      const out = cli(['compile', file, '-o', output, '--arch', 'sm_90', '-DVALUE=7', '--no-cache']);
+      assert.strictEqual(out.code, 0, out.stderr);
+      const cubin = fs.readFileSync(output);
+      assert.strictEqual(cubin.subarray(0, 4).toString('latin1'), '\x7fELF');
+    });
+
+    it("a compile error prints NVRTC's log and exits 1; a missing file exits 1", function () {
+      const out = cli(['compile', file, '--arch', 'sm_90', '--no-cache']); // VALUE undefined
+      assert.strictEqual(out.code, 1);
+      assert.match(out.stderr, /put\.cu\(1\): error: identifier "VALUE" is undefined/);
+      const missing = cli(['compile', path.join(tmp, 'missing.cu'), '--arch', 'sm_90']);
+      assert.strictEqual(missing.code, 1);
+      assert.match(missing.stderr, /^cudadrv: cannot read .*missing\.cu: ENOENT/);
+    });
+
+    it('a malformed arch or a second file is a usage error (exit 2)', function () {
+      const arch = cli(['compile', file, '--arch', 'sm_9']);
+      assert.strictEqual(arch.code, 2);
+      assert.match(arch.stderr, /^cudadrv: arch must name an architecture/);
+      const two = cli(['compile', file, file]);
+      assert.strictEqual(two.code, 2);
+      assert.match(two.stderr, /^cudadrv: compile takes one source file/);
+    });
+  });
+});
