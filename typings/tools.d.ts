@@ -29,15 +29,16 @@ export declare function contextDependentMemoize<F extends (...args: any[]) => an
 /** Empties every cache of contextDependentMemoize. */
 export declare function clearContextCaches(): void;
 
-// ---- Mocha ----
+// ---- tests ----
 
 /**
- * A Mocha test function: fn runs with a context of makeDefaultContext() current (and as its
- * argument), detached afterwards; skipped, saying why, where no GPU can be used (failed where
- * CUDADRV_REQUIRE_GPU=1).
+ * A test function for Mocha or node:test: fn runs with a context of makeDefaultContext() current
+ * (and as its argument; node:test's test context second), detached afterwards even when fn
+ * throws; skipped, saying why, where no GPU can be used (failed where CUDADRV_REQUIRE_GPU=1).
  */
 export declare function markCudaTest<This = any>(
-  fn: (this: This, context: Context) => void | PromiseLike<void>): (this: This) => void | Promise<void>;
+  fn: (this: This, context: Context, ...rest: any[]) => void | PromiseLike<void>,
+): (this: This, ...args: any[]) => void | Promise<void>;
 
 // ---- occupancy ----
 

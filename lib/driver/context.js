@@ -232,4 +232,9 @@ function inContext(ctx, fn) {
   }
 }
 
-module.exports = { Context, inContext, isDetached };
+/** The Contexts of this thread's JS that are not detached (for cudadrv/testing's leak check). */
+function liveContexts() {
+  return [...registry.values()].filter((ctx) => !isDetached(ctx));
+}
+
+module.exports = { Context, inContext, isDetached, liveContexts };

@@ -62,19 +62,25 @@ function endCudaTest(ctx) {
 }
 
 /**
- * A Mocha test function from fn: `it('adds', markCudaTest(async function (ctx) { ... }))`. fn runs
- * (with Mocha's `this`) while a context of makeDefaultContext() is current, and gets it as its
- * argument; afterwards, even when fn throws or its Promise rejects, the context is detached, the
+ * A test function from fn: `it('adds', markCudaTest(async function (ctx) { ... }))`, for Mocha or
+ * node:test. fn runs (with Mocha's `this`) while a context of makeDefaultContext() is current, and
+ * gets it as its argument (then node:test's test context); afterwards, even when fn throws or its Promise rejects, the context is detached, the
  * context caches emptied and garbage collected. Where no GPU can be used the test is skipped, saying
  * why, or fails where CUDADRV_REQUIRE_GPU=1.
  */
 function markCudaTest(fn) {
   check.func('fn', fn);
-  return function cudaTest() {
-    const ctx = beginCudaTest(this);
+  return function cudaTest(...args) {
+    // node:test's test context (this, and the first argument): its skip() does not throw.
+    const t = [this, args[0]].find((c) => typeof c?.diagnostic === 'function' && typeof c.skip === 'function');
+    if (t) {
+      const why = process.env.CUDADRV_REQUIRE_GPU === '1' ? null : noGpuReason();
+      if (why !== null) return t.skip(why);
+    }
+    const ctx = beginCudaTest(t ? null : this);
     let result;
     try {
-      result = fn.call(this, ctx);
+      result = fn.call(this, ctx, ...args);
     } catch (error) {
       endCudaTest(ctx);
       throw error;
