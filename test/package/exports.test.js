@@ -104,6 +104,10 @@ describe('exports and declarations', function () {
 
     /* tsc's diagnostics: one error code per import when every subpath has its declarations. */
     function errors(compiler, resolution) {
+      if (!fs.existsSync(compiler)) {
+        console.log(`      (skipped: no TypeScript compiler at ${compiler})`); // the GPU machine's copy has none
+        this.skip();
+      }
       const args = ['--noEmit', '--strict', '--module', resolution === 'node10' ? 'commonjs' : 'node16'];
       args.push('--moduleResolution', resolution, '--types', 'node', 'consumer.ts');
       if (resolution === 'node10') args.push('--ignoreDeprecations', '5.0');
