@@ -4,6 +4,7 @@
 const cuda = require('..');
 const { cudaVersion } = require('./common');
 const { nvrtcLibrary } = require('../compiler/nvrtc');
+const { noGpuReason } = require('../tools/mark-cuda-test');
 
 const options = { json: { type: 'boolean' } };
 
@@ -46,13 +47,8 @@ function describeNvrtc() {
 }
 
 function run(values) {
-  if (!cuda.isAvailable()) {
-    let reason;
-    try {
-      cuda.init();
-    } catch (error) {
-      reason = error.message;
-    }
+  const reason = noGpuReason();
+  if (reason !== null) {
     const line = `no usable CUDA driver: ${reason}; run "cudadrv doctor" for the fix`;
     process.stdout.write(values.json ? `${JSON.stringify({ error: line })}\n` : `cudadrv: ${line}\n`);
     return 1;

@@ -111,8 +111,16 @@ function stamp(file) {
 }
 
 // The variables the search for NVRTC reads (lib/internal/library-search.js), and dlopen's.
-const SEARCH_VARIABLES = ['CUDADRV_NVRTC_PATH', 'LD_LIBRARY_PATH', 'CUDA_PATH', 'CUDA_HOME', 'CONDA_PREFIX'];
-SEARCH_VARIABLES.push('VIRTUAL_ENV', 'PYTHONPATH', 'HOME');
+const SEARCH_VARIABLES = [
+  'CUDADRV_NVRTC_PATH',
+  'LD_LIBRARY_PATH',
+  'CUDA_PATH',
+  'CUDA_HOME',
+  'CONDA_PREFIX',
+  'VIRTUAL_ENV',
+  'PYTHONPATH',
+  'HOME',
+];
 
 function environment() {
   return SEARCH_VARIABLES.map((name) => process.env[name] || '');

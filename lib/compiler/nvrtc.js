@@ -7,17 +7,14 @@ const { librarySearch } = require('../internal/library-search');
 const NVRTC_MAJORS = [13, 12]; // the majors cudadrv works with, newest first
 let library = null; // { path, source } of the NVRTC loaded, once loaded
 
-/** The candidates for NVRTC, in the order they are tried (lib/internal/library-search.js). */
-function nvrtcCandidates(env = process.env) {
-  const driverMajor = () => Math.floor(binding.driverGetVersion() / 1000);
-  return librarySearch('nvrtc', { majors: NVRTC_MAJORS, override: 'CUDADRV_NVRTC_PATH', env, driverMajor });
-}
+const driverMajor = () => Math.floor(binding.driverGetVersion() / 1000);
 
-/** The binding, with NVRTC loaded (on first use) from the first candidate that loads; a
- * RuntimeError names each candidate tried and why it failed. */
+/** The binding, with NVRTC loaded (on first use) from the first candidate that loads, in the
+ * order of lib/internal/library-search.js; a RuntimeError names each candidate tried and why it
+ * failed. */
 function loadNvrtc() {
   if (!library) {
-    const candidates = nvrtcCandidates();
+    const candidates = librarySearch('nvrtc', { majors: NVRTC_MAJORS, override: 'CUDADRV_NVRTC_PATH', driverMajor });
     const name = binding.nvrtcLoad(candidates.map((candidate) => candidate.path));
     // Another thread may have loaded it from a list of its own: its source is then unknown here.
     const source = candidates.find((candidate) => candidate.path === name)?.source ?? 'another thread';
@@ -100,7 +97,6 @@ module.exports = {
   NVRTC_MAJORS,
   loadNvrtc,
   nvrtcLibrary,
-  nvrtcCandidates,
   nvrtcVersion,
   parseArch,
   checkSupported,

@@ -6,14 +6,8 @@ const loadAddon = require('node-gyp-build');
 
 const ROOT = path.join(__dirname, '..', '..');
 
-/* What to do when loading failed, for the runtime and the failure at hand. */
+/* What to do when loading failed. */
 function advice(error) {
-  if (globalThis.Deno && /NotCapable|permission|--allow/i.test(`${error.name} ${error.message}`)) {
-    return (
-      'Deno loads native addons only with --allow-ffi (cudadrv also reads environment variables ' +
-      'and files: run with --allow-ffi --allow-env --allow-read --allow-write, or -A)'
-    );
-  }
   if (/No native build was found/.test(error.message)) {
     return (
       'no prebuilt binary fits this platform (prebuilt: linux-x64, linux-arm64); build one with ' +

@@ -25,9 +25,9 @@ function stateOf(file) {
  * its last top-level suite (and that suite's hooks), or, for a file of top-level tests only, at
  * the end. A test, not a hook: a hook that fails would stop the rest of the run. */
 function plan(root, Test) {
-  const files = [...new Set([...root.tests, ...root.suites].map((item) => item.file).filter(Boolean))];
+  const names = [...new Set([...root.tests, ...root.suites].map((item) => item.file).filter(Boolean))];
   const Suite = root.constructor;
-  for (const file of files) {
+  for (const file of names) {
     const check = Suite.create(root, `cudadrv/testing: ${file}`);
     check.file = file;
     const test = new Test('leaves no context behind', () => endFile(file));
@@ -35,14 +35,12 @@ function plan(root, Test) {
     checks.add(test);
     check.addTest(test);
     root.suites.pop(); // Suite.create appended it: move it after the file's last suite
-    const last = root.suites.findLastIndex((suite) => suite.file === file && !checkSuites.has(suite));
+    const last = root.suites.findLastIndex((suite) => suite.file === file);
     root.suites.splice(last === -1 ? root.suites.length : last + 1, 0, check);
-    checkSuites.add(check);
   }
 }
 
-const checks = new Set();
-const checkSuites = new Set();
+const checks = new Set(); // the tests plan() added
 
 /* Detaches the file's context; throws an Error naming what the file left behind. */
 function endFile(file) {
