@@ -156,8 +156,9 @@ export declare class Stream {
   isDone(): boolean;
   waitForEvent(event: Event): this;
   /** Calls fn on the main thread once the stream reaches this point. A LogicError while the stream
-   * is capturing into a graph (the Promise could settle only once). */
-  launchHostFunc<T>(fn: () => T): Promise<Awaited<T>>;
+   * is capturing into a graph (the Promise could settle only once). `{ signal }`: an abort rejects
+   * the Promise at once with an AbortError and fn is not called; the stream goes on. */
+  launchHostFunc<T>(fn: () => T, options?: WaitOptions): Promise<Awaited<T>>;
   /** Records later work on this stream into a graph instead of running it (mode: StreamCaptureMode,
    * RELAXED by default). */
   beginCapture(mode?: number): this;

@@ -1,5 +1,5 @@
 // Modules and kernels: loading code, launching it, texture and surface references.
-import type { Context, Stream } from './index';
+import type { Context, Stream, WaitOptions } from './index';
 import type { DevicePointerLike } from './memory';
 import type { CudaArray, SurfaceObject, TextureObject } from './array';
 
@@ -120,6 +120,10 @@ export interface LaunchOptions extends LaunchAttributes {
   timeKernel?: boolean;
   /** Accepted: the driver binds a module's texture references at launch by itself. */
   texrefs?: TextureReference[];
+  /** An AbortSignal: already aborted, the call launches nothing and throws an AbortError; aborted
+   * later, a call's Promise (In/Out arguments, timeKernel) rejects at once with an AbortError, the
+   * kernel runs on, and Out data not yet copied back is not. */
+  signal?: AbortSignal;
 }
 
 /** The optional last argument of a prepared call. */
@@ -177,8 +181,8 @@ export declare class Kernel {
   /** preparedAsyncCall(grid, block, stream, ...args, { shared, cluster, cooperative }?) */
   preparedAsyncCall(grid: Dim3, block: Dim3, stream: Stream | null, ...args: PreparedArgument[]): void;
   /** preparedTimedCall(grid, block, ...args, { shared, cluster, cooperative }?): a function giving a
-   * Promise of seconds. */
-  preparedTimedCall(grid: Dim3, block: Dim3, ...args: PreparedArgument[]): () => Promise<number>;
+   * Promise of seconds, which takes `{ signal }` as every wait does. */
+  preparedTimedCall(grid: Dim3, block: Dim3, ...args: PreparedArgument[]): (options?: WaitOptions) => Promise<number>;
   getAttribute(attribute: number): number;
   setAttribute(attribute: number, value: number): void;
   setCacheConfig(config: number): void;

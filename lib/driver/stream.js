@@ -54,9 +54,12 @@ class Stream {
   /** Calls fn on the main thread once the stream reaches this point; returns a Promise of fn's
    * result. Work enqueued later does not wait for fn (the GPU never waits for JavaScript). A
    * LogicError while the stream is capturing: a graph would call fn at each launch. */
-  launchHostFunc(fn) {
+  launchHostFunc(fn, options) {
     check.func('fn', fn);
-    return binding.streamLaunchHostFunc(this).then(() => fn());
+    const signal = signalOf(options);
+    return abortable(signal, 'stream.launchHostFunc()', () =>
+      binding.streamLaunchHostFunc(this).then(() => (signal?.aborted ? undefined : fn())),
+    );
   }
 
   /** Starts capturing: work enqueued on this stream from now on is recorded into a graph instead

@@ -74,4 +74,4 @@ function abortable(signal, what, start) {
   });
 }
 
-module.exports = { onAbort, checkSignal, signalOf, abortable };
+module.exports = { onAbort, checkSignal, signalOf, abortError, abortable };

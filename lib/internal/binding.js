@@ -2,7 +2,7 @@
 // Loads the native addon through node-gyp-build: build/Release where it was built from source,
 // else the prebuilt binary for this platform in prebuilds/ (scripts/prebuild.js).
 const path = require('path');
-const loadAddon = require('node-gyp-build');
+const { isDenoPermissionError, explainDenoPermission } = require('./deno');
 
 const ROOT = path.join(__dirname, '..', '..');
 
@@ -19,8 +19,10 @@ function advice(error) {
 
 function load() {
   try {
-    return loadAddon(ROOT);
+    // Inside the try: node-gyp-build reads the environment as it loads, which Deno may refuse.
+    return require('node-gyp-build')(ROOT);
   } catch (error) {
+    if (isDenoPermissionError(error)) throw explainDenoPermission(error);
     error.message = `cudadrv: the native addon could not be loaded (${error.message.trim()}); ${advice(error)}`;
     throw error;
   }

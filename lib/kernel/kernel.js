@@ -14,6 +14,7 @@ const { LogicError } = require('../driver/errors');
 const { Stream } = require('../driver/stream');
 const { Event } = require('../driver/event');
 const { camelCase } = require('../internal/names');
+const { checkSignal, abortError, abortable } = require('../internal/abort');
 const check = require('../internal/checks');
 const layouts = require('../internal/layouts');
 const { memAlloc } = require('../memory/device-memory');
@@ -174,9 +175,19 @@ function launchOn(launcher, stream) {
 }
 
 // ---- the generic call: kernel(...args, { block, grid, stream, shared, cluster, cooperative,
-// timeKernel, texrefs }) ----
+// timeKernel, texrefs, signal }) ----
 
-const OPTION_KEYS = new Set(['block', 'grid', 'stream', 'shared', 'cluster', 'cooperative', 'timeKernel', 'texrefs']);
+const OPTION_KEYS = new Set([
+  'block',
+  'grid',
+  'stream',
+  'shared',
+  'cluster',
+  'cooperative',
+  'timeKernel',
+  'texrefs',
+  'signal',
+]);
 
 function isOptions(o) {
   if (typeof o !== 'object' || o === null || typeof o.ptr === 'bigint') return false;
@@ -189,11 +200,12 @@ function checkOptions(options) {
     if (!OPTION_KEYS.has(key)) {
       throw new TypeError(
         `unknown launch option '${key}': the options are block, grid, stream, ` +
-          'shared, cluster, cooperative, timeKernel and texrefs',
+          'shared, cluster, cooperative, timeKernel, texrefs and signal',
       );
     }
   }
   const { stream, texrefs } = options;
+  checkSignal(options.signal);
   if (stream != null && !(stream instanceof Stream)) check.instance('stream', stream, Stream);
   if (texrefs !== undefined) checkTexrefs(texrefs);
 }
@@ -250,9 +262,11 @@ function callKernel(k, list) {
     );
   }
   checkOptions(options);
+  // An aborted signal launches nothing, as fetch() sends nothing.
+  if (options.signal?.aborted) throw abortError(`kernel '${k.name}'`, options.signal);
   let format = k.last;
   if (format === null || !sameFormat(format, list, n, k.signature)) k.last = format = formatFor(k, list, n);
-  if (format.handlers !== null || options.timeKernel) return callAndWait(format, list, n, options);
+  if (format.handlers !== null || options.timeKernel) return callAndWait(format, list, n, options, k.name);
   writeDims(format.u32, options.grid, options.block, options);
   format.pack(list);
   launchOn(format, options.stream);
@@ -260,8 +274,10 @@ function callKernel(k, list) {
 }
 
 // With In/Out/InOut or timeKernel: copies in, launches, and returns a Promise that settles once
-// the stream is past the kernel and the Out data has arrived (seconds for timeKernel).
-function callAndWait(format, list, n, options) {
+// the stream is past the kernel and the Out data has arrived (seconds for timeKernel). An abort
+// of options.signal rejects it at once; the kernel runs on, and Out data not yet copied is not.
+function callAndWait(format, list, n, options, name) {
+  const { signal } = options;
   const stream = options.stream ?? null;
   const values = list.slice(0, n);
   const copies = [];
@@ -286,16 +302,16 @@ function callAndWait(format, list, n, options) {
     release(copies, true);
     throw error;
   }
-  return finishCall(stream, copies, start, end);
+  return abortable(signal, `kernel '${name}'`, () => finishCall(stream, copies, start, end, signal));
 }
 
-async function finishCall(stream, copies, start, end) {
+async function finishCall(stream, copies, start, end, signal) {
   let done = false;
   try {
     await binding.launchWait(stream);
     let queued = false;
     for (const { handler, device } of copies) {
-      if (!handler.copyOut) continue;
+      if (!handler.copyOut || signal?.aborted) continue;
       if (stream) {
         memcpyDtoHAsync(handler.array, device, stream);
         queued = true;
@@ -479,13 +495,14 @@ class Kernel {
   }
 
   /** `preparedTimedCall(grid, block, ...args, { shared, cluster, cooperative }?)`: launches between
-   * two events; returns a function giving a Promise of the kernel's time in seconds. */
+   * two events; returns a function giving a Promise of the kernel's time in seconds, which takes
+   * `{ signal }` as every wait does. */
   preparedTimedCall(grid, block, ...args) {
     if (!Object.prototype.hasOwnProperty.call(this, 'preparedCall')) throw notPrepared('preparedTimedCall');
     const start = new Event().record();
     this.preparedCall(grid, block, ...args);
     const end = new Event().record();
-    return () => end.synchronize().then(() => end.timeSince(start) / 1000);
+    return (options) => end.synchronize(options).then(() => end.timeSince(start) / 1000);
   }
 
   /** cuFuncGetAttribute: a FunctionAttribute of the kernel. */

@@ -111,6 +111,23 @@ describeGpu('Stream', function () {
     assert.throws(() => stream.launchHostFunc('no'), { name: 'TypeError' });
   });
 
+  it('launchHostFunc({ signal }) gives up at the abort; the function is not called, the stream goes on', async function () {
+    const stream = new cuda.Stream();
+    binding.streamEnqueueSleep(stream, 300);
+    let called = false;
+    const started = Date.now();
+    await assert.rejects(
+      stream.launchHostFunc(() => (called = true), { signal: AbortSignal.timeout(30) }),
+      {
+        name: 'AbortError',
+      },
+    );
+    assert.ok(Date.now() - started < 250, `gave up after ${Date.now() - started} ms`);
+    assert.strictEqual(stream.isDone(), false);
+    assert.strictEqual(await stream.launchHostFunc(() => 7), 7);
+    assert.strictEqual(called, false);
+  });
+
   it('a destroyed stream refuses use with a LogicError; destroy twice does nothing', function () {
     const stream = new cuda.Stream();
     stream.destroy();

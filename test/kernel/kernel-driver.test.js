@@ -228,6 +228,19 @@ describe('modules and launches through a stand-in driver (no GPU needed)', funct
     assert.deepStrictEqual(launches, [...on(1, 1, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1), ...on(0, 2, 0, 1, 1)]);
   });
 
+  it('{ signal }: aborted before a call, nothing launches; aborted during it, no Out data and no host function', function () {
+    const { result, launches } = run('abort');
+    // The two calls aborted while waiting, the one kept, and the prepared call: nothing else.
+    assert.deepStrictEqual(
+      launches.map((line) => line.replace(/^(launch \w+) .*params=[0-9a-f]{32}([0-9a-f]{8})$/, '$1 $2')),
+      [result.n, result.n, result.n, result.n].map((n) => {
+        const word = Buffer.alloc(4);
+        word.writeInt32LE(n);
+        return `launch add ${word.toString('hex')}`;
+      }),
+    );
+  });
+
   it('without cuFuncGetParamInfo, arguments are laid out with C alignment', function () {
     const { launches } = run('noParamInfo', { FAKE_CUDA_MISSING: 'cuFuncGetParamInfo' });
     assert.deepStrictEqual(launches, [

@@ -283,7 +283,7 @@ const scenarios = {
     assert.throws(() => add(...args, { block: 1, blocks: 4 }), {
       name: 'TypeError',
       message:
-        "unknown launch option 'blocks': the options are block, grid, stream, shared, cluster, cooperative, timeKernel and texrefs",
+        "unknown launch option 'blocks': the options are block, grid, stream, shared, cluster, cooperative, timeKernel, texrefs and signal",
     });
     assert.throws(() => add(...args, { block: 1, stream: 5 }), {
       name: 'TypeError',
@@ -469,6 +469,61 @@ const scenarios = {
     prepared.preparedAsyncCall(1, 1, s1);
     empty({ block: 1, stream: s1 });
     return {};
+  },
+
+  // { signal } on the calls that give Promises: aborted before, nothing is launched; aborted while
+  // waiting, the Promise rejects, the Out data is not copied back and the host function not called.
+  async abort() {
+    new cuda.Device(0).makeContext();
+    const module = new cuda.Module(IMAGE);
+    const add = module.getFunction('add');
+    const dest = cuda.memAlloc(64);
+    const stream = new cuda.Stream();
+    const before = new AbortController();
+    before.abort(new Error('changed my mind'));
+    const aborted = { name: 'AbortError', message: "kernel 'add' was aborted: changed my mind" };
+    assert.throws(() => add(dest, dest, cuda.int32(1), { block: 1, signal: before.signal }), aborted);
+    assert.throws(
+      () => add(cuda.Out(new Float32Array(4)), dest, cuda.int32(1), { block: 1, signal: before.signal }),
+      aborted,
+    );
+    assert.throws(() => add(dest, dest, cuda.int32(1), { block: 1, signal: 'soon' }), {
+      name: 'TypeError',
+      message: /^signal must be an AbortSignal/,
+    });
+    await assert.rejects(
+      stream.launchHostFunc(() => {}, { signal: before.signal }),
+      {
+        name: 'AbortError',
+        message: 'stream.launchHostFunc() was aborted: changed my mind',
+      },
+    );
+
+    const n = randomInt(1, 2 ** 30);
+    const out = new Float32Array(16).fill(-1);
+    let called = false;
+    const controller = new AbortController();
+    const pending = [
+      add(cuda.Out(out), dest, cuda.int32(n), { block: 1, stream, signal: controller.signal }),
+      add(dest, dest, cuda.int32(n), { block: 1, timeKernel: true, signal: controller.signal }),
+      stream.launchHostFunc(() => (called = true), { signal: controller.signal }),
+    ];
+    controller.abort();
+    for (const promise of pending) await assert.rejects(promise, { name: 'AbortError' });
+    await stream.synchronize();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.deepStrictEqual([...out], new Array(16).fill(-1), 'no Out data after the abort');
+    assert.strictEqual(called, false, 'no host function after the abort');
+    // Not aborted: the same calls resolve as ever.
+    const kept = new AbortController();
+    out.fill(-1);
+    await add(cuda.Out(out), dest, cuda.int32(n), { block: 1, stream, signal: kept.signal });
+    assert.notDeepStrictEqual([...out], new Array(16).fill(-1), 'the Out data came back');
+    assert.strictEqual(await stream.launchHostFunc(() => n, { signal: kept.signal }), n);
+    const timed = add.prepare('PPi').preparedTimedCall(1, 1, dest, dest, cuda.int32(n));
+    await assert.rejects(timed({ signal: before.signal }), { name: 'AbortError' });
+    assert.strictEqual(await timed({ signal: kept.signal }), 0.0015);
+    return { n };
   },
 
   async noParamInfo() {
