@@ -1,5 +1,5 @@
 'use strict';
-// Bun and Deno, from their npm packages (npm ci --prefix test/runtimes; CI does), run the smoke
+// Bun and Deno, from their npm packages (npm ci --prefix test/runtimes, linux-x64; CI does), run the smoke
 // subset (test/runtimes/smoke.js) on the stand-in driver, and Deno without permissions is told
 // every flag cudadrv needs. Where a runtime is not installed its tests skip, saying so, and fail
 // instead where CUDADRV_REQUIRE_RUNTIMES=1 (as .ci/run sets).
@@ -12,10 +12,13 @@ const { nvrtcLoads } = require('../support/nvrtc-available');
 
 const RUNTIMES = path.join(__dirname, '..', 'runtimes');
 const SMOKE = path.join(RUNTIMES, 'smoke.js');
-const COMMANDS = { Bun: ['bun', []], Deno: ['deno', ['run', '-A']] };
+const COMMANDS = {
+  Bun: ['@oven/bun-linux-x64/bin/bun', []],
+  Deno: ['@deno/linux-x64-glibc/deno', ['run', '-A']],
+};
 
 function binary(name) {
-  return path.join(RUNTIMES, 'node_modules', '.bin', name);
+  return path.join(RUNTIMES, 'node_modules', name);
 }
 
 for (const [runtime, [name, args]] of Object.entries(COMMANDS)) {
@@ -25,7 +28,7 @@ for (const [runtime, [name, args]] of Object.entries(COMMANDS)) {
 
     before(function () {
       const missing = !fs.existsSync(binary(name))
-        ? `${runtime} is not installed here: run npm ci --prefix test/runtimes`
+        ? `${runtime} is not installed here: run npm ci --prefix test/runtimes (linux-x64 only)`
         : !nvrtcLoads()
           ? 'NVRTC does not load here'
           : null;
@@ -47,7 +50,7 @@ for (const [runtime, [name, args]] of Object.entries(COMMANDS)) {
     }
 
     it('requires cudadrv, compiles, copies, launches and waits; the driver got the arguments', function () {
-      const log = path.join(standIn.dir, `${name}.log`);
+      const log = path.join(standIn.dir, `${runtime}.log`);
       fs.rmSync(log, { force: true });
       const child = run(args, { FAKE_CUDA_LOG: log, CUDADRV_CACHE_DIR: path.join(standIn.dir, 'cache') });
       assert.strictEqual(child.status, 0, child.stderr);
