@@ -123,4 +123,44 @@ function readGroups(includeDir) {
   return result;
 }
 
-module.exports = { GROUPS, readGroups };
+// A doxygen comment's text as one line of plain words: leading stars, markup and :: dropped.
+function plain(comment) {
+  return comment
+    .replace(/^\s*\*+ ?/gm, '')
+    .replace(/<\/?\w+>/g, '')
+    .replace(/\\deprecated\b/g, 'Deprecated:')
+    .replace(/\\n\b/g, ' ')
+    .replace(/\\[pec] (\w+)/g, '$1')
+    .replace(/::(\w)/g, '$1')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/^<\s*/, '');
+}
+
+/**
+ * The header's own words for its constants and enums, from includeDir's headers: { C name: text }
+ * for every enum member and #define with a doxygen comment (after it, or just before it), and
+ * { typedef name: text } for every enum with one before it.
+ */
+function readDocs(includeDir) {
+  const docs = {};
+  for (const file of new Set(GROUPS.map((group) => group.file || 'cuda.h'))) {
+    const raw = fs.readFileSync(path.join(includeDir, file), 'utf8');
+    for (const [, name, text] of raw.matchAll(/^\s*(\w+)\s*(?:=[^,\n]*)?,?[ \t]*\/\*\*<([\s\S]*?)\*\//gm)) {
+      docs[name] = plain(text);
+    }
+    for (const [, text, name] of raw.matchAll(/\/\*\*((?:(?!\*\/)[^])*)\*\/\s*(?:#define\s+)?(\w+)\b/g)) {
+      if (!(name in docs) && name !== 'typedef') docs[name] = plain(text);
+    }
+    const tags = {};
+    for (const [, text, tag] of raw.matchAll(/\/\*\*((?:(?!\*\/)[^])*)\*\/\s*typedef\s+enum\s+(\w+)\s*\{/g)) {
+      tags[tag] = plain(text);
+    }
+    for (const [, tag, name] of stripComments(raw).matchAll(/typedef\s+enum\s+(\w+)\s*\{[^}]*\}\s*(\w+)\s*;/g)) {
+      if (tags[tag]) docs[name] = tags[tag];
+    }
+  }
+  return docs;
+}
+
+module.exports = { GROUPS, readGroups, readDocs };

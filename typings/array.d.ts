@@ -5,6 +5,7 @@ import type { DType, DevicePointerLike, HostBuffer, TypedArray } from './memory'
 
 /** A 1D or 2D array's shape and element type. */
 export declare class ArrayDescriptor {
+  /** A descriptor with these fields (0, or 1 channel, where omitted). */
   constructor(fields?: { width?: number; height?: number; format?: number; numChannels?: number });
   /** Elements per row. */
   width: number;
@@ -18,6 +19,7 @@ export declare class ArrayDescriptor {
 
 /** A 1D, 2D, 3D or layered array's shape, element type and Array3DFlags. */
 export declare class ArrayDescriptor3D extends ArrayDescriptor {
+  /** A descriptor with these fields (0, or 1 channel, where omitted). */
   constructor(fields?: { width?: number; height?: number; depth?: number; format?: number; numChannels?: number; flags?: number });
   /** Slices, or layers (0 for 1D and 2D arrays). */
   depth: number;
@@ -27,41 +29,78 @@ export declare class ArrayDescriptor3D extends ArrayDescriptor {
 
 /** The fields a descriptor needs (an ArrayDescriptor, ArrayDescriptor3D or a plain object). */
 export interface ArrayDescriptorFields {
+  /** Elements per row. */
   width: number;
+  /** Rows; 0 for a 1D array. */
   height?: number;
+  /** Slices or layers; 0 for 1D and 2D arrays. */
   depth?: number;
+  /** An ArrayFormat member. */
   format: number;
+  /** Components per element: 1, 2 or 4; 1 when omitted. */
   numChannels?: number;
+  /** Array3DFlags combined. */
   flags?: number;
 }
 
 /** A CUDA array (PyCUDA's Array) in the current context. */
 export declare class CudaArray {
+  /** A new array (cuArray3DCreate) of that shape and element type. */
   constructor(descriptor: ArrayDescriptorFields);
   /** The CUarray handle. */
   readonly handle: bigint;
   /** Frees now; a second call does nothing. */
   free(): void;
+  /** `using`: frees the array. */
   [Symbol.dispose](): void;
   /** A LogicError for a 3D array. */
   getDescriptor(): ArrayDescriptor;
+  /** The array's shape, element type and flags. */
   getDescriptor3D(): ArrayDescriptor3D;
 }
 
 /** Copies all of src into a 1D array from byte offset index. */
 export declare function memcpyHtoA(array: CudaArray, index: number, src: HostBuffer): void;
+/** Fills all of dest from a 1D array, from byte offset index. */
 export declare function memcpyAtoH(dest: HostBuffer, array: CudaArray, index: number): void;
+/** memcpyHtoA on stream. */
 export declare function memcpyHtoAAsync(array: CudaArray, index: number, src: HostBuffer, stream?: Stream | null): void;
+/** memcpyAtoH on stream. */
 export declare function memcpyAtoHAsync(dest: HostBuffer, array: CudaArray, index: number, stream?: Stream | null): void;
+/** Copies bytes of device memory into a 1D array, from byte offset index. */
 export declare function memcpyDtoA(array: CudaArray, index: number, src: DevicePointerLike, bytes: number): void;
+/** Copies bytes of a 1D array, from byte offset index, into device memory. */
 export declare function memcpyAtoD(dest: DevicePointerLike, array: CudaArray, index: number, bytes: number): void;
+/** Copies bytes between two 1D arrays, from their byte offsets. */
 export declare function memcpyAtoA(dest: CudaArray, destIndex: number, src: CudaArray, srcIndex: number, bytes: number): void;
 
 /** What a texture object reads. */
 export type TextureResource =
   | CudaArray
-  | { linear: DevicePointerLike; format: number; numChannels?: number; bytes?: number }
-  | { pitch2D: DevicePointerLike; format: number; numChannels?: number; width: number; height: number; pitch: number };
+  | {
+      /** Linear device memory. */
+      linear: DevicePointerLike;
+      /** An ArrayFormat member. */
+      format: number;
+      /** Components per element: 1, 2 or 4; 1 when omitted. */
+      numChannels?: number;
+      /** Bytes read; the memory's size when omitted. */
+      bytes?: number;
+    }
+  | {
+      /** 2D device memory of pitch bytes per row. */
+      pitch2D: DevicePointerLike;
+      /** An ArrayFormat member. */
+      format: number;
+      /** Components per element: 1, 2 or 4; 1 when omitted. */
+      numChannels?: number;
+      /** Elements per row. */
+      width: number;
+      /** Rows. */
+      height: number;
+      /** Bytes from one row to the next. */
+      pitch: number;
+    };
 
 /** What TextureReference's setters set, given once: a texture object cannot change. */
 export interface TextureOptions {
@@ -73,6 +112,7 @@ export interface TextureOptions {
   flags?: number;
   /** RGBA for AddressMode.BORDER. */
   borderColor?: readonly number[] | Float32Array;
+  /** The most anisotropic filtering samples (1 to 16). */
   maxAnisotropy?: number;
 }
 
@@ -85,6 +125,7 @@ export declare class TextureObject {
   readonly resource: TextureResource | null;
   /** Destroys now (kernels using it must have finished); a second call does nothing. */
   destroy(): void;
+  /** `using`: destroys the texture object. */
   [Symbol.dispose](): void;
 }
 
@@ -92,15 +133,22 @@ export declare class TextureObject {
  * cudaSurfaceObject_t argument. */
 export declare class SurfaceObject {
   constructor(array: CudaArray);
+  /** The CUsurfObject; a LogicError once destroyed. */
   readonly handle: bigint;
+  /** The array it writes (null once destroyed). */
   readonly resource: CudaArray | null;
+  /** Destroys now (kernels using it must have finished); a second call does nothing. */
   destroy(): void;
+  /** `using`: destroys the surface object. */
   [Symbol.dispose](): void;
 }
 
+/** Row-major ('C', as in C) or column-major ('F', as in Fortran). */
 export type MatrixOrder = 'C' | 'F';
 
+/** How toArray() and deviceToArray() read and lay out the values. */
 export interface ToArrayOptions {
+  /** The host array's order; 'C' by default. */
   order?: MatrixOrder;
   /** Makes the array writable through surfaces (a 2D matrix becomes one layer of a layered array). */
   allowSurfaceBind?: boolean;
@@ -120,6 +168,9 @@ export declare function makeMultichannel2DArray(typedArray: TypedArray, shape: r
 /** PyCUDA's top-level texture constants (TextureArrayFlags / TextureFlags members, and the
  * deprecated launch API's default texture reference). */
 export declare const TRSA_OVERRIDE_FORMAT: number;
+/** TextureFlags.READ_AS_INTEGER. */
 export declare const TRSF_READ_AS_INTEGER: number;
+/** TextureFlags.NORMALIZED_COORDINATES. */
 export declare const TRSF_NORMALIZED_COORDINATES: number;
+/** The deprecated launch API's default texture reference index (-1). */
 export declare const TR_DEFAULT: number;

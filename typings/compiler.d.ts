@@ -1,6 +1,11 @@
 // Type declarations for cudadrv/compiler: CUDA C++ compiled at run time by NVRTC.
 /// <reference types="node" />
 
+/**
+ * CUDA C++ compiled at run time by NVRTC, with an on-disk cache; PyCUDA's SourceModule.
+ * @packageDocumentation
+ * @module cudadrv/compiler
+ */
 import * as cuda from './index';
 
 /** Options of compile(), compileSync(), new SourceModule() and SourceModule.compile(). */

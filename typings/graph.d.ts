@@ -8,7 +8,9 @@ export declare class Graph {
   readonly nodeCount: number;
   /** A GraphExec of this graph in the current context. */
   instantiate(): GraphExec;
+  /** Destroys the graph; GraphExecs made from it stay usable. A second call does nothing. */
   destroy(): void;
+  /** `using`: destroys the graph. */
   [Symbol.dispose](): void;
 }
 
@@ -23,6 +25,8 @@ export declare class GraphExec {
   upload(stream?: Stream | null): this;
   /** Later launches run graph's parameters; a LogicError when graph's shape differs. */
   update(graph: Graph): this;
+  /** Destroys it; launches already enqueued still run. A second call does nothing. */
   destroy(): void;
+  /** `using`: destroys it. */
   [Symbol.dispose](): void;
 }

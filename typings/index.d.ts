@@ -1,6 +1,12 @@
 // Type declarations for cudadrv: the CUDA Driver API for Node.js.
 /// <reference types="node" />
 
+/**
+ * The CUDA Driver API: devices, contexts, streams, events, graphs, memory, modules, kernels, arrays
+ * and textures. `const cuda = require('cudadrv')`.
+ * @packageDocumentation
+ * @module cudadrv
+ */
 import { DeviceAttributeGetters } from './constants';
 import { Graph } from './graph';
 
@@ -12,13 +18,16 @@ export * from './array';
 
 /** Subpaths, also reachable from the namespace. */
 export declare const compiler: typeof import('./compiler');
+/** `cudadrv/tools`, also reachable as `cuda.tools`. */
 export declare const tools: typeof import('./tools');
 
 // ---- version and errors ----
 
 /** cudadrv's version, [major, minor, patch]. */
 export declare const VERSION: number[];
+/** The release status appended to the version: '' for a release. */
 export declare const VERSION_STATUS: string;
+/** cudadrv's version as text, '0.1.0'. */
 export declare const VERSION_TEXT: string;
 /** [major, minor, revision] of the CUDA headers cudadrv was built against. */
 export declare function getVersion(): [number, number, number];
@@ -30,19 +39,31 @@ export declare function isAvailable(): boolean;
 export declare function init(flags?: number): void;
 /** Counters of cleanups finalizers could not do, and of Node-API calls that failed where nothing
  * could be thrown (nodeApiFailures). */
-export declare function stats(): { cleanupsFailed: number; cleanupsSkipped: number; nodeApiFailures: number };
+export declare function stats(): {
+  /** Frees and destroys that finalizers tried and the driver refused. */
+  cleanupsFailed: number;
+  /** Cleanups left undone because their context was already gone. */
+  cleanupsSkipped: number;
+  /** Node-API calls that failed where no error could be thrown. */
+  nodeApiFailures: number;
+};
 /** [major, minor] of the NVRTC cudadrv loads (CUDADRV_NVRTC_PATH, else libnvrtc.so.13, .12,
  * libnvrtc.so); a RuntimeError names the libraries tried when none loads. */
 export declare function nvrtcVersion(): [number, number];
 
+/** What a CudaError carries besides its message. */
 export interface CudaErrorInfo {
+  /** The CUresult (or nvrtcResult) number, or null where the error did not come from a call. */
   code?: number | null;
+  /** The code's name, 'CUDA_ERROR_OUT_OF_MEMORY'..., or null. */
   codeName?: string | null;
+  /** The driver or NVRTC function that failed, 'cuMemAlloc'..., or null. */
   api?: string | null;
 }
 
 /** Base of every cudadrv error. */
 export declare class CudaError extends Error {
+  /** Makes an error of this class; cudadrv's own errors come from the calls that fail. */
   constructor(message: string, info?: CudaErrorInfo);
   /** The CUresult (or nvrtcResult) number. */
   readonly code: number | null;
@@ -51,38 +72,67 @@ export declare class CudaError extends Error {
   /** The driver call that failed, 'cuMemAlloc'... */
   readonly api: string | null;
 }
+/**
+ * The driver ran out of memory (CUDA_ERROR_OUT_OF_MEMORY), after cudadrv collected garbage and
+ * tried again.
+ */
 export declare class MemoryError extends CudaError {}
+/**
+ * A call made at the wrong time: no current context, an object already freed or destroyed, a stream
+ * capturing.
+ */
 export declare class LogicError extends CudaError {}
+/**
+ * A kernel failed (CUDA_ERROR_LAUNCH_FAILED, an illegal address...); the context is unusable
+ * afterwards.
+ */
 export declare class LaunchError extends CudaError {}
+/** Any other failure of the driver or NVRTC, or a feature the installed driver is too old for. */
 export declare class RuntimeError extends CudaError {}
+/** NVRTC refused the source; `log` says why. */
 export declare class CompileError extends CudaError {
+  /** Makes a CompileError; compile() and compileSync() throw them. */
   constructor(message: string, info?: CudaErrorInfo & { log?: string; options?: string[]; source?: string });
   /** NVRTC's whole program log. */
   readonly log: string;
+  /** The options NVRTC was given. */
   readonly options: string[];
   /** The source's name. */
   readonly source: string;
 }
 /** A compile given up through its `signal` or `timeout`; `cause` is the signal's reason. */
 export declare class AbortError extends CudaError {
+  /** Makes an AbortError; waits and compiles given up throw them. */
   constructor(message: string, info?: { cause?: unknown });
+  /** Always 'AbortError', as for the AbortErrors of fetch and timers. */
   readonly name: 'AbortError';
 }
 
 // ---- devices and contexts ----
 
+/** A device's attributes, one getter each (DeviceAttributeGetters). */
 export interface Device extends DeviceAttributeGetters {}
 /** A CUDA device by ordinal or PCI bus id. */
 export declare class Device {
+  /** The device of that ordinal (0 to Device.count() - 1) or PCI bus id ('0000:65:00.0'). */
   constructor(ordinalOrPciBusId: number | string);
+  /** How many devices the driver sees. */
   static count(): number;
+  /** The CUdevice handle. */
   readonly handle: number;
+  /** The device's ordinal. */
   readonly ordinal: number;
+  /** The device's name, 'NVIDIA H100 80GB HBM3'. */
   name(): string;
+  /** The PCI bus id, 'domain:bus:device.function'. */
   pciBusId(): string;
+  /** [major, minor]: [9, 0] for an H100. */
   computeCapability(): [number, number];
+  /** The device's memory, in bytes. */
   totalMemory(): number;
+  /** The device's 16-byte UUID. */
   uuid(): Buffer;
+  /** One attribute: a DeviceAttribute member. */
   getAttribute(attribute: number): number;
   /** Every attribute the driver reports, keyed by DeviceAttribute name. */
   getAttributes(): Record<string, number>;
@@ -90,8 +140,16 @@ export declare class Device {
   makeContext(flags?: number): Context;
   /** The device's primary context, retained (not made current). */
   retainPrimaryContext(): Context;
-  primaryContextState(): { flags: number; active: boolean };
+  /** The primary context's flags, and whether it is active. */
+  primaryContextState(): {
+    /** Its CtxFlags. */
+    flags: number;
+    /** Whether it is retained by anyone at present. */
+    active: boolean;
+  };
+  /** Whether contexts on this device can address memory on peer (cuDeviceCanAccessPeer). */
   canAccessPeer(peer: Device): boolean;
+  /** Whether other is a Device of the same handle. */
   equals(other: unknown): boolean;
 }
 
@@ -100,26 +158,46 @@ export declare class Context {
   private constructor();
   /** The CUcontext address. */
   readonly address: bigint;
+  /** The device the context is on. */
   readonly device: Device;
+  /** This thread's current context, or null. */
   static getCurrent(): Context | null;
+  /** The current context's device. */
   static getDevice(): Device;
+  /** Takes the current context off this thread's stack and returns it. */
   static pop(): Context;
   /** Resolves once the current context's work has finished; `signal` gives up waiting. */
   static synchronize(options?: WaitOptions): Promise<void>;
+  /** Blocks until the current context's work has finished. */
   static synchronizeSync(): void;
+  /** Sets a Limit (stack size, printf FIFO size, malloc heap size...) of the current context. */
   static setLimit(limit: number, value: number | bigint): void;
+  /** A Limit of the current context. */
   static getLimit(limit: number): number;
+  /** The current context's preferred L1/shared split: a FuncCache member. */
   static setCacheConfig(config: number): void;
+  /** The current context's FuncCache preference. */
   static getCacheConfig(): number;
+  /** The current context's shared memory bank size: a SharedConfig member. */
   static setSharedConfig(config: number): void;
+  /** The current context's SharedConfig. */
   static getSharedConfig(): number;
+  /** The current context's CtxFlags. */
   static getFlags(): number;
+  /** The API version of the current context, 3020 for contexts of the current API. */
   static getApiVersion(): number;
+  /**
+   * Lets the current context address memory of peer's context (peer on another device); a
+   * RuntimeError when already enabled.
+   */
   static enablePeerAccess(peer: Context, flags?: number): void;
+  /** Stops what enablePeerAccess started; a RuntimeError when not enabled. */
   static disablePeerAccess(peer: Context): void;
   /** [least, greatest] stream priority. */
   static getStreamPriorityRange(): [number, number];
+  /** Makes this context current, on top of this thread's stack. */
   push(): void;
+  /** Replaces the top of this thread's stack with this context. */
   setCurrent(): void;
   /**
    * Destroys the context (releases it, for the primary context) and takes it off this thread's
@@ -127,12 +205,19 @@ export declare class Context {
    * call does nothing.
    */
   detach(): void;
+  /** This context's API version. */
   getApiVersion(): number;
+  /** Lets this context address memory of peer's context (it is made current for the call). */
   enablePeerAccess(peer: Context, flags?: number): void;
+  /** Stops what enablePeerAccess started. */
   disablePeerAccess(peer: Context): void;
+  /** Resolves once this context's work has finished; `signal` gives up waiting. */
   synchronize(options?: WaitOptions): Promise<void>;
+  /** Blocks until this context's work has finished. */
   synchronizeSync(): void;
+  /** Whether other is a Context of the same CUcontext. */
   equals(other: unknown): boolean;
+  /** `using`: detaches the context. */
   [Symbol.dispose](): void;
   /** `await using`: waits for the context's work, then detaches it. */
   [Symbol.asyncDispose](): Promise<void>;
@@ -143,17 +228,30 @@ export declare class Context {
 /** What every wait takes: `signal` rejects the wait's Promise with an AbortError as soon as it
  * aborts (the GPU work goes on; only the caller stops waiting). */
 export interface WaitOptions {
+  /** Gives up the wait when it aborts. */
   signal?: AbortSignal;
 }
 
+/** A CUDA stream: work enqueued on it runs in order. */
 export declare class Stream {
+  /**
+   * A stream in the current context; flags: StreamFlags; priority: within
+   * Context.getStreamPriorityRange(), lower is more urgent.
+   */
   constructor(flags?: number, priority?: number);
+  /** The context the stream was made in. */
   readonly context: Context;
+  /** Its StreamFlags. */
   readonly flags: number;
+  /** Its priority. */
   readonly priority: number;
+  /** Resolves to the stream once its work so far has finished, without blocking the event loop. */
   synchronize(options?: WaitOptions): Promise<this>;
+  /** Blocks until the stream's work so far has finished. */
   synchronizeSync(): this;
+  /** Whether everything enqueued so far has finished. */
   isDone(): boolean;
+  /** Work enqueued later waits until event has completed. */
   waitForEvent(event: Event): this;
   /** Calls fn on the main thread once the stream reaches this point. A LogicError while the stream
    * is capturing into a graph (the Promise could settle only once). `{ signal }`: an abort rejects
@@ -164,31 +262,58 @@ export declare class Stream {
   beginCapture(mode?: number): this;
   /** Ends the capture and returns the recorded work. */
   endCapture(): Graph;
+  /** Destroys the stream; work already enqueued still runs. A second call does nothing. */
   destroy(): void;
+  /** `using`: destroys the stream. */
   [Symbol.dispose](): void;
   /** `await using`: waits for the stream's work, then destroys it. */
   [Symbol.asyncDispose](): Promise<void>;
 }
 
+/** A CUDA event: a point in a stream to wait for or time. */
 export declare class Event {
+  /** An event in the current context; flags: EventFlags. */
   constructor(flags?: number);
+  /**
+   * The event another process shared with ipcHandle() (made with EventFlags.INTERPROCESS and
+   * DISABLE_TIMING).
+   */
   static fromIpcHandle(handle: Uint8Array): Event;
+  /** The context the event was made in. */
   readonly context: Context;
+  /** Records the event at this point of stream (the default stream when omitted). */
   record(stream?: Stream | null): this;
+  /** Whether the work before the recorded point has finished. */
   query(): boolean;
+  /**
+   * Resolves to the event once the work before it has finished, without blocking the event loop.
+   */
   synchronize(options?: WaitOptions): Promise<this>;
+  /** Blocks until the work before the event has finished. */
   synchronizeSync(): this;
   /** Milliseconds from earlier to this event. */
   timeSince(earlier: Event): number;
   /** Milliseconds from this event to later. */
   timeTill(later: Event): number;
+  /** The 64-byte handle another process opens with Event.fromIpcHandle(). */
   ipcHandle(): Buffer;
+  /** Destroys the event. A second call does nothing. */
   destroy(): void;
+  /** `using`: destroys the event. */
   [Symbol.dispose](): void;
 }
 
 // ---- profiler ----
 
+/**
+ * cuProfilerInitialize: the profiler's configuration file, output file and ProfilerOutputMode (CUDA
+ * 11 drivers and older; a RuntimeError on newer ones).
+ */
 export declare function initializeProfiler(configFile: string, outputFile: string, outputMode?: number): void;
+/**
+ * Starts the profiler's collection (cuProfilerStart), for the region a profiler such as Nsight
+ * Systems captures.
+ */
 export declare function startProfiler(): void;
+/** Stops it (cuProfilerStop). */
 export declare function stopProfiler(): void;

@@ -9,7 +9,9 @@ export type Dim3 = number | readonly [number] | readonly [number, number] | read
 /** JIT options: [[JitOption.X, value], ...] or { X: value } (UPPER_CASE or camelCase names). */
 export type JitOptions = ReadonlyArray<readonly [number | string, number | boolean]> | Readonly<Record<string, number | boolean>>;
 
+/** How a Module is loaded. */
 export interface ModuleOptions {
+  /** The JIT's options, for PTX. */
   options?: JitOptions;
   /** Receives the JIT logs after the load, whether it succeeded or not. */
   messageHandler?: (success: boolean, infoLog: string, errorLog: string) => void;
@@ -20,22 +22,34 @@ export interface ModuleOptions {
 
 /** A global variable of a module (`__device__`, `__constant__`), usable as device memory. */
 export interface ModuleGlobal {
+  /** The variable's device address. */
   readonly ptr: bigint;
+  /** Its size in bytes. */
   readonly size: number;
+  /** The module it belongs to (kept alive by it). */
   readonly module: Module;
 }
 
 /** Code loaded into the current context: PTX (Buffer or string), cubin or fatbin. */
 export declare class Module {
+  /**
+   * Loads image into the current context (cuModuleLoadDataEx); a RuntimeError with the JIT's log
+   * where it does not load.
+   */
   constructor(image: ArrayBufferView | ArrayBuffer | SharedArrayBuffer | string, options?: ModuleOptions);
   /** The Context the module was loaded in. */
   readonly context: Context;
+  /** The kernel of that name (`extern "C"`, or the mangled name); one Kernel per name. */
   getFunction(name: string): Kernel;
+  /** The `__device__` or `__constant__` variable of that name. */
   getGlobal(name: string): ModuleGlobal;
+  /** The texture reference of that name. */
   getTexref(name: string): TextureReference;
+  /** The surface reference of that name. */
   getSurfref(name: string): SurfaceReference;
   /** Unloads now; its kernels, globals and references become unusable. */
   free(): void;
+  /** `using`: unloads the module. */
   [Symbol.dispose](): void;
 }
 
@@ -56,32 +70,51 @@ export declare class TypedScalar {
   readonly type: string;
   /** The struct format character: 'b', 'B', 'h', 'H', 'i', 'I', 'q', 'Q', 'e', 'f', 'd', '?', 'P'. */
   readonly format: string;
+  /** The value, as given. */
   readonly value: number | bigint | boolean;
+  /** The value, so that scalars compare and add as their values. */
   valueOf(): number | bigint | boolean;
 }
 
+/** A C `signed char` argument. */
 export declare function int8(value: number): TypedScalar;
+/** A C `unsigned char` argument. */
 export declare function uint8(value: number): TypedScalar;
+/** A C `short` argument. */
 export declare function int16(value: number): TypedScalar;
+/** A C `unsigned short` argument. */
 export declare function uint16(value: number): TypedScalar;
+/** A C `int` argument. */
 export declare function int32(value: number): TypedScalar;
+/** A C `unsigned int` argument. */
 export declare function uint32(value: number): TypedScalar;
+/** A C `long long` argument. */
 export declare function int64(value: bigint | number): TypedScalar;
+/** A C `unsigned long long` argument. */
 export declare function uint64(value: bigint | number): TypedScalar;
+/** A CUDA `__half` argument (rounded to nearest even). */
 export declare function float16(value: number): TypedScalar;
+/** A C `float` argument. */
 export declare function float32(value: number): TypedScalar;
+/** A C `double` argument. */
 export declare function float64(value: number): TypedScalar;
+/** A C++ `bool` argument. */
 export declare function bool(value: boolean | 0 | 1): TypedScalar;
 /** A device address as an argument (the memory is kept alive). */
 export declare function pointer(value: DevicePointerLike): TypedScalar;
 
 /** Base of In, Out and InOut: host memory copied around a launch. */
 export declare class ArgumentHandler {
+  /** Wraps array for one call. */
   constructor(array: ArrayBufferView);
+  /** The host array copied. */
   readonly array: ArrayBufferView;
 }
-interface HandlerClass<T> {
+/** In, Out and InOut: classes that also work without `new`, as in `cuda.In(a)`. */
+export interface HandlerClass<T> {
+  /** Wraps array for one call. */
   new (array: ArrayBufferView): T;
+  /** The same, without `new`. */
   (array: ArrayBufferView): T;
 }
 /** Copied to the device before the launch. */
@@ -90,9 +123,11 @@ export interface In extends ArgumentHandler {}
 export interface Out extends ArgumentHandler {}
 /** Copied to the device before the launch, and back after. */
 export interface InOut extends ArgumentHandler {}
-// Classes that also work without `new`: cuda.In(a).
+/** Copies array to the device before the launch. */
 export declare const In: HandlerClass<In>;
+/** Copies the device's data into array after the launch. */
 export declare const Out: HandlerClass<Out>;
+/** Copies array to the device before the launch, and back after. */
 export declare const InOut: HandlerClass<InOut>;
 
 /** What a kernel call takes: typed scalars, device memory, In/Out/InOut, TypedArrays copied
@@ -113,6 +148,7 @@ export interface LaunchOptions extends LaunchAttributes {
   block: Dim3;
   /** Blocks in the grid; 1 when omitted. */
   grid?: Dim3;
+  /** The stream to launch on; the default stream when omitted or null. */
   stream?: Stream | null;
   /** Dynamic shared memory, in bytes. */
   shared?: number;
@@ -141,21 +177,116 @@ export declare function packArguments(format: string | ReadonlyArray<string | Fu
 
 /** One getter per FunctionAttribute. */
 export interface FunctionAttributeGetters {
+  /**
+   * `CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`: The maximum number of threads per block, beyond
+   * which a launch of the function would fail. This number depends on both the function and the
+   * device on which the function is currently loaded.
+   */
   readonly maxThreadsPerBlock: number;
+  /**
+   * `CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES`: The size in bytes of statically-allocated shared memory
+   * required by this function. This does not include dynamically-allocated shared memory requested
+   * by the user at runtime.
+   */
   readonly sharedSizeBytes: number;
+  /**
+   * `CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES`: The size in bytes of user-allocated constant memory
+   * required by this function.
+   */
   readonly constSizeBytes: number;
+  /**
+   * `CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES`: The size in bytes of local memory used by each thread of
+   * this function.
+   */
   readonly localSizeBytes: number;
+  /** `CU_FUNC_ATTRIBUTE_NUM_REGS`: The number of registers used by each thread of this function. */
   readonly numRegs: number;
+  /**
+   * `CU_FUNC_ATTRIBUTE_PTX_VERSION`: The PTX virtual architecture version for which the function
+   * was compiled. This value is the major PTX version * 10 + the minor PTX version, so a PTX
+   * version 1.3 function would return the value 13. Note that this may return the undefined value
+   * of 0 for cubins compiled prior to CUDA 3.0.
+   */
   readonly ptxVersion: number;
+  /**
+   * `CU_FUNC_ATTRIBUTE_BINARY_VERSION`: The binary architecture version for which the function was
+   * compiled. This value is the major binary version * 10 + the minor binary version, so a binary
+   * version 1.3 function would return the value 13. Note that this will return a value of 10 for
+   * legacy cubins that do not have a properly-encoded binary architecture version.
+   */
   readonly binaryVersion: number;
+  /**
+   * `CU_FUNC_ATTRIBUTE_CACHE_MODE_CA`: The attribute to indicate whether the function has been
+   * compiled with user specified option "-Xptxas --dlcm=ca" set .
+   */
   readonly cacheModeCa: number;
+  /**
+   * `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`: The maximum size in bytes of dynamically-
+   * allocated shared memory that can be used by this function. If the user-specified dynamic shared
+   * memory size is larger than this value, the launch will fail. The default value of this
+   * attribute is CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK -
+   * CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, except when CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES is greater
+   * than CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, then the default value of this attribute
+   * is 0. The value can be increased to CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN -
+   * CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES. See cuFuncSetAttribute, cuKernelSetAttribute
+   */
   readonly maxDynamicSharedSizeBytes: number;
+  /**
+   * `CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT`: On devices where the L1 cache and shared
+   * memory use the same hardware resources, this sets the shared memory carveout preference, in
+   * percent of the total shared memory. Refer to
+   * CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR. This is only a hint, and the driver
+   * can choose a different ratio if required to execute the function. See cuFuncSetAttribute,
+   * cuKernelSetAttribute
+   */
   readonly preferredSharedMemoryCarveout: number;
+  /**
+   * `CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET`: If this attribute is set, the kernel must launch
+   * with a valid cluster size specified. See cuFuncSetAttribute, cuKernelSetAttribute
+   */
   readonly clusterSizeMustBeSet: number;
+  /**
+   * `CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH`: The required cluster width in blocks. The values
+   * must either all be 0 or all be positive. The validity of the cluster dimensions is otherwise
+   * checked at launch time. If the value is set during compile time, it cannot be set at runtime.
+   * Setting it at runtime will return CUDA_ERROR_NOT_PERMITTED. See cuFuncSetAttribute,
+   * cuKernelSetAttribute
+   */
   readonly requiredClusterWidth: number;
+  /**
+   * `CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT`: The required cluster height in blocks. The values
+   * must either all be 0 or all be positive. The validity of the cluster dimensions is otherwise
+   * checked at launch time. If the value is set during compile time, it cannot be set at runtime.
+   * Setting it at runtime should return CUDA_ERROR_NOT_PERMITTED. See cuFuncSetAttribute,
+   * cuKernelSetAttribute
+   */
   readonly requiredClusterHeight: number;
+  /**
+   * `CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH`: The required cluster depth in blocks. The values
+   * must either all be 0 or all be positive. The validity of the cluster dimensions is otherwise
+   * checked at launch time. If the value is set during compile time, it cannot be set at runtime.
+   * Setting it at runtime should return CUDA_ERROR_NOT_PERMITTED. See cuFuncSetAttribute,
+   * cuKernelSetAttribute
+   */
   readonly requiredClusterDepth: number;
+  /**
+   * `CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED`: Whether the function can be launched
+   * with non-portable cluster size. 1 is allowed, 0 is disallowed. A non-portable cluster size may
+   * only function on the specific SKUs the program is tested on. The launch might fail if the
+   * program is run on a different hardware platform. CUDA API provides
+   * cudaOccupancyMaxActiveClusters to assist with checking whether the desired size can be launched
+   * on the current device. Portable Cluster Size A portable cluster size is guaranteed to be
+   * functional on all compute capabilities higher than the target compute capability. The portable
+   * cluster size for sm_90 is 8 blocks per cluster. This value may increase for future compute
+   * capabilities. The specific hardware unit may support higher cluster sizes that’s not guaranteed
+   * to be portable. See cuFuncSetAttribute, cuKernelSetAttribute
+   */
   readonly nonPortableClusterSizeAllowed: number;
+  /**
+   * `CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE`: The block scheduling policy of a
+   * function. The value type is CUclusterSchedulingPolicy / cudaClusterSchedulingPolicy. See
+   * cuFuncSetAttribute, cuKernelSetAttribute
+   */
   readonly clusterSchedulingPolicyPreference: number;
 }
 
@@ -171,9 +302,15 @@ export declare class Kernel {
   private constructor();
   /** The kernel's name. */
   readonly name: string;
+  /** The module the kernel belongs to (kept alive by it). */
   readonly module: Module;
   /** The driver's layout of the kernel's parameters, or null where it cannot tell. */
-  paramInfo(): Array<{ offset: number; size: number }> | null;
+  paramInfo(): Array<{
+    /** Where the parameter starts in the parameter buffer, in bytes. */
+    offset: number;
+    /** Its size in bytes. */
+    size: number;
+  }> | null;
   /** Fixes the argument types: 'PPi', ['float32', 'P'], ...; returns the kernel. */
   prepare(format: string | ReadonlyArray<string | Function>, options?: { texrefs?: TextureReference[] }): this;
   /** preparedCall(grid, block, ...args, { shared, cluster, cooperative }?) */
@@ -183,16 +320,36 @@ export declare class Kernel {
   /** preparedTimedCall(grid, block, ...args, { shared, cluster, cooperative }?): a function giving a
    * Promise of seconds, which takes `{ signal }` as every wait does. */
   preparedTimedCall(grid: Dim3, block: Dim3, ...args: PreparedArgument[]): (options?: WaitOptions) => Promise<number>;
+  /** cuFuncGetAttribute: a FunctionAttribute of the kernel. */
   getAttribute(attribute: number): number;
+  /**
+   * cuFuncSetAttribute: sets a FunctionAttribute (maxDynamicSharedSizeBytes,
+   * preferredSharedMemoryCarveout...).
+   */
   setAttribute(attribute: number, value: number): void;
+  /** The kernel's preferred L1/shared split: a FuncCache member. */
   setCacheConfig(config: number): void;
+  /** The kernel's shared memory bank size: a SharedConfig member. */
   setSharedConfig(config: number): void;
+  /**
+   * How many blocks of blockSize threads (and dynamicSmem bytes of shared memory) fit on one
+   * multiprocessor at once.
+   */
   maxActiveBlocksPerMultiprocessor(blockSize: number, dynamicSmem?: number, flags?: number): number;
+  /**
+   * The block size that gives the most occupancy, and the smallest grid that reaches it;
+   * dynamicSmem may depend on the block size.
+   */
   maxPotentialBlockSize(
     dynamicSmem?: number | ((blockSize: number) => number),
     blockSizeLimit?: number,
     flags?: number,
-  ): { minGridSize: number; blockSize: number };
+  ): {
+    /** The fewest blocks that reach the best occupancy on the whole device. */
+    minGridSize: number;
+    /** The block size that gives it. */
+    blockSize: number;
+  };
   /** @deprecated pass { block } to the call */
   setBlockShape(x: number, y?: number, z?: number): void;
   /** @deprecated pass { shared } to the call */
@@ -219,28 +376,42 @@ export declare class Kernel {
 
 /** { width, height, format, numChannels }: an ArrayDescriptor. */
 export interface ArrayDescriptorLike {
+  /** Elements per row. */
   width: number;
+  /** Rows; 0 for a 1D array. */
   height: number;
+  /** An ArrayFormat member. */
   format: number;
+  /** Components per element: 1, 2 or 4. */
   numChannels: number;
 }
 
 /** A texture reference that a module's PTX or cubin declares, from module.getTexref(name). */
 export declare class TextureReference {
   private constructor();
+  /** The module the reference belongs to. */
   readonly module: Module;
   /** Binds linear memory; returns the byte offset (non-zero only with allowOffset). */
   setAddress(devptr: DevicePointerLike, bytes: number, allowOffset?: boolean): number;
+  /** Binds 2D linear memory of pitch bytes per row, described by descriptor. */
   setAddress2D(devptr: DevicePointerLike, descriptor: ArrayDescriptorLike, pitch: number): void;
+  /** The format of the elements read: an ArrayFormat member, and 1, 2 or 4 components. */
   setFormat(format: number, numComponents: number): void;
+  /** How dimension dim (0 to 2) handles coordinates out of range: an AddressMode member. */
   setAddressMode(dim: number, mode: number): void;
+  /** How reads filter: a FilterMode member. */
   setFilterMode(mode: number): void;
+  /** TextureFlags: read as integer, normalized coordinates, sRGB. */
   setFlags(flags: number): void;
+  /** The bound device address. */
   getAddress(): bigint;
+  /** The AddressMode of dimension dim. */
   getAddressMode(dim: number): number;
+  /** The FilterMode. */
   getFilterMode(): number;
   /** [ArrayFormat, numComponents] */
   getFormat(): [number, number];
+  /** The TextureFlags. */
   getFlags(): number;
   /** Binds a CudaArray, kept alive while bound; flags: TRSA_OVERRIDE_FORMAT. */
   setArray(array: CudaArray, flags?: number): void;
@@ -251,9 +422,11 @@ export declare class TextureReference {
 /** A surface reference that a module's PTX or cubin declares, from module.getSurfref(name). */
 export declare class SurfaceReference {
   private constructor();
+  /** The module the reference belongs to. */
   readonly module: Module;
   /** Binds a CudaArray made with Array3DFlags.SURFACE_LDST, kept alive while bound. */
   setArray(array: CudaArray, flags?: 0): void;
+  /** The bound CudaArray, or null. */
   getArray(): CudaArray | null;
 }
 

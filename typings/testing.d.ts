@@ -1,4 +1,9 @@
 // Type declarations for cudadrv/testing: helpers for the test suites of projects that use cudadrv.
+/**
+ * Helpers for the test suites of projects that use cudadrv, under Mocha and node:test.
+ * @packageDocumentation
+ * @module cudadrv/testing
+ */
 import type { Context } from './index';
 
 /** A suite (Mocha's describe, or node:test's) whose tests run with a context of
@@ -16,7 +21,8 @@ export declare function hasGpu(): boolean;
 export declare function noGpuReason(): string | null;
 
 /** Where no GPU can be used: skips the running Mocha test or suite (`this` of a test or hook),
- * saying why once, or throws where CUDADRV_REQUIRE_GPU=1; outside Mocha it throws a RuntimeError. */
+ * saying why once, or throws where CUDADRV_REQUIRE_GPU=1; outside Mocha it throws a RuntimeError.
+ * */
 export declare function skipWithoutGpu(mochaContext?: unknown): void;
 
 export {};

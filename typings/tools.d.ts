@@ -1,4 +1,9 @@
 // cudadrv/tools: PyCUDA's pycuda.tools.
+/**
+ * PyCUDA's tools: the default context, memoization per context, occupancy, memory pools.
+ * @packageDocumentation
+ * @module cudadrv/tools
+ */
 import type { DType, ArrayOf } from './memory';
 import { Context, Device } from './index';
 
@@ -17,6 +22,7 @@ export declare function getDefaultDevice(fallback?: number | string): Device;
 
 // ---- memoization per context ----
 
+/** Options of contextDependentMemoize. */
 export interface MemoizeOptions {
   /** Results kept per context, most recently used first (default 256). */
   maxSize?: number;
@@ -24,6 +30,7 @@ export interface MemoizeOptions {
 /**
  * fn memoized per current context and arguments (primitives by value, objects by identity).
  * Rejected Promises are not kept.
+ * @typeParam F - the function's type, which the memoized function keeps.
  */
 export declare function contextDependentMemoize<F extends (...args: any[]) => any>(fn: F, options?: MemoizeOptions): F;
 /** Empties every cache of contextDependentMemoize. */
@@ -49,39 +56,62 @@ export type DeviceAttributes = Record<string, number>;
 export declare class DeviceData {
   /** From a Device, an object of attributes, or (nothing) the current context's device. */
   constructor(dev?: Device | DeviceAttributes);
+  /** [major, minor]. */
   readonly computeCapability: [number, number];
   /** Threads per block, at most. */
   readonly maxThreads: number;
+  /** Threads per warp. */
   readonly warpSize: number;
+  /** Resident threads per multiprocessor, at most. */
   readonly maxThreadsPerMp: number;
+  /** Resident warps per multiprocessor, at most. */
   readonly warpsPerMp: number;
+  /** Resident blocks per multiprocessor, at most. */
   readonly threadBlocksPerMp: number;
   /** Registers per multiprocessor. */
   readonly registers: number;
+  /** Registers a block may use, at most. */
   readonly registersPerBlock: number;
   /** Bytes of shared memory per multiprocessor. */
   readonly sharedMemory: number;
+  /** Bytes of shared memory a block may use without opting in. */
   readonly sharedMemoryPerBlock: number;
+  /**
+   * Bytes of shared memory a block may use after opting in (setAttribute
+   * maxDynamicSharedSizeBytes).
+   */
   readonly sharedMemoryPerBlockOptin: number;
+  /** Bytes of shared memory the system reserves per block. */
   readonly reservedSharedMemoryPerBlock: number;
   /** Shared memory banks. */
   readonly smemGranularity: number;
   /** Bytes by which shared memory is allocated to blocks. */
   readonly smemAllocGranularity: number;
+  /** Registers are allocated per warp. */
   readonly registerAllocationUnit: 'warp';
   /** Registers by which a warp's registers are allocated. */
   readonly registerGranularity: number;
+  /** Registers a thread may use, at most. */
   readonly maxRegistersPerThread: number;
+  /** Register file partitions per multiprocessor. */
   readonly registerSubPartitions: number;
+  /** The alignment, in bytes, that coalesces accesses of words of wordSize bytes. */
   alignBytes(wordSize?: 4 | 8 | 16): number;
+  /** bytes rounded up to alignBytes(wordSize). */
   align(bytes: number, wordSize?: 4 | 8 | 16): number;
+  /** alignBytes(wordSize) in words. */
   alignWords(wordSize: 4 | 8 | 16): number;
+  /** elements rounded up so that elements * dtypeSize is aligned. */
   alignDtype(elements: number, dtypeSize: 4 | 8 | 16): number;
+  /** threadCount rounded up to a multiple of 16 (a half warp). */
   coalesce(threadCount: number): number;
+  /** The smallest texture channel count (1, 2 or 4) that holds size components. */
   makeValidTexChannelCount(size: number): 1 | 2 | 4;
+  /** The smallest texture channel count (1, 2 or 4) that holds size components. */
   static makeValidTexChannelCount(size: number): 1 | 2 | 4;
 }
 
+/** What limits occupancy: the device's block limit, warps, registers or shared memory. */
 export type OccupancyLimit = 'device' | 'warps' | 'regs' | 'smem';
 
 /** Occupancy of blocks of `threads` threads using `sharedMem` bytes and `registers` a thread. */
@@ -89,9 +119,19 @@ export declare class OccupancyRecord {
   /** Throws a RangeError when such a block cannot run at all. */
   constructor(devdata: DeviceData, threads: number, sharedMem?: number, registers?: number);
   /** Blocks per multiprocessor each factor allows (regs and smem only where used). */
-  readonly tbPerMpLimits: { device: number; warps: number; regs?: number; smem?: number };
+  readonly tbPerMpLimits: {
+    /** The device's limit of resident blocks. */
+    device: number;
+    /** What the warps of a block allow. */
+    warps: number;
+    /** What the registers of a block allow. */
+    regs?: number;
+    /** What the shared memory of a block allows. */
+    smem?: number;
+  };
   /** Resident blocks per multiprocessor. */
   readonly tbPerMp: number;
+  /** The factor that allows the fewest blocks. */
   readonly limitedBy: OccupancyLimit;
   /** Resident warps per multiprocessor. */
   readonly warpsPerMp: number;
@@ -110,8 +150,11 @@ export declare function allocSize(bin: number): number;
 
 /** Device memory, as a pool's allocator returns it. */
 export interface RawDeviceMemory {
+  /** Frees the memory. */
   free(): void;
+  /** The device address (or getPointer()). */
   ptr?: bigint;
+  /** The device address (or ptr). */
   getPointer?(): bigint | number;
 }
 
@@ -135,6 +178,10 @@ declare abstract class MemoryPool {
 /** A pool of device memory; `allocator` defaults to cuda.memAlloc. */
 export declare class DeviceMemoryPool extends MemoryPool {
   constructor(allocator?: (bytes: number) => RawDeviceMemory);
+  /**
+   * A block of at least size bytes: a held one of its bin, else a new one (collecting garbage and
+   * freeing held blocks where the allocator runs out).
+   */
   allocate(size: number | bigint): PooledDeviceAllocation;
 }
 
@@ -145,18 +192,25 @@ export declare class PooledDeviceAllocation {
   readonly ptr: bigint;
   /** The size asked for. */
   readonly size: number;
+  /** The pool it came from. */
   readonly pool: DeviceMemoryPool;
+  /** The device address, as `ptr`. */
   getPointer(): bigint;
   /** Gives the memory back to the pool. */
   free(): void;
+  /** `using`: gives the memory back to the pool. */
   [Symbol.dispose](): void;
 }
 
 /** Allocates page-locked host memory for a PageLockedMemoryPool. */
 export declare class PageLockedAllocator {
+  /** An allocator of HostAllocFlags. */
   constructor(flags?: number);
+  /** Its HostAllocFlags. */
   readonly flags: number;
+  /** Page-locked memory of bytes bytes. */
   allocate(bytes: number): Uint8Array;
+  /** Frees memory it allocated. */
   free(array: Uint8Array): void;
 }
 
@@ -165,8 +219,15 @@ export type Dtype = DType;
 
 /** A pool of page-locked host memory. */
 export declare class PageLockedMemoryPool extends MemoryPool {
+  /** A pool drawing from allocator (a PageLockedAllocator by default). */
   constructor(allocator?: { allocate(bytes: number): Uint8Array; free(array: Uint8Array): void });
-  readonly allocator: { allocate(bytes: number): Uint8Array; free(array: Uint8Array): void };
+  /** The allocator it draws from. */
+  readonly allocator: {
+    /** Page-locked memory of bytes bytes. */
+    allocate(bytes: number): Uint8Array;
+    /** Frees memory it allocated. */
+    free(array: Uint8Array): void;
+  };
   /** A TypedArray of the shape and dtype over pooled pinned memory. */
   allocate<D extends Dtype>(shape: number | number[], dtype: D): ArrayOf<D>;
 }
@@ -178,9 +239,11 @@ export declare class PooledHostAllocation {
   static of(array: ArrayBufferView): PooledHostAllocation | null;
   /** Bytes of the array. */
   readonly size: number;
+  /** The pool it came from. */
   readonly pool: PageLockedMemoryPool;
   /** Gives the memory back to the pool. */
   free(): void;
+  /** `using`: gives the memory back to the pool. */
   [Symbol.dispose](): void;
 }
 
