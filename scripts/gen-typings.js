@@ -1,6 +1,7 @@
 'use strict';
-// Writes typings/constants.d.ts from the CUDA header: every constant group with its members, and
-// one Device getter per DeviceAttribute, each documented with the C name and the header's words. `node scripts/gen-typings.js --check` fails when the
+// Writes typings/constants.d.ts from the CUDA header: every constant group with its members, one
+// Device getter per DeviceAttribute and one Kernel getter per FunctionAttribute, each documented
+// with its C name and the header's words. `node scripts/gen-typings.js --check` fails when the
 // committed file differs (the constants test runs it).
 const fs = require('fs');
 const path = require('path');
@@ -23,6 +24,17 @@ function doc(indent, cName, text) {
   }
   if (lines.length === 1) return `${indent}/** ${lines[0]} */`;
   return [`${indent}/**`, ...lines.map((line) => `${indent} * ${line}`), `${indent} */`].join('\n');
+}
+
+// One getter per member of a group but MAX and those named as one of methods (camelCase), as
+// lib/driver/device.js and lib/kernel/kernel.js define them.
+function getters(out, docs, name, what, members, methods) {
+  out.push(`/** One getter per ${what} */`, `export interface ${name} {`);
+  for (const { name: member, cName } of members) {
+    if (member === 'MAX' || methods.includes(camelCase(member))) continue;
+    out.push(doc('  ', cName, docs[cName]), `  readonly ${camelCase(member)}: number;`);
+  }
+  out.push('}', '');
 }
 
 function render(includeDir) {
@@ -48,16 +60,23 @@ function render(includeDir) {
     }
     out.push('}>;', '');
   }
-  out.push('/** One getter per DeviceAttribute: dev.maxThreadsPerBlock, dev.clockRate, ... */');
-  out.push('export interface DeviceAttributeGetters {');
-  for (const { name, cName } of groups.DeviceAttribute) {
-    // Device's own methods win over same-named getters (PCI_BUS_ID: pciBusId() gives the string).
-    if (name !== 'MAX' && !DEVICE_METHODS.includes(camelCase(name))) {
-      out.push(doc('  ', cName, docs[cName]));
-      out.push(`  readonly ${camelCase(name)}: number;`);
-    }
-  }
-  out.push('}', '');
+  // The objects' own methods win over same-named getters (PCI_BUS_ID: pciBusId() gives the string).
+  getters(
+    out,
+    docs,
+    'DeviceAttributeGetters',
+    'DeviceAttribute: dev.maxThreadsPerBlock, dev.clockRate, ...',
+    groups.DeviceAttribute,
+    DEVICE_METHODS,
+  );
+  getters(
+    out,
+    docs,
+    'FunctionAttributeGetters',
+    'FunctionAttribute: kernel.numRegs, kernel.sharedSizeBytes, ...',
+    groups.FunctionAttribute,
+    [],
+  );
   return out.join('\n');
 }
 

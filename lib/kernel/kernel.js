@@ -205,7 +205,6 @@ function checkOptions(options) {
     }
   }
   const { stream, texrefs } = options;
-  checkSignal(options.signal);
   if (stream != null && !(stream instanceof Stream)) check.instance('stream', stream, Stream);
   if (texrefs !== undefined) checkTexrefs(texrefs);
 }
@@ -263,7 +262,8 @@ function callKernel(k, list) {
   }
   checkOptions(options);
   // An aborted signal launches nothing, as fetch() sends nothing.
-  if (options.signal?.aborted) throw abortError(`kernel '${k.name}'`, options.signal);
+  const { signal } = options;
+  if (signal !== undefined && checkSignal(signal).aborted) throw abortError(`kernel '${k.name}'`, signal);
   let format = k.last;
   if (format === null || !sameFormat(format, list, n, k.signature)) k.last = format = formatFor(k, list, n);
   if (format.handlers !== null || options.timeKernel) return callAndWait(format, list, n, options, k.name);

@@ -6,8 +6,8 @@
 const assert = require('assert');
 const { spawnSync } = require('child_process');
 const fs = require('fs');
-const os = require('os');
 const path = require('path');
+const { consumerProject } = require('../support/consumer-project');
 
 const ROOT = path.join(__dirname, '..', '..');
 const TSC = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
@@ -52,11 +52,9 @@ function fileOf(page, { lang, line, code }) {
       ? "import cuda = require('cudadrv');\n"
       : "const cuda = require('cudadrv');\n"
     : '';
-  const body = /^\s*(const|let|for|await)?[^\n]*\bawait\b/m.test(code) ? `(async () => {\n${code}\n})();` : code;
-  return [
-    `${base}.${lang === 'ts' ? 'cts' : 'js'}`,
-    `${prelude}${body}\nexport {};\n`.replace(/\nexport \{\};\n$/, lang === 'ts' ? '\nexport {};\n' : '\n'),
-  ];
+  const body = /\bawait\b/.test(code) ? `(async () => {\n${code}\n})();` : code;
+  const tail = lang === 'ts' ? '\nexport {};\n' : '\n'; // a .cts file is a module only with an export
+  return [`${base}.${lang === 'ts' ? 'cts' : 'js'}`, `${prelude}${body}${tail}`];
 }
 
 describe('the code in the README and the guides', function () {
@@ -68,15 +66,7 @@ describe('the code in the README and the guides', function () {
       console.log(`      (skipped: no TypeScript compiler at ${TSC})`); // the GPU machine's copy has none
       this.skip();
     }
-    project = fs.mkdtempSync(path.join(os.tmpdir(), 'cudadrv-docs-'));
-    fs.mkdirSync(path.join(project, 'node_modules', '@types'), { recursive: true });
-    fs.symlinkSync(ROOT, path.join(project, 'node_modules', 'cudadrv'));
-    for (const types of ['node', 'mocha']) {
-      fs.symlinkSync(
-        path.join(ROOT, 'node_modules', '@types', types),
-        path.join(project, 'node_modules', '@types', types),
-      );
-    }
+    project = consumerProject('docs', ['node', 'mocha']);
     fs.writeFileSync(path.join(project, 'package.json'), '{ "type": "commonjs" }\n');
     const compilerOptions = {
       strict: true,

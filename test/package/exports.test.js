@@ -6,8 +6,8 @@
 const assert = require('assert');
 const { execFileSync, spawnSync } = require('child_process');
 const fs = require('fs');
-const os = require('os');
 const path = require('path');
+const { consumerProject } = require('../support/consumer-project');
 const ts = require('typescript5');
 const { standInDriver } = require('../support/stand-in-driver');
 
@@ -49,9 +49,7 @@ describe('exports and declarations', function () {
         console.log(JSON.stringify(out));
         process.exit(0);
       })();`;
-    const modules = fs.mkdtempSync(path.join(os.tmpdir(), 'cudadrv-exports-'));
-    fs.mkdirSync(path.join(modules, 'node_modules'));
-    fs.symlinkSync(ROOT, path.join(modules, 'node_modules', 'cudadrv'));
+    const modules = consumerProject('exports');
     try {
       const env = { ...process.env, LD_LIBRARY_PATH: standIn.dir };
       runtime = JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: modules, env }).toString());
@@ -84,13 +82,7 @@ describe('exports and declarations', function () {
   describe('a consumer project', function () {
     let project;
     before(function () {
-      project = fs.mkdtempSync(path.join(os.tmpdir(), 'cudadrv-consumer-'));
-      fs.mkdirSync(path.join(project, 'node_modules', '@types'), { recursive: true });
-      fs.symlinkSync(ROOT, path.join(project, 'node_modules', 'cudadrv'));
-      fs.symlinkSync(
-        path.join(ROOT, 'node_modules', '@types', 'node'),
-        path.join(project, 'node_modules', '@types', 'node'),
-      );
+      project = consumerProject('consumer', ['node']);
       // A wrong type on each import: only declarations that were found can catch it.
       const lines = SUBPATHS.map((key, i) => {
         const specifier = key.replace(/^\./, 'cudadrv');

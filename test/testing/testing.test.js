@@ -5,8 +5,8 @@
 const assert = require('assert');
 const { spawnSync } = require('child_process');
 const fs = require('fs');
-const os = require('os');
 const path = require('path');
+const { consumerProject } = require('../support/consumer-project');
 const { standInDriver } = require('../support/stand-in-driver');
 
 const ROOT = path.join(__dirname, '..', '..');
@@ -57,10 +57,8 @@ describe('cudadrv/testing in a consumer project', function () {
   let project;
   let linked = false;
   before(function () {
-    project = fs.mkdtempSync(path.join(os.tmpdir(), 'cudadrv-consumer-'));
-    fs.mkdirSync(path.join(project, 'node_modules'));
+    project = consumerProject('consumer');
     fs.mkdirSync(path.join(project, 'test'));
-    fs.symlinkSync(ROOT, path.join(project, 'node_modules', 'cudadrv'));
     for (const [name, text] of Object.entries(FILES)) fs.writeFileSync(path.join(project, name), text);
     if (!fs.existsSync(SELF_LINK)) {
       fs.symlinkSync(ROOT, SELF_LINK);
