@@ -74,6 +74,7 @@ typedef struct ctx_rec {
   CUdevice device; /* where a primary context is released; -1 for one only borrowed */
   atomic_int refs;
   atomic_bool destroyed;         /* destroyed or released: resources in it are gone with it */
+  int owners;                    /* Contexts that made or retained it; the last one destroys */
   bool primary;                  /* retained primary context: released rather than destroyed */
   atomic_int pending;            /* waits in flight (a thread may be blocked in it) */
   atomic_bool destroy_requested; /* detached while waits were pending */

@@ -18,14 +18,15 @@ static void known_remove_locked(ctx_rec *rec) {
     }
 }
 
-/* The record of handle, made if new; a new reference. */
 /* The record of handle (a new reference), made on first sight; NULL when out of memory. device:
  * the context's device where the caller made or retained the context (a primary context is
- * released on it), else -1 (a borrowed context, never released here). */
-static ctx_rec *ctx_rec_of(CUcontext handle, CUdevice device) {
+ * released on it), else -1 (a borrowed context, never released here). An owner (a Context that
+ * made or retained the context) counts itself in, and never joins a destroyed record, which stays
+ * listed while a wait is blocked in it: the context the driver just gave is another one. */
+static ctx_rec *ctx_rec_of(CUcontext handle, CUdevice device, bool owner) {
   pthread_mutex_lock(&known_lock);
   ctx_rec *rec = known;
-  while (rec && rec->handle != handle) rec = rec->next;
+  while (rec && (rec->handle != handle || (owner && atomic_load(&rec->destroyed)))) rec = rec->next;
   if (rec) {
     atomic_fetch_add(&rec->refs, 1);
     if (device >= 0) rec->device = device; /* first seen borrowed, now retained */
@@ -37,8 +38,19 @@ static ctx_rec *ctx_rec_of(CUcontext handle, CUdevice device) {
     rec->next = known;
     known = rec;
   }
+  if (rec && owner) rec->owners++;
   pthread_mutex_unlock(&known_lock);
   return rec;
+}
+
+/* An owner lets go of rec; true for the last, which marks it destroyed (under the lock, so that no
+ * owner joins it after). */
+static bool ctx_rec_disown(ctx_rec *rec) {
+  pthread_mutex_lock(&known_lock);
+  bool last = --rec->owners == 0;
+  if (last) atomic_store(&rec->destroyed, true);
+  pthread_mutex_unlock(&known_lock);
+  return last;
 }
 
 ctx_rec *ctx_rec_retain(ctx_rec *rec) {
@@ -68,7 +80,7 @@ ctx_rec *ctx_rec_current(napi_env env) {
                      "new cuda.Device(0).makeContext(), or require('cudadrv/autoprimaryctx')");
     return NULL;
   }
-  ctx_rec *rec = ctx_rec_of(current, -1);
+  ctx_rec *rec = ctx_rec_of(current, -1, false);
   if (!rec) throw_oom(env);
   return rec;
 }
@@ -148,14 +160,21 @@ static CUresult unstack(CUcontext ctx) {
   return first;
 }
 
-/* Takes the context off this thread's stack, then destroys or releases what this holder owns;
- * the result of putting back the contexts that were above it. */
+/* Takes the context off this thread's stack, then destroys or releases what this holder owns:
+ * the context, where it is the last owner, else its retain of the primary context, which lives on
+ * for the others. Returns the result of putting back the contexts that were above it. */
 static CUresult holder_release(napi_env env, ctx_holder *holder) {
   holder->base.freed = true;
   if (holder->origin == CTX_BORROWED) return CUDA_SUCCESS;
-  memory_context_detached(env, holder->rec);
-  CUresult result = unstack(holder->rec->handle);
-  ctx_request_destroy(holder->rec, holder->origin == CTX_PRIMARY);
+  ctx_rec *rec = holder->rec;
+  if (!ctx_rec_disown(rec)) {
+    CUresult result = unstack(rec->handle);
+    DRV(cuDevicePrimaryCtxRelease, rec->device);
+    return result;
+  }
+  memory_context_detached(env, rec);
+  CUresult result = unstack(rec->handle);
+  ctx_request_destroy(rec, holder->origin == CTX_PRIMARY);
   return result;
 }
 
@@ -203,7 +222,7 @@ static napi_value ctx_create(napi_env env, napi_callback_info info) {
     return NULL;
   CUcontext handle;
   CU_CALL(env, cuCtxCreate, &handle, flags, (CUdevice)device); /* the 12.0 ABI (loader.h) */
-  ctx_rec *rec = ctx_rec_of(handle, (CUdevice)device);
+  ctx_rec *rec = ctx_rec_of(handle, (CUdevice)device, true);
   if (!rec) { /* no memory for its record: nothing may hold it */
     DRV(cuCtxDestroy, handle);
     return throw_oom(env);
@@ -218,11 +237,7 @@ static napi_value ctx_retain_primary(napi_env env, napi_callback_info info) {
   if (!arg_int32(env, argv[1], "device", &device) || !driver_ready(env)) return NULL;
   CUcontext handle;
   CU_CALL(env, cuDevicePrimaryCtxRetain, &handle, (CUdevice)device);
-  ctx_rec *rec = ctx_rec_of(handle, (CUdevice)device);
-  if (rec && atomic_load(&rec->destroyed)) { /* released before, retained again: a fresh record */
-    ctx_rec_release(rec);
-    rec = ctx_rec_of(handle, (CUdevice)device);
-  }
+  ctx_rec *rec = ctx_rec_of(handle, (CUdevice)device, true);
   if (!rec) {
     DRV(cuDevicePrimaryCtxRelease, (CUdevice)device);
     return throw_oom(env);

@@ -195,4 +195,41 @@ describe('Context through a stand-in driver (no GPU needed)', function () {
     assert.strictEqual(child.status, 0, child.stderr);
     assert.deepStrictEqual(JSON.parse(child.stdout), [true, null, null]);
   });
+
+  it('the primary context retained twice lives, with what was made in it, until both let go', function () {
+    // Each retain had one record: the first detach marked the context gone for the other holder,
+    // whose streams then refused use (a worker_threads test on the GPU, now and then).
+    const root = path.join(__dirname, '..', '..');
+    const script = `
+      const cuda = require(${JSON.stringify(root)});
+      const device = new cuda.Device(0);
+      const first = device.retainPrimaryContext();
+      const second = device.retainPrimaryContext();
+      first.push();
+      const stream = new cuda.Stream();
+      const memory = cuda.memAlloc(4096);
+      const data = Float32Array.from({ length: 1024 }, Math.random);
+      first.detach();
+      const seen = [device.primaryContextState().active];
+      second.push();
+      seen.push(stream.isDone());
+      cuda.memcpyHtoD(memory, data);
+      const back = new Float32Array(1024);
+      cuda.memcpyDtoH(back, memory);
+      seen.push(back.every((x, i) => x === data[i]));
+      second.detach();
+      seen.push(device.primaryContextState().active);
+      try { stream.isDone(); } catch (error) { seen.push(error.name); }
+      const again = device.retainPrimaryContext(); // a fresh record for a retained context
+      again.push();
+      seen.push(new cuda.Stream().isDone());
+      again.detach();
+      console.log(JSON.stringify(seen));`;
+    const child = spawnSync(process.execPath, ['-e', script], {
+      encoding: 'utf8',
+      env: { ...process.env, LD_LIBRARY_PATH: standIn.dir },
+    });
+    assert.strictEqual(child.status, 0, child.stderr);
+    assert.deepStrictEqual(JSON.parse(child.stdout), [true, true, true, false, 'LogicError', true]);
+  });
 });
