@@ -32,8 +32,11 @@
         "src/memory/texobj.c",
         "src/kernel/launch.c",
         "src/kernel/module.c",
+        "src/kernel/library.c",
         "src/kernel/texref.c",
         "src/compiler/nvrtc.c",
+        "src/compiler/toolkit.c",
+        "src/compiler/link.c",
         "src/cache/digest.c",
         "src/cache/file_writer.c",
         "src/cache/files.c"

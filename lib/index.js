@@ -20,6 +20,7 @@ const array = require('./memory/array');
 const { TextureObject, SurfaceObject } = require('./memory/texture-object');
 const { matrixToArray, toArray, deviceToArray, makeMultichannel2DArray } = require('./memory/matrix');
 const { Module, moduleFromFile, moduleFromBuffer, TextureReference, SurfaceReference } = require('./kernel/module');
+const { Library, libraryFromBuffer, libraryFromFile } = require('./kernel/library');
 const kernel = require('./kernel/kernel');
 const { nvrtcVersion } = require('./compiler/nvrtc');
 
@@ -58,6 +59,7 @@ module.exports = {
   LaunchError: errors.LaunchError,
   RuntimeError: errors.RuntimeError,
   CompileError: errors.CompileError,
+  LinkError: errors.LinkError,
   AbortError: errors.AbortError,
   // constants: the enums of cuda.h the addon was built against
   CudaResult: constants.CudaResult,
@@ -184,6 +186,9 @@ module.exports = {
   Module,
   moduleFromFile,
   moduleFromBuffer,
+  Library,
+  libraryFromBuffer,
+  libraryFromFile,
   TextureReference,
   SurfaceReference,
   Kernel: kernel.Kernel,

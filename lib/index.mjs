@@ -17,6 +17,7 @@ export const {
   LaunchError,
   RuntimeError,
   CompileError,
+  LinkError,
   AbortError,
   Device,
   Context,
@@ -146,10 +147,12 @@ export const {
 } = cuda;
 
 // modules and kernels
-export const { Module } = cuda;
+export const { Module, Library } = cuda;
 export const {
   moduleFromFile,
   moduleFromBuffer,
+  libraryFromBuffer,
+  libraryFromFile,
   TextureReference,
   SurfaceReference,
   Kernel,

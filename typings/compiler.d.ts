@@ -39,7 +39,17 @@ export interface CompileOptions {
   signal?: AbortSignal;
   /** compile() only: milliseconds (0 to 2**31-1) before it rejects with an AbortError. */
   timeout?: number;
+  /** Relocatable device code (-rdc=true): `extern __device__` functions and variables may be
+   * defined in another input of a Linker. The result's kind is 'cubin' or 'ptx'. */
+  relocatable?: boolean;
+  /** LTO-IR for link-time optimization (-dlto, which implies relocatable): the result's kind is
+   * 'ltoir', for a Linker made with { lto: true }. */
+  lto?: boolean;
 }
+
+/** What an image holds: a cubin, PTX text, LTO-IR (NVVM bitcode for link-time optimization),
+ * or a fatbin. */
+export type ImageKind = 'cubin' | 'ptx' | 'ltoir' | 'fatbin';
 
 /** A compile's result: a cubin, or PTX text (no NUL terminator), with what NVRTC said. */
 export interface CompiledImage extends Buffer {
@@ -49,6 +59,8 @@ export interface CompiledImage extends Buffer {
   readonly loweredNames: Record<string, string>;
   /** The architecture compiled for: 'sm_90' (a cubin) or 'compute_75' (PTX). */
   readonly target: string;
+  /** What the image holds: 'cubin', 'ptx' or (with lto) 'ltoir'. */
+  readonly kind: ImageKind;
   /** With keep: the directory holding the source, options, log and output. */
   readonly keptIn?: string;
 }
@@ -64,6 +76,77 @@ export declare function compile(source: string, options?: CompileOptions): Promi
 export declare function compileSync(source: string, options?: CompileOptions): CompiledImage;
 /** [major, minor] of the NVRTC in use. */
 export declare function nvrtcVersion(): [number, number];
+/** [major, minor] of the nvJitLink in use; a RuntimeError names the libraries tried when none
+ * loads. */
+export declare function nvJitLinkVersion(): [number, number];
+
+/** NVRTC refused the source (the class cudadrv exports, here too). */
+export declare const CompileError: typeof cuda.CompileError;
+/** A link failed (the class cudadrv exports, here too). */
+export declare const LinkError: typeof cuda.LinkError;
+
+/** How a Linker links. */
+export interface LinkerOptions {
+  /** The cubin's architecture: 'sm_90', 'sm_90a'... Default: the current context's device. */
+  arch?: string;
+  /** Link-time optimization across LTO-IR inputs (nvJitLink's -lto). Default false. */
+  lto?: boolean;
+  /** nvJitLink's other options: '-O3', '-maxrregcount=N', '-lineinfo', '-g', '-Xptxas=...'. */
+  options?: string[];
+  /** Link the device runtime (libcudadevrt) in, for kernels that launch kernels. Default false. */
+  deviceRuntime?: boolean;
+  /** The cache directory for linked cubins (nvJitLink only); as CompileOptions.cacheDir. */
+  cacheDir?: string | false | null;
+}
+
+/** What an input of a Linker is. */
+export interface LinkInputOptions {
+  /** What the bytes hold; default: the image's own `kind` (a compile's result), else its
+   * first bytes say (the extension, for addFile). */
+  kind?: ImageKind | 'object' | 'library';
+  /** The input's name in the linker's messages. */
+  name?: string;
+}
+
+/** A link's result: the cubin, for moduleFromBuffer or libraryFromBuffer. */
+export interface LinkedImage extends Buffer {
+  /** The linker's information log ('' when none). */
+  readonly log: string;
+  /** Always 'cubin'. */
+  readonly kind: 'cubin';
+  /** The architecture linked for, 'sm_90'. */
+  readonly target: string;
+}
+
+/**
+ * Links relocatable device code (cubin, PTX, LTO-IR, fatbin, static libraries) into one cubin,
+ * with nvJitLink (loaded at run time like NVRTC; env CUDADRV_NVJITLINK_PATH names the file), or,
+ * where it cannot be loaded, with the driver's linker (cuLink), which links in the current
+ * context, without LTO or options.
+ */
+export declare class Linker {
+  constructor(options?: LinkerOptions);
+  /** The architecture linked for; undefined: the current context's device. */
+  readonly arch: string | undefined;
+  /** Whether the link optimizes across LTO-IR inputs. */
+  readonly lto: boolean;
+  /** nvJitLink's options, beside arch and lto. */
+  readonly options: string[];
+  /** Whether libcudadevrt is linked in. */
+  readonly deviceRuntime: boolean;
+  /** The information log of the last link. */
+  readonly log: string;
+  /** The linker a link uses now: 'nvJitLink', or 'cuLink' where nvJitLink cannot be loaded. */
+  readonly backend: 'nvJitLink' | 'cuLink';
+  /** Adds an image (copied now); returns the linker. */
+  add(image: ArrayBufferView | ArrayBuffer | SharedArrayBuffer | string, options?: LinkInputOptions): this;
+  /** Adds the file at path (read now); returns the linker. */
+  addFile(path: string, options?: Pick<LinkInputOptions, 'kind'>): this;
+  /** Links, waited for; a LinkError carries the linker's log. */
+  link(): LinkedImage;
+  /** Links on a thread of its own; `signal` gives up waiting (the link runs to its end). */
+  linkAsync(options?: { signal?: AbortSignal }): Promise<LinkedImage>;
+}
 
 // The driver's Module class (typings/kernel.d.ts), or a plain stand-in while it is not declared.
 type ModuleClass = typeof cuda extends { Module: infer M extends abstract new (...args: any[]) => object }
@@ -83,6 +166,22 @@ export declare class SourceModule extends ModuleBase {
   readonly loweredNames: Record<string, string>;
   /** The symbol for name: its lowered name when name is one of the name expressions. */
   lowered(name: string): string;
+}
+
+/** Options of DynamicSourceModule: compile()'s (relocatable is implied, lto refused), and the
+ * Linker's options. */
+export interface DynamicSourceModuleOptions extends Omit<CompileOptions, 'lto' | 'relocatable'> {
+  /** nvJitLink's options for the link. */
+  linkOptions?: string[];
+}
+
+/** A SourceModule compiled as relocatable code and linked with the device runtime, so that its
+ * kernels may launch kernels (PyCUDA's DynamicSourceModule). */
+export declare class DynamicSourceModule extends SourceModule {
+  /** Compiles and links on the calling thread, then loads. */
+  constructor(source: string, options?: DynamicSourceModuleOptions);
+  /** Compiles and links off the main thread, then loads. */
+  static compile(source: string, options?: DynamicSourceModuleOptions): Promise<DynamicSourceModule>;
 }
 
 // Only what is marked `export` above is exported (without this, a declaration file exports all).

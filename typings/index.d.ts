@@ -100,6 +100,17 @@ export declare class CompileError extends CudaError {
   /** The source's name. */
   readonly source: string;
 }
+/** A link failed (nvJitLink, or the driver's linker); `log` says why. */
+export declare class LinkError extends CudaError {
+  /** Makes a LinkError; Linker's link() and linkAsync() throw them. */
+  constructor(message: string, info?: CudaErrorInfo & { log?: string; infoLog?: string; input?: string | null });
+  /** The linker's whole error log. */
+  readonly log: string;
+  /** The linker's information log. */
+  readonly infoLog: string;
+  /** The name of the input the linker refused, or null. */
+  readonly input: string | null;
+}
 /** A compile given up through its `signal` or `timeout`; `cause` is the signal's reason. */
 export declare class AbortError extends CudaError {
   /** Makes an AbortError; waits and compiles given up throw them. */

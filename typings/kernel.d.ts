@@ -31,6 +31,47 @@ export interface ModuleGlobal {
   readonly module: Module;
 }
 
+/** A variable of a library (`__device__`, `__constant__`, `__managed__`), usable as device memory. */
+export interface LibraryVariable {
+  /** The variable's device address (a global's: in the context current when it was asked for). */
+  readonly ptr: bigint;
+  /** Its size in bytes. */
+  readonly size: number;
+  /** The library it belongs to (kept alive by it). */
+  readonly library: Library;
+}
+
+/**
+ * Code loaded once for every context (cuLibraryLoadData, CUDA 12.0+): PTX (Buffer or string),
+ * cubin or fatbin. No context is needed to load it; its kernels launch in whichever context is
+ * current.
+ */
+export declare class Library {
+  /** Loads image for every context; a RuntimeError with the JIT's log where it does not load. */
+  constructor(image: ArrayBufferView | ArrayBuffer | SharedArrayBuffer | string, options?: ModuleOptions);
+  /** The kernel `name` (the same object for the same name): each call, method and attribute uses
+   * the current context's function (cuKernelGetFunction, once per context). A prepared format is
+   * per context: prepare() in each context that makes prepared calls. */
+  getKernel(name: string): Kernel;
+  /** PyCUDA's name for getKernel. */
+  getFunction(name: string): Kernel;
+  /** The global `name` in the current context. */
+  getGlobal(name: string): LibraryVariable;
+  /** The `__managed__` variable `name` (one address for every context). */
+  getManaged(name: string): LibraryVariable;
+  /** Unloads the library from every context now; its kernels and variables become unusable. */
+  unload(): void;
+  /** unload(). */
+  [Symbol.dispose](): void;
+}
+/** `new Library(image, { options, messageHandler })` (cuLibraryLoadData). */
+export declare function libraryFromBuffer(
+  image: ArrayBufferView | ArrayBuffer | SharedArrayBuffer | string,
+  options?: ModuleOptions,
+): Library;
+/** Loads the PTX, cubin or fatbin file at path for every context (cuLibraryLoadFromFile). */
+export declare function libraryFromFile(path: string): Library;
+
 /** Code loaded into the current context: PTX (Buffer or string), cubin or fatbin. */
 export declare class Module {
   /**
@@ -188,8 +229,8 @@ export declare class Kernel {
   private constructor();
   /** The kernel's name. */
   readonly name: string;
-  /** The module the kernel belongs to (kept alive by it). */
-  readonly module: Module;
+  /** The module (or library) the kernel belongs to (kept alive by it). */
+  readonly module: Module | Library;
   /** The driver's layout of the kernel's parameters, or null where it cannot tell. */
   paramInfo(): Array<{
     /** Where the parameter starts in the parameter buffer, in bytes. */

@@ -1,5 +1,5 @@
 'use strict';
-// `cudadrv doctor`: checks the driver, NVRTC and the compile cache, and says for each problem what
+// `cudadrv doctor`: checks the driver, NVRTC, nvJitLink and the compile cache, and says for each problem what
 // fixes it. Exit code 1 when something does not work; features a driver is too old for are
 // warnings (the rest works).
 const fs = require('fs');
@@ -8,6 +8,7 @@ const cuda = require('..');
 const { cudaVersion } = require('./common');
 const binding = require('../internal/binding');
 const { nvrtcLibrary } = require('../compiler/nvrtc');
+const { nvJitLinkLibrary } = require('../compiler/linker');
 const { cacheDirFor } = require('../compiler/cache-dir');
 
 const options = {};
@@ -73,6 +74,20 @@ function checkNvrtc(report, driverMajor) {
   }
 }
 
+// nvJitLink is optional: without it, Linker falls back to the driver's linker (no LTO).
+function checkNvJitLink(report) {
+  try {
+    const { version, path: file, source } = nvJitLinkLibrary();
+    report.push({ level: 'ok', what: `nvJitLink: ${version.join('.')} from ${file} (found by: ${source})` });
+  } catch (error) {
+    report.push({
+      level: 'warn',
+      what: `nvJitLink: ${error.message}`,
+      fix: "Linker falls back to the driver's linker (cuLink), which needs a context and does no LTO; for LTO, install nvJitLink of the NVRTC's version",
+    });
+  }
+}
+
 function checkCache(report) {
   const dir = cacheDirFor(undefined);
   if (!dir) {
@@ -91,6 +106,7 @@ function run() {
   const report = [];
   const driverMajor = checkDriver(report);
   checkNvrtc(report, driverMajor);
+  checkNvJitLink(report);
   checkCache(report);
   const lines = [];
   for (const { level, what, fix } of report) {

@@ -1,9 +1,10 @@
 'use strict';
 // `cudadrv info [--json]`: the driver, every device with its key attributes and free memory, and
-// NVRTC (version, file, where it was found). Without a usable driver: one line, exit code 1.
+// NVRTC and nvJitLink (version, file, where each was found). Without a usable driver: one line, exit code 1.
 const cuda = require('..');
 const { cudaVersion } = require('./common');
 const { nvrtcLibrary } = require('../compiler/nvrtc');
+const { nvJitLinkLibrary } = require('../compiler/linker');
 const { noGpuReason } = require('../tools/mark-cuda-test');
 
 const options = { json: { type: 'boolean' } };
@@ -46,6 +47,16 @@ function describeNvrtc() {
   }
 }
 
+/* nvJitLink: { version, path, source } or { error }. */
+function describeNvJitLink() {
+  try {
+    const { version, ...library } = nvJitLinkLibrary();
+    return { version: version.join('.'), ...library };
+  } catch (error) {
+    return { error: error.message };
+  }
+}
+
 function run(values) {
   const reason = noGpuReason();
   if (reason !== null) {
@@ -60,6 +71,7 @@ function run(values) {
     driver: cudaVersion(cuda.getDriverVersion()),
     devices: Array.from({ length: count }, (_, i) => describeDevice(new cuda.Device(i), i)),
     nvrtc: describeNvrtc(),
+    nvJitLink: describeNvJitLink(),
   };
   if (values.json) {
     process.stdout.write(`${JSON.stringify(info, null, 2)}\n`);
@@ -78,6 +90,12 @@ function run(values) {
   }
   const n = info.nvrtc;
   lines.push(n.error ? `NVRTC: not loaded: ${n.error}` : `NVRTC: ${n.version} from ${n.path} (found by: ${n.source})`);
+  const j = info.nvJitLink;
+  lines.push(
+    j.error
+      ? `nvJitLink: not loaded (linking falls back to the driver's cuLink, without LTO): ${j.error}`
+      : `nvJitLink: ${j.version} from ${j.path} (found by: ${j.source})`,
+  );
   process.stdout.write(`${lines.join('\n')}\n`);
   return 0;
 }

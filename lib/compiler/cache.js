@@ -28,14 +28,15 @@ const { loadNvrtc, NVRTC_MAJORS } = require('./nvrtc');
 const { searchedDirs } = require('../internal/library-search');
 const { RuntimeError } = require('../driver/errors');
 
-const FORMAT = 'cudadrv-compile-cache-2';
+const FORMAT = 'cudadrv-compile-cache-3';
+const KINDS = ['cubin', 'ptx', 'ltoir']; // what an entry may hold
 const MAGIC = Buffer.from('CUDADRV\x02', 'latin1');
 const MAGIC_WORDS = [MAGIC.readUInt32LE(0), MAGIC.readUInt32LE(4)]; // compared as read
 const HEADER = 24; // magic (8), metadata length (4), image length (4), XXH64 of the rest (8)
 const MEMORY_LIMIT = 64 * 1024 * 1024; // bytes of images kept in memory
 
 /** Counters for tests and benchmarks. */
-const stats = { memoryHits: 0, diskHits: 0, corrupt: 0, compiles: 0 };
+const stats = { memoryHits: 0, diskHits: 0, corrupt: 0, compiles: 0, links: 0 };
 
 // ---- directories ----
 
@@ -282,6 +283,7 @@ function restOf(request, nvrtcId) {
     nvrtcId,
     request.noExternC,
     request.target,
+    request.kind,
     request.name,
     request.options,
     request.nameExpressions,
@@ -331,6 +333,7 @@ function cacheKey(request, nvrtcId) {
       FORMAT,
       nvrtcId,
       request.target,
+      request.kind,
       request.name,
       request.options,
       request.nameExpressions,
@@ -352,7 +355,7 @@ function cacheKey(request, nvrtcId) {
   return key;
 }
 
-// ---- entries: { image: Buffer, log, loweredNames: string[], target } ----
+// ---- entries: { image: Buffer, log, loweredNames: string[], target, kind } ----
 
 const memory = new Map(); // key → entry, least recently used first
 let memoryBytes = 0;
@@ -392,13 +395,14 @@ function decode(data, key) {
     meta.key !== key ||
     typeof meta.log !== 'string' ||
     typeof meta.target !== 'string' ||
+    !KINDS.includes(meta.kind) ||
     !Array.isArray(meta.loweredNames) ||
     !meta.loweredNames.every((n) => typeof n === 'string')
   ) {
     return null;
   }
-  const { log, loweredNames, target } = meta;
-  return { image: data.subarray(HEADER + metaLength), log, loweredNames, target };
+  const { log, loweredNames, target, kind } = meta;
+  return { image: data.subarray(HEADER + metaLength), log, loweredNames, target, kind };
 }
 
 function encode(key, entry) {
@@ -408,6 +412,7 @@ function encode(key, entry) {
       log: entry.log,
       loweredNames: entry.loweredNames,
       target: entry.target,
+      kind: entry.kind,
     }),
   );
   const data = Buffer.allocUnsafe(HEADER + meta.length + entry.image.length);
@@ -445,9 +450,9 @@ function lookup(dir, key) {
 /** Caches entry under key, in dir and in memory: there as a view of the bytes written (a copy of
  * entry's image, which stays the caller's). */
 function store(dir, key, entry) {
-  const { image, log, loweredNames, target } = entry;
+  const { image, log, loweredNames, target, kind } = entry;
   const data = encode(key, entry);
-  remember(key, { image: data.subarray(data.length - image.length), log, loweredNames, target });
+  remember(key, { image: data.subarray(data.length - image.length), log, loweredNames, target, kind });
   writeAtomic(dir, entryName(key), data);
 }
 

@@ -7,7 +7,7 @@
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { AbortError, CompileError } = require('../driver/errors');
+const { AbortError, CompileError, LinkError } = require('../driver/errors');
 const cache = require('./cache');
 const nvrtc = require('./nvrtc');
 const { request, splitShellWords, DEFAULT_OPTIONS, INCLUDE_DIR } = require('./request');
@@ -16,7 +16,7 @@ const { onAbort } = require('../internal/abort');
 // ---- results ----
 
 function compileArgs(req) {
-  return [req.source, req.name, req.options, req.headerNames, req.headerSources, req.nameExpressions, req.cubin];
+  return [req.source, req.name, req.options, req.headerNames, req.headerSources, req.nameExpressions, req.kind];
 }
 
 // Writes the source, options, log and output to a new temporary directory, and says where.
@@ -33,7 +33,7 @@ function keepFiles(req, outcome) {
   });
   fs.writeFileSync(path.join(dir, 'options.txt'), `${req.options.join('\n')}\n`);
   fs.writeFileSync(path.join(dir, `${stem}.log`), outcome.log);
-  if (outcome.image) fs.writeFileSync(path.join(dir, `${stem}.${req.cubin ? 'cubin' : 'ptx'}`), outcome.image);
+  if (outcome.image) fs.writeFileSync(path.join(dir, `${stem}.${req.kind}`), outcome.image);
   process.stderr.write(`cudadrv: compiler output kept in ${dir}\n`);
   return dir;
 }
@@ -58,7 +58,7 @@ function settle(req, outcome) {
   }
   const { image, log, loweredNames } = outcome;
   // unclaimed: the first caller to deliver takes the image; callers sharing the compile copy it
-  const entry = { image, log, loweredNames, target: req.target, unclaimed: true };
+  const entry = { image, log, loweredNames, target: req.target, kind: req.kind, unclaimed: true };
   if (req.key) cache.store(req.cacheDir, req.key, entry);
   return keptIn ? { ...entry, keptIn } : entry;
 }
@@ -81,6 +81,7 @@ function deliver(req, entry) {
     req.nameExpressions.map((expression, i) => [expression, entry.loweredNames[i]]),
   );
   image.target = entry.target;
+  image.kind = entry.kind;
   if (entry.keptIn) image.keptIn = entry.keptIn;
   return image;
 }
@@ -246,19 +247,112 @@ function sourceModuleClass() {
   };
 }
 
+// DynamicSourceModule's compile options, and the Linker it makes for them.
+function dynamicParts(opts) {
+  const { linkOptions, ...compileOptions } = opts ?? {};
+  if (compileOptions.lto !== undefined) {
+    throw new TypeError('DynamicSourceModule compiles relocatable code and links it without LTO: give no lto option');
+  }
+  const { Linker } = require('./linker');
+  const linkerFor = (image) =>
+    new Linker({
+      arch: image.target.startsWith('sm_') ? image.target : undefined,
+      options: linkOptions,
+      deviceRuntime: true,
+    }).add(image, {
+      name: compileOptions.name ?? 'kernel.cu',
+    });
+  return { compileOptions: { ...compileOptions, relocatable: true }, linkerFor };
+}
+
+// The linked cubin, carrying what SourceModule reads of a compile's result.
+function linkedImage(image, linked) {
+  linked.log = [image.log, linked.log].filter(Boolean).join('\n');
+  linked.loweredNames = image.loweredNames;
+  return linked;
+}
+
+function dynamicSourceModuleClass() {
+  const SourceModule = lazy.SourceModule;
+  /**
+   * A SourceModule whose code may launch kernels itself (dynamic parallelism) and call device
+   * functions of other translation units (PyCUDA's DynamicSourceModule): `new
+   * DynamicSourceModule(source, opts)` compiles relocatable code (-rdc), links it with the device
+   * runtime (libcudadevrt) and loads it into the current context. opts are compile()'s, and
+   * `linkOptions` (the Linker's `options`); `await DynamicSourceModule.compile(source, opts)`
+   * compiles and links off the main thread.
+   */
+  return class DynamicSourceModule extends SourceModule {
+    constructor(source, opts) {
+      if (source === precompiled) {
+        super(precompiled, opts);
+        return;
+      }
+      const { compileOptions, linkerFor } = dynamicParts(opts);
+      const image = compileSync(source, compileOptions);
+      super(precompiled, { source, image: linkedImage(image, linkerFor(image).link()) });
+    }
+
+    /** A Promise of a DynamicSourceModule, compiled and linked off the main thread, then loaded. */
+    static async compile(source, opts) {
+      const { compileOptions, linkerFor } = dynamicParts(opts);
+      const image = await compile(source, compileOptions);
+      const linked = await linkerFor(image).linkAsync({ signal: compileOptions.signal });
+      return new this(precompiled, { source, image: linkedImage(image, linked) });
+    }
+  };
+}
+
+let dynamicSourceModule = null;
+
 const lazy = {
   get SourceModule() {
     sourceModule ??= sourceModuleClass();
     return sourceModule;
   },
+  get DynamicSourceModule() {
+    dynamicSourceModule ??= dynamicSourceModuleClass();
+    return dynamicSourceModule;
+  },
+  get Linker() {
+    return require('./linker').Linker;
+  },
 };
 
-module.exports = { DEFAULT_OPTIONS, compile, compileSync, nvrtcVersion: nvrtc.nvrtcVersion };
-// A getter of this form, so that ESM's named imports find it too.
+/** [major, minor] of the nvJitLink cudadrv links with; a RuntimeError names the libraries tried
+ * when none loads. */
+function nvJitLinkVersion() {
+  return require('./linker').nvJitLinkVersion();
+}
+
+// (cjs-module-lexer, which finds the names ESM imports, stops at the first `key: value`.)
+module.exports = {
+  DEFAULT_OPTIONS,
+  compile,
+  compileSync,
+  nvJitLinkVersion,
+  CompileError,
+  LinkError,
+  nvrtcVersion: nvrtc.nvrtcVersion,
+};
+// Getters of this form, so that ESM's named imports find them too (cjs-module-lexer reads them):
+// each class is made on first use.
 Object.defineProperty(module.exports, 'SourceModule', {
   enumerable: true,
   get() {
     return lazy.SourceModule;
+  },
+});
+Object.defineProperty(module.exports, 'DynamicSourceModule', {
+  enumerable: true,
+  get() {
+    return lazy.DynamicSourceModule;
+  },
+});
+Object.defineProperty(module.exports, 'Linker', {
+  enumerable: true,
+  get() {
+    return lazy.Linker;
   },
 });
 // Internal (not enumerable): for tests and benchmarks.

@@ -78,6 +78,8 @@ const KNOWN = [
   'messageHandler',
   'signal',
   'timeout',
+  'relocatable',
+  'lto',
 ];
 
 const TIMEOUT_LIMIT = 2 ** 31 - 1; // setTimeout's longest delay, in ms
@@ -177,6 +179,8 @@ function request(source, opts) {
   if (timeout !== undefined && !(timeout >= 0 && timeout <= TIMEOUT_LIMIT)) {
     throw new RangeError(`timeout must be a number of milliseconds from 0 to ${TIMEOUT_LIMIT}, not ${timeout}`);
   }
+  const relocatable = optional('relocatable', opts.relocatable, 'boolean') ?? false;
+  const lto = optional('lto', opts.lto, 'boolean') ?? false;
   const arch = opts.arch === undefined ? undefined : text('arch', opts.arch);
   const code = opts.code === undefined ? undefined : text('code', opts.code);
 
@@ -207,6 +211,9 @@ function request(source, opts) {
   }
   const options = [...userOptions, ...includeDirs.map((dir) => `-I${dir}`), `-I${INCLUDE_DIR}`];
   if (!archOptions.length) options.push(`-arch=${target}`);
+  // -dlto implies -rdc=true (NVRTC's documentation); the output is then LTO-IR whatever the target
+  if (lto) options.push('-dlto');
+  else if (relocatable) options.push('-rdc=true');
   const searchDirs = [...includeDirs, ...optionValues(userOptions, ['-I', '--include-path']), INCLUDE_DIR].map((dir) =>
     path.resolve(dir),
   );
@@ -220,7 +227,7 @@ function request(source, opts) {
     headerSources: headers.map(([, contents]) => contents),
     nameExpressions,
     target,
-    cubin: target.startsWith('sm_'),
+    kind: lto ? 'ltoir' : target.startsWith('sm_') ? 'cubin' : 'ptx',
     searchDirs,
     preIncludes: optionValues(userOptions, ['-include', '--pre-include']),
     cacheDir,

@@ -39,6 +39,17 @@ class CompileError extends CudaError {
     this.source = source;
   }
 }
+/** A link failed (nvJitLink or the driver's linker): `log` holds the linker's whole error log and
+ * `infoLog` its information log; `input` names the input the linker refused, where it refused one. */
+class LinkError extends CudaError {
+  constructor(message, info) {
+    const { log = '', infoLog = '', input = null, ...rest } = options('info', info);
+    super(message, rest);
+    this.log = log;
+    this.infoLog = infoLog;
+    this.input = input;
+  }
+}
 /** A compile given up through its `signal` or `timeout` (Node's convention: name 'AbortError');
  * `cause` holds the signal's reason. */
 class AbortError extends CudaError {
@@ -99,5 +110,7 @@ module.exports = {
   LaunchError,
   RuntimeError,
   CompileError,
+  LinkError,
   AbortError,
+  makeError,
 };

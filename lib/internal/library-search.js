@@ -101,6 +101,29 @@ function searchedDirs(name, { majors, env = process.env }) {
   return [...dirs];
 }
 
+/* Where a static library of the toolkit (libcudadevrt.a) may be, beside the shared ones. */
+const STATIC_WHEEL_DIRS = ['cu13/lib', 'cuda_runtime/lib'];
+
+/**
+ * The first file called `file` (a static library of the toolkit: 'libcudadevrt.a') found in the
+ * variable override (alone when set), the directories given first (beside a library loaded),
+ * then as librarySearch looks: CUDA_PATH, CUDA_HOME, conda, pip wheels, /usr/local/cuda; or null.
+ * Also returns every place looked at, for the error that says where.
+ */
+function findToolkitFile(file, { override, first = [], env = process.env }) {
+  if (env[override]) return { path: env[override], tried: [env[override]] };
+  const dirs = [...first];
+  for (const variable of ['CUDA_PATH', 'CUDA_HOME']) {
+    if (env[variable]) dirs.push(path.join(env[variable], 'lib64'), path.join(env[variable], 'lib'));
+  }
+  if (env.CONDA_PREFIX) dirs.push(path.join(env.CONDA_PREFIX, 'lib'));
+  for (const site of sitePackages(env).sites)
+    dirs.push(...STATIC_WHEEL_DIRS.map((dir) => path.join(site, 'nvidia', dir)));
+  dirs.push('/usr/local/cuda/lib64');
+  const tried = [...new Set(dirs)].map((dir) => path.join(dir, file));
+  return { path: tried.find((candidate) => fs.existsSync(candidate)) ?? null, tried };
+}
+
 function majorOf(driverMajor) {
   try {
     return driverMajor();
@@ -109,4 +132,4 @@ function majorOf(driverMajor) {
   }
 }
 
-module.exports = { librarySearch, searchedDirs };
+module.exports = { librarySearch, searchedDirs, findToolkitFile };

@@ -445,7 +445,7 @@ class Kernel {
     throw new TypeError('kernels come from module.getFunction(name)');
   }
 
-  /** The Module this kernel belongs to. */
+  /** The Module (or Library) this kernel belongs to. */
   get module() {
     return this._k.module;
   }
@@ -677,6 +677,31 @@ function kernelOf(module, name, signature) {
   return kernel;
 }
 
+// The Kernel for kernel `name` of a Library: a KernelState per context, made (cuKernelGetFunction)
+// the first time the kernel is used there; every call and method uses the current context's.
+function libraryKernelOf(library, name, signature, currentContext) {
+  const states = new WeakMap(); // Context → KernelState
+  const state = () => {
+    const ctx = currentContext();
+    let k = states.get(ctx);
+    if (k === undefined) {
+      k = new KernelState(library, name, signature);
+      binding.libraryGetFunction(library, name, k);
+      states.set(ctx, k);
+    }
+    return k;
+  };
+  const kernel = function (...list) {
+    return callKernel(state(), list);
+  };
+  Object.setPrototypeOf(kernel, Kernel.prototype);
+  Object.defineProperties(kernel, {
+    name: { value: name },
+    _k: { get: state },
+  });
+  return kernel;
+}
+
 module.exports = {
   Kernel,
   TypedScalar,
@@ -689,3 +714,4 @@ module.exports = {
 };
 // Internal (not enumerable, so not re-exported by index.js).
 Object.defineProperty(module.exports, 'kernelOf', { value: kernelOf });
+Object.defineProperty(module.exports, 'libraryKernelOf', { value: libraryKernelOf });

@@ -70,25 +70,7 @@ function jitOptions(options) {
  */
 class Module {
   constructor(image, opts) {
-    const { options, messageHandler, source } = check.options('options', opts);
-    const bytes = imageBytes(image);
-    const [keys, values] = jitOptions(options);
-    if (messageHandler !== undefined) check.func('messageHandler', messageHandler);
-    if (source !== undefined && typeof source !== 'string') {
-      throw new TypeError(`source must be the CUDA C++ source string, not ${check.describe(source)}`);
-    }
-    let logs;
-    try {
-      logs = binding.moduleLoadData(this, bytes, keys, values);
-    } catch (error) {
-      if (error instanceof CudaError && typeof error.errorLog === 'string') {
-        if (messageHandler) messageHandler(false, error.infoLog, error.errorLog);
-        if (error.errorLog) error.message += `\n${error.errorLog.trimEnd()}`;
-      }
-      throw error;
-    }
-    setUp(this, source);
-    if (messageHandler) messageHandler(true, logs.infoLog, logs.errorLog);
+    setUp(this, loadCode(this, binding.moduleLoadData, image, opts));
   }
 
   /** The kernel `name` (a callable Kernel); the same object for the same name. */
@@ -133,6 +115,30 @@ class Module {
   }
 }
 
+// Loads image into target with load (the addon's moduleLoadData or libraryLoadData) and the
+// options of `opts`, handing the JIT's logs to its messageHandler; returns its source option.
+function loadCode(target, load, image, opts) {
+  const { options, messageHandler, source } = check.options('options', opts);
+  const bytes = imageBytes(image);
+  const [keys, values] = jitOptions(options);
+  if (messageHandler !== undefined) check.func('messageHandler', messageHandler);
+  if (source !== undefined && typeof source !== 'string') {
+    throw new TypeError(`source must be the CUDA C++ source string, not ${check.describe(source)}`);
+  }
+  let logs;
+  try {
+    logs = load(target, bytes, keys, values);
+  } catch (error) {
+    if (error instanceof CudaError && typeof error.errorLog === 'string') {
+      if (messageHandler) messageHandler(false, error.infoLog, error.errorLog);
+      if (error.errorLog) error.message += `\n${error.errorLog.trimEnd()}`;
+    }
+    throw error;
+  }
+  if (messageHandler) messageHandler(true, logs.infoLog, logs.errorLog);
+  return source;
+}
+
 function setUp(module, source) {
   /** The Context the module was loaded in (kept alive by it). */
   module.context = Context.getCurrent();
@@ -160,4 +166,11 @@ function moduleFromBuffer(image, opts) {
   return new Module(image, { options, messageHandler });
 }
 
-module.exports = { Module, moduleFromFile, moduleFromBuffer, TextureReference, SurfaceReference };
+module.exports = {
+  Module,
+  moduleFromFile,
+  moduleFromBuffer,
+  TextureReference,
+  SurfaceReference,
+  loadCode,
+};

@@ -242,7 +242,8 @@ static napi_value write_file_atomic_later(napi_env env, napi_callback_info info)
   job->size = size;
   job->next = NULL;
   pthread_mutex_lock(&writer.lock);
-  if (!writer.started) writer.started = thread_start_service(writer_main, writer_until_idle);
+  if (!writer.started)
+    writer.started = thread_start_service(writer_main, writer_until_idle, 256 * 1024);
   bool queued = writer.started;
   if (queued) {
     if (writer.last)

@@ -255,6 +255,11 @@ typedef void (*work_fn)(void *arg);
 typedef napi_value (*settle_fn)(napi_env env, void *arg);
 napi_value run_on_thread(napi_env env, work_fn work, settle_fn settle, void (*release)(void *arg),
                          void *arg, size_t stack_size);
+/* The same, with the work run by post(run, op) on a thread of the caller's (a queue's); post
+ * returns false where it cannot (nothing has run). post NULL: a new thread of stack_size bytes. */
+typedef bool (*post_fn)(void (*run)(void *op), void *op);
+napi_value run_posted(napi_env env, work_fn work, settle_fn settle, void (*release)(void *arg),
+                      void *arg, post_fn post, size_t stack_size);
 
 /* ---- threads (threads.c): every thread the addon starts ---- */
 
@@ -267,7 +272,7 @@ typedef enum thread_kind {
 bool thread_start(void *(*body)(void *), void *arg, size_t stack_size, thread_kind kind);
 /* Starts body(NULL) for the process's life; until_idle() returns once its queue is empty, and
  * exit calls it. */
-bool thread_start_service(void *(*body)(void *), void (*until_idle)(void));
+bool thread_start_service(void *(*body)(void *), void (*until_idle)(void), size_t stack_size);
 /* Runs body(arg) on a new thread with stack_size bytes of stack and waits for it; false if no
  * thread could be started (body has not run). */
 bool thread_run(void *(*body)(void *), void *arg, size_t stack_size);
@@ -278,6 +283,16 @@ bool threads_exiting(void);
 /* Makes exit drain the threads before the destructors of every library loaded so far: call after
  * loading one. */
 void threads_guard_exit(void);
+
+/* ---- code images (module.c) ---- */
+/* Why the driver must not be given the cubin or fatbin p (it reads by the sizes inside, which
+ * must lie within length), or NULL where it may. */
+const char *image_problem(const uint8_t *p, size_t length);
+/* JIT options keys[i] = values[i] (unsigned integers; none that takes a pointer or a log buffer:
+ * cudadrv collects the logs) into options and option_values; false after throwing. */
+enum { MAX_JIT_OPTIONS = 32 };
+bool jit_options_read(napi_env env, napi_value keys, napi_value values, CUjit_option *options,
+                      void **option_values, uint32_t *count);
 
 /* ---- per-addon state (addon.c) ---- */
 
@@ -333,6 +348,8 @@ bool copies_init(napi_env env, napi_value exports);
 bool mempool_init(napi_env env, napi_value exports);
 bool host_memory_init(napi_env env, napi_value exports);
 bool module_init(napi_env env, napi_value exports);
+bool library_init(napi_env env, napi_value exports);
+bool link_init(napi_env env, napi_value exports);
 bool texref_init(napi_env env, napi_value exports);
 bool launch_init(napi_env env, napi_value exports);
 bool nvrtc_init(napi_env env, napi_value exports);

@@ -65,6 +65,10 @@ typedef CUresult(CUDAAPI *PFN_cuProfilerInitialize_v4000)(const char *configFile
   X(cuModuleLoad, 2000) X(cuModuleLoadDataEx, 2010) \
   X(cuModuleUnload, 2000) X(cuModuleGetFunction, 2000) \
   X(cuModuleGetGlobal, 3020) X(cuModuleGetTexRef, 2000) X(cuModuleGetSurfRef, 3000) \
+  X(cuLinkCreate, 6050) X(cuLinkAddData, 6050) X(cuLinkComplete, 5050) X(cuLinkDestroy, 5050) \
+  X(cuLibraryLoadData, 12000) X(cuLibraryLoadFromFile, 12000) X(cuLibraryUnload, 12000) \
+  X(cuLibraryGetKernel, 12000) X(cuKernelGetFunction, 12000) X(cuLibraryGetGlobal, 12000) \
+  X(cuLibraryGetManaged, 12000) \
   X(cuLaunchKernel, 4000) X(cuLaunchKernelEx, 11060) \
   X(cuFuncGetAttribute, 2020) X(cuFuncSetAttribute, 9000) X(cuFuncSetCacheConfig, 3000) \
   X(cuFuncSetSharedMemConfig, 4020) X(cuFuncGetParamInfo, 12040) \

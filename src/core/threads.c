@@ -66,11 +66,11 @@ bool thread_start(void *(*body)(void *), void *arg, size_t stack_size, thread_ki
 
 /* Each service is started once (its caller keeps a flag under its own lock), and is registered
  * for the exit drain only once its thread runs. */
-bool thread_start_service(void *(*body)(void *), void (*until_idle)(void)) {
+bool thread_start_service(void *(*body)(void *), void (*until_idle)(void), size_t stack_size) {
   pthread_mutex_lock(&lock);
   bool room = service_count < MAX_SERVICES;
   pthread_mutex_unlock(&lock);
-  if (!room || !thread_start(body, NULL, 256 * 1024, THREAD_SERVES)) return false;
+  if (!room || !thread_start(body, NULL, stack_size, THREAD_SERVES)) return false;
   pthread_mutex_lock(&lock);
   services[service_count++] = until_idle;
   pthread_mutex_unlock(&lock);

@@ -274,15 +274,24 @@ napi_value wait_on_thread(napi_env env, ctx_rec *ctx, blocking_fn blocking, void
   return promise;
 }
 
-static void *work_thread(void *data) {
+static void run_work(void *data) {
   wait_op *op = data;
   op->work(op->arg);
   wait_finish(op, CUDA_SUCCESS);
+}
+
+static void *work_thread(void *data) {
+  run_work(data);
   return NULL;
 }
 
 napi_value run_on_thread(napi_env env, work_fn work, settle_fn settle, void (*release)(void *arg),
                          void *arg, size_t stack_size) {
+  return run_posted(env, work, settle, release, arg, NULL, stack_size);
+}
+
+napi_value run_posted(napi_env env, work_fn work, settle_fn settle, void (*release)(void *arg),
+                      void *arg, post_fn post, size_t stack_size) {
   napi_value promise;
   wait_op *op = wait_begin(env, NULL, NULL, &promise);
   if (!op) {
@@ -293,7 +302,7 @@ napi_value run_on_thread(napi_env env, work_fn work, settle_fn settle, void (*re
   op->settle = settle;
   op->release = release;
   op->arg = arg;
-  if (!thread_start(work_thread, op, stack_size, THREAD_FINISHES)) {
+  if (post ? !post(run_work, op) : !thread_start(work_thread, op, stack_size, THREAD_FINISHES)) {
     wait_cancel(env, op);
     return throw_runtime(
         env, CUDA_ERROR_OPERATING_SYSTEM, "pthread_create",

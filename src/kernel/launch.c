@@ -66,8 +66,9 @@ bool func_wrap(napi_env env, napi_value obj, CUfunction handle, module_h *module
 /* The kernel in v, or NULL after throwing: LogicError once its module is freed. */
 static func_h *func_get(napi_env env, napi_value v) {
   func_h *fn = handle_get(env, v, &FUNCTION_KIND);
-  if (fn && fn->module->base.freed) {
-    throw_logic(env, MODULE_FREED);
+  const char *gone = fn ? module_gone(fn->module) : NULL;
+  if (gone) {
+    throw_logic(env, gone);
     return NULL;
   }
   return fn;
@@ -156,7 +157,8 @@ static const uint32_t *launcher_header(napi_env env, const launcher *l) {
 static napi_value launcher_launch(napi_env env, napi_callback_info info) {
   launcher *l;
   NAPI_CALL(env, napi_get_cb_info(env, info, NULL, NULL, NULL, (void **)&l));
-  if (l->fn->module->base.freed) return throw_logic(env, MODULE_FREED);
+  const char *gone = module_gone(l->fn->module);
+  if (gone) return throw_logic(env, gone);
   if (!handle_alive(env, &l->fn->base)) return NULL;
   CUstream stream = NULL;
   if (l->stream) {

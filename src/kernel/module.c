@@ -19,7 +19,24 @@ void module_retain(module_h *module) { module->refs++; }
 void module_release(module_h *module) {
   if (--module->refs > 0) return;
   ctx_rec_release(module->ctx);
+  if (module->library) library_release(module->library);
   free(module);
+}
+
+const char *module_gone(const module_h *module) {
+  if (module->library) return library_unloaded(module->library) ? LIBRARY_UNLOADED : NULL;
+  return module->base.freed ? "this kernel's Module has been freed; load the module again and get "
+                              "the kernel from it"
+                            : NULL;
+}
+
+module_h *module_view(library_h *library, ctx_rec *ctx) {
+  module_h *view = calloc(1, sizeof *view);
+  if (!view) return NULL;
+  view->ctx = ctx_rec_retain(ctx);
+  view->library = library;
+  view->refs = 1;
+  return view;
 }
 
 /* Unloads in the module's own context, whatever context is current. */
@@ -64,8 +81,7 @@ module_h *get_module(napi_env env, napi_value v) { return handle_get(env, v, &MO
 /* ---- loading ---- */
 
 /* The bytes of a Uint8Array (lib/ passes every image as one). */
-static bool arg_bytes(napi_env env, napi_value v, const char *name, const uint8_t **data,
-                      size_t *length) {
+bool arg_bytes(napi_env env, napi_value v, const char *name, const uint8_t **data, size_t *length) {
   bool is_typed = false;
   napi_typedarray_type type;
   void *bytes;
@@ -94,7 +110,7 @@ static bool within(uint64_t offset, uint64_t size, size_t length) {
 /* The driver reads a cubin or fatbin by the sizes inside it, not by the buffer's length: check
  * that everything those sizes reach lies within the buffer (PTX is read up to its NUL, which the
  * copy appends). */
-static const char *image_problem(const uint8_t *p, size_t length) {
+const char *image_problem(const uint8_t *p, size_t length) {
   static const char truncated[] = "image is truncated: its headers reach past its end";
   if (length >= 4 && memcmp(p,
                             "\x7f"
@@ -155,18 +171,17 @@ static bool option_allowed(uint32_t option) {
   }
 }
 
-enum { MAX_OPTIONS = 32, LOG_BYTES = 32768 };
+enum { LOG_BYTES = 32768 };
 
-/* keys[i], values[i]: JIT options with unsigned integer values. */
-static bool read_options(napi_env env, napi_value keys, napi_value values, CUjit_option *options,
-                         void **option_values, uint32_t *count) {
+bool jit_options_read(napi_env env, napi_value keys, napi_value values, CUjit_option *options,
+                      void **option_values, uint32_t *count) {
   uint32_t n, m;
   if (napi_get_array_length(env, keys, &n) != napi_ok ||
       napi_get_array_length(env, values, &m) != napi_ok || n != m) {
     throw_type(env, "JIT options must be two arrays of the same length");
     return false;
   }
-  if (n > MAX_OPTIONS) {
+  if (n > MAX_JIT_OPTIONS) {
     throw_range(env, "at most 32 JIT options");
     return false;
   }
@@ -201,29 +216,22 @@ static napi_value string_of(napi_env env, char *buffer) {
   return s;
 }
 
-/* moduleLoadData(obj, image, keys, values): loads image (PTX, cubin or fatbin bytes) into the
- * current context, wrapped in obj, with the JIT options keys[i] = values[i]. Returns
- * { infoLog, errorLog }; a failure throws the driver's error carrying the same two logs. */
-static napi_value module_load_data(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 4);
+napi_value image_load(napi_env env, const napi_value *argv, image_loader load, void *arg) {
   const uint8_t *image;
   size_t length;
-  CUjit_option options[MAX_OPTIONS + 4];
-  void *values[MAX_OPTIONS + 4];
+  CUjit_option options[MAX_JIT_OPTIONS + 4];
+  void *values[MAX_JIT_OPTIONS + 4];
   uint32_t count;
   if (!arg_bytes(env, argv[1], "image", &image, &length) ||
-      !read_options(env, argv[2], argv[3], options, values, &count))
+      !jit_options_read(env, argv[2], argv[3], options, values, &count))
     return NULL;
   if (length == 0) return throw_range(env, "image must not be empty");
   const char *problem = image_problem(image, length);
   if (problem) return throw_range(env, problem);
-  ctx_rec *ctx = ctx_rec_current(env);
-  if (!ctx) return NULL;
   char *copy = malloc(length + 1), *logs = calloc(2, LOG_BYTES);
   if (!copy || !logs) {
     free(copy);
     free(logs);
-    ctx_rec_release(ctx);
     return throw_oom(env);
   }
   memcpy(copy, image, length);
@@ -237,15 +245,14 @@ static napi_value module_load_data(napi_env env, napi_callback_info info) {
   values[count++] = error_log;
   options[count] = CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES;
   values[count++] = (void *)(uintptr_t)(LOG_BYTES - 1);
-  CUmodule handle = NULL;
-  CUresult result = DRV(cuModuleLoadDataEx, &handle, copy, count, options, values);
+  const char *api = NULL;
+  CUresult result = load(arg, copy, count, options, values, &api);
   free(copy);
   napi_value result_logs = NULL, info_value = string_of(env, info_log),
              error_value = string_of(env, error_log);
   free(logs);
   if (result != CUDA_SUCCESS) {
-    ctx_rec_release(ctx);
-    napi_value error = make_cu_error(env, result, "cuModuleLoadDataEx");
+    napi_value error = make_cu_error(env, result, api);
     if (!error || !info_value || !error_value) return NULL; /* an exception is pending */
     NAPI_CALL(env, napi_set_named_property(env, error, "infoLog", info_value));
     NAPI_CALL(env, napi_set_named_property(env, error, "errorLog", error_value));
@@ -257,12 +264,30 @@ static napi_value module_load_data(napi_env env, napi_callback_info info) {
   if (status == napi_ok) status = napi_set_named_property(env, result_logs, "infoLog", info_value);
   if (status == napi_ok)
     status = napi_set_named_property(env, result_logs, "errorLog", error_value);
-  if (status != napi_ok) {
-    DRV(cuModuleUnload, handle);
+  return status == napi_ok ? result_logs : napi_fail(env, status);
+}
+
+static CUresult module_load_image(void *arg, const char *image, unsigned int count,
+                                  CUjit_option *options, void **values, const char **api) {
+  *api = "cuModuleLoadDataEx";
+  return DRV(cuModuleLoadDataEx, arg, image, count, options, values);
+}
+
+/* moduleLoadData(obj, image, keys, values): loads image (PTX, cubin or fatbin bytes) into the
+ * current context, wrapped in obj, with the JIT options keys[i] = values[i]. Returns
+ * { infoLog, errorLog }; a failure throws the driver's error carrying the same two logs. */
+static napi_value module_load_data(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 4);
+  ctx_rec *ctx = ctx_rec_current(env);
+  if (!ctx) return NULL;
+  CUmodule handle = NULL;
+  napi_value logs = image_load(env, argv, module_load_image, &handle);
+  if (!logs) {
+    if (handle) DRV(cuModuleUnload, handle);
     ctx_rec_release(ctx);
-    return napi_fail(env, status);
+    return NULL;
   }
-  return module_wrap(env, argv[0], handle, ctx) ? result_logs : NULL;
+  return module_wrap(env, argv[0], handle, ctx) ? logs : NULL;
 }
 
 /* moduleLoad(obj, path): the driver loads the file (cuModuleLoad) into the current context. */

@@ -4,14 +4,40 @@
 
 #include "cudadrv.h"
 
+typedef struct library_h library_h;
+
 /* A loaded module. Its kernels, launchers and references point at it (counted in refs) so that
- * they can tell once it is unloaded: the struct outlives the CUmodule until the last is gone. */
+ * they can tell once it is unloaded: the struct outlives the CUmodule until the last is gone.
+ * A library's kernel in a context has one too, a view with no CUmodule, unloaded with the
+ * library. */
 typedef struct module_h {
   handle_base base;
   CUmodule handle;
   ctx_rec *ctx;
   int refs; /* the Module object's, plus one per kernel and reference (main thread only) */
+  library_h *library; /* a view's library (counted), else NULL */
 } module_h;
+
+/* Why the kernels of module can no longer be used (it, or the library it is a view of, was
+ * unloaded), or NULL while they can. */
+const char *module_gone(const module_h *module);
+/* A view of library in ctx (both retained), with one reference for the caller; NULL when out of
+ * memory. */
+module_h *module_view(library_h *library, ctx_rec *ctx);
+/* library.c: the view's library. */
+void library_release(library_h *library);
+bool library_unloaded(const library_h *library);
+extern const char LIBRARY_UNLOADED[];
+
+/* The bytes of a Uint8Array; false after throwing a TypeError. */
+bool arg_bytes(napi_env env, napi_value v, const char *name, const uint8_t **data, size_t *length);
+/* Loads an image with load(arg, image, count, options, values, &api), a driver call: the arguments
+ * are argv's (obj, image, keys, values), image a Uint8Array checked by image_problem and copied
+ * with a NUL after it, the JIT options with log buffers added. Returns { infoLog, errorLog }, or
+ * NULL after throwing the driver's error carrying both logs. */
+typedef CUresult (*image_loader)(void *arg, const char *image, unsigned int count,
+                                 CUjit_option *options, void **values, const char **api);
+napi_value image_load(napi_env env, const napi_value *argv, image_loader load, void *arg);
 
 /* The module in v, or NULL after throwing. */
 module_h *get_module(napi_env env, napi_value v);

@@ -83,7 +83,7 @@ static void *reaper_main(void *unused) {
 
 /* Called with reaper_lock held. */
 static bool reaper_start_locked(void) {
-  if (!reaper_running) reaper_running = thread_start_service(reaper_main, reaper_drain);
+  if (!reaper_running) reaper_running = thread_start_service(reaper_main, reaper_drain, 256 * 1024);
   return reaper_running;
 }
 

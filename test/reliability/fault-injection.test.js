@@ -25,6 +25,8 @@ const RELEASES = new Set([
   'cuMemHostUnregister',
   'cuIpcCloseMemHandle',
   'cuModuleUnload',
+  'cuLibraryUnload',
+  'cuLinkDestroy',
   'cuArrayDestroy',
   'cuTexObjectDestroy',
   'cuSurfObjectDestroy',

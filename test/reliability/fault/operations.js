@@ -5,6 +5,8 @@
 const cuda = require('../../..');
 
 const IMAGE = ['entry add 8 8 4', 'global table 256', 'texref tex', 'surfref surf'].join('\n');
+// Links go through the driver's linker (cuLink*), the one of the table.
+process.env.CUDADRV_NVJITLINK_PATH = '/nonexistent/libnvJitLink.so';
 const settle = () => new Promise((resolve) => setImmediate(resolve));
 
 // Runs fn(resource) and frees the resource after, whatever fn did.
@@ -362,6 +364,26 @@ const OPERATIONS = {
         }),
       ),
     ),
+  libraries: (dir) =>
+    withIt(
+      () => cuda.libraryFromBuffer(IMAGE),
+      async (library) => {
+        library.getGlobal('table');
+        library.getManaged('table');
+        const add = library.getKernel('add');
+        add.getAttribute(cuda.FunctionAttribute.NUM_REGS);
+        await add(cuda.pointer(0n), cuda.pointer(0n), cuda.int32(1), { block: 1, timeKernel: true });
+        const file = require('path').join(dir, 'library.txt');
+        require('fs').writeFileSync(file, IMAGE);
+        cuda.libraryFromFile(file).unload();
+      },
+      (library) => library.unload(),
+    ),
+  links: async () => {
+    const { Linker } = require('../../../lib/compiler');
+    cuda.moduleFromBuffer(new Linker().add(IMAGE, { kind: 'ptx' }).link()).free();
+    cuda.moduleFromBuffer(await new Linker().add(IMAGE, { kind: 'ptx' }).linkAsync()).free();
+  },
   profiler: () => {
     cuda.initializeProfiler('/dev/null', '/dev/null', cuda.ProfilerOutputMode.CSV);
     cuda.startProfiler();
@@ -378,6 +400,7 @@ const OPERATIONS = {
     new cuda.Stream();
     new cuda.Event();
     new cuda.Module(IMAGE);
+    cuda.libraryFromBuffer(IMAGE);
     array2D();
     global.gc();
     await settle();

@@ -351,7 +351,9 @@ function plan(index) {
           for (const n of names)
             if (n !== m && typeof Sub.prototype[n] === 'function')
               try {
-                o[n](...args);
+                const r = o[n](...args);
+                // an async method rejects rather than throws: the same errors, classified alike
+                if (isA(r, Promise)) r.catch((e) => classify(e, index, `subclass ${n}`));
               } catch (e) {
                 classify(e, index, `subclass ${n}`);
               }

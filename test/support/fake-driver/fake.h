@@ -44,13 +44,16 @@ typedef enum {
   OBJ_GRAPH_EXEC,
   OBJ_FUNCTION,
   OBJ_REFERENCE,
+  OBJ_LIBRARY,
+  OBJ_KERNEL,
+  OBJ_LINK,
   OBJ_KINDS
 } obj_kind;
 /* The names of the live counts, in obj_kind's order; then "stale". */
 #define FAKE_COUNT_NAMES                                                                           \
   "contexts", "primary", "device_memory", "host_memory", "registered", "managed", "ipc_memory",    \
       "globals", "streams", "events", "modules", "arrays", "textures", "graphs", "graph_execs",    \
-      "functions", "references"
+      "functions", "references", "libraries", "kernels", "links"
 
 typedef struct {
   uintptr_t key;
@@ -61,6 +64,16 @@ typedef struct {
 
 /* Registers key in the current context; CUDA_ERROR_OUT_OF_MEMORY when the table is full. */
 CUresult obj_add(uintptr_t key, obj_kind kind, size_t size);
+/* A module parsed from the stand-in's text format (module.c), loaded in the current context. */
+CUresult fake_module_parse(CUmodule *out, const char *text);
+int fake_module_id(CUmodule module);
+void fake_module_unload(CUmodule module);
+CUresult fake_module_function(CUfunction *fn, CUmodule module, const char *name);
+CUresult fake_module_global(CUdeviceptr *ptr, size_t *bytes, CUmodule module, const char *name);
+/* The JIT log buffers among options (NULL where absent). */
+void fake_jit_logs(unsigned int n, const CUjit_option *options, void **values, char **info,
+                   char **error);
+
 /* Whether key is a live object of that kind. */
 bool obj_is(uintptr_t key, obj_kind kind);
 /* Whether key is a live object of that kind (a stale or foreign key is counted as stale). */

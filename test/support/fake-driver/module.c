@@ -94,7 +94,7 @@ static bool parse_entry(CUfunction f, const char *rest) {
   return true;
 }
 
-static CUresult parse_module(CUmodule *out, const char *text) {
+CUresult fake_module_parse(CUmodule *out, const char *text) {
   if (in_context() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
   struct CUmod_st *m = calloc(1, sizeof *m);
   if (!m) return CUDA_ERROR_OUT_OF_MEMORY;
@@ -187,7 +187,7 @@ EXPORT CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned
                      (size_t)(uintptr_t)values[i]);
   }
   log_line("%s", line);
-  CUresult result = parse_module(module, fatbin ? "" : image);
+  CUresult result = fake_module_parse(module, fatbin ? "" : image);
   if (info) strcpy(info, "fake JIT: info");
   if (error) strcpy(error, result == CUDA_SUCCESS ? "" : "fake JIT: syntax error at line 1");
   return result;
@@ -203,7 +203,7 @@ EXPORT CUresult cuModuleLoad(CUmodule *module, const char *path) {
   fclose(f);
   text[n] = '\0';
   log_line("load file %zu", n);
-  CUresult result = parse_module(module, text);
+  CUresult result = fake_module_parse(module, text);
   free(text);
   return result;
 }
@@ -211,25 +211,27 @@ EXPORT CUresult cuModuleLoad(CUmodule *module, const char *path) {
 static bool module_ok(CUmodule m) { return obj_live((uintptr_t)m, OBJ_MODULE); }
 static bool function_ok(CUfunction f) { return obj_live((uintptr_t)f, OBJ_FUNCTION); }
 
+int fake_module_id(CUmodule module) { return module->id; }
+
+void fake_module_unload(CUmodule module) {
+  log_line("unload %d", module->id);
+  module_free(module, true);
+}
+
 EXPORT CUresult cuModuleUnload(CUmodule module) {
   ENTER();
   if (!obj_remove((uintptr_t)module, OBJ_MODULE)) return CUDA_ERROR_INVALID_HANDLE;
-  log_line("unload %d", module->id);
-  module_free(module, true);
+  fake_module_unload(module);
   return CUDA_SUCCESS;
 }
 
-EXPORT CUresult cuModuleGetFunction(CUfunction *fn, CUmodule module, const char *name) {
-  ENTER();
-  if (!module_ok(module)) return CUDA_ERROR_INVALID_HANDLE;
+CUresult fake_module_function(CUfunction *fn, CUmodule module, const char *name) {
   for (int i = 0; i < module->nfuncs; i++)
     if (strcmp(module->funcs[i]->name, name) == 0) return *fn = module->funcs[i], CUDA_SUCCESS;
   return CUDA_ERROR_NOT_FOUND;
 }
-EXPORT CUresult cuModuleGetGlobal(CUdeviceptr *ptr, size_t *bytes, CUmodule module,
-                                  const char *name) {
-  ENTER();
-  if (!module_ok(module)) return CUDA_ERROR_INVALID_HANDLE;
+
+CUresult fake_module_global(CUdeviceptr *ptr, size_t *bytes, CUmodule module, const char *name) {
   for (int i = 0; i < module->nglobals; i++)
     if (strcmp(module->globals[i], name) == 0) {
       if (ptr) *ptr = (CUdeviceptr)(uintptr_t)module->global_memory[i];
@@ -237,6 +239,18 @@ EXPORT CUresult cuModuleGetGlobal(CUdeviceptr *ptr, size_t *bytes, CUmodule modu
       return CUDA_SUCCESS;
     }
   return CUDA_ERROR_NOT_FOUND;
+}
+
+EXPORT CUresult cuModuleGetFunction(CUfunction *fn, CUmodule module, const char *name) {
+  ENTER();
+  if (!module_ok(module)) return CUDA_ERROR_INVALID_HANDLE;
+  return fake_module_function(fn, module, name);
+}
+EXPORT CUresult cuModuleGetGlobal(CUdeviceptr *ptr, size_t *bytes, CUmodule module,
+                                  const char *name) {
+  ENTER();
+  if (!module_ok(module)) return CUDA_ERROR_INVALID_HANDLE;
+  return fake_module_global(ptr, bytes, module, name);
 }
 EXPORT CUresult cuModuleGetTexRef(CUtexref *ref, CUmodule module, const char *name) {
   ENTER();

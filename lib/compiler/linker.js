@@ -1,0 +1,454 @@
+'use strict';
+// Linking device code into one cubin (cudadrv/compiler's Linker): relocatable cubins and PTX,
+// LTO-IR, fatbins and static libraries, with nvJitLink (loaded at run time like NVRTC: the same
+// places, CUDADRV_NVJITLINK_PATH, the major of the NVRTC in use) or, where it cannot be loaded,
+// with the driver's linker (cuLink), which needs a current context and does no LTO. Links with
+// nvJitLink go through the compile cache: the same inputs and options give the cubin at once.
+const fs = require('fs');
+const path = require('path');
+const binding = require('../internal/binding');
+const { LinkError, LogicError, RuntimeError, makeError } = require('../driver/errors');
+const { librarySearch, findToolkitFile } = require('../internal/library-search');
+const { describe, uint8View } = require('../internal/checks');
+const { checkSignal, abortable, abortError } = require('../internal/abort');
+const cache = require('./cache');
+const nvrtc = require('./nvrtc');
+
+/** The kinds of input a Linker takes. */
+const KINDS = ['cubin', 'ptx', 'ltoir', 'fatbin', 'object', 'library'];
+const BY_EXTENSION = {
+  '.cubin': 'cubin',
+  '.ptx': 'ptx',
+  '.ltoir': 'ltoir',
+  '.fatbin': 'fatbin',
+  '.o': 'object',
+  '.obj': 'object',
+  '.a': 'library',
+  '.lib': 'library',
+};
+const OPTIONS = ['arch', 'lto', 'options', 'deviceRuntime', 'cacheDir'];
+
+// ---- nvJitLink ----
+
+let loaded = null; // { path, source, version } once nvJitLink is loaded
+let missing = null; // the RuntimeError saying why it could not be, once tried
+
+// The NVRTC major nvJitLink must match, or null where NVRTC cannot be loaded either.
+function nvrtcVersionOrNull() {
+  try {
+    return nvrtc.nvrtcVersion();
+  } catch {
+    return null;
+  }
+}
+
+/** { path, source, version } of the nvJitLink in use, loading it on first use; a RuntimeError
+ * naming each candidate tried when none loads, or when the one found cannot link what the NVRTC
+ * in use compiles (an older version of the same major, or another major). */
+function nvJitLinkLibrary() {
+  if (loaded) return { ...loaded };
+  if (missing) throw missing;
+  const nvrtcVersion = nvrtcVersionOrNull();
+  const majors = nvrtcVersion ? [nvrtcVersion[0]] : nvrtc.NVRTC_MAJORS;
+  const driverMajor = () => Math.floor(binding.driverGetVersion() / 1000);
+  const candidates = librarySearch('nvJitLink', { majors, override: 'CUDADRV_NVJITLINK_PATH', driverMajor });
+  try {
+    const name = binding.nvJitLinkLoad(candidates.map((candidate) => candidate.path));
+    const version = binding.nvJitLinkVersion();
+    const libraryPath = binding.nvJitLinkLibraryPath();
+    if (nvrtcVersion && (version[0] !== nvrtcVersion[0] || version[1] < nvrtcVersion[1])) {
+      throw new RuntimeError(
+        `nvJitLink ${version.join('.')} (${libraryPath}) cannot link the LTO-IR of NVRTC ` +
+          `${nvrtcVersion.join('.')}: it needs nvJitLink ${nvrtcVersion.join('.')} or a later ` +
+          `${nvrtcVersion[0]}.x; set CUDADRV_NVJITLINK_PATH to one, or CUDADRV_NVRTC_PATH to an NVRTC of its version`,
+      );
+    }
+    const source = candidates.find((candidate) => candidate.path === name)?.source ?? 'another thread';
+    loaded = { path: libraryPath, source, version };
+  } catch (error) {
+    missing = error;
+    throw error;
+  }
+  return { ...loaded };
+}
+
+/** [major, minor] of the nvJitLink cudadrv links with; a RuntimeError where none loads. */
+function nvJitLinkVersion() {
+  return nvJitLinkLibrary().version;
+}
+
+function nvJitLinkAvailable() {
+  try {
+    nvJitLinkLibrary();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+// ---- inputs ----
+
+// The kind of an image that does not say: by its first bytes.
+function sniff(bytes) {
+  const word = bytes.length >= 4 ? bytes.readUInt32LE(0) : 0;
+  if (word === 0x464c457f) return 'cubin'; // \x7fELF
+  if (word === 0xba55ed50) return 'fatbin';
+  if (word === 0x7f4e43ed) return 'ltoir';
+  if (bytes.subarray(0, 8).toString('latin1') === '!<arch>\n') return 'library';
+  return 'ptx';
+}
+
+// The architecture number a cubin was built for (90 for sm_90), from its ELF header's flags.
+function cubinArch(bytes) {
+  if (bytes.length < 0x34) return null;
+  const flags = bytes.readUInt32LE(0x30);
+  return bytes[8] >= 8 ? (flags >> 8) & 0xff : flags & 0xff; // the ABI version says where
+}
+
+// A cubin runs on its own major, from its own minor up: one of another links into nothing.
+function checkCubinArchs(inputs, target) {
+  const wanted = Number(/\d+/.exec(target)[0]);
+  for (const input of inputs) {
+    const arch = input.kind === 'cubin' ? cubinArch(input.data) : null;
+    if (arch && (Math.floor(arch / 10) !== Math.floor(wanted / 10) || arch % 10 > wanted % 10)) {
+      throw new RangeError(
+        `${input.name} is a cubin for sm_${arch}, which cannot link into a cubin for ${target}: compile it for ` +
+          `${target}, or as PTX or LTO-IR (which link for any architecture), or link for sm_${arch}`,
+      );
+    }
+  }
+}
+
+function bytesOf(image) {
+  if (typeof image === 'string') return Buffer.from(image, 'utf8');
+  if (image instanceof ArrayBuffer || image instanceof SharedArrayBuffer || ArrayBuffer.isView(image)) {
+    const view = uint8View('image', image);
+    return Buffer.from(view.buffer, view.byteOffset, view.byteLength);
+  }
+  throw new TypeError(
+    'image must be a cubin, PTX, LTO-IR, fatbin or library: a Buffer, TypedArray, DataView, ' +
+      `ArrayBuffer or a PTX string, not ${describe(image)}`,
+  );
+}
+
+function checkKind(kind) {
+  if (!KINDS.includes(kind)) {
+    throw new RangeError(`kind must be one of ${KINDS.map((k) => `'${k}'`).join(', ')}, not ${describe(kind)}`);
+  }
+  return kind;
+}
+
+function addOptions(opts) {
+  if (opts === undefined || opts === null) return {};
+  if (typeof opts !== 'object') throw new TypeError(`add() options must be an object, not ${describe(opts)}`);
+  for (const key of Object.keys(opts)) {
+    if (key !== 'kind' && key !== 'name') {
+      throw new TypeError(`unknown add() option ${JSON.stringify(key)}; the options are kind, name`);
+    }
+  }
+  if (opts.name !== undefined && (typeof opts.name !== 'string' || !opts.name || opts.name.includes('\0'))) {
+    throw new TypeError(`name must be a non-empty string without NUL characters, not ${describe(opts.name)}`);
+  }
+  return opts;
+}
+
+// A file's bytes, read whole now (never blocking on a FIFO); a RuntimeError saying why not.
+function readInput(file) {
+  const data = binding.readFile(file, true);
+  if (data !== null) return data;
+  let why = 'it could not be read whole';
+  try {
+    const stat = fs.statSync(file);
+    if (!stat.isFile()) why = 'it is not a regular file';
+  } catch (error) {
+    why = error.code === 'ENOENT' ? 'there is no such file' : error.message;
+  }
+  throw new RuntimeError(`cannot add ${file} to the link: ${why}`);
+}
+
+// libcudadevrt.a (the device runtime, for kernels that launch kernels), read once.
+let deviceRuntime = null;
+function deviceRuntimeInput() {
+  if (!deviceRuntime) {
+    const first = loaded ? [path.dirname(loaded.path)] : [];
+    const found = findToolkitFile('libcudadevrt.a', { override: 'CUDADRV_CUDADEVRT_PATH', first });
+    if (!found.path) {
+      throw new RuntimeError(
+        'deviceRuntime needs libcudadevrt.a (the CUDA device runtime), found in none of: ' +
+          `${found.tried.join(', ')}; install the CUDA toolkit (or pip install nvidia-cuda-runtime), ` +
+          'or set CUDADRV_CUDADEVRT_PATH to the file',
+      );
+    }
+    deviceRuntime = { kind: 'library', name: 'libcudadevrt.a', data: readInput(found.path) };
+  }
+  return deviceRuntime;
+}
+
+// ---- the link ----
+
+function checkArch(arch) {
+  if (arch === undefined) {
+    const capability = binding.currentComputeCapability();
+    if (!capability) {
+      throw new RangeError(
+        "Linker needs arch ('sm_90', ...) where no context is current: it links for the current context's device",
+      );
+    }
+    return `sm_${capability[0]}${capability[1]}`;
+  }
+  if (typeof arch !== 'string' || !/^sm_\d{2,3}[af]?$/.test(arch)) {
+    throw new RangeError(`arch must name the cubin's architecture, such as 'sm_90' or 'sm_90a', not ${describe(arch)}`);
+  }
+  return arch;
+}
+
+// The driver's linker in place of nvJitLink: its JIT options, or why it cannot serve.
+function driverOptions(linker, inputs) {
+  const why = missing ? missing.message : 'nvJitLink could not be loaded';
+  if (linker.lto || inputs.some((input) => input.kind === 'ltoir')) {
+    throw new RuntimeError(`link-time optimization (LTO-IR inputs, lto: true) needs nvJitLink: ${why}`);
+  }
+  if (linker.options.length) {
+    throw new RuntimeError(
+      `the link options ${linker.options.join(' ')} need nvJitLink (the driver's linker, cuLink, ` +
+        `serves without it, and takes none): ${why}`,
+    );
+  }
+  if (!binding.currentComputeCapability()) {
+    throw new LogicError(
+      `nvJitLink cannot be loaded (${why}), and the driver's linker (cuLink), which serves instead, ` +
+        'links in a context: make one current first, or install nvJitLink',
+    );
+  }
+  // cuLink links for the current context's device; an arch given must be that one
+  if (linker.arch !== undefined && linker.arch !== checkArch(undefined)) {
+    throw new RangeError(
+      `the driver's linker (cuLink, serving because nvJitLink cannot be loaded) links for the current ` +
+        `device, ${checkArch(undefined)}, not ${linker.arch}: ${why}`,
+    );
+  }
+  return [[], []];
+}
+
+// The names of CUresults, for the driver linker's failures.
+let resultNames = null;
+function cudaResultName(code) {
+  resultNames ??= new Map(Object.entries(require('../driver/constants').CudaResult).map(([n, v]) => [v, `CUDA_${n}`]));
+  return resultNames.get(code) ?? `CUresult ${code}`;
+}
+
+// A LinkError for a link that failed; a driver's failure without a log (out of memory...) is the
+// error its CUresult is everywhere.
+function failure(outcome, inputs, driver) {
+  if (driver && !outcome.errorLog) return makeError(outcome.code, outcome.api, '');
+  const input = outcome.input >= 0 ? inputs[outcome.input].name : null;
+  if (driver) outcome.codeName = cudaResultName(outcome.code);
+  const log = outcome.errorLog.trimEnd();
+  return new LinkError(
+    `${outcome.api} failed: ${outcome.codeName}` +
+      (input ? ` adding ${input}` : '') +
+      (driver ? " (the driver's linker: nvJitLink could not be loaded)" : '') +
+      (log ? `\n${log}` : ''),
+    {
+      code: outcome.code,
+      codeName: outcome.codeName,
+      api: outcome.api,
+      log: outcome.errorLog,
+      infoLog: outcome.infoLog,
+      input,
+    },
+  );
+}
+
+/**
+ * Links device code into one cubin: `new Linker({ arch, lto, options, deviceRuntime, cacheDir })`,
+ * then `add(image, { kind, name })` or `addFile(path)` for each input, then `link()` (on a thread
+ * of its own, waited for) or `await linkAsync()`. The result is a Buffer holding the cubin, for
+ * `moduleFromBuffer` or `libraryFromBuffer`.
+ */
+class Linker {
+  constructor(opts) {
+    if (opts === undefined || opts === null) opts = {};
+    if (typeof opts !== 'object') throw new TypeError(`Linker options must be an object, not ${describe(opts)}`);
+    for (const key of Object.keys(opts)) {
+      if (!OPTIONS.includes(key)) {
+        throw new TypeError(`unknown Linker option ${JSON.stringify(key)}; the options are ${OPTIONS.join(', ')}`);
+      }
+    }
+    const { arch, lto = false, options = [], deviceRuntime: runtime = false, cacheDir } = opts;
+    if (arch !== undefined) checkArch(arch);
+    for (const [name, value] of [
+      ['lto', lto],
+      ['deviceRuntime', runtime],
+    ]) {
+      if (typeof value !== 'boolean') throw new TypeError(`${name} must be a boolean, not ${describe(value)}`);
+    }
+    if (!Array.isArray(options) || !options.every((o) => typeof o === 'string' && o && !o.includes('\0'))) {
+      throw new TypeError(
+        `options must be an array of nvJitLink option strings ('-O3', ...), not ${describe(options)}`,
+      );
+    }
+    for (const option of options) {
+      if (option.startsWith('-arch') || option === '-lto' || option === '-ptx') {
+        throw new RangeError(
+          `give ${option} as the arch or lto option of the Linker (it links into a cubin), not in options`,
+        );
+      }
+    }
+    if (
+      cacheDir !== undefined &&
+      cacheDir !== null &&
+      cacheDir !== false &&
+      (typeof cacheDir !== 'string' || !cacheDir)
+    ) {
+      throw new TypeError(`cacheDir must be a directory's path, null or false, not ${describe(cacheDir)}`);
+    }
+    /** The architecture linked for (sm_XY); undefined: the current context's device. */
+    this.arch = arch;
+    /** Whether the link optimizes across LTO-IR inputs. */
+    this.lto = lto;
+    /** nvJitLink's options, beside arch and lto. */
+    this.options = [...options];
+    /** Whether libcudadevrt (kernels launching kernels) is linked in. */
+    this.deviceRuntime = runtime;
+    /** nvJitLink's information log from the last link ('' before). */
+    this.log = '';
+    Object.defineProperties(this, {
+      _inputs: { value: [] },
+      _cacheDir: { value: cache.cacheDirFor(cacheDir) },
+    });
+  }
+
+  /** Adds an image: a Buffer or other bytes (copied now), or a PTX string. `kind` defaults to
+   * what the image says (a compile result's `kind`, else its first bytes); `name` appears in the
+   * linker's messages. Returns the linker. */
+  add(image, opts) {
+    const { kind, name } = addOptions(opts);
+    const bytes = bytesOf(image);
+    if (bytes.length === 0) throw new RangeError('an input must not be empty');
+    const inputKind = checkKind(kind ?? (KINDS.includes(image?.kind) ? image.kind : sniff(bytes)));
+    this._inputs.push({
+      kind: inputKind,
+      name: name ?? `input${this._inputs.length}.${inputKind}`,
+      data: Buffer.from(bytes), // a copy: the caller may change its bytes before link()
+    });
+    return this;
+  }
+
+  /** Adds the file at path, read now; its kind from its extension (.cubin .ptx .ltoir .fatbin .o
+   * .a), else from its first bytes, unless given. Returns the linker. */
+  addFile(file, opts) {
+    if (typeof file !== 'string' || !file)
+      throw new TypeError(`path must be a non-empty string, not ${describe(file)}`);
+    const { kind } = addOptions(opts);
+    const data = readInput(file);
+    return this.add(data, { kind: kind ?? BY_EXTENSION[path.extname(file).toLowerCase()], name: path.basename(file) });
+  }
+
+  /** Which linker a link uses now: 'nvJitLink', or 'cuLink' (the driver's) where nvJitLink
+   * cannot be loaded. */
+  get backend() {
+    return nvJitLinkAvailable() ? 'nvJitLink' : 'cuLink';
+  }
+
+  /** Links on a thread of its own and waits: a Buffer holding the cubin, with `log`, `kind`
+   * ('cubin') and `target` (the arch). A LinkError carries the linker's whole log. */
+  link() {
+    const job = this._job();
+    return job.cached ?? this._settle(job, binding.link(...job.args));
+  }
+
+  /** Links on a thread of its own: a Promise of what link() returns; the event loop stays free.
+   * `signal` gives up waiting (an AbortError); the link itself runs to its end. */
+  async linkAsync(opts) {
+    const signal = checkSignal(opts?.signal ?? undefined);
+    if (signal?.aborted) throw abortError('the link', signal);
+    const job = this._job();
+    if (job.cached) return job.cached;
+    return abortable(signal, 'the link', () =>
+      binding.linkAsync(...job.args).then((outcome) => this._settle(job, outcome)),
+    );
+  }
+
+  // What a link needs: the inputs, the backend's arguments, the cache key, or the cached cubin.
+  _job() {
+    const inputs = [...this._inputs];
+    if (this.deviceRuntime) inputs.push(deviceRuntimeInput());
+    if (!inputs.length) throw new LogicError('nothing to link: add() inputs first');
+    const driver = !nvJitLinkAvailable();
+    let options = [];
+    let jit = [[], []];
+    let target;
+    if (driver) {
+      jit = driverOptions(this, inputs);
+      target = checkArch(undefined);
+    } else {
+      const lateLto = !this.lto && inputs.find((input) => input.kind === 'ltoir');
+      if (lateLto) {
+        throw new RangeError(
+          `${lateLto.name} is LTO-IR, which links only with link-time optimization: make the Linker with { lto: true }`,
+        );
+      }
+      target = checkArch(this.arch);
+      checkCubinArchs(inputs, target);
+      options = [`-arch=${target}`, ...(this.lto ? ['-lto'] : []), ...this.options];
+    }
+    const args = [
+      driver,
+      options,
+      jit[0],
+      jit[1],
+      inputs.map((i) => i.kind),
+      inputs.map((i) => i.name),
+      inputs.map((i) => i.data),
+    ];
+    const job = { args, inputs, driver, target, key: null, cached: null };
+    if (!driver && this._cacheDir) {
+      job.key = linkKey(options, inputs);
+      const entry = cache.lookup(this._cacheDir, job.key);
+      if (entry) job.cached = this._deliver(entry, true);
+    }
+    return job;
+  }
+
+  _settle(job, outcome) {
+    cache.stats.links++;
+    if (outcome.code !== 0) {
+      this.log = outcome.infoLog;
+      throw failure(outcome, job.inputs, job.driver);
+    }
+    const entry = { image: outcome.image, log: outcome.infoLog, loweredNames: [], target: job.target, kind: 'cubin' };
+    if (job.key) cache.store(this._cacheDir, job.key, entry);
+    return this._deliver(entry, false);
+  }
+
+  // The cubin as a Buffer of its own (a cached entry's bytes stay the cache's).
+  _deliver(entry, copy) {
+    let image = entry.image;
+    if (copy) {
+      image = Buffer.allocUnsafeSlow(entry.image.length);
+      image.set(entry.image);
+    }
+    this.log = entry.log;
+    image.log = entry.log;
+    image.kind = 'cubin';
+    image.target = entry.target;
+    return image;
+  }
+}
+
+// The cache key of a link: nvJitLink's identity, the options, and every input whole.
+function linkKey(options, inputs) {
+  const stamp = binding.stat(loaded.path);
+  const head = JSON.stringify([
+    'cudadrv-link-1',
+    loaded.version,
+    loaded.path,
+    stamp,
+    options,
+    inputs.map((i) => [i.kind, i.name, i.data.length]),
+  ]);
+  return binding.blake2b([head, ...inputs.map((input) => input.data)], 32);
+}
+
+module.exports = { Linker, KINDS, nvJitLinkLibrary, nvJitLinkVersion };
