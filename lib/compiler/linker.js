@@ -9,7 +9,7 @@ const path = require('path');
 const binding = require('../internal/binding');
 const { LinkError, LogicError, RuntimeError, makeError } = require('../driver/errors');
 const { librarySearch, findToolkitFile } = require('../internal/library-search');
-const { describe, uint8View } = require('../internal/checks');
+const { describe, imageBytes } = require('../internal/checks');
 const { checkSignal, abortable, abortError } = require('../internal/abort');
 const cache = require('./cache');
 const nvrtc = require('./nvrtc');
@@ -119,16 +119,10 @@ function checkCubinArchs(inputs, target) {
   }
 }
 
+// The image's bytes, as a Buffer over them (its readers sniff the kind).
 function bytesOf(image) {
-  if (typeof image === 'string') return Buffer.from(image, 'utf8');
-  if (image instanceof ArrayBuffer || image instanceof SharedArrayBuffer || ArrayBuffer.isView(image)) {
-    const view = uint8View('image', image);
-    return Buffer.from(view.buffer, view.byteOffset, view.byteLength);
-  }
-  throw new TypeError(
-    'image must be a cubin, PTX, LTO-IR, fatbin or library: a Buffer, TypedArray, DataView, ' +
-      `ArrayBuffer or a PTX string, not ${describe(image)}`,
-  );
+  const view = imageBytes(image, 'a cubin, PTX, LTO-IR, fatbin or library');
+  return Buffer.from(view.buffer, view.byteOffset, view.byteLength);
 }
 
 function checkKind(kind) {

@@ -87,4 +87,16 @@ function uint8View(name, value) {
   }
 }
 
-module.exports = { describe, integer, size, member, viewBytes, func, instance, options, uint8View };
+/** The bytes of a code image (a Uint8Array over the caller's memory; PTX text encoded), where
+ * `holds` names what the image may be ('PTX, cubin or fatbin'); a TypeError for anything else. */
+function imageBytes(image, holds) {
+  if (typeof image === 'string') return Buffer.from(image, 'utf8');
+  if (image instanceof ArrayBuffer || image instanceof SharedArrayBuffer || ArrayBuffer.isView(image)) {
+    return uint8View('image', image);
+  }
+  throw new TypeError(
+    `image must be ${holds}: a Buffer, TypedArray, DataView, ArrayBuffer or a PTX string, not ${describe(image)}`,
+  );
+}
+
+module.exports = { describe, integer, size, member, viewBytes, func, instance, options, uint8View, imageBytes };

@@ -19,18 +19,6 @@ for (const [name, value] of Object.entries(JitOption)) {
   JIT_BY_NAME.set(camelCase(name), value);
 }
 
-// The image as a Uint8Array over the same bytes (PTX source strings are encoded).
-function imageBytes(image) {
-  if (typeof image === 'string') return Buffer.from(image, 'utf8');
-  if (image instanceof ArrayBuffer || image instanceof SharedArrayBuffer || ArrayBuffer.isView(image)) {
-    return check.uint8View('image', image);
-  }
-  throw new TypeError(
-    'image must be PTX, cubin or fatbin: a Buffer, TypedArray, DataView, ArrayBuffer ' +
-      `or a PTX string, not ${check.describe(image)}`,
-  );
-}
-
 // [keys, values] of JIT options given as [[JitOption.X, value], ...] or { X: value } (names
 // UPPER_CASE or camelCase); boolean values are 1 or 0.
 function jitOptions(options) {
@@ -119,7 +107,7 @@ class Module {
 // options of `opts`, handing the JIT's logs to its messageHandler; returns its source option.
 function loadCode(target, load, image, opts) {
   const { options, messageHandler, source } = check.options('options', opts);
-  const bytes = imageBytes(image);
+  const bytes = check.imageBytes(image, 'PTX, cubin or fatbin');
   const [keys, values] = jitOptions(options);
   if (messageHandler !== undefined) check.func('messageHandler', messageHandler);
   if (source !== undefined && typeof source !== 'string') {

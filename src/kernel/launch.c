@@ -22,9 +22,6 @@ typedef struct func_h {
   int refs; /* the holder lib/ keeps, plus one per launcher (main thread only) */
 } func_h;
 
-static const char MODULE_FREED[] =
-    "this kernel's Module has been freed; load the module again and get the kernel from it";
-
 static ctx_rec *context_of_function(const handle_base *base) {
   return ((const func_h *)base)->module->ctx;
 }

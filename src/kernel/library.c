@@ -111,15 +111,24 @@ static bool library_and_name(napi_env env, const napi_value *argv, library_h **l
          arg_string(env, argv[1], "name", name, size);
 }
 
+/* The library of argv[0] and its kernel called argv[1] (cuLibraryGetKernel, which needs no
+ * context); false after throwing. */
+static bool library_kernel(napi_env env, const napi_value *argv, library_h **library,
+                           CUkernel *kernel) {
+  char name[4096];
+  if (!library_and_name(env, argv, library, name, sizeof name)) return false;
+  CUresult result = DRV(cuLibraryGetKernel, kernel, (*library)->handle, name);
+  if (result != CUDA_SUCCESS) throw_cu(env, result, "cuLibraryGetKernel");
+  return result == CUDA_SUCCESS;
+}
+
 /* libraryHasKernel(library, name): throws the driver's error where the library has no kernel called
- * name (cuLibraryGetKernel, which needs no context). */
+ * name. */
 static napi_value library_has_kernel(napi_env env, napi_callback_info info) {
   ARGS(env, info, 2);
   library_h *library;
-  char name[4096];
-  if (!library_and_name(env, argv, &library, name, sizeof name)) return NULL;
   CUkernel kernel;
-  CU_CALL(env, cuLibraryGetKernel, &kernel, library->handle, name);
+  library_kernel(env, argv, &library, &kernel);
   return NULL;
 }
 
@@ -128,11 +137,9 @@ static napi_value library_has_kernel(napi_env env, napi_callback_info info) {
 static napi_value library_get_function(napi_env env, napi_callback_info info) {
   ARGS(env, info, 3);
   library_h *library;
-  char name[4096];
-  if (!library_and_name(env, argv, &library, name, sizeof name)) return NULL;
   CUkernel kernel;
   CUfunction handle;
-  CU_CALL(env, cuLibraryGetKernel, &kernel, library->handle, name);
+  if (!library_kernel(env, argv, &library, &kernel)) return NULL;
   ctx_rec *ctx = ctx_rec_current(env);
   if (!ctx) return NULL;
   CUresult result = DRV(cuKernelGetFunction, &handle, kernel);

@@ -23,12 +23,8 @@ void module_release(module_h *module) {
   free(module);
 }
 
-const char *module_gone(const module_h *module) {
-  if (module->library) return library_unloaded(module->library) ? LIBRARY_UNLOADED : NULL;
-  return module->base.freed ? "this kernel's Module has been freed; load the module again and get "
-                              "the kernel from it"
-                            : NULL;
-}
+const char MODULE_FREED[] =
+    "this kernel's Module has been freed; load the module again and get the kernel from it";
 
 module_h *module_view(library_h *library, ctx_rec *ctx) {
   module_h *view = calloc(1, sizeof *view);

@@ -18,17 +18,21 @@ typedef struct module_h {
   library_h *library; /* a view's library (counted), else NULL */
 } module_h;
 
-/* Why the kernels of module can no longer be used (it, or the library it is a view of, was
- * unloaded), or NULL while they can. */
-const char *module_gone(const module_h *module);
-/* A view of library in ctx (both retained), with one reference for the caller; NULL when out of
- * memory. */
-module_h *module_view(library_h *library, ctx_rec *ctx);
 /* library.c: the view's library. */
 void library_release(library_h *library);
 bool library_unloaded(const library_h *library);
 extern const char LIBRARY_UNLOADED[];
+extern const char MODULE_FREED[];
 
+/* Why the kernels of module can no longer be used (it, or the library it is a view of, was
+ * unloaded), or NULL while they can. Inline: every launch asks. */
+static inline const char *module_gone(const module_h *module) {
+  if (module->library) return library_unloaded(module->library) ? LIBRARY_UNLOADED : NULL;
+  return module->base.freed ? MODULE_FREED : NULL;
+}
+/* A view of library in ctx (both retained), with one reference for the caller; NULL when out of
+ * memory. */
+module_h *module_view(library_h *library, ctx_rec *ctx);
 /* The bytes of a Uint8Array; false after throwing a TypeError. */
 bool arg_bytes(napi_env env, napi_value v, const char *name, const uint8_t **data, size_t *length);
 /* Loads an image with load(arg, image, count, options, values, &api), a driver call: the arguments
