@@ -13,11 +13,11 @@
 // No GPU needed. Usage: node bench/compile.js [--json]. Pinned to one core, the ratios are steadier
 // (taskset -c 3 node bench/compile.js: both sides compile on the same core, taking turns), and the
 // timer lag is left out, since the event loop and the compile then share that core.
-const { execFileSync, spawn } = require('child_process');
+const { execFileSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const readline = require('readline');
+const { median, now, buildFloor, startFloor, inTurns, printRows } = require('./turns');
 const binding = require('../lib/internal/binding');
 const compiler = require('../lib/compiler');
 
@@ -76,45 +76,15 @@ __global__ void heavy(float *out, const float *in) {
   out[threadIdx.x] = acc;
 }`;
 
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
-const now = () => Number(process.hrtime.bigint()) / 1e6; // ms
-
-function buildFloor() {
-  const include = execFileSync(process.execPath, [path.join(__dirname, '..', 'scripts', 'find-cuda.js')]).toString();
-  const exe = path.join(work, 'nvrtc_floor');
-  execFileSync('cc', [
-    '-std=c11',
-    '-D_GNU_SOURCE',
-    '-O2',
-    `-I${include}`,
-    path.join(__dirname, 'nvrtc_floor.c'),
-    '-o',
-    exe,
-    '-ldl',
-  ]);
-  return exe;
-}
-
 // Cold compiles: cudadrv (cache on, the entry removed before each: key, compile, store) and C,
-// alternating one by one, C first and last, each cudadrv compile set against the mean of the C
-// compiles on either side of it, so that drift in the machine's speed hits both alike.
-async function coldCompile(floor) {
+// in turns (turns.js).
+async function coldCompile(floorExe) {
   const opts = { arch: ARCH, cacheDir };
   const req = request(SOURCE, opts);
   const sourceFile = path.join(work, 'source.cu');
   fs.writeFileSync(sourceFile, req.source);
   const entry = path.join(cacheDir, cache.entryName(req.key));
-  const child = spawn(floor, [sourceFile, req.name, req.cubin ? '1' : '0', ...req.options]);
-  const lines = readline.createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-  const cCompile = async () => {
-    child.stdin.write('\n');
-    const { value } = await lines.next();
-    return Number(value);
-  };
+  const floor = startFloor(floorExe, [sourceFile, req.name, req.cubin ? '1' : '0', ...req.options]);
   // cudadrv's own part of a compile: all but the time inside the addon's call to NVRTC
   const nvrtcCompile = binding.nvrtcCompile;
   let inside = 0;
@@ -126,32 +96,25 @@ async function coldCompile(floor) {
       inside = now() - start;
     }
   };
-  const js = [];
-  const c = [];
   const own = [];
   compiler.compileSync(SOURCE, opts); // NVRTC warm in this process
-  await cCompile(); // and in the C one
-  c.push(await cCompile());
-  for (let i = 0; i < COLD_SAMPLES; i++) {
-    cache.clearMemory(); // once the last entry is written
-    fs.rmSync(entry, { force: true });
-    const start = now();
-    compiler.compileSync(SOURCE, opts);
-    js.push(now() - start);
-    own.push(js[js.length - 1] - inside);
-    c.push(await cCompile());
-  }
+  await floor.step(); // and in the C one
+  const times = await inTurns(
+    COLD_SAMPLES,
+    () => {
+      cache.clearMemory(); // once the last entry is written
+      fs.rmSync(entry, { force: true });
+      const start = now();
+      compiler.compileSync(SOURCE, opts);
+      const time = now() - start;
+      own.push(time - inside);
+      return time;
+    },
+    async () => (await floor.step())[0],
+  );
   binding.nvrtcCompile = nvrtcCompile;
-  child.stdin.end();
-  const ratios = js.map((t, i) => t / ((c[i] + c[i + 1]) / 2));
-  return {
-    js: median(js),
-    c: median(c),
-    ratio: median(ratios),
-    jsMin: Math.min(...js),
-    cMin: Math.min(...c),
-    own: median(own),
-  };
+  floor.end();
+  return { ...times, own: median(own) };
 }
 
 function memoryHit() {
@@ -216,7 +179,7 @@ async function timerLag(work) {
 }
 
 async function main() {
-  const floor = buildFloor();
+  const floor = buildFloor('nvrtc_floor', work);
   const cold = await coldCompile(floor);
   const hit = memoryHit();
   const disk = diskHit();
@@ -278,10 +241,10 @@ async function main() {
     console.log(JSON.stringify({ nvrtc, arch: ARCH, cold, hitMs: hit, disk, lag, idle }));
     return;
   }
-  console.log(`cudadrv compiler benchmarks: NVRTC ${nvrtc}, ${ARCH}, ${os.cpus()[0].model}, Node ${process.version}`);
-  for (const [name, value, target, ok] of rows) {
-    console.log(`  ${name.padEnd(50)} ${value.padEnd(48)} ${target.padEnd(16)} ${ok ? 'ok' : 'MISSED'}`);
-  }
+  printRows(
+    `cudadrv compiler benchmarks: NVRTC ${nvrtc}, ${ARCH}, ${os.cpus()[0].model}, Node ${process.version}`,
+    rows,
+  );
 }
 
 main().catch((error) => {
