@@ -6,6 +6,7 @@
 //   cold link             ≤ 1.05 × the C time: two small LTO-IR modules, a new Linker given both
 //                         and link() (cache on, entry missing: copies, key, link, store)
 //   in-process cache hit  ≤ 0.05 ms: the same Linker code, the cubin found in memory
+// and, for reference, cold links with the cache off (copies and link only).
 // No GPU needed. Usage: node bench/link.js [--json]. Pinned to one core, the ratio is steadier
 // (taskset -c 3 node bench/link.js: both sides link on the same core, taking turns).
 const fs = require('fs');
@@ -72,7 +73,9 @@ function entryFiles(items, opts) {
     .map((name) => path.join(cacheDir, name));
 }
 
-async function coldLink(floorExe, items) {
+// Cold links in turns with C: with the cache on (its entry removed before each: copies, key,
+// link, store) and with it off (copies, link), so that the cache's part shows.
+async function coldLinks(floorExe, items) {
   const opts = { arch: ARCH, lto: true, cacheDir };
   const entries = entryFiles(items, opts); // nvJitLink warm in this process too
   if (entries.length !== 1) throw new Error(`expected one cache entry per link, found ${entries.length}`);
@@ -95,26 +98,33 @@ async function coldLink(floorExe, items) {
       inside = now() - start;
     }
   };
-  const own = [];
-  let size = 0;
-  const times = await inTurns(
-    COLD_SAMPLES,
-    () => {
-      cache.clearMemory(); // once the last entry is written
-      fs.rmSync(entries[0], { force: true });
-      const start = now();
-      size = link(items, opts).length;
-      const time = now() - start;
-      own.push(time - inside);
-      return time;
-    },
-    async () => (await floor.step())[0],
-  );
+  const inTurnsWithC = async (linkOpts, before) => {
+    const own = [];
+    let size = 0;
+    const times = await inTurns(
+      COLD_SAMPLES,
+      () => {
+        before();
+        const start = now();
+        size = link(items, linkOpts).length;
+        const time = now() - start;
+        own.push(time - inside);
+        return time;
+      },
+      async () => (await floor.step())[0],
+    );
+    // the same work on both sides: cubins of one size
+    if (size !== cSize) throw new Error(`cudadrv linked ${size} bytes, C ${cSize}: not the same link`);
+    return { ...times, own: median(own), size };
+  };
+  const cached = await inTurnsWithC(opts, () => {
+    cache.clearMemory(); // once the last entry is written
+    fs.rmSync(entries[0], { force: true });
+  });
+  const uncached = await inTurnsWithC({ ...opts, cacheDir: false }, () => {});
   binding.link = linkCall;
   floor.end();
-  // the same work on both sides: cubins of one size
-  if (size !== cSize) throw new Error(`cudadrv linked ${size} bytes, C ${cSize}: not the same link`);
-  return { ...times, own: median(own), size };
+  return { cached, uncached };
 }
 
 function memoryHit(items) {
@@ -132,12 +142,12 @@ function memoryHit(items) {
 async function main() {
   const floor = buildFloor('nvjitlink_floor', work);
   const items = inputs();
-  const cold = await coldLink(floor, items);
+  const { cached: cold, uncached } = await coldLinks(floor, items);
   const hit = memoryHit(items);
   fs.rmSync(work, { recursive: true, force: true });
   const nvjitlink = nvJitLinkLibrary().version.join('.');
   if (json) {
-    console.log(JSON.stringify({ nvjitlink, arch: ARCH, cold, hitMs: hit }));
+    console.log(JSON.stringify({ nvjitlink, arch: ARCH, cold, uncached, hitMs: hit }));
     return;
   }
   const inputBytes = items.map((item) => item.data.length).join(' + ');
@@ -156,6 +166,12 @@ async function main() {
       [
         "cold link, cudadrv's own work (copies, key, cache)",
         `${cold.own.toFixed(3)} ms = ${((cold.own / cold.c) * 100).toFixed(2)}% of C`,
+        '(for reference)',
+        true,
+      ],
+      [
+        'cold link, cache off, cudadrv / C',
+        `${uncached.ratio.toFixed(3)}x (own work ${uncached.own.toFixed(3)} ms)`,
         '(for reference)',
         true,
       ],
