@@ -1,5 +1,6 @@
 'use strict';
-// Every example runs to success on the GPU, and the README's quick start is the example it shows.
+// Every example runs to success on the GPU (a TypeScript one compiled by tsc first), and the
+// README's quick start is the example it shows.
 const assert = require('assert');
 const fs = require('fs');
 const path = require('path');
@@ -7,10 +8,25 @@ const { spawnSync } = require('child_process');
 const { describeGpu } = require('../support/gpu');
 
 const root = path.join(__dirname, '..', '..');
+const TSC = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
 const examples = fs
   .readdirSync(path.join(root, 'examples'))
-  .filter((f) => /\.(m?js)$/.test(f))
+  .filter((f) => /\.(m?js|ts)$/.test(f))
   .sort();
+
+// The script that runs an example: itself, or for TypeScript what tsc makes of it, written under
+// build/ so that require('cudadrv') still finds this package.
+function runnable(ctx, file) {
+  const source = path.join(root, 'examples', file);
+  if (!file.endsWith('.ts')) return source;
+  if (!fs.existsSync(TSC)) ctx.skip(`TypeScript is not installed here (${TSC}) to compile ${file}`);
+  const outDir = path.join(root, 'build', 'examples');
+  const options = ['--strict', '--target', 'es2022', '--module', 'node16', '--types', 'node'];
+  options.push('--rootDir', root, '--outDir', outDir); // the root: require('cudadrv') is this package
+  const tsc = spawnSync(process.execPath, [TSC, ...options, source], { cwd: root, encoding: 'utf8' });
+  assert.strictEqual(tsc.status, 0, `tsc ${file}:\n${tsc.stdout}${tsc.stderr}`);
+  return path.join(outDir, 'examples', file.replace(/\.ts$/, '.js'));
+}
 
 describe('README', function () {
   it('shows examples/quick-start.mjs as its quick start, word for word', function () {
@@ -32,7 +48,7 @@ describeGpu('examples', function () {
   for (const file of examples) {
     it(`${file} runs and exits 0`, function () {
       this.timeout(120000);
-      const child = spawnSync(process.execPath, [path.join(root, 'examples', file)], { cwd: root, encoding: 'utf8' });
+      const child = spawnSync(process.execPath, [runnable(this, file)], { cwd: root, encoding: 'utf8' });
       assert.strictEqual(child.status, 0, `${file} exited ${child.status}:\n${child.stdout}\n${child.stderr}`);
       assert.ok(child.stdout.length > 0, `${file} printed nothing`);
       if (file === 'quick-start.mjs') assert.strictEqual(child.stdout.trim(), 'true');
