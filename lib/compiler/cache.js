@@ -160,16 +160,26 @@ function readRecord(dir) {
     Array.isArray(record.version) &&
     Array.isArray(record.archs) &&
     record.archs.every(Number.isInteger) &&
+    record.format === RECORD_FORMAT &&
+    Array.isArray(record.watched) &&
+    record.watched[0] === record.library &&
+    record.watched.every((file) => typeof file === 'string') &&
     Array.isArray(record.stamps) &&
-    JSON.stringify(record.stamps) === JSON.stringify(watched(record.library, env).map(stamp));
+    JSON.stringify(record.stamps) === JSON.stringify(record.watched.map(stamp));
   return valid ? identityOf(record.version, record.archs, record.library) : null;
 }
+
+// The record keeps the list of what it watches, so that a new process only stats them: the list
+// itself comes from listing directories that are on it (a new Python changes their stamps).
+const RECORD_FORMAT = 2;
 
 function writeRecord(dir, identity) {
   const env = environment();
   const { version, archs, library } = identity;
-  const stamps = watched(library, env).map(stamp);
-  writeAtomic(dir, recordName(env), Buffer.from(JSON.stringify({ env, version, archs, library, stamps })));
+  const files = watched(library, env);
+  const stamps = files.map(stamp);
+  const record = { format: RECORD_FORMAT, env, version, archs, library, watched: files, stamps };
+  writeAtomic(dir, recordName(env), Buffer.from(JSON.stringify(record)));
 }
 
 let identity = null; // { version, archs, library, id }
