@@ -199,10 +199,10 @@ export declare class Context {
   static getApiVersion(): number;
   /**
    * Lets the current context address memory of peer's context (peer on another device); a
-   * RuntimeError when already enabled.
+   * LogicError (CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) when already enabled.
    */
   static enablePeerAccess(peer: Context, flags?: number): void;
-  /** Stops what enablePeerAccess started; a RuntimeError when not enabled. */
+  /** Stops what enablePeerAccess started; a LogicError (CUDA_ERROR_PEER_ACCESS_NOT_ENABLED) when not enabled. */
   static disablePeerAccess(peer: Context): void;
   /** [least, greatest] stream priority. */
   static getStreamPriorityRange(): [number, number];

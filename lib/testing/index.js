@@ -5,7 +5,14 @@
  * CUDADRV_REQUIRE_GPU=1. `mocha --require cudadrv/testing/mocha` adds a context per file and a
  * check that each file detaches what it made (./mocha.js).
  */
-const { markCudaTest, noGpuReason, skipWithoutGpu, beginCudaTest, endCudaTest } = require('../tools/mark-cuda-test');
+const {
+  markCudaTest,
+  noGpuReason,
+  requiredGpus,
+  skipWithoutGpu,
+  beginCudaTest,
+  endCudaTest,
+} = require('../tools/mark-cuda-test');
 
 /* node:test's functions, where the caller runs under it rather than Mocha (whose are globals). */
 function runner() {
@@ -34,7 +41,7 @@ function describeGpu(title, body) {
       body.call(this);
     });
   }
-  const why = process.env.CUDADRV_REQUIRE_GPU === '1' ? null : noGpuReason();
+  const why = requiredGpus() ? null : noGpuReason();
   return describe(title, { skip: why ?? false }, function () {
     let ctx = null;
     before(() => {

@@ -27,18 +27,26 @@ function noGpuReason() {
   return reason;
 }
 
+/** The number of devices CUDADRV_REQUIRE_GPU asks for (1, or 2 for tests of two devices): where
+ * set, tests fail instead of skipping when fewer can be used; 0 where it is unset. */
+function requiredGpus() {
+  const value = process.env.CUDADRV_REQUIRE_GPU ?? '';
+  return /^[1-9]\d*$/.test(value) ? Number(value) : 0;
+}
+
 let told = false;
 
 /**
  * Where no GPU can be used: skips the running Mocha test or suite (`mochaContext` is `this` in a
  * test or hook), saying why once per process, or fails where CUDADRV_REQUIRE_GPU=1. Outside Mocha
- * it throws a RuntimeError. Returns where a GPU can be used.
+ * it throws a RuntimeError. Returns where a GPU can be used. (CUDADRV_REQUIRE_GPU=2 requires one
+ * too.)
  */
 function skipWithoutGpu(mochaContext) {
   const why = noGpuReason();
   if (why === null) return;
-  if (process.env.CUDADRV_REQUIRE_GPU === '1') {
-    throw new RuntimeError(`CUDADRV_REQUIRE_GPU=1 but no GPU can be used: ${why}`);
+  if (requiredGpus()) {
+    throw new RuntimeError(`CUDADRV_REQUIRE_GPU=${requiredGpus()} but no GPU can be used: ${why}`);
   }
   if (!told) {
     told = true;
@@ -74,7 +82,7 @@ function markCudaTest(fn) {
     // node:test's test context (this, and the first argument): its skip() does not throw.
     const t = [this, args[0]].find((c) => typeof c?.diagnostic === 'function' && typeof c.skip === 'function');
     if (t) {
-      const why = process.env.CUDADRV_REQUIRE_GPU === '1' ? null : noGpuReason();
+      const why = requiredGpus() ? null : noGpuReason();
       if (why !== null) return t.skip(why);
     }
     const ctx = beginCudaTest(t ? null : this);
@@ -93,4 +101,4 @@ function markCudaTest(fn) {
   };
 }
 
-module.exports = { markCudaTest, noGpuReason, skipWithoutGpu, beginCudaTest, endCudaTest };
+module.exports = { markCudaTest, noGpuReason, requiredGpus, skipWithoutGpu, beginCudaTest, endCudaTest };

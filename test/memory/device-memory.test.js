@@ -30,6 +30,31 @@ function referenceCopy(src, s, dst, d, width, height, depth = 1) {
   }
 }
 
+// A Memcpy3DPeer of a box (30 × 6 × 2 bytes from (4, 3, 1) of a 64 × 10 × z source to (1, 1, 0) of
+// a 32 × 8 × z destination), and what it does to dst's bytes given src's.
+function peerBoxCopy(src, srcContext, dst, dstContext) {
+  const peer = new cuda.Memcpy3DPeer();
+  peer.setSrcDevice(src);
+  peer.setSrcContext(srcContext);
+  peer.setDstDevice(dst);
+  peer.setDstContext(dstContext);
+  const [srcPitch, srcHeight, dstPitch, dstHeight] = [64, 10, 32, 8];
+  const box = { srcXInBytes: 4, srcY: 3, srcZ: 1, dstXInBytes: 1, dstY: 1, dstZ: 0 };
+  return Object.assign(peer, box, { srcPitch, srcHeight, dstPitch, dstHeight, widthInBytes: 30, height: 6, depth: 2 });
+}
+function peerBoxReference(srcBytes, dstBytes) {
+  referenceCopy(
+    srcBytes,
+    { x: 4, y: 3, z: 1, pitch: 64, h: 10 },
+    dstBytes,
+    { x: 1, y: 1, z: 0, pitch: 32, h: 8 },
+    30,
+    6,
+    2,
+  );
+  return dstBytes;
+}
+
 describe('memory arguments (checked before the driver)', function () {
   it('memAlloc refuses sizes that are not positive integers', function () {
     assert.throws(() => cuda.memAlloc('16'), { name: 'TypeError', message: /bytes must be an integer number/ });
@@ -675,51 +700,15 @@ describeGpu('device memory', function () {
       const target = cuda.memAlloc(32 * 8 * 2);
       const before = random(32 * 8 * 2);
       cuda.memcpyHtoD(target, before);
-      const peer = new cuda.Memcpy3DPeer();
-      peer.setSrcDevice(memory);
-      peer.setSrcContext(first);
-      peer.setDstDevice(target);
-      peer.setDstContext(second);
-      Object.assign(peer, {
-        srcXInBytes: 4,
-        srcY: 3,
-        srcZ: 1,
-        srcPitch: 64,
-        srcHeight: 10,
-        dstXInBytes: 1,
-        dstY: 1,
-        dstZ: 0,
-        dstPitch: 32,
-        dstHeight: 8,
-        widthInBytes: 30,
-        height: 6,
-        depth: 2,
-      });
+      const peer = peerBoxCopy(memory, first, target, second);
       peer.run();
-      referenceCopy(
-        device,
-        { x: 4, y: 3, z: 1, pitch: 64, h: 10 },
-        before,
-        { x: 1, y: 1, z: 0, pitch: 32, h: 8 },
-        30,
-        6,
-        2,
-      );
+      peerBoxReference(device, before);
       assert.ok(Buffer.from(cuda.fromDevice(target, 32 * 8 * 2, 'uint8')).equals(before));
       const stream2 = new cuda.Stream();
       cuda.memsetD8(target, 0, 32 * 8 * 2);
       peer.run(stream2);
       await stream2.synchronize();
-      const again = Buffer.alloc(32 * 8 * 2);
-      referenceCopy(
-        device,
-        { x: 4, y: 3, z: 1, pitch: 64, h: 10 },
-        again,
-        { x: 1, y: 1, z: 0, pitch: 32, h: 8 },
-        30,
-        6,
-        2,
-      );
+      const again = peerBoxReference(device, Buffer.alloc(32 * 8 * 2));
       assert.ok(Buffer.from(cuda.fromDevice(target, 32 * 8 * 2, 'uint8')).equals(again));
     } finally {
       second.detach();
@@ -884,3 +873,5 @@ describeGpu('device memory', function () {
     memory.free();
   });
 });
+
+module.exports = { random, peerBoxCopy, peerBoxReference };

@@ -109,7 +109,7 @@ describe('cudadrv/testing in a consumer project', function () {
     ]);
   });
 
-  it('Mocha without a GPU: GPU tests skip saying why; with CUDADRV_REQUIRE_GPU=1 they fail', function () {
+  it('Mocha without a GPU: GPU tests skip saying why; with CUDADRV_REQUIRE_GPU=1 (or 2) they fail', function () {
     const out = mocha(['test/gpu.test.js'], noGpu());
     assert.deepStrictEqual(out.failed, []);
     assert.deepStrictEqual(out.pending.sort(), [
@@ -118,13 +118,15 @@ describe('cudadrv/testing in a consumer project', function () {
       'marked',
     ]);
     assert.match(out.stdout, /\(GPU tests skipped: cuInit failed/);
-    const required = mocha(['test/gpu.test.js'], { ...noGpu(), CUDADRV_REQUIRE_GPU: '1' });
-    assert.deepStrictEqual(required.failed.map(([title]) => title).sort(), [
-      'a GPU suite "before all" hook for "runs in this.cudaContext"',
-      'marked',
-    ]);
-    for (const [, message] of required.failed)
-      assert.match(message, /^CUDADRV_REQUIRE_GPU=1 but no GPU can be used: cuInit failed/);
+    for (const count of ['1', '2']) {
+      const required = mocha(['test/gpu.test.js'], { ...noGpu(), CUDADRV_REQUIRE_GPU: count });
+      assert.deepStrictEqual(required.failed.map(([title]) => title).sort(), [
+        'a GPU suite "before all" hook for "runs in this.cudaContext"',
+        'marked',
+      ]);
+      for (const [, message] of required.failed)
+        assert.match(message, new RegExp(`^CUDADRV_REQUIRE_GPU=${count} but no GPU can be used: cuInit failed`));
+    }
   });
 
   function nodeTest(env) {

@@ -33,7 +33,7 @@ static bool is_primary(CUcontext ctx) { return ctx >= primary && ctx < primary +
 
 /* A context handle the driver knows: one made by cuCtxCreate and not destroyed, or a retained
  * primary context. A stale one is counted where report is set. */
-static bool live_context(CUcontext ctx, bool report) {
+bool live_context(CUcontext ctx, bool report) {
   bool live =
       is_primary(ctx) ? primary_count[ctx - primary] > 0 : obj_is((uintptr_t)ctx, OBJ_CONTEXT);
   if (!live && report) count_stale("context");

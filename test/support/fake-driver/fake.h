@@ -88,6 +88,7 @@ void count_stale(const char *what);
 
 /* The current context of the calling thread, or NULL. */
 CUcontext current_context(void);
+bool live_context(CUcontext ctx, bool report);
 static inline CUresult in_context(void) {
   return current_context() ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
 }

@@ -254,15 +254,16 @@ EXPORT CUresult cuMemcpyDtoDAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstre
   ENTER();
   return copy(DEV(d), true, DEV(s), true, n, st);
 }
+/* Peer copies name both contexts, which must be live. */
 EXPORT CUresult cuMemcpyPeer(CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n) {
   ENTER();
-  if (!dc || !sc) return CUDA_ERROR_INVALID_CONTEXT;
+  if (!live_context(dc, true) || !live_context(sc, true)) return CUDA_ERROR_INVALID_CONTEXT;
   return copy(DEV(d), true, DEV(s), true, n, 0);
 }
 EXPORT CUresult cuMemcpyPeerAsync(CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc,
                                   size_t n, CUstream st) {
   ENTER();
-  if (!dc || !sc) return CUDA_ERROR_INVALID_CONTEXT;
+  if (!live_context(dc, true) || !live_context(sc, true)) return CUDA_ERROR_INVALID_CONTEXT;
   return copy(DEV(d), true, DEV(s), true, n, st);
 }
 
