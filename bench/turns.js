@@ -30,14 +30,14 @@ function buildFloor(name, dir) {
 }
 
 /** Starts a floor that does its work once for every line it reads and prints a line of numbers
- * for each (its milliseconds first): { step: async () => numbers, end() }. */
+ * for each (its milliseconds first): { step: async (line = '') => numbers, end() }. */
 function startFloor(exe, args) {
   const child = spawn(exe, args, { stdio: ['pipe', 'pipe', 'inherit'] });
   const lines = readline.createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   const exited = new Promise((resolve) => child.on('exit', resolve));
   return {
-    async step() {
-      child.stdin.write('\n');
+    async step(line = '') {
+      child.stdin.write(`${line}\n`);
       const { value, done } = await lines.next();
       if (done) throw new Error(`${path.basename(exe)} ended with status ${await exited}`);
       return value.split(' ').map(Number);
