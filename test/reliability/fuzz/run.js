@@ -16,7 +16,7 @@ const { buildStandIn } = require('../../support/stand-in-driver');
 
 const CHILD = path.join(__dirname, 'child.js');
 const CHUNK = Number(process.env.CUDADRV_FUZZ_CHUNK || 2500);
-const HANG_MS = 20000;
+const HANG_MS = Number(process.env.CUDADRV_FUZZ_HANG_MS || 20000); // a call's time before it counts as hung
 
 // Runs one child; resolves { summary } when it finished, or { died, last, tail } when it did not.
 function runChild(job, env, cwd) {
