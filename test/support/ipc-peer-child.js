@@ -51,8 +51,8 @@ if (role === 'writer') {
     stream.waitForEvent(event);
     cuda.memcpyDtoHAsync(host, memory, stream);
     await stream.synchronize();
-    process.send({ read: Buffer.from(host.buffer, host.byteOffset, host.byteLength).toString('base64') });
     memory.close();
-    finish();
+    // disconnect only once the message is out: a disconnect right after send() can lose it
+    process.send({ read: Buffer.from(host.buffer, host.byteOffset, host.byteLength).toString('base64') }, finish);
   });
 }
