@@ -8,7 +8,7 @@ const { fork } = require('child_process');
 const path = require('path');
 const { Worker } = require('worker_threads');
 const { describeTwoGpus } = require('../support/gpu');
-const { random, peerBoxCopy, peerBoxReference } = require('../memory/device-memory.test');
+const { random, peerBoxCopy, peerBoxReference } = require('../support/copy-data');
 const cuda = require('../..');
 
 // Runs fn with ctx current, then pops it.
