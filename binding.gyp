@@ -13,6 +13,7 @@
         "src/core/external_buffer.c",
         "src/core/handles.c",
         "src/core/loader.c",
+        "src/core/signals.c",
         "src/core/threads.c",
         "src/driver/constants.c",
         "src/driver/context.c",

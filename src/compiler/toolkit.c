@@ -32,6 +32,7 @@ static bool try_load(toolkit_library *lib, const char *name, bool first) {
       return false;
     }
   }
+  signals_keep(handle);
   Dl_info info;
   snprintf(lib->path, sizeof lib->path, "%s",
            dladdr(entries[0], &info) && info.dli_fname ? info.dli_fname : name);

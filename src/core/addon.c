@@ -1,6 +1,7 @@
 /* addon: the module's entry point. Every family registers its functions into one exports object;
  * all state lives in the instance data, so the addon loads in worker_threads and unloads cleanly.
  */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -22,6 +23,16 @@ static void state_finalize(napi_env env, void *data, void *hint) {
 
 typedef bool (*family_init)(napi_env env, napi_value exports);
 
+/* Keeps the addon mapped for the process's life. Node unloads an addon (dlclose) when the last
+ * worker that loaded it ends, while the addon's threads (a compile, a link, a wait, the reaper)
+ * still run its code, and dlclose would run its exit handler under the loader lock, waiting for a
+ * thread that needs that lock. Once loaded, it stays, as the driver and NVRTC do. */
+static void pin_addon(void) {
+  Dl_info info;
+  if (dladdr((void *)pin_addon, &info) && info.dli_fname)
+    dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+}
+
 NAPI_MODULE_INIT() {
   addon_state *state = calloc(1, sizeof *state);
   if (!state) return throw_oom(env);
@@ -30,7 +41,8 @@ NAPI_MODULE_INIT() {
     free(state);
     return napi_fail(env, status);
   }
-  static pthread_once_t guarded = PTHREAD_ONCE_INIT;
+  static pthread_once_t pinned = PTHREAD_ONCE_INIT, guarded = PTHREAD_ONCE_INIT;
+  pthread_once(&pinned, pin_addon);
   pthread_once(&guarded, threads_guard_exit); /* the cache writer needs no library loaded */
   static const family_init families[] = {
       errors_init,      handles_init,     threads_init,       wait_init,    constants_init,

@@ -284,6 +284,12 @@ bool threads_exiting(void);
  * loading one. */
 void threads_guard_exit(void);
 
+/* ---- signals (signals.c) ---- */
+/* Binds the signal() and sigaction() imports of the library dlopen'd as handle to functions that
+ * change no disposition: NVIDIA's compiler would otherwise replace Node's SIGINT and SIGTERM
+ * handlers. Call before anything of the library runs. */
+void signals_keep(void *handle);
+
 /* ---- code images (module.c) ---- */
 /* Why the driver must not be given the cubin or fatbin p (it reads by the sizes inside, which
  * must lie within length), or NULL where it may. */

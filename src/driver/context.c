@@ -160,17 +160,18 @@ static CUresult unstack(CUcontext ctx) {
   return first;
 }
 
-/* Takes the context off this thread's stack, then destroys or releases what this holder owns:
- * the context, where it is the last owner, else its retain of the primary context, which lives on
- * for the others. Returns the result of putting back the contexts that were above it. */
+/* Releases what this holder owns. The last owner takes the context off this thread's stack and
+ * destroys or releases it; another owner releases only its retain of the primary context, which
+ * lives on for the others: it leaves every stack alone, since the other owners' pushes of the same
+ * context are indistinguishable from its own. Returns the result of putting back the contexts that
+ * were above it. */
 static CUresult holder_release(napi_env env, ctx_holder *holder) {
   holder->base.freed = true;
   if (holder->origin == CTX_BORROWED) return CUDA_SUCCESS;
   ctx_rec *rec = holder->rec;
   if (!ctx_rec_disown(rec)) {
-    CUresult result = unstack(rec->handle);
     DRV(cuDevicePrimaryCtxRelease, rec->device);
-    return result;
+    return CUDA_SUCCESS;
   }
   memory_context_detached(env, rec);
   CUresult result = unstack(rec->handle);

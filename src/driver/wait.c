@@ -10,7 +10,9 @@
  * the lock that every sender takes, and late callbacks free their wait instead of sending it.
  *
  * Long work that is not a wait (an NVRTC compile) runs the same way, on a thread of its own, and
- * builds its result on the main thread (run_on_thread). */
+ * builds its result on the main thread (run_on_thread). A worker's teardown waits for the work it
+ * started: Node ends the workers before the process's exit() runs NVIDIA's libraries' destructors,
+ * which a compile still running in them would not survive. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
@@ -19,8 +21,10 @@
 
 struct wait_channel {
   pthread_mutex_t lock;
+  pthread_cond_t worked; /* working fell to 0 */
   napi_threadsafe_function tsfn;
   bool closed;     /* the addon instance is gone: send nothing */
+  int working;     /* run_posted work queued or running (under lock) */
   atomic_int refs; /* the instance's, plus one per wait in flight */
   int pending;     /* waits not yet settled (main thread only) */
 };
@@ -44,6 +48,7 @@ struct wait_op {
 
 static void channel_release(wait_channel *channel) {
   if (atomic_fetch_sub(&channel->refs, 1) == 1) {
+    pthread_cond_destroy(&channel->worked);
     pthread_mutex_destroy(&channel->lock);
     free(channel);
   }
@@ -274,9 +279,18 @@ napi_value wait_on_thread(napi_env env, ctx_rec *ctx, blocking_fn blocking, void
   return promise;
 }
 
+/* Counts run_posted work of op's instance in (+1) or out (-1). */
+static void count_work(wait_op *op, int change) {
+  wait_channel *channel = op->channel;
+  pthread_mutex_lock(&channel->lock);
+  if ((channel->working += change) == 0) pthread_cond_broadcast(&channel->worked);
+  pthread_mutex_unlock(&channel->lock);
+}
+
 static void run_work(void *data) {
   wait_op *op = data;
   op->work(op->arg);
+  count_work(op, -1);
   wait_finish(op, CUDA_SUCCESS);
 }
 
@@ -302,7 +316,9 @@ napi_value run_posted(napi_env env, work_fn work, settle_fn settle, void (*relea
   op->settle = settle;
   op->release = release;
   op->arg = arg;
+  count_work(op, +1);
   if (post ? !post(run_work, op) : !thread_start(work_thread, op, stack_size, THREAD_FINISHES)) {
+    count_work(op, -1);
     wait_cancel(env, op);
     return throw_runtime(
         env, CUDA_ERROR_OPERATING_SYSTEM, "pthread_create",
@@ -314,6 +330,7 @@ napi_value run_posted(napi_env env, work_fn work, settle_fn settle, void (*relea
 static void channel_close(void *data) {
   wait_channel *channel = data;
   pthread_mutex_lock(&channel->lock);
+  while (channel->working) pthread_cond_wait(&channel->worked, &channel->lock);
   channel->closed = true;
   pthread_mutex_unlock(&channel->lock);
   channel_release(channel);
@@ -324,6 +341,7 @@ bool wait_init(napi_env env, napi_value exports) {
   wait_channel *channel = calloc(1, sizeof *channel);
   if (!channel) return throw_oom(env), false;
   pthread_mutex_init(&channel->lock, NULL);
+  pthread_cond_init(&channel->worked, NULL);
   atomic_init(&channel->refs, 1);
   napi_value name;
   napi_status status = napi_create_string_utf8(env, "cudadrv wait", NAPI_AUTO_LENGTH, &name);

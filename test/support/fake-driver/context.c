@@ -3,6 +3,8 @@
  * a stack of current contexts per thread. */
 #include "fake.h"
 
+#include <unistd.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,6 +230,8 @@ EXPORT CUresult cuCtxGetDevice(CUdevice *device) {
 }
 EXPORT CUresult cuCtxSynchronize(void) {
   ENTER();
+  const char *ms = getenv("FAKE_CUDA_SYNC_MS"); /* work that takes this long to finish */
+  if (ms) usleep((useconds_t)atoi(ms) * 1000);
   return in_context();
 }
 EXPORT CUresult cuCtxSetLimit(CUlimit limit, size_t value) {

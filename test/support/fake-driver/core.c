@@ -15,6 +15,7 @@
  *                            stale handles received, kept current in that file as
  *                            "<name> <count>" lines (test/support/stand-in-driver.js reads it)
  *   FAKE_CUDA_PROFILER_RESULT=<CUresult>  what cuProfilerInitialize returns
+ *   FAKE_CUDA_SYNC_MS=<n>    cuCtxSynchronize takes n ms, as if work were running
  * Handles are registered: a stale one is an error (and counted), never a crash; tables that fill
  * return CUDA_ERROR_OUT_OF_MEMORY. Built by test/support/stand-in-driver.js. */
 #include "fake.h"

@@ -1,0 +1,72 @@
+'use strict';
+// A process that a test sends SIGINT or SIGTERM to (test/reliability/signals.test.js): it gets
+// into the state named by its argument, prints "ready", and stays there. With a second argument
+// "handler", it first installs a handler of the user's own that prints "handled" and exits 7.
+const path = require('path');
+const root = path.join(__dirname, '..', '..');
+const cuda = require(root);
+const { compile, compileSync, Linker } = require(path.join(root, 'lib', 'compiler'));
+
+const [state, handler] = process.argv.slice(2);
+if (handler === 'handler')
+  process.on(process.env.SIGNAL_NAME, () => {
+    console.log('handled');
+    process.exit(7);
+  });
+const ready = () => console.log('ready');
+setInterval(() => {}, 60000); // alive until the signal
+
+// A source NVRTC's front end takes about a second over, new to every run.
+function slowSource(count = 3000) {
+  let source = '';
+  for (let i = 0; i < count; i++)
+    source += `__device__ int f${i}(int x) { return x * ${i} + ${Math.floor(Math.random() * 1e6)}; }\n`;
+  return source + `__global__ void k(int *x) { x[0] = f${count - 1}(x[0]); }\n`;
+}
+
+const STATES = {
+  // After a compile: NVRTC had replaced Node's handlers, and put them back without SA_RESETHAND.
+  'after-compile'() {
+    compileSync('__global__ void k(float *x) { x[0] = 1; }', { arch: 'compute_90', cacheDir: false });
+    ready();
+  },
+  'during-compile'() {
+    compile(slowSource(), { arch: 'compute_90', cacheDir: false });
+    ready();
+  },
+  'during-compile-sync'() {
+    ready();
+    setTimeout(() => compileSync(slowSource(), { arch: 'compute_90', cacheDir: false }), 0);
+  },
+  'during-link'() {
+    const input = compileSync(slowSource(1500), { arch: 'sm_90', relocatable: true, lto: true, cacheDir: false });
+    new Linker({ arch: 'sm_90', lto: true, cacheDir: false }).add(input).linkAsync();
+    ready();
+  },
+  // On the stand-in driver: contexts, memory, streams, a compiled module and a Promise pending.
+  idle() {
+    const context = new cuda.Device(0).makeContext();
+    globalThis.kept = [context, cuda.memAlloc(1 << 20), new cuda.Stream(), cuda.pagelockedEmpty(1024, 'float32')];
+    ready();
+  },
+  // On the stand-in driver with FAKE_CUDA_SYNC_MS: a thread blocked in cuCtxSynchronize.
+  'during-context-wait'() {
+    globalThis.kept = new cuda.Device(0).makeContext();
+    cuda.Context.synchronize();
+    ready();
+  },
+  // On a GPU: a kernel that spins for 10 s, awaited.
+  'during-kernel'() {
+    const { SourceModule } = require(path.join(root, 'lib', 'compiler'));
+    globalThis.kept = new cuda.Device(0).makeContext();
+    const spin = new SourceModule(`__global__ void spin(unsigned long long ns) {
+      unsigned long long start; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+      for (unsigned long long now = start; now - start < ns;) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    }`).getFunction('spin');
+    const stream = new cuda.Stream();
+    spin(cuda.uint64(10_000_000_000n), { block: [1], grid: [1], stream });
+    stream.synchronize();
+    ready();
+  },
+};
+STATES[state]();

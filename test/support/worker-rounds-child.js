@@ -1,0 +1,70 @@
+'use strict';
+// Rounds of worker threads that alone load cudadrv, each terminated mid-compile, mid-link,
+// mid-wait (Context.synchronize() on a thread, FAKE_CUDA_SYNC_MS long on the stand-in) or idle;
+// then the main thread loads cudadrv, compiles, and copies through the driver. Run by
+// test/reliability/workers.test.js; argument: the number of rounds. Prints a JSON summary.
+const { Worker } = require('worker_threads');
+const path = require('path');
+const root = path.join(__dirname, '..', '..');
+const rounds = Number(process.argv[2]) || 100;
+
+const MODES = {
+  compile: `compile(source(), { arch: 'compute_90', cacheDir: false }).then(done);`,
+  link: `const input = compileSync(source(), { arch: 'sm_90', relocatable: true, lto: true, cacheDir: false });
+    new Linker({ arch: 'sm_90', lto: true, cacheDir: false }).add(input).linkAsync().then(done);`,
+  wait: `const context = new cuda.Device(0).makeContext();
+    cuda.Context.synchronize().then(done);`,
+  idle: `const context = new cuda.Device(0).makeContext();
+    const memory = cuda.memAlloc(1 << 20);
+    const stream = new cuda.Stream();`,
+};
+
+function workerCode(mode) {
+  return `
+    const { parentPort } = require('worker_threads');
+    const cuda = require(${JSON.stringify(root)});
+    const { compile, compileSync, Linker } = require(${JSON.stringify(path.join(root, 'lib', 'compiler'))});
+    // a compile of about 0.1 s, new to each round
+    const source = () => \`__global__ void k(float *x) { float a = x[threadIdx.x] * \${Math.random()}f;
+      #pragma unroll
+      for (int i = 0; i < 8; i++) a = a * x[(i * 7) & 255] + sinf(a + i);
+      x[threadIdx.x] = a; }\`;
+    const done = () => parentPort.postMessage('done');
+    ${MODES[mode]}
+    parentPort.postMessage('started');`;
+}
+
+async function main() {
+  const seen = { compile: 0, link: 0, wait: 0, idle: 0 };
+  const finishedFirst = { compile: 0, link: 0, wait: 0, idle: 0 }; // done before terminate()
+  const modes = Object.keys(MODES);
+  for (let round = 0; round < rounds; round++) {
+    const mode = modes[round % modes.length];
+    const worker = new Worker(workerCode(mode), { eval: true });
+    let finished = false;
+    worker.on('message', (message) => (finished ||= message === 'done'));
+    worker.on('error', (error) => {
+      console.error(`round ${round} (${mode}): ${error.stack}`);
+      process.exit(1);
+    });
+    await new Promise((resolve) => worker.once('message', resolve));
+    await new Promise((resolve) => setTimeout(resolve, Math.random() * 20));
+    await worker.terminate();
+    seen[mode]++;
+    if (finished) finishedFirst[mode]++;
+  }
+  const cuda = require(root);
+  const { compileSync } = require(path.join(root, 'lib', 'compiler'));
+  const image = compileSync('__global__ void after() {}', { arch: 'compute_90', cacheDir: false });
+  const context = new cuda.Device(0).makeContext();
+  const data = Float64Array.from({ length: 4096 }, Math.random);
+  const back = new Float64Array(data.length);
+  const memory = cuda.toDevice(data);
+  cuda.memcpyDtoH(back, memory);
+  memory.free();
+  context.detach();
+  const copied = back.every((x, i) => x === data[i]);
+  console.log(JSON.stringify({ terminated: seen, finishedFirst, ptx: image.length > 0, copied }));
+}
+
+main();
