@@ -14,6 +14,10 @@ const { checkSignal, abortable, abortError } = require('../internal/abort');
 const cache = require('./cache');
 const nvrtc = require('./nvrtc');
 
+// The end of the last nvJitLink link queued by linkAsync(): the next one starts after it.
+let linkTurns = Promise.resolve();
+const noop = () => {};
+
 /** The kinds of input a Linker takes. */
 const KINDS = ['cubin', 'ptx', 'ltoir', 'fatbin', 'object', 'library'];
 const BY_EXTENSION = {
@@ -359,9 +363,18 @@ class Linker {
     if (signal?.aborted) throw abortError('the link', signal);
     const job = this._job();
     if (job.cached) return job.cached;
-    return abortable(signal, 'the link', () =>
-      binding.linkAsync(...job.args).then((outcome) => this._settle(job, outcome)),
-    );
+    if (job.driver)
+      return abortable(signal, 'the link', () => binding.linkAsync(...job.args).then((o) => this._settle(job, o)));
+    // nvJitLink links run one at a time on the linking thread: each waits here for its turn, and
+    // one whose caller has given up by then is dropped with its inputs instead of linked.
+    const caller = { gone: false };
+    const turn = linkTurns.then(() => (caller.gone ? null : binding.linkAsync(...job.args)));
+    linkTurns = turn.then(noop, noop);
+    const linked = abortable(signal, 'the link', () => turn.then((o) => o && this._settle(job, o)));
+    return linked.catch((error) => {
+      caller.gone = signal?.aborted ?? false; // an AbortError: its link need not run
+      throw error;
+    });
   }
 
   // What a link needs: the inputs, the backend's arguments, the cache key, or the cached cubin.

@@ -8,7 +8,7 @@
  * Tests that need a GPU use describeGpu or markCudaTest (cudadrv/testing), which skip with the
  * reason where there is none. Each file's check is a test of its own, "leaves no context behind".
  */
-const { Context, liveContexts } = require('../driver/context');
+const { Context, isDetached, liveContexts } = require('../driver/context');
 const { noGpuReason } = require('../tools/mark-cuda-test');
 const { makeDefaultContext } = require('../tools/default-context');
 
@@ -76,6 +76,7 @@ exports.mochaHooks = {
     const state = stateOf(test.file);
     let pushed = false;
     if (Context.getCurrent() === null) {
+      if (state.context && isDetached(state.context)) state.context = null; // a test detached it: a new one
       if (!state.context) {
         state.context = makeDefaultContext();
         Context.pop();

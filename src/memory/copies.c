@@ -268,9 +268,11 @@ static bool read_side(napi_env env, const uint64_t *f, const uint64_t *extent, n
   return true;
 }
 
-/* Reads fields (BigUint64Array of F_COUNT), srcHost and dstHost into c. */
+/* Reads fields (BigUint64Array of F_COUNT), srcHost and dstHost into c. A planar copy (2D) is
+ * checked as the driver will make it, whatever the fields say of a third dimension: one slice, at
+ * z 0 (a depth of 0 skipped the host checks while the 2D copy went ahead). */
 static bool read_copy(napi_env env, napi_value fields, napi_value src_host, napi_value dst_host,
-                      CUDA_MEMCPY3D_PEER *c) {
+                      CUDA_MEMCPY3D_PEER *c, bool planar) {
   napi_typedarray_type type;
   size_t count;
   void *data;
@@ -281,7 +283,12 @@ static bool read_copy(napi_env env, napi_value fields, napi_value src_host, napi
     throw_type(env, "fields must be a BigUint64Array of the copy's parameters");
     return false;
   }
-  const uint64_t *f = data;
+  uint64_t f[F_COUNT];
+  memcpy(f, data, sizeof f);
+  if (planar) {
+    f[F_Z] = f[F_SIDE + F_Z] = 0;
+    f[F_DEPTH] = 1;
+  }
   memset(c, 0, sizeof *c);
   c->WidthInBytes = f[F_WIDTH];
   c->Height = f[F_ROWS];
@@ -297,7 +304,7 @@ static bool read_copy(napi_env env, napi_value fields, napi_value src_host, napi
 /* The 2D copy that fields, srcHost and dstHost describe, in *p; false after throwing. */
 static bool read_copy_2d(napi_env env, const napi_value *argv, CUDA_MEMCPY2D *p) {
   CUDA_MEMCPY3D_PEER c;
-  if (!read_copy(env, argv[0], argv[1], argv[2], &c)) return false;
+  if (!read_copy(env, argv[0], argv[1], argv[2], &c, true)) return false;
   *p = (CUDA_MEMCPY2D){.srcXInBytes = c.srcXInBytes,
                        .srcY = c.srcY,
                        .srcMemoryType = c.srcMemoryType,
@@ -351,7 +358,7 @@ static napi_value memcpy_3d(napi_env env, napi_callback_info info) {
   CUDA_MEMCPY3D_PEER c;
   bool sync = is_undefined(env, argv[3]);
   CUstream stream = NULL;
-  if (!read_copy(env, argv[0], argv[1], argv[2], &c) ||
+  if (!read_copy(env, argv[0], argv[1], argv[2], &c, false) ||
       (!sync && !arg_stream(env, argv[3], &stream)) || !driver_ready(env))
     return NULL;
   CUDA_MEMCPY3D p = {.srcXInBytes = c.srcXInBytes,
@@ -393,7 +400,7 @@ static napi_value memcpy_3d_peer(napi_env env, napi_callback_info info) {
   bool sync = is_undefined(env, argv[5]);
   CUstream stream = NULL;
   ctx_rec *src_ctx, *dst_ctx;
-  if (!read_copy(env, argv[0], argv[1], argv[2], &c) ||
+  if (!read_copy(env, argv[0], argv[1], argv[2], &c, false) ||
       !(src_ctx = ctx_rec_of_context(env, argv[3])) ||
       !(dst_ctx = ctx_rec_of_context(env, argv[4])) ||
       (!sync && !arg_stream(env, argv[5], &stream)))

@@ -243,6 +243,33 @@ describe('linking (nvJitLink; no GPU needed)', function () {
     });
   });
 
+  it('queued links whose callers gave up are dropped, not linked: exit waits for none of them', async function () {
+    // 300 aborted linkAsync() calls still linked one after another on the linking thread, holding
+    // their inputs and delaying process.exit by 4-9 s.
+    const binding = require('../../lib/internal/binding');
+    const s = sources();
+    const linker = new Linker({ arch: ARCH, cacheDir: false })
+      .add(compileSync(s.library, { relocatable: true, arch: ARCH }))
+      .add(compileSync(s.main, { relocatable: true, arch: ARCH }));
+    const linkAsync = binding.linkAsync;
+    let started = 0;
+    binding.linkAsync = (...args) => (started++, linkAsync(...args));
+    try {
+      const controller = new AbortController();
+      const pending = Array.from({ length: 100 }, () => linker.linkAsync({ signal: controller.signal }));
+      for (let i = 0; i < 5; i++) await null; // the first link has started; the others wait their turn
+      assert.strictEqual(started, 1);
+      controller.abort();
+      const outcomes = await Promise.allSettled(pending);
+      const bad = outcomes.find((o) => !(o.status === 'rejected' && o.reason.name === 'AbortError'));
+      assert.strictEqual(bad, undefined);
+      assert.ok(elfSymbols(await linker.linkAsync()).includes(s.kernel)); // after the dropped ones
+      assert.ok(started <= 2, `${started} links started for 1 caller that waited`);
+    } finally {
+      binding.linkAsync = linkAsync;
+    }
+  });
+
   it('without nvJitLink (forced): LTO says nvJitLink is needed; the rest waits for a context', async function () {
     const s = sources();
     const script = `

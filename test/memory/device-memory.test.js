@@ -223,6 +223,32 @@ describe('memory arguments (checked before the driver)', function () {
       name: 'RangeError',
       message: /src: the copy reaches past the end of the host buffer/,
     });
+    // A 2D copy has no third dimension: a depth of 0 in the fields skipped this check while the
+    // copy went ahead (ASan: heap-buffer-overflow WRITE in memcpy_2d_unaligned), and so does a z.
+    for (const [field, value] of [
+      ['depth', 0n],
+      ['z', 2n ** 40n],
+    ]) {
+      fields[F[field]] = value;
+      for (const copy2D of [binding.memcpy2DUnaligned, binding.memcpy2D]) {
+        assert.throws(() => copy2D(fields, new Uint8Array(16), undefined, undefined, undefined), {
+          name: 'RangeError',
+          message: /src: the copy reaches past the end of the host buffer/,
+        });
+      }
+      fields[F[field]] = field === 'depth' ? 1n : 0n;
+    }
+    const copy = new cuda.Memcpy2D();
+    copy.setSrcDevice(0x1000n);
+    copy.setDstHost(new Uint8Array(16));
+    Object.assign(copy, { srcPitch: 4096, dstPitch: 4096, widthInBytes: 4096, height: 1024 });
+    copy._depth = () => 0; // what a subclass may do
+    for (const aligned of [false, true]) {
+      assert.throws(() => copy.run({ aligned }), {
+        name: 'RangeError',
+        message: /dest: the copy reaches past the end/,
+      });
+    }
     fields[F.pitch] = 2n ** 62n; // a pitch whose product overflows
     assert.throws(() => binding.memcpy3D(fields, new Uint8Array(80), undefined, undefined, undefined), {
       name: 'RangeError',

@@ -36,6 +36,14 @@ const FILES = {
   'test/leak.test.js': `
     const cuda = require('cudadrv');
     it('makes a context and leaves it', () => { new cuda.Device(0).makeContext(); });`,
+  'test/detach.test.js': `
+    const assert = require('assert');
+    const cuda = require('cudadrv');
+    it('detaches the context it was given', () => cuda.Context.getCurrent().detach());
+    it('gets a context again', () => {
+      assert.ok(cuda.Context.getCurrent());
+      cuda.memAlloc(64).free();
+    });`,
   'node-test.js': `
     const assert = require('assert');
     const { test } = require('node:test');
@@ -106,6 +114,23 @@ describe('cudadrv/testing in a consumer project', function () {
         `cudadrv: ${leakFile} leaked 1 context left current after a test and 1 context never detached; ` +
           'detach (or pop) every context a test makes, or use markCudaTest/describeGpu, which do',
       ],
+    ]);
+  });
+
+  it("Mocha: a test that detaches its file's context gets the next test a new one; the run goes on", function () {
+    // The next root beforeEach pushed the detached context, threw, and Mocha stopped the whole run.
+    const out = mocha(['test/detach.test.js', 'test/gpu.test.js'], gpu());
+    const file = (name) => path.join(project, 'test', name);
+    assert.deepStrictEqual(out.failed, []);
+    assert.deepStrictEqual(out.passed.sort(), [
+      'a GPU suite runs in this.cudaContext',
+      `cudadrv/testing: ${file('detach.test.js')} leaves no context behind`,
+      `cudadrv/testing: ${file('gpu.test.js')} leaves no context behind`,
+      'detaches the context it was given',
+      'gets a context again',
+      'has the file context current',
+      'marked',
+      'runs on the CPU',
     ]);
   });
 
