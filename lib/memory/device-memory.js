@@ -138,10 +138,9 @@ class DeviceAllocation extends PointerHolderBase {
   /** A view of size bytes at offset (the rest by default) that keeps this memory alive; copies
    * through it are checked against its bounds. Its free() releases the view, not the memory. */
   slice(offset = 0, size = undefined) {
-    check.size('offset', offset);
+    offset = check.size('offset', offset); // a number, where a bigint was given
     if (offset > this.size) throw new RangeError(`offset ${offset} is past the end (${this.size} bytes)`);
-    if (size === undefined) size = this.size - offset;
-    check.size('size', size);
+    size = size === undefined ? this.size - offset : check.size('size', size);
     if (offset + size > this.size) {
       throw new RangeError(`slice(${offset}, ${size}) reaches past the end of ${this.size} bytes`);
     }

@@ -28,15 +28,23 @@ static void (*services[MAX_SERVICES])(void); /* their until-idle functions */
 static int service_count;
 static atomic_bool exiting;
 
+/* What this thread is, for a drain that it runs itself (a library that calls exit() on it): it
+ * must not wait for itself. */
+static _Thread_local bool finishing_here;
+static _Thread_local void (*serving_here)(void);
+
 typedef struct start {
   void *(*body)(void *);
   void *arg;
   thread_kind kind;
+  void (*until_idle)(void); /* a service's */
 } start;
 
 static void *trampoline(void *data) {
   start s = *(start *)data;
   free(data);
+  finishing_here = s.kind == THREAD_FINISHES;
+  serving_here = s.until_idle;
   s.body(s.arg);
   if (s.kind == THREAD_FINISHES) {
     pthread_mutex_lock(&lock);
@@ -46,10 +54,11 @@ static void *trampoline(void *data) {
   return NULL;
 }
 
-bool thread_start(void *(*body)(void *), void *arg, size_t stack_size, thread_kind kind) {
+static bool start_thread(void *(*body)(void *), void *arg, size_t stack_size, thread_kind kind,
+                         void (*until_idle)(void)) {
   start *s = malloc(sizeof *s);
   if (!s) return false;
-  *s = (start){.body = body, .arg = arg, .kind = kind};
+  *s = (start){.body = body, .arg = arg, .kind = kind, .until_idle = until_idle};
   pthread_attr_t attr;
   pthread_t thread;
   pthread_attr_init(&attr);
@@ -64,13 +73,17 @@ bool thread_start(void *(*body)(void *), void *arg, size_t stack_size, thread_ki
   return started;
 }
 
+bool thread_start(void *(*body)(void *), void *arg, size_t stack_size, thread_kind kind) {
+  return start_thread(body, arg, stack_size, kind, NULL);
+}
+
 /* Each service is started once (its caller keeps a flag under its own lock), and is registered
  * for the exit drain only once its thread runs. */
 bool thread_start_service(void *(*body)(void *), void (*until_idle)(void), size_t stack_size) {
   pthread_mutex_lock(&lock);
   bool room = service_count < MAX_SERVICES;
   pthread_mutex_unlock(&lock);
-  if (!room || !thread_start(body, NULL, stack_size, THREAD_SERVES)) return false;
+  if (!room || !start_thread(body, NULL, stack_size, THREAD_SERVES, until_idle)) return false;
   pthread_mutex_lock(&lock);
   services[service_count++] = until_idle;
   pthread_mutex_unlock(&lock);
@@ -92,10 +105,11 @@ bool threads_exiting(void) { return atomic_load(&exiting); }
 
 void threads_drain(void) {
   pthread_mutex_lock(&lock);
-  while (working) pthread_cond_wait(&ended, &lock);
+  while (working > (finishing_here ? 1 : 0)) pthread_cond_wait(&ended, &lock);
   int count = service_count;
   pthread_mutex_unlock(&lock);
-  for (int i = 0; i < count; i++) services[i]();
+  for (int i = 0; i < count; i++)
+    if (services[i] != serving_here) services[i]();
 }
 
 static void drain_at_exit(void) {

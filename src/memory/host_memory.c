@@ -40,26 +40,27 @@ static const char *const RELEASE_API[] = {
     [RELEASE_MEM_FREE] = "cuMemFree",
     [RELEASE_HOST_FREE] = "cuMemFreeHost",
     [RELEASE_HOST_UNREGISTER] = "cuMemHostUnregister",
+    [RELEASE_MANAGED_FREE] = "cuMemFree",
+    [RELEASE_ALIGNED_FREE] = "free",
 };
 
-/* What releases h's memory through the driver; false for aligned memory (free() or V8's). */
-static bool host_release_op(const host_mem *h, release_op *op) {
+/* What releases h's memory (not V8-owned aligned memory, which V8 frees). */
+static release_op host_release_op(const host_mem *h) {
   switch (h->origin) {
-  case HOST_ALIGNED: return false;
-  case HOST_PINNED: *op = h->v8_owned ? RELEASE_HOST_UNREGISTER : RELEASE_HOST_FREE; return true;
-  case HOST_MANAGED: *op = RELEASE_MEM_FREE; return true;
-  default: *op = RELEASE_HOST_UNREGISTER; return true;
+  case HOST_ALIGNED: return RELEASE_ALIGNED_FREE;
+  case HOST_PINNED: return h->v8_owned ? RELEASE_HOST_UNREGISTER : RELEASE_HOST_FREE;
+  case HOST_MANAGED: return RELEASE_MANAGED_FREE;
+  default: return RELEASE_HOST_UNREGISTER;
   }
 }
 
-/* Releases h's memory, now (explicit free(): may wait for the device) or through the reaper. */
+/* Releases h's memory, now (explicit free(): may wait for the device) or through the reaper: no
+ * release that garbage collection causes runs on the main thread, where it could wait for a kernel
+ * (cuMemFree of managed memory, and even free(), which unmaps pages the GPU may map). */
 static CUresult host_release(host_mem *h, bool now) {
   h->base.freed = true;
-  release_op op;
-  if (!host_release_op(h, &op)) {
-    if (!h->v8_owned) free(h->data);
-    return CUDA_SUCCESS;
-  }
+  if (h->origin == HOST_ALIGNED && h->v8_owned) return CUDA_SUCCESS;
+  release_op op = host_release_op(h);
   if (now) return release_now(op, (uintptr_t)h->data, h->ctx);
   release_later(&h->node, op, (uintptr_t)h->data, h->ctx);
   return CUDA_SUCCESS;
@@ -257,8 +258,8 @@ static napi_value expose(napi_env env, napi_value obj, host_mem *h, napi_value b
 static bool owned_finalizer(napi_env env, host_mem *h, napi_value buffer) {
   napi_status status = napi_add_finalizer(env, buffer, h, host_owner_finalize, h, NULL);
   if (status == napi_ok) return true;
-  release_op op;
-  if (host_release_op(h, &op)) release_now(op, (uintptr_t)h->data, h->ctx);
+  if (!(h->origin == HOST_ALIGNED && h->v8_owned))
+    release_now(host_release_op(h), (uintptr_t)h->data, h->ctx);
   host_discard(h);
   napi_fail(env, status);
   return false;
@@ -456,9 +457,7 @@ static napi_value host_free(napi_env env, napi_callback_info info) {
   CUresult result = host_release(h, true);
   memory_untrack(env, &h->node);
   if (buffer && h->v8_owned) NAPI_CALL(env, napi_detach_arraybuffer(env, buffer));
-  release_op op;
-  if (result != CUDA_SUCCESS && host_release_op(h, &op))
-    return throw_cu(env, result, RELEASE_API[op]);
+  if (result != CUDA_SUCCESS) return throw_cu(env, result, RELEASE_API[host_release_op(h)]);
   return NULL;
 }
 

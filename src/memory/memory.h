@@ -18,11 +18,13 @@
 #include "cudadrv.h"
 
 typedef enum release_op {
-  RELEASE_MEM_FREE,         /* cuMemFree: cuMemAlloc'd, pitched and managed memory */
+  RELEASE_MEM_FREE,         /* cuMemFree: cuMemAlloc'd and pitched memory */
   RELEASE_MEM_FREE_ORDERED, /* stream-ordered (pool) memory: wait for the context, then cuMemFree */
   RELEASE_IPC_CLOSE,        /* cuIpcCloseMemHandle */
   RELEASE_HOST_FREE,        /* cuMemFreeHost */
   RELEASE_HOST_UNREGISTER,  /* cuMemHostUnregister */
+  RELEASE_MANAGED_FREE,     /* managed memory: wait for the context, then cuMemFree */
+  RELEASE_ALIGNED_FREE,     /* free() of aligned host memory: no driver, no context */
 } release_op;
 
 typedef struct memory_state memory_state;

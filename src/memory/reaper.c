@@ -21,6 +21,10 @@ static size_t reaper_outstanding; /* queued or being released */
 static bool reaper_running;
 
 CUresult release_now(release_op op, uint64_t address, ctx_rec *ctx) {
+  if (op == RELEASE_ALIGNED_FREE) { /* unmapping pages can wait for the device too (HMM) */
+    free((void *)(uintptr_t)address);
+    return CUDA_SUCCESS;
+  }
   if (!ctx_enter(ctx)) return CUDA_SUCCESS;
   CUresult result;
   switch (op) {
@@ -28,6 +32,8 @@ CUresult release_now(release_op op, uint64_t address, ctx_rec *ctx) {
     result = DRV(cuMemFree, (CUdeviceptr)address);
     break;
   case RELEASE_MEM_FREE_ORDERED: /* cuMemFree does not wait for pool memory: wait first */
+  case RELEASE_MANAGED_FREE:     /* cuMemFree of managed memory holds other streams' work back
+                                  * while it waits for the device: wait without holding them */
     DRV(cuCtxSynchronize, );
     result = DRV(cuMemFree, (CUdeviceptr)address);
     break;
@@ -73,7 +79,7 @@ static void *reaper_main(void *unused) {
     if (!(reaper_head = job->next)) reaper_tail = &reaper_head;
     pthread_mutex_unlock(&reaper_lock);
     stats_cleanup(release_outside_captures(job));
-    ctx_rec_wait_end(job->ctx); /* may destroy a context detached meanwhile */
+    if (job->ctx) ctx_rec_wait_end(job->ctx); /* may destroy a context detached meanwhile */
     free(job);
     pthread_mutex_lock(&reaper_lock);
     if (--reaper_outstanding == 0) pthread_cond_broadcast(&reaper_idle);
@@ -99,7 +105,7 @@ bool reaper_enqueue(release_op op, uint64_t address, ctx_rec *ctx) {
   job->op = op;
   job->address = address;
   job->ctx = ctx;
-  ctx_rec_wait_begin(ctx); /* a detach() meanwhile leaves destroying the context to the reaper */
+  if (ctx) ctx_rec_wait_begin(ctx); /* a detach() meanwhile leaves destroying it to the reaper */
   pthread_mutex_lock(&reaper_lock);
   if (reaper_start_locked()) {
     job->next = NULL;
@@ -111,7 +117,7 @@ bool reaper_enqueue(release_op op, uint64_t address, ctx_rec *ctx) {
     return true;
   }
   pthread_mutex_unlock(&reaper_lock);
-  ctx_rec_wait_end(ctx);
+  if (ctx) ctx_rec_wait_end(ctx);
   free(job);
   return false;
 }

@@ -384,6 +384,9 @@ describeGpu('device memory', function () {
     assert.strictEqual(inner.ptr, parent.ptr + 12n);
     assert.strictEqual(inner.size, 12);
     assert.throws(() => parent.slice(60, 8), { name: 'RangeError', message: /reaches past the end of 64 bytes/ });
+    // bigint and number mixed (the fuzzer: the engine's "Cannot mix BigInt and other types")
+    assert.strictEqual(parent.slice(8n, 16).ptr, parent.ptr + 8n);
+    assert.strictEqual(parent.slice(8, 16n).size, 16);
     assert.throws(() => parent.slice(65), { name: 'RangeError', message: /past the end/ });
     assert.throws(() => slice.slice(-1), { name: 'RangeError' });
     assert.throws(() => cuda.memcpyHtoD(slice, new Uint8Array(17)), {

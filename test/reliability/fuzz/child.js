@@ -4,6 +4,7 @@
 // parent knows which call was running if the process dies; at the end, one line of JSON: the
 // count of each error class thrown, and the throws that were none of the allowed classes.
 const fs = require('fs');
+const { Worker } = require('worker_threads');
 const { collect, record, cuda, compiler, tools } = require('./targets');
 const { callGenerator, value, typedArray, Sentinel, setInCall } = require('./values');
 const { OPERATIONS } = require('../fault/operations');
@@ -309,11 +310,51 @@ function pickThis(rng, owner) {
   return value(rng, pool, enums);
 }
 
+// Lets the collector have a few of the pool's objects, while what was made of them may still run.
+function dropToCollector(rng) {
+  const count = 1 + rng.int(8);
+  const at = rng.int(Math.max(pool.length, 1));
+  return [
+    () => {
+      pool.splice(at, count);
+      global.gc();
+    },
+    `drop pool[${at}..+${count}], gc()`,
+  ];
+}
+
+// A worker that loads cudadrv and starts a compile, a wait or an allocation, terminated while it
+// may still be at it.
+const WORKER_CODE = `
+  const { workerData } = require('worker_threads');
+  const cuda = require(${JSON.stringify(require('path').join(__dirname, '..', '..', '..'))});
+  const compiler = require(${JSON.stringify(require('path').join(__dirname, '..', '..', '..', 'lib', 'compiler'))});
+  try {
+    if (workerData === 'compile') compiler.compile('__global__ void k(int *x) { x[0] = ' + Math.random() + '; }').catch(() => {});
+    const context = workerData === 'compile' ? null : new cuda.Device(0).makeContext();
+    if (workerData === 'wait') cuda.Context.synchronize().catch(() => {});
+    if (workerData === 'alloc') globalThis.kept = [cuda.memAlloc(4096), new cuda.Stream(), cuda.pagelockedEmpty(64, 'uint8')];
+  } catch {} // no driver here: the load and the teardown are what is tried`;
+
+function workerMidCall(rng) {
+  const what = rng.pick(['compile', 'wait', 'alloc', 'idle']);
+  const ms = rng.int(30);
+  return [
+    () => {
+      const worker = new Worker(WORKER_CODE, { eval: true, workerData: what });
+      return new Promise((resolve) => setTimeout(resolve, ms)).then(() => worker.terminate()).then(() => undefined);
+    },
+    `a worker that starts ${what}, terminated after ${ms} ms`,
+  ];
+}
+
 // Builds call index's function, receiver and arguments; returns [thunk, label].
 function plan(index) {
   const rng = callGenerator(job.seed, index);
   const roll = rng.next();
   if (roll < 0.005) return [() => global.gc(), 'gc()'];
+  if (roll < 0.008) return dropToCollector(rng);
+  if (roll < 0.009) return workerMidCall(rng);
   if (roll < 0.5 && examples.length) return mutated(rng, examples[rng.int(examples.length)]);
   if (roll < 0.01)
     return [
@@ -445,6 +486,8 @@ async function main() {
   global.gc();
   await new Promise(setImmediate);
   fs.writeSync(PROGRESS, `${JSON.stringify({ done: true, calls: indices.length, counts, unexpected, hung })}\n`);
+  // exit mid-operation: a compile just started (the run fails if the process dies on the way out)
+  compiler.compile(`__global__ void last(int *x) { x[0] = ${job.seed}; }`, { cacheDir: false }).catch(() => {});
   process.exit(0); // what the fuzzing left (contexts pushed, handles alive) is not waited for
 }
 
