@@ -40,7 +40,6 @@ static const char *const RELEASE_API[] = {
     [RELEASE_MEM_FREE] = "cuMemFree",
     [RELEASE_HOST_FREE] = "cuMemFreeHost",
     [RELEASE_HOST_UNREGISTER] = "cuMemHostUnregister",
-    [RELEASE_MANAGED_FREE] = "cuMemFree",
     [RELEASE_ALIGNED_FREE] = "free",
 };
 
@@ -49,7 +48,7 @@ static release_op host_release_op(const host_mem *h) {
   switch (h->origin) {
   case HOST_ALIGNED: return RELEASE_ALIGNED_FREE;
   case HOST_PINNED: return h->v8_owned ? RELEASE_HOST_UNREGISTER : RELEASE_HOST_FREE;
-  case HOST_MANAGED: return RELEASE_MANAGED_FREE;
+  case HOST_MANAGED: return RELEASE_MEM_FREE;
   default: return RELEASE_HOST_UNREGISTER;
   }
 }

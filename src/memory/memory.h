@@ -18,12 +18,11 @@
 #include "cudadrv.h"
 
 typedef enum release_op {
-  RELEASE_MEM_FREE,         /* cuMemFree: cuMemAlloc'd and pitched memory */
-  RELEASE_MEM_FREE_ORDERED, /* stream-ordered (pool) memory: wait for the context, then cuMemFree */
+  RELEASE_MEM_FREE,         /* cuMemFree: cuMemAlloc'd, pitched and managed memory */
+  RELEASE_MEM_FREE_ORDERED, /* stream-ordered (pool) memory: cuMemFree */
   RELEASE_IPC_CLOSE,        /* cuIpcCloseMemHandle */
   RELEASE_HOST_FREE,        /* cuMemFreeHost */
   RELEASE_HOST_UNREGISTER,  /* cuMemHostUnregister */
-  RELEASE_MANAGED_FREE,     /* managed memory: wait for the context, then cuMemFree */
   RELEASE_ALIGNED_FREE,     /* free() of aligned host memory: no driver, no context */
 } release_op;
 

@@ -26,29 +26,18 @@ CUresult release_now(release_op op, uint64_t address, ctx_rec *ctx) {
     return CUDA_SUCCESS;
   }
   if (!ctx_enter(ctx)) return CUDA_SUCCESS;
+  /* The context's work ends first: queued copies may still use the memory (pool memory, pinned
+   * and registered host memory: their frees do not wait), and cuMemFree, which does wait for the
+   * device, held a copy on another stream back until a 400 ms kernel ended while it waited (H100,
+   * driver 580); behind cuCtxSynchronize the copy went ahead. */
+  DRV(cuCtxSynchronize, );
   CUresult result;
   switch (op) {
-  case RELEASE_MEM_FREE: /* waits for the device itself */
-    result = DRV(cuMemFree, (CUdeviceptr)address);
-    break;
-  case RELEASE_MEM_FREE_ORDERED: /* cuMemFree does not wait for pool memory: wait first */
-  case RELEASE_MANAGED_FREE:     /* cuMemFree of managed memory holds other streams' work back
-                                  * while it waits for the device: wait without holding them */
-    DRV(cuCtxSynchronize, );
-    result = DRV(cuMemFree, (CUdeviceptr)address);
-    break;
-  case RELEASE_IPC_CLOSE:
-    DRV(cuCtxSynchronize, );
-    result = DRV(cuIpcCloseMemHandle, (CUdeviceptr)address);
-    break;
-  case RELEASE_HOST_FREE: /* queued copies may still read or write it */
-    DRV(cuCtxSynchronize, );
-    result = DRV(cuMemFreeHost, (void *)(uintptr_t)address);
-    break;
-  default: /* RELEASE_HOST_UNREGISTER */
-    DRV(cuCtxSynchronize, );
-    result = DRV(cuMemHostUnregister, (void *)(uintptr_t)address);
-    break;
+  case RELEASE_MEM_FREE:
+  case RELEASE_MEM_FREE_ORDERED: result = DRV(cuMemFree, (CUdeviceptr)address); break;
+  case RELEASE_IPC_CLOSE: result = DRV(cuIpcCloseMemHandle, (CUdeviceptr)address); break;
+  case RELEASE_HOST_FREE: result = DRV(cuMemFreeHost, (void *)(uintptr_t)address); break;
+  default: result = DRV(cuMemHostUnregister, (void *)(uintptr_t)address); break;
   }
   ctx_leave();
   return result;

@@ -83,11 +83,9 @@ describe('device memory through a stand-in driver (no GPU needed)', function () 
     const released = calls['dropped, then collected'];
     const frees = released.filter((call) => call === 'cuMemFree_v2');
     assert.strictEqual(frees.length, 8, released.join(' '));
-    assert.strictEqual(
-      released.filter((call) => call === 'cuCtxSynchronize').length,
-      3,
-      'stream-ordered: after the device',
-    );
+    // each after the device: cuMemFree waiting for it held other streams' work back
+    const afterSync = released.filter((call, i) => call === 'cuMemFree_v2' && released[i - 1] === 'cuCtxSynchronize');
+    assert.strictEqual(afterSync.length, 8, released.join(' '));
     assert.strictEqual(released.filter((call) => call === 'cuCtxPushCurrent_v2').length, 8);
     assert.strictEqual(released.filter((call) => call === 'cuCtxPopCurrent_v2').length, 8);
     const outOfMemory = calls['dropped, then reclaimed when out of memory'];
