@@ -94,7 +94,7 @@ export declare class DeviceAllocation extends PointerHolderBase {
   /** The device address, as `ptr`. */
   getPointer(): bigint;
   /** A view of size bytes at offset that keeps this memory alive; copies through it are bounds-checked. */
-  slice(offset?: number, size?: number): DeviceAllocation;
+  slice(offset?: number | bigint, size?: number | bigint): DeviceAllocation;
   /** Frees now (memory from memAllocAsync: in stream order, on stream). A slice lets its parent go. */
   free(stream?: Stream | null): void;
   /** `using`: frees the memory. */
