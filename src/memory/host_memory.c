@@ -43,7 +43,10 @@ static const char *const RELEASE_API[] = {
     [RELEASE_ALIGNED_FREE] = "free",
 };
 
-/* What releases h's memory (not V8-owned aligned memory, which V8 frees). */
+/* Whether V8 frees h's memory (aligned memory in a V8-owned buffer): nothing to release. */
+static bool v8_frees(const host_mem *h) { return h->origin == HOST_ALIGNED && h->v8_owned; }
+
+/* What releases h's memory where V8 does not. */
 static release_op host_release_op(const host_mem *h) {
   switch (h->origin) {
   case HOST_ALIGNED: return RELEASE_ALIGNED_FREE;
@@ -58,7 +61,7 @@ static release_op host_release_op(const host_mem *h) {
  * (cuMemFree of managed memory, and even free(), which unmaps pages the GPU may map). */
 static CUresult host_release(host_mem *h, bool now) {
   h->base.freed = true;
-  if (h->origin == HOST_ALIGNED && h->v8_owned) return CUDA_SUCCESS;
+  if (v8_frees(h)) return CUDA_SUCCESS;
   release_op op = host_release_op(h);
   if (now) return release_now(op, (uintptr_t)h->data, h->ctx);
   release_later(&h->node, op, (uintptr_t)h->data, h->ctx);
@@ -257,8 +260,7 @@ static napi_value expose(napi_env env, napi_value obj, host_mem *h, napi_value b
 static bool owned_finalizer(napi_env env, host_mem *h, napi_value buffer) {
   napi_status status = napi_add_finalizer(env, buffer, h, host_owner_finalize, h, NULL);
   if (status == napi_ok) return true;
-  if (!(h->origin == HOST_ALIGNED && h->v8_owned))
-    release_now(host_release_op(h), (uintptr_t)h->data, h->ctx);
+  if (!v8_frees(h)) release_now(host_release_op(h), (uintptr_t)h->data, h->ctx);
   host_discard(h);
   napi_fail(env, status);
   return false;
