@@ -65,9 +65,10 @@ describe('collecting dropped memory (stand-in driver)', function () {
     // (cuMemFree waiting for the device held other streams' work back; cuCtxSynchronize did not)
     assert.strictEqual(count('cuMemFree_v2'), 6, calls.join(' '));
     assert.strictEqual(count('cuMemFreeHost'), 2);
-    const frees = calls.filter((c) => c === 'cuMemFree_v2' || c === 'cuMemFreeHost').length;
-    const afterSync = calls.filter((c, i) => /^cuMemFree/.test(c) && calls[i - 1] === 'cuCtxSynchronize').length;
-    assert.strictEqual(afterSync, frees, calls.join(' '));
+    // The main thread's own calls (the event's destroy) may land between a sync and its free in
+    // the log, so only the reaper's two kinds of call are read: each free follows its own sync.
+    const reaper = calls.filter((c) => /^cuMemFree|^cuCtxSynchronize$/.test(c)).join(' ');
+    assert.match(reaper, /^(cuCtxSynchronize cuMemFree(_v2|Host) ?){8}$/, calls.join(' '));
   });
 });
 
