@@ -9,6 +9,7 @@
 //   on-disk hit           ≤ 2 ms, the first compile of a new process (after require), which
 //                         finds the entry an earlier process left on disk
 //   timer lag             ≤ 5 ms while a one-second compile runs asynchronously
+// and, for reference, what the isolated mode (a helper process) adds to a compile.
 // Lateness is also measured with nothing running, to show the machine's own timer jitter.
 // No GPU needed. Usage: node bench/compile.js [--json]. Pinned to one core, the ratios are steadier
 // (taskset -c 3 node bench/compile.js: both sides compile on the same core, taking turns), and the
@@ -17,7 +18,7 @@ const { execFileSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { median, now, buildFloor, startFloor, inTurns, printRows } = require('./turns');
+const { median, now, buildFloor, startFloor, inTurns, isolatedCost, isolatedRows, printRows } = require('./turns');
 const binding = require('../lib/internal/binding');
 const compiler = require('../lib/compiler');
 
@@ -183,6 +184,13 @@ async function main() {
   const cold = await coldCompile(floor);
   const hit = memoryHit();
   const disk = diskHit();
+  const uncached = { arch: ARCH, cacheDir: false };
+  const isolated = await isolatedCost(
+    20,
+    () => compiler.compile(SOURCE, uncached),
+    () => compiler.compile(SOURCE, { ...uncached, isolated: true }),
+    () => compiler.compileSync(SOURCE, { ...uncached, isolated: true }),
+  );
   // The event loop stays free while a compile runs on a thread of its own, given a processor for
   // each: pinned to one (as for steady ratios), they share it, and lateness says nothing of cudadrv.
   const cpus = os.availableParallelism ? os.availableParallelism() : os.cpus().length;
@@ -219,6 +227,7 @@ async function main() {
     ['on-disk hit, new process (first compile)', `${disk.first.toFixed(2)} ms`, '<= 2 ms', disk.first <= 2],
     ['on-disk hit, same new process (second source)', `${disk.second.toFixed(2)} ms`, '(for reference)', true],
     ["require('cudadrv/compiler'), new process", `${disk.required.toFixed(2)} ms`, '(for reference)', true],
+    ...isolatedRows(isolated, 'compile()', 'compileSync'),
     ...(lag
       ? [
           [
@@ -238,7 +247,7 @@ async function main() {
   ];
   const nvrtc = compiler.nvrtcVersion().join('.');
   if (json) {
-    console.log(JSON.stringify({ nvrtc, arch: ARCH, cold, hitMs: hit, disk, lag, idle }));
+    console.log(JSON.stringify({ nvrtc, arch: ARCH, cold, hitMs: hit, disk, isolated, lag, idle }));
     return;
   }
   printRows(

@@ -6,13 +6,14 @@
 //   cold link             ≤ 1.05 × the C time: two small LTO-IR modules, a new Linker given both
 //                         and link() (cache on, entry missing: copies, key, link, store)
 //   in-process cache hit  ≤ 0.05 ms: the same Linker code, the cubin found in memory
-// and, for reference, cold links with the cache off (copies and link only).
+// and, for reference, cold links with the cache off (copies and link only), and what the isolated
+// mode (a helper process) adds to a link.
 // No GPU needed. Usage: node bench/link.js [--json]. Pinned to one core, the ratio is steadier
 // (taskset -c 3 node bench/link.js: both sides link on the same core, taking turns).
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { median, now, buildFloor, startFloor, inTurns, printRows } = require('./turns');
+const { median, now, buildFloor, startFloor, inTurns, isolatedCost, isolatedRows, printRows } = require('./turns');
 const binding = require('../lib/internal/binding');
 const compiler = require('../lib/compiler');
 const { nvJitLinkLibrary } = require('../lib/compiler/linker');
@@ -59,8 +60,9 @@ function inputs() {
 }
 
 // A user's link: a Linker given both inputs (copied), then link().
-const link = (items, opts) =>
-  items.reduce((linker, item) => linker.add(item.data, { name: item.name }), new Linker(opts)).link();
+const linker = (items, opts) =>
+  items.reduce((made, item) => made.add(item.data, { name: item.name }), new Linker(opts));
+const link = (items, opts) => linker(items, opts).link();
 
 // The cache's files that a link of items writes: those that appear after one.
 function entryFiles(items, opts) {
@@ -144,10 +146,17 @@ async function main() {
   const items = inputs();
   const { cached: cold, uncached } = await coldLinks(floor, items);
   const hit = memoryHit(items);
+  const plain = { arch: ARCH, lto: true, cacheDir: false };
+  const isolated = await isolatedCost(
+    20,
+    () => linker(items, plain).linkAsync(),
+    () => linker(items, { ...plain, isolated: true }).linkAsync(),
+    () => link(items, { ...plain, isolated: true }),
+  );
   fs.rmSync(work, { recursive: true, force: true });
   const nvjitlink = nvJitLinkLibrary().version.join('.');
   if (json) {
-    console.log(JSON.stringify({ nvjitlink, arch: ARCH, cold, uncached, hitMs: hit }));
+    console.log(JSON.stringify({ nvjitlink, arch: ARCH, cold, uncached, hitMs: hit, isolated }));
     return;
   }
   const inputBytes = items.map((item) => item.data.length).join(' + ');
@@ -176,6 +185,7 @@ async function main() {
         true,
       ],
       ['in-process cache hit (new Linker, add, link)', `${(hit * 1000).toFixed(1)} us`, '<= 50 us', hit <= 0.05],
+      ...isolatedRows(isolated, 'linkAsync()', 'link()'),
     ],
   );
 }

@@ -67,6 +67,45 @@ async function inTurns(samples, js, c) {
   };
 }
 
+/** The isolated mode's cost (issue 29): inProcess and isolated, async functions doing the same
+ * work, in turns after a first run of each (the library loaded, the helper started); and
+ * isolatedSync, which starts a helper for each call, a few times. Medians in ms. */
+async function isolatedCost(samples, inProcess, isolated, isolatedSync) {
+  await inProcess();
+  await isolated();
+  const [own, helped, sync] = [[], [], []];
+  for (let i = 0; i < samples; i++) {
+    for (const [work, times] of [
+      [inProcess, own],
+      [isolated, helped],
+    ]) {
+      const start = now();
+      await work();
+      times.push(now() - start);
+    }
+  }
+  for (let i = 0; i < 5; i++) {
+    const start = now();
+    isolatedSync();
+    sync.push(now() - start);
+  }
+  const extra = median(helped.map((t, i) => t - own[i]));
+  return { inProcess: median(own), isolated: median(helped), extra, sync: median(sync) };
+}
+
+/** The rows of isolatedCost's result, for `what` ('compile()', 'linkAsync()') and syncWhat. */
+function isolatedRows(cost, what, syncWhat) {
+  return [
+    [
+      `isolated ${what}, warm helper: more than in the process`,
+      `+${cost.extra.toFixed(2)} ms (medians ${cost.isolated.toFixed(2)}, ${cost.inProcess.toFixed(2)} ms)`,
+      '(for reference)',
+      true,
+    ],
+    [`isolated ${syncWhat} (a helper started each call)`, `${cost.sync.toFixed(1)} ms`, '(for reference)', true],
+  ];
+}
+
 /** Prints a table of [line, value, target, ok] rows under a heading. */
 function printRows(heading, rows) {
   console.log(heading);
@@ -75,4 +114,4 @@ function printRows(heading, rows) {
   }
 }
 
-module.exports = { median, now, buildFloor, startFloor, inTurns, printRows };
+module.exports = { median, now, buildFloor, startFloor, inTurns, isolatedCost, isolatedRows, printRows };

@@ -45,6 +45,12 @@ export interface CompileOptions {
   /** LTO-IR for link-time optimization (-dlto, which implies relocatable): the result's kind is
    * 'ltoir', for a Linker made with { lto: true }. */
   lto?: boolean;
+  /** Compile in a helper process that cudadrv starts and reuses (one a processor at most), so
+   * that a crash or hang in NVRTC ends the helper, not this process: a crash is a CompileError
+   * whose codeName is the signal ('SIGSEGV'), and `signal` or `timeout` ends a compile under way.
+   * For sources you do not trust. Costs a process start on first use (compileSync: on every
+   * compile). Default: env CUDADRV_ISOLATE=1. */
+  isolated?: boolean;
 }
 
 /** What an image holds: a cubin, PTX text, LTO-IR (NVVM bitcode for link-time optimization),
@@ -97,6 +103,11 @@ export interface LinkerOptions {
   deviceRuntime?: boolean;
   /** The cache directory for linked cubins (nvJitLink only); as CompileOptions.cacheDir. */
   cacheDir?: string | false | null;
+  /** Link with nvJitLink in a helper process, as CompileOptions.isolated: a crash is a LinkError
+   * whose codeName is the signal, and what nvJitLink prints to stderr joins the log (an error it
+   * prints there fails the link). The driver's linker (cuLink) always links in this process.
+   * Default: env CUDADRV_ISOLATE=1. */
+  isolated?: boolean;
 }
 
 /** What an input of a Linker is. */
@@ -134,17 +145,21 @@ export declare class Linker {
   readonly options: string[];
   /** Whether libcudadevrt is linked in. */
   readonly deviceRuntime: boolean;
+  /** Whether nvJitLink links in a helper process. */
+  readonly isolated: boolean;
   /** The information log of the last link. */
   readonly log: string;
   /** The linker a link uses now: 'nvJitLink', or 'cuLink' where nvJitLink cannot be loaded. */
   readonly backend: 'nvJitLink' | 'cuLink';
-  /** Adds an image (copied now); returns the linker. */
+  /** Adds an image (copied now); returns the linker. A RangeError where its structure is unsound
+   * (a cubin's sections, symbols, relocations; an archive's members): nvJitLink would crash. */
   add(image: ArrayBufferView | ArrayBuffer | SharedArrayBuffer | string, options?: LinkInputOptions): this;
-  /** Adds the file at path (read now); returns the linker. */
+  /** Adds the file at path (read now; a regular file of at most 2 GiB - 1); returns the linker. */
   addFile(path: string, options?: Pick<LinkInputOptions, 'kind'>): this;
   /** Links, waited for; a LinkError carries the linker's log. */
   link(): LinkedImage;
-  /** Links on a thread of its own; `signal` gives up waiting (the link runs to its end). */
+  /** Links on a thread of its own; `signal` gives up waiting (the link runs to its end, but an
+   * isolated one's helper is ended). */
   linkAsync(options?: { signal?: AbortSignal }): Promise<LinkedImage>;
 }
 

@@ -5,6 +5,9 @@
 const fs = require('fs');
 const path = require('path');
 const { UsageError } = require('./common');
+const { readBounded } = require('../internal/files');
+
+const SOURCE_LIMIT = 64 * 1024 * 1024; // bytes of source read
 
 const options = {
   output: { type: 'string', short: 'o' },
@@ -21,9 +24,9 @@ function run(values, positionals) {
   const [file] = positionals;
   let source;
   try {
-    source = fs.readFileSync(file, 'utf8');
+    source = readBounded(file, SOURCE_LIMIT, `cannot read ${file}`).toString();
   } catch (error) {
-    process.stderr.write(`cudadrv: cannot read ${file}: ${error.message}\n`);
+    process.stderr.write(`cudadrv: ${error.message}\n`);
     return 1;
   }
   let image;

@@ -16,10 +16,11 @@
 //
 // On disk an entry is one file, <key>.entry, written atomically (a temporary file in the same
 // directory, then rename), so concurrent processes never see half an entry; a truncated or
-// altered file fails its checksum and is recompiled. The first write to a directory is made at
+// altered file (or one past ENTRY_LIMIT) fails its checksum, is removed and recompiled. The first write to a directory is made at
 // once; later ones (a cold compile's entry) on the addon's writer thread, so that the compile's
 // caller does not wait for them, and the process waits for them at exit. A directory that cannot
 // be made or written turns the disk cache off for it, with one warning.
+const fs = require('fs');
 const path = require('path');
 const { getSystemErrorName } = require('util');
 const binding = require('../internal/binding');
@@ -34,6 +35,11 @@ const MAGIC = Buffer.from('CUDADRV\x02', 'latin1');
 const MAGIC_WORDS = [MAGIC.readUInt32LE(0), MAGIC.readUInt32LE(4)]; // compared as read
 const HEADER = 24; // magic (8), metadata length (4), image length (4), XXH64 of the rest (8)
 const MEMORY_LIMIT = 64 * 1024 * 1024; // bytes of images kept in memory
+// The most bytes read of each kind of file: an entry (a larger image is not cached), the NVRTC
+// record, and a file the source includes.
+const ENTRY_LIMIT = 512 * 1024 * 1024;
+const RECORD_LIMIT = 1024 * 1024;
+const INCLUDE_LIMIT = 256 * 1024 * 1024;
 
 /** Counters for tests and benchmarks. */
 const stats = { memoryHits: 0, diskHits: 0, corrupt: 0, compiles: 0, links: 0 };
@@ -145,11 +151,10 @@ function identityOf(version, archs, library) {
 
 function readRecord(dir) {
   const env = environment();
-  const data = binding.readFile(path.join(dir, recordName(env)), false);
-  if (data === null) return null;
   let record;
   try {
-    record = JSON.parse(data.toString());
+    // too large, or not JSON: no record (NVRTC is loaded, and a new record written)
+    record = JSON.parse(binding.readFile(path.join(dir, recordName(env)), false, RECORD_LIMIT)?.toString());
   } catch {
     return null;
   }
@@ -238,7 +243,7 @@ function probe(file) {
         'change the include path',
     );
   }
-  const contents = type === S_IFREG ? binding.readFile(file, true) : null;
+  const contents = type === S_IFREG ? binding.readFile(file, true, INCLUDE_LIMIT) : null;
   return { stamp: stat, contents };
 }
 
@@ -445,11 +450,18 @@ function lookup(dir, key) {
     return known;
   }
   if (unusable(dir)) return null;
-  const data = binding.readFile(path.join(dir, entryName(key)), false);
-  if (data === null) return null;
-  const entry = decode(data, key);
+  const file = path.join(dir, entryName(key));
+  let entry = null;
+  try {
+    const data = binding.readFile(file, false, ENTRY_LIMIT);
+    if (data === null) return null;
+    entry = decode(data, key);
+  } catch {
+    // larger than any entry written: as corrupt
+  }
   if (!entry) {
     stats.corrupt++;
+    fs.rmSync(file, { force: true }); // a miss now, and written afresh by the compile
     return null;
   }
   stats.diskHits++;
@@ -462,6 +474,7 @@ function lookup(dir, key) {
 function store(dir, key, entry) {
   const { image, log, loweredNames, target, kind } = entry;
   const data = encode(key, entry);
+  if (data.length > ENTRY_LIMIT) return; // lookup() would not read it
   remember(key, { image: data.subarray(data.length - image.length), log, loweredNames, target, kind });
   writeAtomic(dir, entryName(key), data);
 }

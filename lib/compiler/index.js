@@ -7,9 +7,10 @@
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { AbortError, CompileError, LinkError } = require('../driver/errors');
+const { AbortError, CompileError, LinkError, RuntimeError } = require('../driver/errors');
 const cache = require('./cache');
 const nvrtc = require('./nvrtc');
+const isolated = require('./isolated');
 const { request, splitShellWords, DEFAULT_OPTIONS, INCLUDE_DIR } = require('./request');
 const { onAbort } = require('../internal/abort');
 
@@ -17,6 +18,34 @@ const { onAbort } = require('../internal/abort');
 
 function compileArgs(req) {
   return [req.source, req.name, req.options, req.headerNames, req.headerSources, req.nameExpressions, req.kind];
+}
+
+// The outcome of an isolated compile (lib/compiler/isolated.js) as the binding gives one: a crash
+// is an outcome with `crash` (how the helper ended), and the helper's stderr joins the log.
+function isolatedOutcome(req, result) {
+  if (result.cancelled) throw aborted(req);
+  if (result.error !== undefined) throw new RuntimeError(`the isolated compile's helper process: ${result.error}`);
+  const outcome = result.outcome ?? {
+    code: null,
+    codeName: result.signal,
+    api: 'nvrtcCompileProgram',
+    crash: result.ended,
+  };
+  outcome.log = [outcome.log, result.stderr].filter(Boolean).join('\n');
+  return outcome;
+}
+
+function compileNow(req) {
+  if (req.isolated) return isolatedOutcome(req, isolated.runSync('compile', req.nvrtcLibrary, compileArgs(req)));
+  return nvrtc.loadNvrtc().nvrtcCompile(...compileArgs(req));
+}
+
+// compileNow off the main thread: the job's cancel() stops an isolated compile (ends its helper).
+function compileLater(req, job) {
+  if (!req.isolated) return nvrtc.loadNvrtc().nvrtcCompileAsync(...compileArgs(req));
+  const { promise, cancel } = isolated.run('compile', req.nvrtcLibrary, compileArgs(req));
+  job.cancel = cancel;
+  return promise.then((result) => isolatedOutcome(req, result));
 }
 
 // Writes the source, options, log and output to a new temporary directory, and says where.
@@ -44,17 +73,17 @@ function settle(req, outcome) {
   const keptIn = req.keep ? keepFiles(req, outcome) : undefined;
   if (outcome.code !== 0) {
     const log = outcome.log.trimEnd();
-    throw new CompileError(
-      `${outcome.api} failed: ${outcome.codeName} compiling ${req.name}` + (log ? `\n${log}` : ''),
-      {
-        code: outcome.code,
-        codeName: outcome.codeName,
-        api: outcome.api,
-        log: outcome.log,
-        options: req.options.slice(),
-        source: req.name,
-      },
-    );
+    const what = outcome.crash
+      ? `NVRTC crashed compiling ${req.name}: its isolated helper process ${outcome.crash} (the next compile starts another)`
+      : `${outcome.api} failed: ${outcome.codeName} compiling ${req.name}`;
+    throw new CompileError(what + (log ? `\n${log}` : ''), {
+      code: outcome.code,
+      codeName: outcome.codeName ?? outcome.crash,
+      api: outcome.api,
+      log: outcome.log,
+      options: req.options.slice(),
+      source: req.name,
+    });
   }
   const { image, log, loweredNames } = outcome;
   // unclaimed: the first caller to deliver takes the image; callers sharing the compile copy it
@@ -103,7 +132,7 @@ function compileSync(source, opts) {
     throw new TypeError('compileSync cannot be interrupted, so it takes no timeout; use compile()');
   }
   if (req.signal?.aborted) throw aborted(req);
-  return deliver(req, cached(req) ?? settle(req, nvrtc.loadNvrtc().nvrtcCompile(...compileArgs(req))));
+  return deliver(req, cached(req) ?? settle(req, compileNow(req)));
 }
 
 // Compiles in flight by key (a second compile of the same source waits for the first), and at
@@ -138,8 +167,15 @@ function produce(req) {
         if (inFlight.get(req.key) === started) inFlight.delete(req.key); // a later caller starts afresh
         throw aborted(req);
       }
-      return nvrtc.loadNvrtc().nvrtcCompileAsync(...compileArgs(req));
+      return compileLater(req, started);
     }).then((outcome) => settle(req, outcome));
+    // The last caller gone: an isolated compile stops (cancel() ends its helper); one in this
+    // process cannot be interrupted, so it goes on, and fills the cache.
+    started.giveUp = () => {
+      if (!started.cancel) return;
+      if (inFlight.get(req.key) === started) inFlight.delete(req.key);
+      started.cancel();
+    };
     if (shared) {
       inFlight.set(req.key, started);
       const forget = () => inFlight.delete(req.key);
@@ -158,8 +194,7 @@ function aborted(req) {
   );
 }
 
-// The job's promise, or an AbortError as soon as the request's signal aborts or its timeout passes;
-// NVRTC cannot be interrupted, so a running compile goes on (it still fills the cache).
+// The job's promise, or an AbortError as soon as the request's signal aborts or its timeout passes.
 function awaitJob(req, job) {
   const { signal, timeout } = req;
   if (!signal && timeout === undefined) return job.promise;
@@ -172,7 +207,7 @@ function awaitJob(req, job) {
       settleWith(value);
     };
     const giveUp = (error) => {
-      job.callers--;
+      if (--job.callers === 0) job.giveUp();
       finish(reject, error);
     };
     if (signal) stopListening = onAbort(signal, () => giveUp(aborted(req)));

@@ -4,33 +4,23 @@
 // places, CUDADRV_NVJITLINK_PATH, the major of the NVRTC in use) or, where it cannot be loaded,
 // with the driver's linker (cuLink), which needs a current context and does no LTO. Links with
 // nvJitLink go through the compile cache: the same inputs and options give the cubin at once.
-const fs = require('fs');
 const path = require('path');
 const binding = require('../internal/binding');
 const { LinkError, LogicError, RuntimeError, makeError } = require('../driver/errors');
 const { librarySearch, findToolkitFile } = require('../internal/library-search');
-const { describe, imageBytes } = require('../internal/checks');
-const { checkSignal, abortable, abortError } = require('../internal/abort');
+const { describe } = require('../internal/checks');
+const { checkSignal, abortable, abortError, onAbort } = require('../internal/abort');
 const cache = require('./cache');
 const nvrtc = require('./nvrtc');
+const isolated = require('./isolated');
+const { KINDS, BY_EXTENSION, sniff, checkInput, checkDistinct, checkCubinArchs } = require('./inputs');
+const { bytesOf, checkKind, addOptions, readInput } = require('./inputs');
 
 // The end of the last nvJitLink link queued by linkAsync(): the next one starts after it.
 let linkTurns = Promise.resolve();
 const noop = () => {};
 
-/** The kinds of input a Linker takes. */
-const KINDS = ['cubin', 'ptx', 'ltoir', 'fatbin', 'object', 'library'];
-const BY_EXTENSION = {
-  '.cubin': 'cubin',
-  '.ptx': 'ptx',
-  '.ltoir': 'ltoir',
-  '.fatbin': 'fatbin',
-  '.o': 'object',
-  '.obj': 'object',
-  '.a': 'library',
-  '.lib': 'library',
-};
-const OPTIONS = ['arch', 'lto', 'options', 'deviceRuntime', 'cacheDir'];
+const OPTIONS = ['arch', 'lto', 'options', 'deviceRuntime', 'cacheDir', 'isolated'];
 
 // ---- nvJitLink ----
 
@@ -91,78 +81,6 @@ function nvJitLinkAvailable() {
 }
 
 // ---- inputs ----
-
-// The kind of an image that does not say: by its first bytes.
-function sniff(bytes) {
-  const word = bytes.length >= 4 ? bytes.readUInt32LE(0) : 0;
-  if (word === 0x464c457f) return 'cubin'; // \x7fELF
-  if (word === 0xba55ed50) return 'fatbin';
-  if (word === 0x7f4e43ed) return 'ltoir';
-  if (bytes.subarray(0, 8).toString('latin1') === '!<arch>\n') return 'library';
-  return 'ptx';
-}
-
-// The architecture number a cubin was built for (90 for sm_90), from its ELF header's flags.
-function cubinArch(bytes) {
-  if (bytes.length < 0x34) return null;
-  const flags = bytes.readUInt32LE(0x30);
-  return bytes[8] >= 8 ? (flags >> 8) & 0xff : flags & 0xff; // the ABI version says where
-}
-
-// A cubin runs on its own major, from its own minor up: one of another links into nothing.
-function checkCubinArchs(inputs, target) {
-  const wanted = Number(/\d+/.exec(target)[0]);
-  for (const input of inputs) {
-    const arch = input.kind === 'cubin' ? cubinArch(input.data) : null;
-    if (arch && (Math.floor(arch / 10) !== Math.floor(wanted / 10) || arch % 10 > wanted % 10)) {
-      throw new RangeError(
-        `${input.name} is a cubin for sm_${arch}, which cannot link into a cubin for ${target}: compile it for ` +
-          `${target}, or as PTX or LTO-IR (which link for any architecture), or link for sm_${arch}`,
-      );
-    }
-  }
-}
-
-// The image's bytes, as a Buffer over them (its readers sniff the kind).
-function bytesOf(image) {
-  const view = imageBytes(image, 'a cubin, PTX, LTO-IR, fatbin or library');
-  return Buffer.from(view.buffer, view.byteOffset, view.byteLength);
-}
-
-function checkKind(kind) {
-  if (!KINDS.includes(kind)) {
-    throw new RangeError(`kind must be one of ${KINDS.map((k) => `'${k}'`).join(', ')}, not ${describe(kind)}`);
-  }
-  return kind;
-}
-
-function addOptions(opts) {
-  if (opts === undefined || opts === null) return {};
-  if (typeof opts !== 'object') throw new TypeError(`add() options must be an object, not ${describe(opts)}`);
-  for (const key of Object.keys(opts)) {
-    if (key !== 'kind' && key !== 'name') {
-      throw new TypeError(`unknown add() option ${JSON.stringify(key)}; the options are kind, name`);
-    }
-  }
-  if (opts.name !== undefined && (typeof opts.name !== 'string' || !opts.name || opts.name.includes('\0'))) {
-    throw new TypeError(`name must be a non-empty string without NUL characters, not ${describe(opts.name)}`);
-  }
-  return opts;
-}
-
-// A file's bytes, read whole now (never blocking on a FIFO); a RuntimeError saying why not.
-function readInput(file) {
-  const data = binding.readFile(file, true);
-  if (data !== null) return data;
-  let why = 'it could not be read whole';
-  try {
-    const stat = fs.statSync(file);
-    if (!stat.isFile()) why = 'it is not a regular file';
-  } catch (error) {
-    why = error.code === 'ENOENT' ? 'there is no such file' : error.message;
-  }
-  throw new RuntimeError(`cannot add ${file} to the link: ${why}`);
-}
 
 // libcudadevrt.a (the device runtime, for kernels that launch kernels), read once.
 let deviceRuntime = null;
@@ -258,6 +176,31 @@ function failure(outcome, inputs, driver) {
   );
 }
 
+// The outcome of an isolated link (lib/compiler/isolated.js) as the binding gives one; a LinkError
+// thrown where the helper ended (a crash in nvJitLink). nvJitLink prints some errors to stderr
+// alone, and may give a cubin all the same: an error there fails the link.
+function isolatedOutcome(job, result) {
+  const names = job.inputs.map((input) => input.name).join(', ');
+  const info = { api: 'nvJitLinkComplete', log: result.stderr, input: null };
+  if (result.error !== undefined) throw new RuntimeError(`the isolated link's helper process: ${result.error}`);
+  if (result.ended) {
+    throw new LinkError(
+      `nvJitLink crashed linking ${names}: its isolated helper process ${result.ended} (the next link starts another)` +
+        (result.stderr ? `\n${result.stderr.trimEnd()}` : ''),
+      { ...info, codeName: result.signal },
+    );
+  }
+  const outcome = result.outcome;
+  if (outcome.code === 0 && /^error\b/m.test(result.stderr)) {
+    throw new LinkError(`nvJitLink reported errors linking ${names}\n${result.stderr.trimEnd()}`, {
+      ...info,
+      infoLog: outcome.infoLog,
+    });
+  }
+  if (result.stderr) outcome[outcome.code === 0 ? 'infoLog' : 'errorLog'] += result.stderr;
+  return outcome;
+}
+
 /**
  * Links device code into one cubin: `new Linker({ arch, lto, options, deviceRuntime, cacheDir })`,
  * then `add(image, { kind, name })` or `addFile(path)` for each input, then `link()` (on a thread
@@ -273,11 +216,19 @@ class Linker {
         throw new TypeError(`unknown Linker option ${JSON.stringify(key)}; the options are ${OPTIONS.join(', ')}`);
       }
     }
-    const { arch, lto = false, options = [], deviceRuntime: runtime = false, cacheDir } = opts;
+    const {
+      arch,
+      lto = false,
+      options = [],
+      deviceRuntime: runtime = false,
+      cacheDir,
+      isolated: isolate = isolated.isolatedByDefault(),
+    } = opts;
     if (arch !== undefined) checkArch(arch);
     for (const [name, value] of [
       ['lto', lto],
       ['deviceRuntime', runtime],
+      ['isolated', isolate],
     ]) {
       if (typeof value !== 'boolean') throw new TypeError(`${name} must be a boolean, not ${describe(value)}`);
     }
@@ -309,6 +260,9 @@ class Linker {
     this.options = [...options];
     /** Whether libcudadevrt (kernels launching kernels) is linked in. */
     this.deviceRuntime = runtime;
+    /** Whether nvJitLink links in a helper process (see compile()'s isolated option); the
+     * driver's linker, which links in this process's context, never does. */
+    this.isolated = isolate;
     /** nvJitLink's information log from the last link ('' before). */
     this.log = '';
     Object.defineProperties(this, {
@@ -325,11 +279,13 @@ class Linker {
     const bytes = bytesOf(image);
     if (bytes.length === 0) throw new RangeError('an input must not be empty');
     const inputKind = checkKind(kind ?? (KINDS.includes(image?.kind) ? image.kind : sniff(bytes)));
-    this._inputs.push({
+    const input = {
       kind: inputKind,
       name: name ?? `input${this._inputs.length}.${inputKind}`,
       data: Buffer.from(bytes), // a copy: the caller may change its bytes before link()
-    });
+    };
+    checkInput(input);
+    this._inputs.push(input);
     return this;
   }
 
@@ -353,16 +309,29 @@ class Linker {
    * ('cubin') and `target` (the arch). A LinkError carries the linker's whole log. */
   link() {
     const job = this._job();
-    return job.cached ?? this._settle(job, binding.link(...job.args));
+    if (job.cached) return job.cached;
+    if (job.isolated) return this._settle(job, isolatedOutcome(job, isolated.runSync('link', loaded.path, job.args)));
+    return this._settle(job, binding.link(...job.args));
   }
 
   /** Links on a thread of its own: a Promise of what link() returns; the event loop stays free.
-   * `signal` gives up waiting (an AbortError); the link itself runs to its end. */
+   * `signal` gives up waiting (an AbortError); the link itself runs to its end, except an
+   * isolated one, whose helper is ended. */
   async linkAsync(opts) {
     const signal = checkSignal(opts?.signal ?? undefined);
     if (signal?.aborted) throw abortError('the link', signal);
     const job = this._job();
     if (job.cached) return job.cached;
+    if (job.isolated) {
+      const { promise, cancel } = isolated.run('link', loaded.path, job.args);
+      const stop = signal ? onAbort(signal, cancel) : noop;
+      return abortable(signal, 'the link', () =>
+        promise.then((result) => {
+          stop();
+          return result.cancelled ? null : this._settle(job, isolatedOutcome(job, result));
+        }),
+      );
+    }
     if (job.driver)
       return abortable(signal, 'the link', () => binding.linkAsync(...job.args).then((o) => this._settle(job, o)));
     // nvJitLink links run one at a time on the linking thread: each waits here for its turn, and
@@ -382,6 +351,7 @@ class Linker {
     const inputs = [...this._inputs];
     if (this.deviceRuntime) inputs.push(deviceRuntimeInput());
     if (!inputs.length) throw new LogicError('nothing to link: add() inputs first');
+    checkDistinct(inputs);
     const driver = !nvJitLinkAvailable();
     let options = [];
     let jit = [[], []];
@@ -409,7 +379,7 @@ class Linker {
       inputs.map((i) => i.name),
       inputs.map((i) => i.data),
     ];
-    const job = { args, inputs, driver, target, key: null, cached: null };
+    const job = { args, inputs, driver, isolated: !driver && this.isolated, target, key: null, cached: null };
     if (!driver && this._cacheDir) {
       job.key = linkKey(options, inputs);
       const entry = cache.lookup(this._cacheDir, job.key);

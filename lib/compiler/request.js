@@ -9,6 +9,7 @@ const { describe } = require('../internal/checks');
 const { checkSignal } = require('../internal/abort');
 const cache = require('./cache');
 const nvrtc = require('./nvrtc');
+const { isolatedByDefault } = require('./isolated');
 
 /** The package's header directory, always on NVRTC's include path (last). */
 const INCLUDE_DIR = path.join(__dirname, '..', '..', 'include');
@@ -80,6 +81,7 @@ const KNOWN = [
   'timeout',
   'relocatable',
   'lto',
+  'isolated',
 ];
 
 const TIMEOUT_LIMIT = 2 ** 31 - 1; // setTimeout's longest delay, in ms
@@ -181,6 +183,7 @@ function request(source, opts) {
   }
   const relocatable = optional('relocatable', opts.relocatable, 'boolean') ?? false;
   const lto = optional('lto', opts.lto, 'boolean') ?? false;
+  const isolated = optional('isolated', opts.isolated, 'boolean') ?? isolatedByDefault();
   const arch = opts.arch === undefined ? undefined : text('arch', opts.arch);
   const code = opts.code === undefined ? undefined : text('code', opts.code);
 
@@ -236,6 +239,8 @@ function request(source, opts) {
     messageHandler,
     signal,
     timeout,
+    isolated,
+    nvrtcLibrary: identity.library,
   };
   // A request made before skips what looks at the file system beyond its included files.
   if (cacheDir) req.key = cache.knownKey(req, identity.id);

@@ -2,7 +2,7 @@
 // The default device and context (PyCUDA's make_default_context and get_default_device): the
 // device named by CUDA_DEVICE, else by ~/.cuda-device (or its older name ~/.cuda_device), else the
 // first device where a context can be made.
-const fs = require('fs');
+const binding = require('../internal/binding');
 const os = require('os');
 const path = require('path');
 const { Device } = require('../driver/device');
@@ -28,7 +28,12 @@ function retainPrimaryContext(dev) {
 const machine = {
   env: process.env,
   homedir: () => os.homedir(),
-  readFile: (file) => fs.readFileSync(file, 'utf8'),
+  // A FIFO or device there is no file either (reading it could block, or never end).
+  readFile: (file) => {
+    const data = binding.readFile(file, true, 4096);
+    if (data === null) throw Object.assign(new Error(`${file} is not a regular file`), { code: 'ENOENT' });
+    return data.toString();
+  },
   deviceCount: () => Device.count(),
   device: (id) => new Device(id),
 };

@@ -4,6 +4,7 @@
  * 2 ms a whole hit may take. (Writes are in file_writer.c.) */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -55,18 +56,29 @@ int open_regular(const char *path, bool follow, size_t *size) {
   return OPEN_NOT_REGULAR;
 }
 
-/* readFile(path, followLink): the file's bytes in a Buffer, or null where it cannot be read whole
- * (absent, unreadable, not a regular file, changing size; a symbolic link unless followLink).
+/* readFile(path, followLink, limit): the file's bytes in a Buffer, or null where it cannot be
+ * read whole (absent, unreadable, not a regular file, changing size; a symbolic link unless
+ * followLink). A file of more than limit bytes is a RangeError naming both, read no further.
  * Never blocks: a FIFO put where a file was expected is opened without waiting for a writer. */
 static napi_value files_read(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 2);
+  ARGS(env, info, 3);
   char path[PATH_LIMIT];
   bool follow = false;
+  double limit = 0;
   if (!arg_path(env, argv[0], path)) return NULL;
   if (napi_get_value_bool(env, argv[1], &follow) != napi_ok) follow = false; /* not true: false */
+  if (napi_get_value_double(env, argv[2], &limit) != napi_ok || !(limit >= 0))
+    return throw_type(env, "readFile needs a limit (a number of bytes)");
   napi_value result = NULL;
   size_t size;
   int fd = open_regular(path, follow, &size);
+  if (fd >= 0 && (double)size > limit) {
+    close(fd);
+    char message[PATH_LIMIT + 128];
+    snprintf(message, sizeof message, "%s is %zu bytes, more than the %.0f cudadrv reads of it",
+             path, size, limit);
+    return throw_range(env, message);
+  }
   if (fd >= 0) {
     napi_status status = read_whole(env, fd, size, &result);
     close(fd);

@@ -12,6 +12,7 @@
  * destructors when it is loaded: the handler is registered again after each library is loaded
  * (threads_guard_exit), so that it runs before that library's destructors; and since a library
  * can register more as it runs, lib/ drains from process's 'exit' event too, before exit(). */
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
@@ -20,6 +21,7 @@
 #include "cudadrv.h"
 
 #define MAX_SERVICES 4
+#define SMALL_STACK ((size_t)8 << 20)
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t ended = PTHREAD_COND_INITIALIZER;
@@ -54,21 +56,33 @@ static void *trampoline(void *data) {
   return NULL;
 }
 
+/* pthread_create with a stack of stack_size bytes or, where that much address space cannot be
+ * had (ulimit -v), of a main thread's 8 MiB. */
+static bool create(pthread_t *thread, bool detached, size_t stack_size, void *(*body)(void *),
+                   void *arg) {
+  for (;;) {
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    if (detached) pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, stack_size);
+    int failed = pthread_create(thread, &attr, body, arg);
+    pthread_attr_destroy(&attr);
+    if (!failed) return true;
+    if (failed != EAGAIN || stack_size <= SMALL_STACK) return false;
+    stack_size = SMALL_STACK;
+  }
+}
+
 static bool start_thread(void *(*body)(void *), void *arg, size_t stack_size, thread_kind kind,
                          void (*until_idle)(void)) {
   start *s = malloc(sizeof *s);
   if (!s) return false;
   *s = (start){.body = body, .arg = arg, .kind = kind, .until_idle = until_idle};
-  pthread_attr_t attr;
   pthread_t thread;
-  pthread_attr_init(&attr);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  pthread_attr_setstacksize(&attr, stack_size);
   pthread_mutex_lock(&lock);
-  bool started = pthread_create(&thread, &attr, trampoline, s) == 0;
+  bool started = create(&thread, true, stack_size, trampoline, s);
   if (started && kind == THREAD_FINISHES) working++;
   pthread_mutex_unlock(&lock);
-  pthread_attr_destroy(&attr);
   if (!started) free(s);
   return started;
 }
@@ -91,12 +105,8 @@ bool thread_start_service(void *(*body)(void *), void (*until_idle)(void), size_
 }
 
 bool thread_run(void *(*body)(void *), void *arg, size_t stack_size) {
-  pthread_attr_t attr;
   pthread_t thread;
-  pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, stack_size);
-  bool started = pthread_create(&thread, &attr, body, arg) == 0;
-  pthread_attr_destroy(&attr);
+  bool started = create(&thread, false, stack_size, body, arg);
   if (started) pthread_join(thread, NULL);
   return started;
 }

@@ -122,7 +122,8 @@ const char *image_problem(const uint8_t *p, size_t length) {
     for (uint64_t i = 0; i < shnum; i++) {
       const uint8_t *section = p + shoff + i * shentsize;
       uint32_t type = (uint32_t)read_le(section + 4, 4);
-      if (type != 8 /* SHT_NOBITS */ &&
+      /* SHT_NOBITS, and the CUDA kind a relocatable cubin's .nv.global has: no bytes in the file */
+      if (type != 8 && type != 0x70000007 &&
           !within(read_le(section + 0x18, 8), read_le(section + 0x20, 8), length))
         return truncated;
     }

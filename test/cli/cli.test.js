@@ -172,7 +172,7 @@ describe('cudadrv (the command line)', function () {
       assert.match(out.stderr, /put\.cu\(1\): error: identifier "VALUE" is undefined/);
       const missing = cli(['compile', path.join(tmp, 'missing.cu'), '--arch', 'sm_90']);
       assert.strictEqual(missing.code, 1);
-      assert.match(missing.stderr, /^cudadrv: cannot read .*missing\.cu: ENOENT/);
+      assert.match(missing.stderr, /^cudadrv: cannot read .*missing\.cu: there is no such file \(ENOENT\)/);
     });
 
     it('a malformed arch or a second file is a usage error (exit 2)', function () {

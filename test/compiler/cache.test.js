@@ -57,17 +57,22 @@ describe('cudadrv/compiler: the cache', function () {
       fs.rmSync(dir, { recursive: true, force: true });
     });
 
-    it("readFile gives a file's bytes, and null where there is no regular file to read", function () {
+    it("readFile gives a file's bytes up to its limit, and null where there is no regular file to read", function () {
       const file = path.join(dir, 'data.bin');
       const bytes = crypto.randomBytes(70000 + Math.floor(Math.random() * 1000));
       fs.writeFileSync(file, bytes);
-      assert.ok(binding.readFile(file).equals(bytes));
+      assert.ok(binding.readFile(file, false, bytes.length).equals(bytes));
+      assert.throws(() => binding.readFile(file, false, bytes.length - 1), {
+        name: 'RangeError',
+        message: `${file} is ${bytes.length} bytes, more than the ${bytes.length - 1} cudadrv reads of it`,
+      });
       fs.writeFileSync(file, '');
-      assert.strictEqual(binding.readFile(file).length, 0);
+      assert.strictEqual(binding.readFile(file, false, 0).length, 0);
       for (const nothing of [path.join(dir, 'absent'), dir, `${file}\0.entry`, `/${'x'.repeat(5000)}`]) {
-        assert.strictEqual(binding.readFile(nothing), null, nothing.slice(0, 40));
+        assert.strictEqual(binding.readFile(nothing, false, 1e9), null, nothing.slice(0, 40));
       }
-      assert.throws(() => binding.readFile(7), { name: 'TypeError', message: 'expected a path (a string)' });
+      assert.throws(() => binding.readFile(7, false, 1), { name: 'TypeError', message: 'expected a path (a string)' });
+      assert.throws(() => binding.readFile(file, false), { name: 'TypeError', message: /needs a limit/ });
     });
 
     it('stat gives what fs.statSync gives, and null where there is nothing', function () {

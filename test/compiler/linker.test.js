@@ -160,15 +160,13 @@ describe('linking (nvJitLink; no GPU needed)', function () {
     });
     assert.throws(
       () =>
-        new Linker({ arch: ARCH, lto: true })
-          .add(Buffer.from('not LTO-IR at all'), { kind: 'ltoir', name: 'junk' })
-          .link(),
-      (error) => error instanceof LinkError && error.input === 'junk' && /adding junk/.test(error.message),
+        new Linker({ arch: ARCH, lto: true }).add(Buffer.from('not LTO-IR at all'), { kind: 'ltoir', name: 'junk' }),
+      { name: 'RangeError', message: /^junk cannot be linked as LTO-IR: it is not LTO-IR/ },
     );
     // a cubin whose headers reach past its end never reaches the linker
-    assert.throws(() => new Linker({ arch: ARCH }).add(cubin.subarray(0, 200)).link(), {
+    assert.throws(() => new Linker({ arch: ARCH }).add(cubin.subarray(0, 200)), {
       name: 'RangeError',
-      message: /input0\.cubin: image is truncated/,
+      message: /^input0\.cubin cannot be linked as a cubin: its section headers overrun it/,
     });
     assert.throws(() => new Linker({ arch: ARCH }).link(), { name: 'LogicError', message: /nothing to link/ });
     assert.throws(() => new Linker({ arch: ARCH }).add(Buffer.alloc(0)), { name: 'RangeError' });

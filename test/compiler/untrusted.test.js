@@ -1,0 +1,242 @@
+'use strict';
+// Compiling and linking what a hostile user submits (#29): NVRTC and nvJitLink never take the
+// process down. Each case that crashed runs in a child process of its own, so that a crash fails
+// the case instead of ending the suite; the isolated mode's children run the real libraries.
+const assert = require('assert');
+const fs = require('fs');
+const path = require('path');
+const { execFileSync } = require('child_process');
+const { nvrtcLoads } = require('../support/nvrtc-available');
+const { tmpdir, run, ROOT } = require('../support/compile-helpers');
+
+const ARCH = 'sm_90';
+// A kernel of `levels` nested parentheses, as a child's script makes it (the source itself is too
+// long for a command line).
+const deepSource = (levels) =>
+  `'__global__ void k(int *p) { *p = ' + '('.repeat(${levels}) + '1' + ')'.repeat(${levels}) + '; }'`;
+
+// The script's result as JSON (its last line of output), failing with what it printed and how it
+// ended where it did not end by itself with code 0.
+async function child(script, env) {
+  const result = await run(`const c = require('./lib/compiler'); (async () => { ${script} })();`, {
+    CUDADRV_CACHE_DIR: tmpdir('untrusted-cache'),
+    ...env,
+  });
+  assert.strictEqual(result.code, 0, `the child ended with ${result.code}: ${result.stderr}`);
+  return JSON.parse(result.stdout.trim().split('\n').pop());
+}
+
+function nvJitLinkLoads() {
+  try {
+    require('../../lib/compiler/linker').nvJitLinkVersion();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('untrusted source: NVRTC (no GPU needed)', function () {
+  this.timeout(120000);
+  before(function () {
+    if (!nvrtcLoads()) this.skip();
+  });
+
+  it('10,000 nested parentheses compile with compileSync and compile() (the 8 MiB stack crashed at 5,000)', async function () {
+    const out = await child(`
+      const source = ${deepSource(10000)};
+      const a = c.compileSync(source, { arch: '${ARCH}', cacheDir: false });
+      const b = await c.compile(source, { arch: '${ARCH}', cacheDir: false });
+      console.log(JSON.stringify({ same: a.equals(b), length: a.length }));`);
+    assert.ok(out.same && out.length > 0);
+  });
+
+  it('isolated: a crash in NVRTC is a CompileError naming the signal, and the next compile works', async function () {
+    const out = await child(`
+      const deep = ${deepSource(1_500_000)}; // past even the 1 GiB stack
+      const good = '__global__ void k(int *p) { *p = ' + ${Math.floor(Math.random() * 1e9)} + '; }';
+      const opts = { arch: '${ARCH}', cacheDir: false, isolated: true };
+      const failure = (e) => ({ name: e.name, codeName: e.codeName, message: e.message.split('\\n')[0] });
+      const results = [];
+      try { await c.compile(deep, opts); } catch (e) { results.push(failure(e)); }
+      const after = await c.compile(good, opts);
+      try { c.compileSync(deep, opts); } catch (e) { results.push(failure(e)); }
+      const afterSync = c.compileSync(good, opts);
+      const inProcess = c.compileSync(good, { ...opts, isolated: false });
+      console.log(JSON.stringify({ results, same: after.equals(inProcess) && afterSync.equals(inProcess) }));`);
+    assert.strictEqual(out.results.length, 2);
+    for (const failure of out.results) {
+      assert.deepStrictEqual(failure, {
+        name: 'CompileError',
+        codeName: 'SIGSEGV',
+        message:
+          'NVRTC crashed compiling kernel.cu: its isolated helper process killed by SIGSEGV (the next compile starts another)',
+      });
+    }
+    assert.ok(out.same, 'isolated compiles give what a compile in the process gives');
+  });
+
+  it('CUDADRV_ISOLATE=1 isolates every compile; a timeout ends the helper, and the process exits at once', async function () {
+    const started = Date.now();
+    const out = await child(
+      `
+      const t = performance.now();
+      let error;
+      try { await c.compile(${deepSource(250_000)}, { arch: '${ARCH}', cacheDir: false, timeout: 50 }); }
+      catch (e) { error = e; }
+      console.log(JSON.stringify({ name: error?.name, message: error?.message, ms: performance.now() - t }));`,
+      { CUDADRV_ISOLATE: '1' },
+    );
+    assert.strictEqual(out.name, 'AbortError');
+    assert.match(out.message, /took longer than its timeout of 50 ms/);
+    assert.ok(out.ms < 1000, `the timeout came after ${out.ms} ms`);
+    // the compile in this process would have gone on to its end before exit (about 0.5 s more)
+    assert.ok(Date.now() - started < 10000);
+  });
+});
+
+describe('untrusted binaries: nvJitLink (no GPU needed)', function () {
+  this.timeout(120000);
+  before(function () {
+    if (!nvrtcLoads() || !nvJitLinkLoads()) this.skip();
+  });
+
+  const SOURCE = '__device__ __noinline__ int f(int x) { return x + 1; } __global__ void k(int *p) { p[0] = f(p[0]); }';
+
+  it('one LTO link, then the same relocatable cubin twice: a RangeError, not a crash', async function () {
+    const out = await child(`
+      const source = ${JSON.stringify(SOURCE)};
+      const cubin = c.compileSync(source, { arch: '${ARCH}', relocatable: true, cacheDir: false });
+      const ltoir = c.compileSync(source, { arch: '${ARCH}', lto: true, cacheDir: false });
+      new c.Linker({ arch: '${ARCH}', lto: true, cacheDir: false }).add(ltoir).link();
+      let error;
+      try { new c.Linker({ arch: '${ARCH}', cacheDir: false }).add(cubin).add(cubin).link(); } catch (e) { error = e; }
+      console.log(JSON.stringify({ name: error?.name, message: error?.message }));`);
+    assert.deepStrictEqual(out, {
+      name: 'RangeError',
+      message:
+        'input1.cubin holds the same bytes as input0.cubin: add each input once (linked twice, each of its symbols would be defined twice)',
+    });
+  });
+
+  it('two cubins defining one function: a RangeError (nvJitLink printed to stderr and gave a cubin)', async function () {
+    const { compileSync, Linker } = require('../../lib/compiler');
+    const tag = Math.random().toString(36).slice(2, 8);
+    const one = compileSync(`__device__ int g_${tag}(int x) { return x; }`, { arch: ARCH, relocatable: true });
+    const two = compileSync(`__device__ int g_${tag}(int x) { return -x; }`, { arch: ARCH, relocatable: true });
+    assert.throws(() => new Linker({ arch: ARCH, cacheDir: false }).add(one).add(two, { name: 'two.cubin' }).link(), {
+      name: 'RangeError',
+      message: new RegExp(`^two\\.cubin defines g_${tag}, which input0\\.cubin defines too`),
+    });
+  });
+
+  it('a relocatable cubin holding __device__ variables links (its .nv.global was taken for a truncation)', function () {
+    const { compileSync, Linker } = require('../../lib/compiler');
+    const cubin = compileSync(
+      `__device__ float table[1024]; __global__ void k(float *p) { p[threadIdx.x] = table[threadIdx.x] + ${Math.random()}f; }`,
+      { arch: ARCH, relocatable: true, cacheDir: false },
+    );
+    const linked = new Linker({ arch: ARCH, cacheDir: false }).add(cubin).link();
+    assert.strictEqual(linked.readUInt32LE(0), 0x464c457f);
+  });
+
+  it('cubins whose section headers, symbols, relocations or CUDA sections are out of range are RangeErrors at add()', function () {
+    const { compileSync, Linker } = require('../../lib/compiler');
+    const cubin = compileSync(SOURCE, { arch: ARCH, relocatable: true, cacheDir: false });
+    const shoff = Number(cubin.readBigUInt64LE(40));
+    const shnum = cubin.readUInt16LE(60);
+    const sections = Array.from({ length: shnum }, (_, i) => ({
+      at: shoff + i * 64,
+      type: cubin.readUInt32LE(shoff + i * 64 + 4),
+      offset: Number(cubin.readBigUInt64LE(shoff + i * 64 + 24)),
+    }));
+    const first = (type) => sections.find((s) => s.type === type);
+    const changed = (at, write) => {
+      const bytes = Buffer.from(cubin);
+      write(bytes, at);
+      return bytes;
+    };
+    const cases = [
+      // changes of each of these kinds crashed nvJitLink 13.0 in the process (SIGSEGV; SIGFPE for
+      // the alignment of 0) in a scan of every single-byte change of a cubin
+      [changed(sections[4].at + 48, (b, at) => b.writeBigUInt64LE(0n, at)), /has an alignment of 0/],
+      [changed(sections[4].at + 48, (b, at) => b.writeBigUInt64LE(1n << 40n, at)), /has an alignment of 1099511627776/],
+      [
+        changed(first(2).offset + 24 * 5 + 6, (b, at) => b.writeUInt16LE(0xff80, at)),
+        /has a symbol in a reserved section/,
+      ],
+      [changed(first(4).offset + 12, (b, at) => b.writeUInt32LE(0xfff0, at)), /names symbol 65520 of/],
+      [changed(first(0x70000001).offset, (b, at) => b.writeUInt32LE(0x1234, at)), /names symbol 4660 of/],
+      [changed(sections[7].at + 4, (b, at) => b.writeUInt32LE(0x6fffffff, at)), /is of type 1879048191/],
+    ];
+    for (const [bytes, message] of cases) {
+      assert.throws(() => new Linker({ arch: ARCH }).add(bytes, { name: 'bad.cubin' }), {
+        name: 'RangeError',
+        message: new RegExp(`^bad\\.cubin cannot be linked as a cubin: its section \\d+ ${message.source}`),
+      });
+    }
+    new Linker({ arch: ARCH }).add(cubin); // and the cubin itself is sound
+  });
+
+  it('isolated: a crash in nvJitLink is a LinkError naming the signal, and the next link works', async function () {
+    // nvJitLink 13.0 crashes on a cubin whose ELF flags' top byte is 0: nothing says what it holds
+    const out = await child(`
+      const cubin = c.compileSync(${JSON.stringify(SOURCE)}, { arch: '${ARCH}', relocatable: true, cacheDir: false });
+      const bad = Buffer.from(cubin);
+      bad[51] = 0;
+      const opts = { arch: '${ARCH}', cacheDir: false, isolated: true };
+      const results = [];
+      for (const link of [(l) => l.linkAsync(), (l) => l.link()]) {
+        try { await link(new c.Linker(opts).add(bad)); } catch (e) { results.push([e.name, e.codeName, e.message]); }
+        const good = await link(new c.Linker(opts).add(cubin));
+        results.push(good.equals(new c.Linker({ ...opts, isolated: false }).add(cubin).link()));
+      }
+      console.log(JSON.stringify(results));`);
+    const crash = [
+      'LinkError',
+      'SIGSEGV',
+      'nvJitLink crashed linking input0.cubin: its isolated helper process killed by SIGSEGV (the next link starts another)',
+    ];
+    assert.deepStrictEqual(out, [crash, true, crash, true]);
+  });
+});
+
+describe('untrusted files: every read is bounded (no GPU needed)', function () {
+  this.timeout(60000);
+  let dir;
+  before(function () {
+    dir = tmpdir('bounded');
+  });
+  after(function () {
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('Linker.addFile of a file past 2 GiB is a RangeError naming it, read no further', function () {
+    const file = path.join(dir, 'huge.cubin');
+    fs.writeFileSync(file, '');
+    fs.truncateSync(file, 2 ** 31 + 5); // sparse: nothing written
+    const { Linker } = require('../../lib/compiler');
+    assert.throws(() => new Linker({ arch: ARCH }).addFile(file), {
+      name: 'RangeError',
+      message: `${file} is ${2 ** 31 + 5} bytes, more than the ${2 ** 31 - 1} cudadrv reads of it`,
+    });
+  });
+
+  it('the CLI refuses a FIFO and /dev/zero as a source at once, exit code 1', function () {
+    const fifo = path.join(dir, 'source.cu');
+    execFileSync('mkfifo', [fifo]);
+    for (const file of [fifo, '/dev/zero']) {
+      let status = 0;
+      let stderr = '';
+      try {
+        execFileSync(process.execPath, [path.join(ROOT, 'bin', 'cudadrv.js'), 'compile', file], {
+          timeout: 20000,
+          stdio: 'pipe',
+        });
+      } catch (error) {
+        ({ status, stderr } = error);
+      }
+      assert.strictEqual(status, 1, String(stderr));
+      assert.strictEqual(String(stderr), `cudadrv: cannot read ${file}: it is not a regular file\n`);
+    }
+  });
+});
