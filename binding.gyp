@@ -12,6 +12,7 @@
         "src/core/errors.c",
         "src/core/external_buffer.c",
         "src/core/handles.c",
+        "src/core/imports.c",
         "src/core/loader.c",
         "src/core/signals.c",
         "src/core/threads.c",
@@ -38,6 +39,7 @@
         "src/compiler/nvrtc.c",
         "src/compiler/toolkit.c",
         "src/compiler/link.c",
+        "src/compiler/reads.c",
         "src/cache/digest.c",
         "src/cache/file_writer.c",
         "src/cache/files.c"

@@ -29,17 +29,16 @@ const { loadNvrtc, NVRTC_MAJORS } = require('./nvrtc');
 const { searchedDirs } = require('../internal/library-search');
 const { RuntimeError } = require('../driver/errors');
 
-const FORMAT = 'cudadrv-compile-cache-3';
+const FORMAT = 'cudadrv-compile-cache-4';
 const KINDS = ['cubin', 'ptx', 'ltoir']; // what an entry may hold
 const MAGIC = Buffer.from('CUDADRV\x02', 'latin1');
 const MAGIC_WORDS = [MAGIC.readUInt32LE(0), MAGIC.readUInt32LE(4)]; // compared as read
 const HEADER = 24; // magic (8), metadata length (4), image length (4), XXH64 of the rest (8)
 const MEMORY_LIMIT = 64 * 1024 * 1024; // bytes of images kept in memory
-// The most bytes read of each kind of file: an entry (a larger image is not cached), the NVRTC
-// record, and a file the source includes.
+// The most bytes read of each kind of file: an entry (a larger image is not cached) and the NVRTC
+// record. (A file the source includes: binding.readsLimit, which NVRTC is held to too.)
 const ENTRY_LIMIT = 512 * 1024 * 1024;
 const RECORD_LIMIT = 1024 * 1024;
-const INCLUDE_LIMIT = 256 * 1024 * 1024;
 
 /** Counters for tests and benchmarks. */
 const stats = { memoryHits: 0, diskHits: 0, corrupt: 0, compiles: 0, links: 0 };
@@ -243,7 +242,7 @@ function probe(file) {
         'change the include path',
     );
   }
-  const contents = type === S_IFREG ? binding.readFile(file, true, INCLUDE_LIMIT) : null;
+  const contents = type === S_IFREG ? binding.readFile(file, true, binding.readsLimit) : null;
   return { stamp: stat, contents };
 }
 
@@ -337,6 +336,7 @@ function knownKey(request, nvrtcId) {
     const now = fileStamp(file);
     if (now === null ? stamp !== null : !stamp || now.some((value, i) => value !== stamp[i])) return null;
   }
+  request.scanned = new Set(known.stamps.map(([file]) => file));
   return known.key;
 }
 
@@ -360,7 +360,9 @@ function cacheKey(request, nvrtcId) {
   const stamps = [];
   const settled = Date.now() - RACY_MS;
   let racy = false;
+  request.scanned = new Set();
   for (const [file, { stamp, contents }] of includedFiles(request)) {
+    request.scanned.add(file);
     if (contents) parts.push(`\0${JSON.stringify([file, contents.length])}`, contents);
     stamps.push([file, stamp]);
     racy ||= stamp !== null && stamp[5] > settled; // its ctime
@@ -384,6 +386,13 @@ function remember(key, entry) {
     memory.delete(oldest);
     memoryBytes -= old.image.length;
   }
+}
+
+function forget(key) {
+  const old = memory.get(key);
+  if (!old) return;
+  memory.delete(key);
+  memoryBytes -= old.image.length;
 }
 
 function entryName(key) {
@@ -412,12 +421,14 @@ function decode(data, key) {
     typeof meta.target !== 'string' ||
     !KINDS.includes(meta.kind) ||
     !Array.isArray(meta.loweredNames) ||
-    !meta.loweredNames.every((n) => typeof n === 'string')
+    !meta.loweredNames.every((n) => typeof n === 'string') ||
+    !Array.isArray(meta.unseen) ||
+    !meta.unseen.every((u) => Array.isArray(u) && u.length === 2 && u.every((part) => typeof part === 'string'))
   ) {
     return null;
   }
-  const { log, loweredNames, target, kind } = meta;
-  return { image: data.subarray(HEADER + metaLength), log, loweredNames, target, kind };
+  const { log, loweredNames, target, kind, unseen } = meta;
+  return { image: data.subarray(HEADER + metaLength), log, loweredNames, target, kind, unseen };
 }
 
 function encode(key, entry) {
@@ -428,6 +439,7 @@ function encode(key, entry) {
       loweredNames: entry.loweredNames,
       target: entry.target,
       kind: entry.kind,
+      unseen: entry.unseen,
     }),
   );
   const data = Buffer.allocUnsafe(HEADER + meta.length + entry.image.length);
@@ -440,9 +452,37 @@ function encode(key, entry) {
   return data;
 }
 
+// ---- files only NVRTC saw ----
+//
+// A computed include (#define H "x.h" / #include H) escapes the key's scan of #include lines. NVRTC
+// itself reports every file it read (src/compiler/reads.c): an entry records those the scan did
+// not see, each with a digest of its contents, and serves only while each is unchanged.
+
+const digestOf = (file) => {
+  try {
+    const contents = binding.readFile(file, true, binding.readsLimit);
+    return contents && binding.blake2b([contents], 16);
+  } catch {
+    return null; // past the limit: no digest matches
+  }
+};
+
+/** [[file, digest]] of the files NVRTC read (outcome.files) that the request's key does not
+ * cover. */
+function unseenFiles(request, files) {
+  const cwd = process.cwd();
+  return files
+    .map((file) => path.resolve(cwd, file))
+    .filter((file) => !request.scanned?.has(file))
+    .map((file) => [file, digestOf(file) ?? '']);
+}
+
+const current = (entry) => entry.unseen.every(([file, digest]) => digestOf(file) === digest);
+
 /** The entry cached under key (in memory, else in dir), or null. */
 function lookup(dir, key) {
   const known = memory.get(key);
+  if (known && !current(known)) return null;
   if (known) {
     memory.delete(key); // most recently used last
     memory.set(key, known);
@@ -464,6 +504,7 @@ function lookup(dir, key) {
     fs.rmSync(file, { force: true }); // a miss now, and written afresh by the compile
     return null;
   }
+  if (!current(entry)) return null; // a file only NVRTC saw has changed: compiled and stored again
   stats.diskHits++;
   remember(key, entry);
   return entry;
@@ -472,10 +513,11 @@ function lookup(dir, key) {
 /** Caches entry under key, in dir and in memory: there as a view of the bytes written (a copy of
  * entry's image, which stays the caller's). */
 function store(dir, key, entry) {
-  const { image, log, loweredNames, target, kind } = entry;
-  const data = encode(key, entry);
+  const { image, log, loweredNames, target, kind, unseen = [] } = entry;
+  const data = encode(key, { ...entry, unseen });
   if (data.length > ENTRY_LIMIT) return; // lookup() would not read it
-  remember(key, { image: data.subarray(data.length - image.length), log, loweredNames, target, kind });
+  forget(key); // an entry whose unseen files changed
+  remember(key, { image: data.subarray(data.length - image.length), log, loweredNames, target, kind, unseen });
   writeAtomic(dir, entryName(key), data);
 }
 
@@ -498,6 +540,7 @@ module.exports = {
   includedFiles,
   lookup,
   store,
+  unseenFiles,
   flush,
   clearMemory,
   entryName,

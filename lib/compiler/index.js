@@ -70,6 +70,13 @@ function keepFiles(req, outcome) {
 // The entry for a finished compile, or the CompileError for a failed one (thrown).
 function settle(req, outcome) {
   cache.stats.compiles++;
+  if (outcome.refused) {
+    const [file, why] = outcome.refused.split(/: (?=[^:]*$)/);
+    throw new RuntimeError(
+      `${file}, which NVRTC opened for an #include of ${req.name}, was refused: ${why} (a FIFO or device would ` +
+        'block NVRTC or never end); remove it or change the include path',
+    );
+  }
   const keptIn = req.keep ? keepFiles(req, outcome) : undefined;
   if (outcome.code !== 0) {
     const log = outcome.log.trimEnd();
@@ -88,7 +95,7 @@ function settle(req, outcome) {
   const { image, log, loweredNames } = outcome;
   // unclaimed: the first caller to deliver takes the image; callers sharing the compile copy it
   const entry = { image, log, loweredNames, target: req.target, kind: req.kind, unclaimed: true };
-  if (req.key) cache.store(req.cacheDir, req.key, entry);
+  if (req.key) cache.store(req.cacheDir, req.key, { ...entry, unseen: cache.unseenFiles(req, outcome.files) });
   return keptIn ? { ...entry, keptIn } : entry;
 }
 

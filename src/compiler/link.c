@@ -45,7 +45,7 @@ static toolkit_library nvjitlink = TOOLKIT_LIBRARY(
     "nvJitLink", SYMBOLS, "cudadrv needs nvJitLink 12.3 or newer",
     "install nvJitLink (the CUDA toolkit, pip install nvidia-nvjitlink, or conda install "
     "libnvjitlink), or set CUDADRV_NVJITLINK_PATH to the path of libnvJitLink.so",
-    adopt);
+    adopt, NULL);
 
 /* nvJitLink has no error strings of its own: nvJitLink.h's names, by value. */
 static const char *const NVJITLINK_RESULTS[] = {

@@ -43,7 +43,7 @@ static toolkit_library nvrtc = TOOLKIT_LIBRARY(
     "NVRTC", SYMBOLS, "cudadrv needs NVRTC 12.0 or newer",
     "install NVRTC (the CUDA toolkit, pip install nvidia-cuda-nvrtc, or conda install cuda-nvrtc), "
     "or set CUDADRV_NVRTC_PATH to the path of libnvrtc.so",
-    adopt);
+    adopt, reads_guard);
 
 static bool ready(void) { return toolkit_ready(&nvrtc); }
 static napi_value throw_unloaded(napi_env env) { return toolkit_throw_unloaded(env, &nvrtc); }
@@ -101,7 +101,8 @@ typedef struct compile_job {
   char *log;
   char *image;
   size_t image_size;
-  char **lowered; /* one per expression */
+  char **lowered;  /* one per expression */
+  reads_log reads; /* the files NVRTC read */
 } compile_job;
 
 static void compile_free(void *arg) {
@@ -115,6 +116,7 @@ static void compile_free(void *arg) {
   free(job->log);
   free(job->image);
   free_strings(job->lowered, job->num_expressions);
+  reads_free(&job->reads);
   free(job);
 }
 
@@ -176,8 +178,10 @@ static void compile_run(void *arg) {
       goto done;
   }
   job->api = "nvrtcCompileProgram";
+  reads_begin(&job->reads);
   job->result =
       nv.nvrtcCompileProgram(prog, (int)job->num_options, (const char *const *)job->options);
+  reads_end();
   /* The log holds the errors of a failure and the warnings of a success. */
   size_t size = 0;
   if (nv.nvrtcGetProgramLogSize(prog, &size) == NVRTC_SUCCESS && size > 1 &&
@@ -211,8 +215,9 @@ done:
   nv.nvrtcDestroyProgram(&prog);
 }
 
-/* Main thread: { code, codeName, api, log, image (a Buffer over the output, which it owns from
- * then on: no copy), loweredNames }. */
+/* Main thread: { code, codeName, api, log, files (what NVRTC read), refused ("path: why" of a
+ * file it was refused, where one was), image (a Buffer over the output, which it owns from then
+ * on: no copy), loweredNames }. */
 static napi_value compile_outcome(napi_env env, void *arg) {
   compile_job *job = arg;
   napi_value outcome, image, lowered;
@@ -221,6 +226,17 @@ static napi_value compile_outcome(napi_env env, void *arg) {
       !set_named(env, outcome, "codeName", make_string(env, nv.nvrtcGetErrorString(job->result))) ||
       !set_named(env, outcome, "api", make_string(env, job->api)) ||
       !set_named(env, outcome, "log", make_string(env, job->log ? job->log : "")))
+    return NULL;
+  napi_value files;
+  NAPI_CALL(env, napi_create_array_with_length(env, job->reads.count, &files));
+  for (uint32_t i = 0; i < job->reads.count; i++) {
+    napi_value file = make_string(env, job->reads.files[i]);
+    if (!file) return NULL;
+    NAPI_CALL(env, napi_set_element(env, files, i, file));
+  }
+  if (!set_named(env, outcome, "files", files) ||
+      (job->reads.refused &&
+       !set_named(env, outcome, "refused", make_string(env, job->reads.refused))))
     return NULL;
   if (job->result != NVRTC_SUCCESS) return outcome;
   void *bytes = job->image;
@@ -326,5 +342,7 @@ bool nvrtc_init(napi_env env, napi_value exports) {
       {"nvrtcCompileAsync", nvrtc_compile_async},
       {"currentComputeCapability", current_compute_capability},
   };
-  return EXPORTS(env, exports, fns);
+  napi_value limit;
+  NAPI_CALL_BOOL(env, napi_create_double(env, (double)READS_LIMIT, &limit));
+  return EXPORTS(env, exports, fns) && set_named(env, exports, "readsLimit", limit);
 }

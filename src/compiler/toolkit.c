@@ -33,6 +33,7 @@ static bool try_load(toolkit_library *lib, const char *name, bool first) {
     }
   }
   signals_keep(handle);
+  if (lib->on_load) lib->on_load(handle);
   Dl_info info;
   snprintf(lib->path, sizeof lib->path, "%s",
            dladdr(entries[0], &info) && info.dli_fname ? info.dli_fname : name);

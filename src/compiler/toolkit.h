@@ -19,6 +19,8 @@ typedef struct toolkit_library {
   /* Called under the lock with the entry points, in symbols' order, before the library counts as
    * loaded: copies them into the caller's typed table. */
   void (*adopt)(void *const *entries);
+  /* Called with the library's handle before anything of it runs, or NULL. */
+  void (*on_load)(void *handle);
   /* state */
   pthread_mutex_t lock;
   atomic_bool loaded;
@@ -27,10 +29,10 @@ typedef struct toolkit_library {
   char name[PATH_MAX]; /* the candidate loaded */
 } toolkit_library;
 
-#define TOOLKIT_LIBRARY(label_, symbols_, requirement_, advice_, adopt_)                           \
+#define TOOLKIT_LIBRARY(label_, symbols_, requirement_, advice_, adopt_, on_load_)                 \
   {                                                                                                \
     .label = label_, .symbols = symbols_, .count = sizeof(symbols_) / sizeof(symbols_)[0],         \
-    .requirement = requirement_, .advice = advice_, .adopt = adopt_,                               \
+    .requirement = requirement_, .advice = advice_, .adopt = adopt_, .on_load = on_load_,          \
     .lock = PTHREAD_MUTEX_INITIALIZER, .message = label_ " is loaded by lib/ before use"           \
   }
 
@@ -43,6 +45,21 @@ napi_value toolkit_throw_unloaded(napi_env env, toolkit_library *lib);
 napi_value toolkit_load(napi_env env, napi_value candidates, toolkit_library *lib);
 /* The file lib was loaded from, or NULL after throwing. */
 napi_value toolkit_path(napi_env env, toolkit_library *lib);
+
+/* ---- what NVRTC reads (reads.c) ---- */
+/* The most bytes of a file NVRTC may read (an #include): larger ones it cannot open. */
+#define READS_LIMIT ((uint64_t)256 << 20)
+typedef struct reads_log {
+  char **files; /* the regular files opened, as named to open() */
+  uint32_t count, capacity;
+  char *refused; /* "path: why" of the first file refused, or NULL */
+} reads_log;
+/* Binds NVRTC's open and fopen imports to the guarded ones; NVRTC's on_load. */
+void reads_guard(void *handle);
+/* Until reads_end, this thread's reads are logged in log. */
+void reads_begin(reads_log *log);
+void reads_end(void);
+void reads_free(reads_log *log);
 
 /* ---- copies of JS values ---- */
 /* A copy of the JS string v; NULL after throwing. */

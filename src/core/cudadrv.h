@@ -284,6 +284,15 @@ bool threads_exiting(void);
  * loading one. */
 void threads_guard_exit(void);
 
+/* ---- imports (imports.c) ---- */
+typedef struct import_binding {
+  const char *name;  /* a function the library imports: "open" */
+  void *replacement; /* what its calls reach instead */
+} import_binding;
+/* Binds the library dlopen'd as handle's imports of each binding's name to its replacement. Call
+ * before anything of the library runs. */
+void imports_rebind(void *handle, const import_binding *bindings, size_t count);
+
 /* ---- signals (signals.c) ---- */
 /* Binds the signal() and sigaction() imports of the library dlopen'd as handle to functions that
  * change no disposition: NVIDIA's compiler would otherwise replace Node's SIGINT and SIGTERM

@@ -94,6 +94,57 @@ describe('untrusted source: NVRTC (no GPU needed)', function () {
   });
 });
 
+describe('untrusted source: what NVRTC reads (no GPU needed)', function () {
+  this.timeout(60000);
+  let dir;
+  before(function () {
+    if (!nvrtcLoads()) this.skip();
+    dir = tmpdir('reads');
+  });
+  after(function () {
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a FIFO reached through a computed include is refused by name, in compileSync and compile() (it blocked for ever)', async function () {
+    execFileSync('mkfifo', [path.join(dir, 'pipe.h')]);
+    const out = await child(`
+      const source = '#define H "pipe.h"\\n#include H\\n__global__ void k(int *p) { *p = 1; }';
+      const opts = { arch: '${ARCH}', includeDirs: [${JSON.stringify(dir)}] };
+      const results = [];
+      try { c.compileSync(source, opts); } catch (e) { results.push([e.name, e.message]); }
+      try { await c.compile(source, { ...opts, cacheDir: false }); } catch (e) { results.push([e.name, e.message]); }
+      console.log(JSON.stringify(results));`);
+    const refused = [
+      'RuntimeError',
+      `${path.join(dir, 'pipe.h')}, which NVRTC opened for an #include of kernel.cu, was refused: a FIFO (a FIFO or ` +
+        'device would block NVRTC or never end); remove it or change the include path',
+    ];
+    assert.deepStrictEqual(out, [refused, refused]);
+  });
+
+  it('a header reached through a computed include is in the cache key: a change is compiled, in and across processes', async function () {
+    const header = path.join(dir, 'value.h');
+    const cacheDir = tmpdir('reads-cache');
+    const values = [1 + Math.floor(Math.random() * 1e6), 2e6 + Math.floor(Math.random() * 1e6)];
+    const script = `
+      const fs = require('fs');
+      const source = '#define H "value.h"\\n#include H\\n__global__ void k(int *p) { *p = VALUE; }';
+      const opts = { arch: 'compute_90', includeDirs: [${JSON.stringify(dir)}], cacheDir: ${JSON.stringify(cacheDir)} };
+      const seen = [];
+      for (const value of ${JSON.stringify(values)}) {
+        fs.writeFileSync(${JSON.stringify(header)}, '#define VALUE ' + value + '\\n');
+        seen.push(c.compileSync(source, opts).toString());
+      }
+      console.log(JSON.stringify(seen));`;
+    for (let round = 0; round < 2; round++) {
+      // the first round compiles both, the second (a new process) finds both entries on disk
+      const ptx = await child(script);
+      values.forEach((value, i) => assert.match(ptx[i], new RegExp(`\\b${value}\\b`), `round ${round}, value ${i}`));
+    }
+    fs.rmSync(cacheDir, { recursive: true, force: true });
+  });
+});
+
 describe('untrusted binaries: nvJitLink (no GPU needed)', function () {
   this.timeout(120000);
   before(function () {
