@@ -10,6 +10,7 @@ const binding = require('../internal/binding');
 const { nvrtcLibrary } = require('../compiler/nvrtc');
 const { nvJitLinkLibrary } = require('../compiler/linker');
 const { cacheDirFor } = require('../compiler/cache-dir');
+const { refusedBySearch } = require('../internal/library-search');
 
 const options = {};
 
@@ -41,6 +42,17 @@ function checkDriver(report) {
   return Math.floor(driver / 1000);
 }
 
+// The libraries the search found and refused: another user could have put them there.
+function reportRefused(report, label, name) {
+  for (const { path: file, source, why } of refusedBySearch(name)) {
+    report.push({
+      level: 'warn',
+      what: `${label}: refused ${file} (found by: ${source}): ${why}`,
+      fix: "make it and the directories above it yours (or root's) and writable by no one else, or remove it",
+    });
+  }
+}
+
 function checkNvrtc(report, driverMajor) {
   let library;
   let major;
@@ -54,9 +66,11 @@ function checkNvrtc(report, driverMajor) {
       what: `NVRTC: ${error.message}`,
       fix: 'install NVRTC: the CUDA toolkit, pip install nvidia-cuda-nvrtc, or conda install cuda-nvrtc; or set CUDADRV_NVRTC_PATH to a libnvrtc.so',
     });
+    reportRefused(report, 'NVRTC', 'nvrtc');
     return;
   }
   report.push({ level: 'ok', what: `NVRTC: ${major}.${minor} from ${library.path} (found by: ${library.source})` });
+  reportRefused(report, 'NVRTC', 'nvrtc');
   const headers = cuda.getVersion()[0];
   if (major !== headers) {
     report.push({
@@ -79,12 +93,14 @@ function checkNvJitLink(report) {
   try {
     const { version, path: file, source } = nvJitLinkLibrary();
     report.push({ level: 'ok', what: `nvJitLink: ${version.join('.')} from ${file} (found by: ${source})` });
+    reportRefused(report, 'nvJitLink', 'nvJitLink');
   } catch (error) {
     report.push({
       level: 'warn',
       what: `nvJitLink: ${error.message}`,
       fix: "Linker falls back to the driver's linker (cuLink), which needs a context and does no LTO; for LTO, install nvJitLink of the NVRTC's version",
     });
+    reportRefused(report, 'nvJitLink', 'nvJitLink');
   }
 }
 

@@ -156,6 +156,7 @@ function cudaResultName(code) {
 // A LinkError for a link that failed; a driver's failure without a log (out of memory...) is the
 // error its CUresult is everywhere.
 function failure(outcome, inputs, driver) {
+  if (outcome.error) return outcome.error;
   if (driver && !outcome.errorLog) return makeError(outcome.code, outcome.api, '');
   const input = outcome.input >= 0 ? inputs[outcome.input].name : null;
   if (driver) outcome.codeName = cudaResultName(outcome.code);

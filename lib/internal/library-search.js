@@ -4,8 +4,16 @@
 // conda environment, the pip wheels of Python's site-packages, the system's loader
 // (LD_LIBRARY_PATH, ld.so.cache) and /usr/local/cuda, the newest major the driver supports first
 // (a major newer than the driver's stays, as a last resort).
+//
+// A file found is used only where no other user could have put it there (binding.pathProblem:
+// it and every directory above it belong to root or this user, and none but a sticky one is
+// writable by others), and only by an absolute path: a relative CUDA_PATH or PYTHONPATH=. would
+// load whatever the working directory holds, and a library's constructor runs as it loads.
 const fs = require('fs');
 const path = require('path');
+const binding = require('./binding');
+
+const refusals = new Map(); // name → [{ path, source, why }] of the last search
 
 /* Subdirectories of site-packages/nvidia where NVIDIA's wheels put each library, by major. */
 const WHEEL_DIRS = {
@@ -73,7 +81,14 @@ function places(name, majors, env) {
  */
 function librarySearch(name, { majors, override, env = process.env, driverMajor = () => null }) {
   if (env[override]) return [{ path: env[override], source: override, major: null }];
-  const found = places(name, majors, env).all.filter((place) => fs.existsSync(place.path));
+  const refused = [];
+  refusals.set(name, refused);
+  const found = places(name, majors, env).all.filter((place) => {
+    if (!fs.existsSync(place.path)) return false;
+    const why = binding.pathProblem(place.path);
+    if (why) refused.push({ path: place.path, source: place.source, why });
+    return !why;
+  });
   const explicit = found.filter((c) => c.source === 'CUDA_PATH' || c.source === 'CUDA_HOME');
   const system = majors.map((major) => ({ path: `lib${name}.so.${major}`, source: 'system', major }));
   // The system's loader comes before /usr/local/cuda, which it often serves.
@@ -121,7 +136,8 @@ function findToolkitFile(file, { override, first = [], env = process.env }) {
     dirs.push(...STATIC_WHEEL_DIRS.map((dir) => path.join(site, 'nvidia', dir)));
   dirs.push('/usr/local/cuda/lib64');
   const tried = [...new Set(dirs)].map((dir) => path.join(dir, file));
-  return { path: tried.find((candidate) => fs.existsSync(candidate)) ?? null, tried };
+  const safe = (candidate) => fs.existsSync(candidate) && !binding.pathProblem(candidate);
+  return { path: tried.find(safe) ?? null, tried };
 }
 
 function majorOf(driverMajor) {
@@ -132,4 +148,9 @@ function majorOf(driverMajor) {
   }
 }
 
-module.exports = { librarySearch, searchedDirs, findToolkitFile };
+/** The files the last search for `name` found and refused: [{ path, source, why }]. */
+function refusedBySearch(name) {
+  return refusals.get(name) ?? [];
+}
+
+module.exports = { librarySearch, searchedDirs, findToolkitFile, refusedBySearch };

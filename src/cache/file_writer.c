@@ -82,8 +82,13 @@ static bool write_all(int fd, const char *data, size_t size) {
  * is not safe, or another errno; each with a message. */
 static int dir_check(const char *dir, char *message) {
   struct stat st;
+  char parents[MESSAGE_LIMIT - 64];
   if (stat(dir, &st) != 0) {
     int error = errno;
+    if (error == ENOENT && path_problem(dir, parents, sizeof parents)) {
+      snprintf(message, MESSAGE_LIMIT, "%s, above it, so another user could replace it", parents);
+      return EPERM; /* not made where another user could swap it */
+    }
     snprintf(message, MESSAGE_LIMIT, "%s, stat '%s'", strerror(error), dir);
     return error;
   }
@@ -94,11 +99,16 @@ static int dir_check(const char *dir, char *message) {
   const char *problem = st.st_uid != geteuid()               ? "belongs to another user"
                         : (st.st_mode & (S_IWGRP | S_IWOTH)) ? "can be written by other users"
                                                              : NULL;
-  if (!problem) return 0;
-  snprintf(message, MESSAGE_LIMIT,
-           "'%s' %s (owner %ld, mode %03o); it must be this user's (%ld) "
-           "and writable by no one else",
-           dir, problem, (long)st.st_uid, (unsigned)(st.st_mode & 0777), (long)geteuid());
+  if (problem) {
+    snprintf(message, MESSAGE_LIMIT,
+             "'%s' %s (owner %ld, mode %03o); it must be this user's (%ld) "
+             "and writable by no one else",
+             dir, problem, (long)st.st_uid, (unsigned)(st.st_mode & 0777), (long)geteuid());
+    return EPERM;
+  }
+  /* and no directory above it may be one where another user could swap it for theirs */
+  if (!path_problem(dir, parents, sizeof parents)) return 0;
+  snprintf(message, MESSAGE_LIMIT, "%s, above it, so another user could replace it", parents);
   return EPERM;
 }
 

@@ -89,6 +89,52 @@ static napi_value files_read(napi_env env, napi_callback_info info) {
   return result;
 }
 
+const char *path_problem(const char *path, char *message, size_t size) {
+  char prefix[PATH_LIMIT];
+  size_t length = strlen(path);
+  if (path[0] != '/' || length >= sizeof prefix) {
+    snprintf(message, size, "'%s' is not an absolute path", path);
+    return message;
+  }
+  memcpy(prefix, path, length + 1);
+  /* path itself, then each directory above it, up to / */
+  for (;;) {
+    struct stat st;
+    if (stat(prefix, &st) == 0) {
+      bool owner_ok = st.st_uid == 0 || st.st_uid == geteuid();
+      bool others_write = st.st_mode & (S_IWGRP | S_IWOTH);
+      if (!owner_ok || (others_write && !(S_ISDIR(st.st_mode) && st.st_mode & S_ISVTX))) {
+        snprintf(message, size, "'%s' %s (owner %ld, mode %04o)", prefix,
+                 owner_ok ? "can be written by other users" : "belongs to another user",
+                 (long)st.st_uid, (unsigned)(st.st_mode & 07777));
+        return message;
+      }
+    }
+    char *slash = strrchr(prefix, '/');
+    if (slash == prefix) {
+      if (prefix[1] == '\0') return NULL;
+      prefix[1] = '\0';
+    } else {
+      *slash = '\0';
+    }
+  }
+}
+
+/* pathProblem(path): why another user could replace what path names (path_problem), or null. */
+static napi_value files_path_problem(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  char path[PATH_LIMIT], message[PATH_LIMIT + 128];
+  if (!arg_path(env, argv[0], path)) return NULL;
+  if (!path[0]) snprintf(path, sizeof path, "(no path)");
+  const char *problem = path_problem(path, message, sizeof message);
+  napi_value result;
+  if (problem)
+    NAPI_CALL(env, napi_create_string_utf8(env, problem, NAPI_AUTO_LENGTH, &result));
+  else
+    NAPI_CALL(env, napi_get_null(env, &result));
+  return result;
+}
+
 static double milliseconds(struct timespec t) {
   return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6; /* as Node's Stats.mtimeMs */
 }
@@ -120,6 +166,7 @@ bool files_init(napi_env env, napi_value exports) {
   static const export_fn fns[] = {
       {"readFile", files_read},
       {"stat", files_stat},
+      {"pathProblem", files_path_problem},
   };
   return EXPORTS(env, exports, fns);
 }

@@ -358,7 +358,8 @@ static const char *result_name(const link_job *job) {
 }
 
 /* Main thread: { code, codeName, api, infoLog, errorLog, input (the index of the input refused,
- * or -1), image (a Buffer that owns the cubin: no copy) }. */
+ * or -1), image (a Buffer that owns the cubin: no copy), error (a driver entry point missing: its
+ * RuntimeError) }. */
 static napi_value link_outcome(napi_env env, void *arg) {
   link_job *job = arg;
   napi_value outcome, image;
@@ -370,6 +371,11 @@ static napi_value link_outcome(napi_env env, void *arg) {
       !set_named(env, outcome, "errorLog",
                  make_string(env, job->error_log ? job->error_log : "")) ||
       !set_named(env, outcome, "input", make_int(env, job->failed_input)))
+    return NULL;
+  /* a driver without the cuLink entry point: the error every missing one is (its name, the
+   * driver's version and the one needed) */
+  if (job->result == (int)CUDADRV_ERROR_MISSING &&
+      !set_named(env, outcome, "error", make_cu_error(env, CUDADRV_ERROR_MISSING, job->api)))
     return NULL;
   if (job->result != 0) return outcome;
   void *bytes = job->image;

@@ -375,6 +375,10 @@ bool files_init(napi_env env, napi_value exports);
  * followed only if follow): the descriptor of a regular file, *size its bytes; else one of: */
 enum { OPEN_NOTHING = -1 /* nothing there, or nothing to read */, OPEN_NOT_REGULAR = -2 };
 int open_regular(const char *path, bool follow, size_t *size);
+/* Why another user could replace what path names, or NULL: path and each directory above it must
+ * belong to root or this user, and only a sticky directory (/tmp) may be writable by others.
+ * message (at least 512 bytes) says which and why. */
+const char *path_problem(const char *path, char *message, size_t size);
 bool file_writer_init(napi_env env, napi_value exports);
 bool array_init(napi_env env, napi_value exports);
 bool texobj_init(napi_env env, napi_value exports);

@@ -5,7 +5,7 @@
 const assert = require('assert');
 const fs = require('fs');
 const path = require('path');
-const { execFileSync } = require('child_process');
+const { execFileSync, spawnSync } = require('child_process');
 const { nvrtcLoads } = require('../support/nvrtc-available');
 const { tmpdir, run, ROOT } = require('../support/compile-helpers');
 
@@ -248,6 +248,68 @@ describe('untrusted binaries: nvJitLink (no GPU needed)', function () {
       'nvJitLink crashed linking input0.cubin: its isolated helper process killed by SIGSEGV (the next link starts another)',
     ];
     assert.deepStrictEqual(out, [crash, true, crash, true]);
+  });
+});
+
+describe('untrusted places: the library search and the cache refuse what another user could plant (no GPU needed)', function () {
+  this.timeout(60000);
+  let dir;
+  let planted;
+  before(function () {
+    if (!nvrtcLoads()) this.skip();
+    dir = tmpdir('planted');
+    // a "libnvrtc.so.13" whose constructor leaves a mark: loading it is running another's code
+    const source = path.join(dir, 'plant.c');
+    planted = path.join(dir, 'ran');
+    fs.writeFileSync(
+      source,
+      `#include <stdio.h>\n__attribute__((constructor)) static void run(void) { FILE *f = fopen("${planted}", "w"); if (f) fclose(f); }\n`,
+    );
+    for (const place of ['open/lib64', 'safe/lib64']) {
+      fs.mkdirSync(path.join(dir, place), { recursive: true });
+      execFileSync('cc', ['-shared', '-fPIC', '-o', path.join(dir, place, 'libnvrtc.so.13'), source]);
+    }
+    fs.chmodSync(path.join(dir, 'open'), 0o777); // not sticky: anyone may swap what is inside
+  });
+  after(function () {
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a library under a directory others can write, or found by a relative CUDA_PATH, is never loaded; doctor says why', async function () {
+    for (const [cudaPath, why] of [
+      [path.join(dir, 'open'), `'${path.join(dir, 'open')}' can be written by other users \\(owner \\d+, mode 0777\\)`],
+      ['safe', "'safe/lib64/libnvrtc\\.so\\.13' is not an absolute path"],
+    ]) {
+      fs.rmSync(planted, { force: true });
+      const doctor = spawnSync(process.execPath, [path.join(ROOT, 'bin', 'cudadrv.js'), 'doctor'], {
+        cwd: dir,
+        env: { ...process.env, CUDA_PATH: cudaPath, CUDADRV_DISABLE_CACHE: '1' },
+        encoding: 'utf8',
+      });
+      assert.ok(!fs.existsSync(planted), `the planted library ran (CUDA_PATH=${cudaPath})`);
+      assert.match(
+        doctor.stdout + doctor.stderr,
+        new RegExp(`NVRTC: refused \\S*libnvrtc\\.so\\.13 \\(found by: CUDA_PATH\\): ${why}`),
+      );
+    }
+  });
+
+  it('a cache directory under a directory others can write is refused, with one warning', async function () {
+    const parent = path.join(dir, 'shared');
+    fs.mkdirSync(parent);
+    fs.chmodSync(parent, 0o777);
+    const out = await child(
+      `
+      const warnings = [];
+      process.on('warning', (w) => warnings.push(w.code + ': ' + w.message));
+      c.compileSync('__global__ void k(int *p) { *p = ${Math.floor(Math.random() * 1e9)}; }', { arch: 'compute_90' });
+      await new Promise((resolve) => setImmediate(resolve));
+      console.log(JSON.stringify({ warnings, entries: require('fs').existsSync(${JSON.stringify(path.join(parent, 'cache'))}) }));`,
+      { CUDADRV_CACHE_DIR: path.join(parent, 'cache') },
+    );
+    assert.strictEqual(out.entries, false);
+    assert.strictEqual(out.warnings.length, 1);
+    assert.match(out.warnings[0], new RegExp(`^CUDADRV_CACHE_UNSAFE: .*'${parent}' can be written by other users`));
   });
 });
 

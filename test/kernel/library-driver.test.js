@@ -124,6 +124,26 @@ describe('libraries and the driver linker through a stand-in driver (no GPU need
     ]);
   });
 
+  it('a driver without cuLinkCreate: the RuntimeError of every missing entry point (it read "CUresult 2147418113")', function () {
+    const { results } = run(
+      'nolink',
+      `const errorOf = ${errorOf};
+      const { Linker } = require('./lib/compiler');
+      const ctx = new cuda.Device(0).makeContext();
+      out(errorOf(() => new Linker().add('entry a 8\\n').link()));
+      ctx.detach();`,
+      {
+        CUDADRV_NVJITLINK_PATH: '/nonexistent/libnvJitLink.so',
+        FAKE_CUDA_MISSING: 'cuLinkCreate',
+        FAKE_CUDA_TRACE: '1',
+      },
+    );
+    assert.match(
+      results[0],
+      /^RuntimeError: cuLinkCreate is not provided by the installed CUDA driver \(version \d+\.\d+\); it needs a driver for CUDA \d+\.\d+ or newer/,
+    );
+  });
+
   it("without nvJitLink, the driver's linker links in the current context, and its log reaches a LinkError", function () {
     const { results, lines } = run(
       'culink',
