@@ -11,7 +11,8 @@ const LOADERS = { compile: 'nvrtcLoad', link: 'nvJitLinkLoad' };
 const RUNNERS = { compile: 'nvrtcCompile', link: 'link' };
 const loaded = {}; // op → the library file loaded for it
 
-// { op, library, args } → { outcome } or { error: message } (loading failed, a bad request).
+// { op, library, args } → { outcome }, or { error, name }: the message and class of what the
+// binding threw (an input it refused, a library that did not load).
 function serve({ op, library, args }) {
   try {
     if (!Object.hasOwn(LOADERS, op)) throw new TypeError(`no such request: ${op}`);
@@ -21,7 +22,7 @@ function serve({ op, library, args }) {
     }
     return { outcome: binding[RUNNERS[op]](...args) };
   } catch (error) {
-    return { error: String(error?.message ?? error) };
+    return { error: String(error?.message ?? error), name: String(error?.name) };
   }
 }
 

@@ -24,7 +24,7 @@ function compileArgs(req) {
 // is an outcome with `crash` (how the helper ended), and the helper's stderr joins the log.
 function isolatedOutcome(req, result) {
   if (result.cancelled) throw aborted(req);
-  if (result.error !== undefined) throw new RuntimeError(`the isolated compile's helper process: ${result.error}`);
+  if (result.error !== undefined) throw isolated.helperError(result, 'compile');
   const outcome = result.outcome ?? {
     code: null,
     codeName: result.signal,

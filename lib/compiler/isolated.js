@@ -11,6 +11,7 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { constants } = require('buffer');
+const { RuntimeError } = require('../driver/errors');
 
 const HELPER = path.join(__dirname, 'helper.js');
 const IDLE_MS = 10_000;
@@ -21,6 +22,14 @@ const idle = new Set(); // helpers waiting for a request
 const waiting = []; // requests waiting for a helper, as functions that start them
 let helpers = 0; // alive
 const noop = () => {};
+
+/** The error the binding threw in the helper, for this process: a RangeError or TypeError as it
+ * was (an input the addon refused), else a RuntimeError saying where. */
+function helperError(result, what) {
+  if (result.name === 'RangeError') return new RangeError(result.error);
+  if (result.name === 'TypeError') return new TypeError(result.error);
+  return new RuntimeError(`the isolated ${what}'s helper process: ${result.error}`);
+}
 
 /** Whether compiles and links are isolated where their options do not say: CUDADRV_ISOLATE=1. */
 function isolatedByDefault() {
@@ -56,7 +65,7 @@ function endedBy(code, signal) {
 // memory NVIDIA's code corrupted may send anything.
 function sound(op, reply) {
   if (reply === null || typeof reply !== 'object') return false;
-  if (typeof reply.error === 'string') return true;
+  if (typeof reply.error === 'string') return typeof reply.name === 'string';
   const o = reply.outcome;
   const strings = (...values) => values.every((v) => typeof v === 'string');
   if (o === null || typeof o !== 'object' || !Number.isInteger(o.code) || !strings(o.api, o.codeName)) return false;
@@ -131,8 +140,8 @@ function assign(helper, job, request) {
 /**
  * Runs op ('compile': binding.nvrtcCompile's arguments; 'link': binding.link's) in a helper with
  * library (the file of NVRTC or nvJitLink to load there): { promise, cancel }. The promise
- * resolves with { outcome, stderr } (the binding's outcome), { error, stderr } (the helper could
- * not load the library: its message), { ended, signal, stderr } (the helper ended: how, and the
+ * resolves with { outcome, stderr } (the binding's outcome), { error, name, stderr } (what the
+ * binding threw there: helperError), { ended, signal, stderr } (the helper ended: how, and the
  * signal that ended it or null) or, after
  * cancel() (which kills the helper), { cancelled: true }.
  */
@@ -177,4 +186,4 @@ function runSync(op, library, args) {
   return { ...reply, stderr };
 }
 
-module.exports = { run, runSync, isolatedByDefault };
+module.exports = { run, runSync, isolatedByDefault, helperError };

@@ -183,7 +183,7 @@ function failure(outcome, inputs, driver) {
 function isolatedOutcome(job, result) {
   const names = job.inputs.map((input) => input.name).join(', ');
   const info = { api: 'nvJitLinkComplete', log: result.stderr, input: null };
-  if (result.error !== undefined) throw new RuntimeError(`the isolated link's helper process: ${result.error}`);
+  if (result.error !== undefined) throw isolated.helperError(result, 'link');
   if (result.ended) {
     throw new LinkError(
       `nvJitLink crashed linking ${names}: its isolated helper process ${result.ended} (the next link starts another)` +

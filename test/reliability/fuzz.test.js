@@ -10,6 +10,22 @@ const CALLS = 20000;
 const FIXED_SEED = 20261123;
 const RANDOM_SEED = Math.floor(Math.random() * 2 ** 31);
 
+describe('fuzzer, mutation mode: changed binaries linked and changed sources compiled, isolated', function () {
+  this.timeout(600000);
+  const { nvrtcLoads } = require('../support/nvrtc-available');
+  for (const seed of [FIXED_SEED, RANDOM_SEED]) {
+    it(`seed ${seed}: 400 calls each give a result or a documented error; crashes and hangs stay in the helper`, async function () {
+      if (!nvrtcLoads()) this.skip();
+      const result = await fuzz({ mode: 'mutate', seed, calls: 400 });
+      const text = report('mutate', seed, result);
+      assert.deepStrictEqual([result.unexpected.length, result.failures.length], [0, 0], text);
+      const made = Object.values(result.counts).reduce((a, b) => a + b, 0);
+      assert.strictEqual(made, 400, text);
+      assert.ok(result.counts['refused (RangeError)'] > 0 && result.counts.returned > 0, text);
+    });
+  }
+});
+
 describe('fuzzer: random calls over the whole API and the addon', function () {
   this.timeout(600000);
   for (const mode of ['no-driver', 'stand-in']) {

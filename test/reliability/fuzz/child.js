@@ -7,7 +7,14 @@ const fs = require('fs');
 const { Worker } = require('worker_threads');
 const { collect, record, cuda, compiler, tools } = require('./targets');
 const { callGenerator, value, typedArray, Sentinel, setInCall } = require('./values');
+const nvJitLinkPath = process.env.CUDADRV_NVJITLINK_PATH;
 const { OPERATIONS } = require('../fault/operations');
+const { mutationCall } = require('./mutate');
+
+// operations.js names a missing nvJitLink, for the fault test's driver linker; the fuzzer links
+// with the real one, as a user does.
+if (nvJitLinkPath === undefined) delete process.env.CUDADRV_NVJITLINK_PATH;
+else process.env.CUDADRV_NVJITLINK_PATH = nvJitLinkPath;
 
 const job = JSON.parse(process.argv[2]);
 const { targets, enums } = collect();
@@ -65,9 +72,34 @@ const MAKERS = [
   () => cuda.int32(5),
   () => cuda.In(new Float32Array(16)),
   () => compiler.compileSync('extern "C" __global__ void k(float *x) { x[threadIdx.x] *= 2; }'),
+  () => compiler.compileSync(LINKABLE, { arch: 'sm_90', relocatable: true }),
+  () => compiler.compileSync(LINKABLE, { arch: 'sm_90', lto: true }),
+  () => new compiler.Linker({ arch: 'sm_90' }),
   () => new tools.DeviceMemoryPool(),
   () => new tools.PageLockedMemoryPool(),
   () => new tools.DeviceData(),
+];
+
+const LINKABLE =
+  'extern "C" __device__ float twice(float x) { return 2 * x; }\n' +
+  'extern "C" __global__ void k(float *p) { p[threadIdx.x] = twice(p[threadIdx.x]); }';
+
+// The compiler's uses beyond operations.js: each kind of compile, links with nvJitLink in this
+// process and isolated, a DynamicSourceModule (each step may fail: in the no-driver mode some do).
+const COMPILER_USES = [
+  () => compiler.compileSync(LINKABLE, { arch: 'compute_90', relocatable: true, options: ['-DX=1'] }),
+  async () => {
+    const cubin = compiler.compileSync(LINKABLE, { arch: 'sm_90', relocatable: true });
+    new compiler.Linker({ arch: 'sm_90' }).add(cubin, { name: 'a.cubin' }).link();
+  },
+  async () => {
+    const ltoir = await compiler.compile(LINKABLE, { arch: 'sm_90', lto: true, isolated: true });
+    await new compiler.Linker({ arch: 'sm_90', lto: true, isolated: true }).add(ltoir).linkAsync();
+  },
+  () =>
+    new compiler.DynamicSourceModule(
+      '__global__ void child(int *p) { *p = 1; }\n__global__ void parent(int *p) { child<<<1, 1>>>(p); }',
+    ),
 ];
 
 let examples = []; // calls of valid use, recorded while test/reliability/fault/operations.js ran
@@ -81,7 +113,7 @@ async function setUp() {
     }
   }
   examples = await record(targets, async () => {
-    for (const operation of Object.values(OPERATIONS)) {
+    for (const operation of [...Object.values(OPERATIONS), ...COMPILER_USES]) {
       try {
         await operation(process.cwd());
       } catch {
@@ -474,7 +506,27 @@ async function settle(limit) {
   return [...pending].map(([index, label]) => ({ index, call: label }));
 }
 
+// The mutation mode: each call awaited in turn (test/reliability/fuzz/mutate.js).
+async function mutationRun(indices) {
+  for (const index of indices) {
+    fs.writeSync(PROGRESS, `call ${index}\n`);
+    const { label, promise } = mutationCall(job.seed, index);
+    if (job.print) process.stderr.write(`#${index}: ${label}\n`);
+    try {
+      const outcome = await promise;
+      counts[outcome] = (counts[outcome] || 0) + 1;
+    } catch (error) {
+      unexpected.push({ index, call: label, error: `${error?.name}: ${error?.message}` });
+    }
+  }
+  fs.writeSync(PROGRESS, `${JSON.stringify({ done: true, calls: indices.length, counts, unexpected, hung: [] })}\n`);
+  process.exit(0);
+}
+
 async function main() {
+  if (job.mode === 'mutate') {
+    return mutationRun(job.only || Array.from({ length: job.to - job.from }, (_, i) => job.from + i));
+  }
   await setUp();
   const indices = job.only || Array.from({ length: job.to - job.from }, (_, i) => job.from + i);
   let n = 0;

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 'use strict';
-// The fuzzer: `npm run fuzz -- [--calls N] [--seed S] [--mode no-driver|stand-in|driver]
-// [--print]`. Runs N seeded random calls (test/reliability/fuzz/child.js) in child processes, in chunks of
+// The fuzzer: `npm run fuzz -- [--calls N] [--seed S] [--mode no-driver|stand-in|driver|mutate]
+// [--print]` (--help says what each does). Runs N seeded random calls (test/reliability/fuzz/child.js) in child processes, in chunks of
 // fresh state, two at a time. Passes when every throw and rejection is a TypeError, a RangeError,
 // a CudaError subclass or an AbortError, no process dies and no call hangs. A TypeError or
 // RangeError in the engine's own words ("Cannot read properties of undefined") fails it too where
@@ -192,8 +192,33 @@ function report(mode, seed, { counts, unexpected, failures }) {
   return lines.join('\n');
 }
 
+const HELP = `npm run fuzz -- [options]
+
+Random calls in child processes, in chunks of fresh state; fails on a throw of a class cudadrv
+does not document, on a child that dies, and on a call that hangs (each cut down to the shortest
+sequence that repeats it, printed with a command that replays it).
+
+  --mode M[,M...]  no-driver: every export, method and addon function with hostile values, no
+                   driver (NVRTC and nvJitLink real where installed);
+                   stand-in: the same through the stand-in driver (test/support/fake-driver);
+                   driver: the same on the system's driver (a GPU);
+                   mutate: real inputs with bytes changed (cubin, LTO-IR, PTX, fatbin) linked by
+                   nvJitLink, and changed sources compiled by NVRTC, isolated: crashes and hangs
+                   of NVIDIA's libraries are counted as contained.
+                   Default: no-driver,stand-in
+  --calls N        calls per mode (default 200000; mutate: use about 2000)
+  --seed S         the run's seed (default: random; printed)
+  --only I,J,...   replay only these calls of the seed, printing each
+  --print          print each call before it runs
+  --help           this text
+Environment: CUDADRV_FUZZ_CHUNK (calls per child, 2500), CUDADRV_FUZZ_HANG_MS (20000).`;
+
 async function main() {
   const args = process.argv.slice(2);
+  if (args.includes('--help')) {
+    console.log(HELP);
+    return;
+  }
   const option = (name, fallback) => {
     const i = args.indexOf(`--${name}`);
     return i >= 0 ? args[i + 1] : fallback;
