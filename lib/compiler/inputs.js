@@ -87,6 +87,13 @@ function checkInput(input) {
   }
 }
 
+/** The input's BLAKE2b digest (32 bytes, hex), computed once: for checkDistinct and the link's
+ * cache key, which would otherwise each hash every input. */
+function digestOf(input) {
+  input.digest ??= binding.blake2b([input.data], 32);
+  return input.digest;
+}
+
 /** Throws a RangeError where two inputs hold the same bytes, or two cubins define the same
  * function or variable: nvJitLink 13.0 prints that to stderr alone and gives a cubin all the same
  * (after an LTO link, the same cubin twice crashed it). */
@@ -94,7 +101,7 @@ function checkDistinct(inputs) {
   const seen = new Map(); // digest → name
   const defined = new Map(); // symbol → the cubin defining it
   for (const input of inputs) {
-    const digest = binding.blake2b([input.data], 16);
+    const digest = digestOf(input);
     const first = seen.get(digest);
     if (first !== undefined) {
       throw new RangeError(
@@ -167,6 +174,7 @@ module.exports = {
   sniff,
   checkInput,
   checkDistinct,
+  digestOf,
   checkCubinArchs,
   bytesOf,
   checkKind,

@@ -13,7 +13,7 @@ const { checkSignal, abortable, abortError, onAbort } = require('../internal/abo
 const cache = require('./cache');
 const nvrtc = require('./nvrtc');
 const isolated = require('./isolated');
-const { KINDS, BY_EXTENSION, sniff, checkInput, checkDistinct, checkCubinArchs } = require('./inputs');
+const { KINDS, BY_EXTENSION, sniff, checkInput, checkDistinct, digestOf, checkCubinArchs } = require('./inputs');
 const { bytesOf, checkKind, addOptions, readInput } = require('./inputs');
 
 // The end of the last nvJitLink link queued by linkAsync(): the next one starts after it.
@@ -415,18 +415,18 @@ class Linker {
   }
 }
 
-// The cache key of a link: nvJitLink's identity, the options, and every input whole.
+// The cache key of a link: nvJitLink's identity, the options, and every input's digest.
 function linkKey(options, inputs) {
   const stamp = binding.stat(loaded.path);
   const head = JSON.stringify([
-    'cudadrv-link-1',
+    'cudadrv-link-2',
     loaded.version,
     loaded.path,
     stamp,
     options,
     inputs.map((i) => [i.kind, i.name, i.data.length]),
   ]);
-  return binding.blake2b([head, ...inputs.map((input) => input.data)], 32);
+  return binding.blake2b([head, ...inputs.map(digestOf)], 32);
 }
 
 module.exports = { Linker, KINDS, nvJitLinkLibrary, nvJitLinkVersion };
