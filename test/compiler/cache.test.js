@@ -8,7 +8,7 @@ const os = require('os');
 const path = require('path');
 const compiler = require('../../lib/compiler');
 const binding = require('../../lib/internal/binding');
-const { randomFloat, ptxFloat, tmpdir, sha, run, scratchCacheRoot } = require('../support/compile-helpers');
+const { randomFloat, ptxFloat, tmpdir, sha, run, scratchCacheRoot, ROOT } = require('../support/compile-helpers');
 
 const { compile, compileSync } = compiler;
 const { cache, request, INCLUDE_DIR } = compiler.internal;
@@ -212,6 +212,33 @@ describe('cudadrv/compiler: the cache', function () {
         cache.flush();
         assert.ok(fs.readFileSync(file).equals(bytes)); // rewritten whole
       }
+    });
+
+    it('an entry or record past its size limit is a miss, read no further; the entry is removed and written again', function () {
+      const source = fresh();
+      const opts = { cacheDir: dir, arch: 'sm_90' };
+      const good = compileSync(source, opts);
+      cache.flush();
+      const file = path.join(dir, entries()[0]);
+      const bytes = fs.readFileSync(file);
+      const records = fs.readdirSync(dir).filter((name) => /^nvrtc-.*\.json$/.test(name));
+      assert.strictEqual(records.length, 1);
+      // sparse files: 3 GiB of entry (read whole before, 16 s, then found corrupt), 5 GiB of record
+      // (past what a Buffer holds: every compile failed)
+      fs.truncateSync(file, 3 * 2 ** 30);
+      fs.truncateSync(path.join(dir, records[0]), 5 * 2 ** 30);
+      const start = Date.now();
+      const script = `const c = require('./lib/compiler');
+        const image = c.compileSync(${JSON.stringify(source)}, ${JSON.stringify(opts)});
+        c.internal.cache.flush();
+        console.log(image.toString('base64'));`;
+      const child = require('child_process').execFileSync(process.execPath, ['-e', script], {
+        cwd: ROOT,
+        encoding: 'utf8',
+      });
+      assert.ok(Buffer.from(child.trim(), 'base64').equals(good));
+      assert.ok(Date.now() - start < 10000, `took ${Date.now() - start} ms`);
+      assert.ok(fs.readFileSync(file).equals(bytes), 'the entry is written again');
     });
 
     it('several processes compiling the same source at once all succeed', async function () {
