@@ -8,7 +8,7 @@ const { LogicError } = require('../driver/errors');
 const check = require('../internal/checks');
 const { libraryKernelOf } = require('./kernel');
 const { loadCode } = require('./module');
-const { parseKernelSignatures } = require('./args');
+const { parseKernelSignatures } = require('./formats');
 
 function currentContext() {
   const ctx = Context.getCurrent();

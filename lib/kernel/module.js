@@ -9,7 +9,7 @@ const { CudaError } = require('../driver/errors');
 const { camelCase } = require('../internal/names');
 const check = require('../internal/checks');
 const { kernelOf } = require('./kernel');
-const { parseKernelSignatures } = require('./args');
+const { parseKernelSignatures } = require('./formats');
 const { TextureReference, SurfaceReference, referenceOf } = require('./texref');
 
 // JitOption by UPPER_CASE and camelCase name.

@@ -3,7 +3,8 @@
 // prepare() formats, signatures parsed from source, and the argument checks that come first.
 const assert = require('assert');
 const cuda = require('../..');
-const { parseKernelSignatures, float16Bits } = require('../../lib/kernel/args');
+const { parseKernelSignatures } = require('../../lib/kernel/formats');
+const { float16Bits } = require('../../lib/kernel/scalars');
 const { randomInt, randomBigInt, halfValue } = require('../support/kernel-data');
 
 describe('typed scalars', function () {

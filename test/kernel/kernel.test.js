@@ -5,7 +5,7 @@
 // data, exact comparison with CPU references.
 const assert = require('assert');
 const cuda = require('../..');
-const kargs = require('../../lib/kernel/args');
+const kargs = { ...require('../../lib/kernel/packing'), ...require('../../lib/kernel/formats') };
 const { describeGpu } = require('../support/gpu');
 const { normals, randomInt, halfValue } = require('../support/kernel-data');
 
