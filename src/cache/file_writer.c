@@ -21,7 +21,6 @@
 #define MESSAGE_LIMIT (PATH_LIMIT + 128)
 
 typedef struct write_job {
-  struct write_job *next;
   char *dir, *name;
   size_t size;
   char data[]; /* a copy: the caller's Buffer stays the caller's */
@@ -33,17 +32,11 @@ typedef struct write_failure {
   char *dir, *message;
 } write_failure;
 
-/* One writer for the process, started on the first background write; every field under lock. */
-static struct {
-  pthread_mutex_t lock;
-  pthread_cond_t work; /* a job was queued */
-  pthread_cond_t idle; /* the queue ran empty */
-  write_job *first, *last;
-  bool started, writing;
-  write_failure *failures; /* not yet read back, newest first */
-} writer = {.lock = PTHREAD_MUTEX_INITIALIZER,
-            .work = PTHREAD_COND_INITIALIZER,
-            .idle = PTHREAD_COND_INITIALIZER};
+/* One writer for the process, started on the first background write. */
+static service writer = SERVICE(256 * 1024, NULL);
+/* The failures of background writes not yet read back, newest first, under failures_lock. */
+static pthread_mutex_t failures_lock = PTHREAD_MUTEX_INITIALIZER;
+static write_failure *failures;
 
 static atomic_uint temporaries; /* numbers temporary files where no random number is had */
 
@@ -151,7 +144,7 @@ static int write_atomic(const char *dir, const char *name, const char *data, siz
   return error;
 }
 
-/* Under lock: keeps a failure for writeFailures. */
+/* Under failures_lock: keeps a failure for writeFailures. */
 static void record_failure(const char *dir, int error, const char *message) {
   write_failure *failure = malloc(sizeof *failure);
   if (!failure) return;
@@ -164,38 +157,27 @@ static void record_failure(const char *dir, int error, const char *message) {
     free(failure);
     return;
   }
-  failure->next = writer.failures;
-  writer.failures = failure;
+  failure->next = failures;
+  failures = failure;
 }
 
-/* Returns once every queued write is done (also at exit: threads.c). */
-static void writer_until_idle(void) {
-  pthread_mutex_lock(&writer.lock);
-  while (writer.first || writer.writing) pthread_cond_wait(&writer.idle, &writer.lock);
-  pthread_mutex_unlock(&writer.lock);
+static void free_job(write_job *job) {
+  free(job->dir);
+  free(job->name);
+  free(job);
 }
 
-static void *writer_main(void *unused) {
-  (void)unused;
+/* The writer's work: one write, its failure recorded. */
+static void write_later(void *arg) {
+  write_job *job = arg;
   char message[MESSAGE_LIMIT];
-  pthread_mutex_lock(&writer.lock);
-  for (;;) {
-    while (!writer.first) pthread_cond_wait(&writer.work, &writer.lock);
-    write_job *job = writer.first;
-    writer.first = job->next;
-    if (!writer.first) writer.last = NULL;
-    writer.writing = true;
-    pthread_mutex_unlock(&writer.lock);
-    int error = write_atomic(job->dir, job->name, job->data, job->size, message);
-    pthread_mutex_lock(&writer.lock);
-    if (error) record_failure(job->dir, error, message);
-    writer.writing = false;
-    if (!writer.first) pthread_cond_broadcast(&writer.idle);
-    free(job->dir);
-    free(job->name);
-    free(job);
+  int error = write_atomic(job->dir, job->name, job->data, job->size, message);
+  if (error) {
+    pthread_mutex_lock(&failures_lock);
+    record_failure(job->dir, error, message);
+    pthread_mutex_unlock(&failures_lock);
   }
-  return NULL;
+  free_job(job);
 }
 
 /* (dir, name, data: a Buffer), as lib/ passes them; false after throwing. */
@@ -250,39 +232,14 @@ static napi_value write_file_atomic_later(napi_env env, napi_callback_info info)
   }
   memcpy(job->data, data, size);
   job->size = size;
-  job->next = NULL;
-  pthread_mutex_lock(&writer.lock);
-  if (!writer.started)
-    writer.started = thread_start_service(writer_main, writer_until_idle, 256 * 1024);
-  bool queued = writer.started;
-  if (queued) {
-    if (writer.last)
-      writer.last->next = job;
-    else
-      writer.first = job;
-    writer.last = job;
-    pthread_cond_signal(&writer.work);
-  }
-  pthread_mutex_unlock(&writer.lock);
-  if (!queued) { /* no thread to be had: write it now */
-    char message[MESSAGE_LIMIT];
-    int error = write_atomic(dir, name, data, size, message);
-    if (error) {
-      pthread_mutex_lock(&writer.lock);
-      record_failure(dir, error, message);
-      pthread_mutex_unlock(&writer.lock);
-    }
-    free(job->dir);
-    free(job->name);
-    free(job);
-  }
+  if (!service_post(&writer, write_later, job)) write_later(job); /* no thread to be had: now */
   return make_undefined(env);
 }
 
 /* flushWrites(): returns once every queued write is done. */
 static napi_value flush_writes(napi_env env, napi_callback_info info) {
   (void)info;
-  writer_until_idle();
+  service_until_idle(&writer);
   return make_undefined(env);
 }
 
@@ -314,23 +271,23 @@ static napi_value make_dir_failure(napi_env env, const write_failure *f) {
  * last call, newest first. */
 static napi_value write_failures(napi_env env, napi_callback_info info) {
   (void)info;
-  pthread_mutex_lock(&writer.lock);
-  write_failure *failures = writer.failures;
-  writer.failures = NULL;
-  pthread_mutex_unlock(&writer.lock);
+  pthread_mutex_lock(&failures_lock);
+  write_failure *taken = failures;
+  failures = NULL;
+  pthread_mutex_unlock(&failures_lock);
   napi_value result = NULL, entry;
   napi_status status = napi_create_array(env, &result);
   bool ok = status == napi_ok;
   uint32_t i = 0;
-  for (write_failure *f = failures; f && ok; f = f->next)
+  for (write_failure *f = taken; f && ok; f = f->next)
     ok = (entry = make_dir_failure(env, f)) &&
          (status = napi_set_element(env, result, i++, entry)) == napi_ok;
-  while (failures) {
-    write_failure *next = failures->next;
-    free(failures->dir);
-    free(failures->message);
-    free(failures);
-    failures = next;
+  while (taken) {
+    write_failure *next = taken->next;
+    free(taken->dir);
+    free(taken->message);
+    free(taken);
+    taken = next;
   }
   if (status != napi_ok) return napi_fail(env, status);
   return ok ? result : NULL; /* else make_dir_failure threw */

@@ -390,95 +390,22 @@ static napi_value link_outcome(napi_env env, void *arg) {
  * every later link from any other thread then waits for it for ever (the same thread takes it
  * again). The thread lives as long as the process; exit waits for the link it is running. */
 
-typedef struct lane_item {
-  void (*run)(void *);
-  void *arg;
-  struct lane_item *next;
-} lane_item;
-
-static struct {
-  pthread_mutex_t lock;
-  pthread_cond_t work, done;
-  bool started, busy;
-  lane_item *first, *last;
-} lane = {.lock = PTHREAD_MUTEX_INITIALIZER,
-          .work = PTHREAD_COND_INITIALIZER,
-          .done = PTHREAD_COND_INITIALIZER};
-
 /* As much stack as a main thread gets: LTO runs the optimizer, which recurses deeply. */
-static const size_t LINK_STACK = 8 * 1024 * 1024;
+#define LINK_STACK ((size_t)8 << 20)
 
-static void *lane_main(void *unused) {
-  (void)unused;
-  pthread_mutex_lock(&lane.lock);
-  for (;;) {
-    while (!lane.first) pthread_cond_wait(&lane.work, &lane.lock);
-    lane_item *item = lane.first;
-    if (!(lane.first = item->next)) lane.last = NULL;
-    lane.busy = true;
-    pthread_mutex_unlock(&lane.lock);
-    item->run(item->arg);
-    free(item);
-    pthread_mutex_lock(&lane.lock);
-    lane.busy = false;
-    pthread_cond_broadcast(&lane.done);
-  }
-  return NULL;
-}
+static service linker = SERVICE(LINK_STACK, NULL);
 
-static void lane_until_idle(void) {
-  pthread_mutex_lock(&lane.lock);
-  while (lane.first || lane.busy) pthread_cond_wait(&lane.done, &lane.lock);
-  pthread_mutex_unlock(&lane.lock);
-}
-
-/* Queues run(arg) on the linking thread; false where it cannot be started (nothing has run). */
-static bool lane_post(void (*run)(void *), void *arg) {
-  lane_item *item = malloc(sizeof *item);
-  if (!item) return false;
-  *item = (lane_item){run, arg, NULL};
-  pthread_mutex_lock(&lane.lock);
-  if (!lane.started) lane.started = thread_start_service(lane_main, lane_until_idle, LINK_STACK);
-  if (lane.started) {
-    if (lane.last)
-      lane.last->next = item;
-    else
-      lane.first = item;
-    lane.last = item;
-    pthread_cond_signal(&lane.work);
-  }
-  pthread_mutex_unlock(&lane.lock);
-  if (!lane.started) free(item);
-  return lane.started;
-}
-
-typedef struct waited_link {
-  link_job *job;
-  bool finished;
-} waited_link;
-
-static void run_waited(void *arg) {
-  waited_link *waited = arg;
-  link_run(waited->job);
-  pthread_mutex_lock(&lane.lock);
-  waited->finished = true;
-  pthread_cond_broadcast(&lane.done);
-  pthread_mutex_unlock(&lane.lock);
-}
+/* run_posted's post: run(arg) queued on the linking thread. */
+static bool post_link(void (*run)(void *), void *arg) { return service_post(&linker, run, arg); }
 
 /* link(driver, options, jitKeys, jitValues, kinds, names, datas): the outcome of the link,
  * waited for: nvJitLink's on the linking thread, cuLink's here. */
 static napi_value link_sync(napi_env env, napi_callback_info info) {
   link_job *job = read_job(env, info);
   if (!job) return NULL;
-  waited_link waited = {job, false};
   if (job->driver) {
     link_run(job);
-  } else if (lane_post(run_waited, &waited)) {
-    pthread_mutex_lock(&lane.lock);
-    while (!waited.finished) pthread_cond_wait(&lane.done, &lane.lock);
-    pthread_mutex_unlock(&lane.lock);
-  } else {
+  } else if (!service_run_waited(&linker, link_run, job)) {
     link_free(job);
     return throw_runtime(env, CUDA_ERROR_OPERATING_SYSTEM, "pthread_create",
                          "could not start the thread that links; the system is out of threads or "
@@ -494,7 +421,7 @@ static napi_value link_sync(napi_env env, napi_callback_info info) {
 static napi_value link_async(napi_env env, napi_callback_info info) {
   link_job *job = read_job(env, info);
   if (!job) return NULL;
-  return run_posted(env, link_run, link_outcome, link_free, job, job->driver ? NULL : lane_post,
+  return run_posted(env, link_run, link_outcome, link_free, job, job->driver ? NULL : post_link,
                     LINK_STACK);
 }
 

@@ -4,6 +4,7 @@
 #define CUDADRV_H
 
 #include <node_api.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -266,13 +267,35 @@ napi_value run_posted(napi_env env, work_fn work, settle_fn settle, void (*relea
 typedef enum thread_kind {
   THREAD_FINISHES, /* works in a library and ends by itself (a compile): exit waits for it */
   THREAD_WAITS,    /* blocked on the device, maybe for ever: exit does not wait for it */
-  THREAD_SERVES,   /* a queue's worker for the process's life (thread_start_service) */
+  THREAD_SERVES,   /* a service's worker for the process's life (service_post) */
 } thread_kind;
 /* Starts a detached thread running body(arg); false if it could not. */
 bool thread_start(void *(*body)(void *), void *arg, size_t stack_size, thread_kind kind);
-/* Starts body(NULL) for the process's life; until_idle() returns once its queue is empty, and
- * exit calls it. */
-bool thread_start_service(void *(*body)(void *), void (*until_idle)(void), size_t stack_size);
+/* A service: work queued from any thread and run in turn on one thread of its own, started on
+ * the first post and kept for the process's life (the cache writer, the linking thread, the
+ * reaper of dropped memory). Exit waits until every service's queue is empty. Declare one with
+ * SERVICE(stack size, a function its thread runs first or NULL); the fields are threads.c's. */
+typedef struct service_item service_item;
+typedef struct service {
+  size_t stack_size;
+  void (*on_start)(void);
+  pthread_mutex_t lock;
+  pthread_cond_t work, idle;
+  service_item *first, *last;
+  size_t outstanding; /* queued or running */
+  bool started;
+} service;
+#define SERVICE(stack_size_, on_start_)                                                            \
+  {                                                                                                \
+    .stack_size = (stack_size_), .on_start = (on_start_), .lock = PTHREAD_MUTEX_INITIALIZER,       \
+    .work = PTHREAD_COND_INITIALIZER, .idle = PTHREAD_COND_INITIALIZER                             \
+  }
+/* Queues run(arg) on s's thread; false where no thread can be had (nothing is queued). */
+bool service_post(service *s, void (*run)(void *), void *arg);
+/* Queues run(arg) and waits until it has run; false as service_post. */
+bool service_run_waited(service *s, void (*run)(void *), void *arg);
+/* Returns once everything queued on s has run. */
+void service_until_idle(service *s);
 /* Runs body(arg) on a new thread with stack_size bytes of stack and waits for it; false if no
  * thread could be started (body has not run). */
 bool thread_run(void *(*body)(void *), void *arg, size_t stack_size);

@@ -25,28 +25,27 @@
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t ended = PTHREAD_COND_INITIALIZER;
-static int working; /* threads started with THREAD_FINISHES, not yet ended */
-static void (*services[MAX_SERVICES])(void); /* their until-idle functions */
+static int working;                     /* threads started with THREAD_FINISHES, not yet ended */
+static service *services[MAX_SERVICES]; /* started, for the exit drain */
 static int service_count;
 static atomic_bool exiting;
 
 /* What this thread is, for a drain that it runs itself (a library that calls exit() on it): it
  * must not wait for itself. */
 static _Thread_local bool finishing_here;
-static _Thread_local void (*serving_here)(void);
+static _Thread_local service *serving_here;
 
 typedef struct start {
   void *(*body)(void *);
   void *arg;
   thread_kind kind;
-  void (*until_idle)(void); /* a service's */
 } start;
 
 static void *trampoline(void *data) {
   start s = *(start *)data;
   free(data);
   finishing_here = s.kind == THREAD_FINISHES;
-  serving_here = s.until_idle;
+  serving_here = s.kind == THREAD_SERVES ? s.arg : NULL;
   s.body(s.arg);
   if (s.kind == THREAD_FINISHES) {
     pthread_mutex_lock(&lock);
@@ -73,11 +72,10 @@ static bool create(pthread_t *thread, bool detached, size_t stack_size, void *(*
   }
 }
 
-static bool start_thread(void *(*body)(void *), void *arg, size_t stack_size, thread_kind kind,
-                         void (*until_idle)(void)) {
+bool thread_start(void *(*body)(void *), void *arg, size_t stack_size, thread_kind kind) {
   start *s = malloc(sizeof *s);
   if (!s) return false;
-  *s = (start){.body = body, .arg = arg, .kind = kind, .until_idle = until_idle};
+  *s = (start){.body = body, .arg = arg, .kind = kind};
   pthread_t thread;
   pthread_mutex_lock(&lock);
   bool started = create(&thread, true, stack_size, trampoline, s);
@@ -87,21 +85,94 @@ static bool start_thread(void *(*body)(void *), void *arg, size_t stack_size, th
   return started;
 }
 
-bool thread_start(void *(*body)(void *), void *arg, size_t stack_size, thread_kind kind) {
-  return start_thread(body, arg, stack_size, kind, NULL);
+/* ---- services ---- */
+
+typedef struct service_item {
+  void (*run)(void *);
+  void *arg;
+  struct service_item *next;
+} service_item;
+
+static void *service_main(void *arg) {
+  service *s = arg;
+  if (s->on_start) s->on_start();
+  pthread_mutex_lock(&s->lock);
+  for (;;) {
+    while (!s->first) pthread_cond_wait(&s->work, &s->lock);
+    service_item *item = s->first;
+    if (!(s->first = item->next)) s->last = NULL;
+    pthread_mutex_unlock(&s->lock);
+    item->run(item->arg);
+    free(item);
+    pthread_mutex_lock(&s->lock);
+    if (--s->outstanding == 0) pthread_cond_broadcast(&s->idle);
+  }
+  return NULL;
 }
 
-/* Each service is started once (its caller keeps a flag under its own lock), and is registered
- * for the exit drain only once its thread runs. */
-bool thread_start_service(void *(*body)(void *), void (*until_idle)(void), size_t stack_size) {
+/* Called with s->lock held: s's thread, started on first use and registered for the exit drain
+ * (a service that cannot be registered is not started). */
+static bool service_started_locked(service *s) {
+  if (s->started) return true;
   pthread_mutex_lock(&lock);
   bool room = service_count < MAX_SERVICES;
   pthread_mutex_unlock(&lock);
-  if (!room || !start_thread(body, NULL, stack_size, THREAD_SERVES, until_idle)) return false;
+  if (!room || !thread_start(service_main, s, s->stack_size, THREAD_SERVES)) return false;
   pthread_mutex_lock(&lock);
-  services[service_count++] = until_idle;
+  services[service_count++] = s;
   pthread_mutex_unlock(&lock);
+  return s->started = true;
+}
+
+bool service_post(service *s, void (*run)(void *), void *arg) {
+  service_item *item = malloc(sizeof *item);
+  if (!item) return false;
+  *item = (service_item){run, arg, NULL};
+  pthread_mutex_lock(&s->lock);
+  bool queued = service_started_locked(s);
+  if (queued) {
+    if (s->last)
+      s->last->next = item;
+    else
+      s->first = item;
+    s->last = item;
+    s->outstanding++;
+    pthread_cond_signal(&s->work);
+  }
+  pthread_mutex_unlock(&s->lock);
+  if (!queued) free(item);
+  return queued;
+}
+
+typedef struct waited {
+  service *s;
+  void (*run)(void *);
+  void *arg;
+  bool done;
+} waited;
+
+static void run_and_tell(void *arg) {
+  waited *w = arg;
+  w->run(w->arg);
+  pthread_mutex_lock(&w->s->lock);
+  w->done = true;
+  pthread_cond_broadcast(&w->s->idle);
+  pthread_mutex_unlock(&w->s->lock);
+}
+
+bool service_run_waited(service *s, void (*run)(void *), void *arg) {
+  waited w = {s, run, arg, false};
+  if (!service_post(s, run_and_tell, &w)) return false;
+  pthread_mutex_lock(&s->lock);
+  while (!w.done) pthread_cond_wait(&s->idle, &s->lock);
+  pthread_mutex_unlock(&s->lock);
   return true;
+}
+
+void service_until_idle(service *s) {
+  pthread_mutex_lock(&s->lock);
+  while (s->outstanding) pthread_cond_wait(&s->idle, &s->lock);
+  pthread_mutex_unlock(&s->lock);
 }
 
 bool thread_run(void *(*body)(void *), void *arg, size_t stack_size) {
@@ -119,7 +190,7 @@ void threads_drain(void) {
   int count = service_count;
   pthread_mutex_unlock(&lock);
   for (int i = 0; i < count; i++)
-    if (services[i] != serving_here) services[i]();
+    if (services[i] != serving_here) service_until_idle(services[i]);
 }
 
 static void drain_at_exit(void) {

@@ -1,24 +1,23 @@
 /* reaper: one process-wide thread that releases memory off the main thread, for finalizers and
  * reclaims (memory.h says why), and the release itself (release_now). */
-#include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "memory.h"
 
 typedef struct release_job {
-  struct release_job *next;
   release_op op;
   uint64_t address;
   ctx_rec *ctx;
 } release_job;
 
-static pthread_mutex_t reaper_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t reaper_wake = PTHREAD_COND_INITIALIZER;
-static pthread_cond_t reaper_idle = PTHREAD_COND_INITIALIZER;
-static release_job *reaper_head, **reaper_tail = &reaper_head;
-static size_t reaper_outstanding; /* queued or being released */
-static bool reaper_running;
+/* The reaper takes no part in stream captures (relaxed mode): see release_outside_captures. */
+static void relax_captures(void) {
+  CUstreamCaptureMode relaxed = CU_STREAM_CAPTURE_MODE_RELAXED;
+  DRV(cuThreadExchangeStreamCaptureMode, &relaxed); /* optional: an old driver has no captures */
+}
+
+static service reaper = SERVICE(256 * 1024, relax_captures);
 
 CUresult release_now(release_op op, uint64_t address, ctx_rec *ctx) {
   if (op == RELEASE_ALIGNED_FREE) { /* unmapping pages can wait for the device too (HMM) */
@@ -57,36 +56,15 @@ static CUresult release_outside_captures(const release_job *job) {
   return result;
 }
 
-static void *reaper_main(void *unused) {
-  (void)unused;
-  CUstreamCaptureMode relaxed = CU_STREAM_CAPTURE_MODE_RELAXED;
-  DRV(cuThreadExchangeStreamCaptureMode, &relaxed); /* optional: an old driver has no captures */
-  pthread_mutex_lock(&reaper_lock);
-  for (;;) {
-    while (!reaper_head) pthread_cond_wait(&reaper_wake, &reaper_lock);
-    release_job *job = reaper_head;
-    if (!(reaper_head = job->next)) reaper_tail = &reaper_head;
-    pthread_mutex_unlock(&reaper_lock);
-    stats_cleanup(release_outside_captures(job));
-    if (job->ctx) ctx_rec_wait_end(job->ctx); /* may destroy a context detached meanwhile */
-    free(job);
-    pthread_mutex_lock(&reaper_lock);
-    if (--reaper_outstanding == 0) pthread_cond_broadcast(&reaper_idle);
-  }
-  return NULL;
+/* The reaper's work: one release. */
+static void reap(void *arg) {
+  release_job *job = arg;
+  stats_cleanup(release_outside_captures(job));
+  if (job->ctx) ctx_rec_wait_end(job->ctx); /* may destroy a context detached meanwhile */
+  free(job);
 }
 
-/* Called with reaper_lock held. */
-static bool reaper_start_locked(void) {
-  if (!reaper_running) reaper_running = thread_start_service(reaper_main, reaper_drain, 256 * 1024);
-  return reaper_running;
-}
-
-void reaper_drain(void) {
-  pthread_mutex_lock(&reaper_lock);
-  while (reaper_outstanding) pthread_cond_wait(&reaper_idle, &reaper_lock);
-  pthread_mutex_unlock(&reaper_lock);
-}
+void reaper_drain(void) { service_until_idle(&reaper); }
 
 bool reaper_enqueue(release_op op, uint64_t address, ctx_rec *ctx) {
   release_job *job = malloc(sizeof *job);
@@ -95,17 +73,7 @@ bool reaper_enqueue(release_op op, uint64_t address, ctx_rec *ctx) {
   job->address = address;
   job->ctx = ctx;
   if (ctx) ctx_rec_wait_begin(ctx); /* a detach() meanwhile leaves destroying it to the reaper */
-  pthread_mutex_lock(&reaper_lock);
-  if (reaper_start_locked()) {
-    job->next = NULL;
-    *reaper_tail = job;
-    reaper_tail = &job->next;
-    reaper_outstanding++;
-    pthread_cond_signal(&reaper_wake);
-    pthread_mutex_unlock(&reaper_lock);
-    return true;
-  }
-  pthread_mutex_unlock(&reaper_lock);
+  if (service_post(&reaper, reap, job)) return true;
   if (ctx) ctx_rec_wait_end(ctx);
   free(job);
   return false;
