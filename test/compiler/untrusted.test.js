@@ -6,7 +6,7 @@ const assert = require('assert');
 const fs = require('fs');
 const path = require('path');
 const { execFileSync, spawnSync } = require('child_process');
-const { nvrtcLoads } = require('../support/nvrtc-available');
+const { nvrtcLoads, nvJitLinkLoads } = require('../support/nvrtc-available');
 const { tmpdir, run, ROOT } = require('../support/compile-helpers');
 
 const ARCH = 'sm_90';
@@ -24,15 +24,6 @@ async function child(script, env) {
   });
   assert.strictEqual(result.code, 0, `the child ended with ${result.code}: ${result.stderr}`);
   return JSON.parse(result.stdout.trim().split('\n').pop());
-}
-
-function nvJitLinkLoads() {
-  try {
-    require('../../lib/compiler/linker').nvJitLinkVersion();
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 describe('untrusted source: NVRTC (no GPU needed)', function () {

@@ -5,6 +5,7 @@
 // SA_RESETHAND, after which Node's handler caught its own re-raised signal for ever: the process
 // spun at full CPU until SIGKILL. src/core/signals.c keeps NVIDIA's libraries off the dispositions.
 const assert = require('assert');
+const fs = require('fs');
 const path = require('path');
 const { spawn } = require('child_process');
 const { nvrtcLoads } = require('../support/nvrtc-available');
@@ -21,12 +22,14 @@ function signalled(state, signal, { env = {}, handler = false, delay = 300 } = {
     let stdout = '';
     let stderr = '';
     let sentAt = null;
+    let helpers = [];
     const killer = setTimeout(() => child.kill('SIGKILL'), 60000);
     child.stdout.on('data', (d) => {
       stdout += d;
       if (sentAt === null && stdout.includes('ready')) {
         sentAt = -1;
         setTimeout(() => {
+          helpers = childrenOf(child.pid);
           sentAt = performance.now();
           child.kill(signal);
         }, delay);
@@ -37,10 +40,34 @@ function signalled(state, signal, { env = {}, handler = false, delay = 300 } = {
     child.on('exit', (code, endedBy) => {
       clearTimeout(killer);
       const elapsed = sentAt > 0 ? performance.now() - sentAt : null;
-      resolve({ code, signal: endedBy, elapsed, stdout, stderr });
+      resolve({ code, signal: endedBy, elapsed, stdout, stderr, helpers });
     });
   });
 }
+
+// The pids of the processes whose parent is pid (Linux's /proc).
+function childrenOf(pid) {
+  const children = [];
+  for (const entry of fs.readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      // the parent's pid is the field after the command's closing parenthesis and the state
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) children.push(Number(entry));
+    } catch {
+      /* ended meanwhile */
+    }
+  }
+  return children;
+}
+
+const alive = (pid) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 function assertEndedBy(result, signal) {
   assert.ok(result.elapsed !== null, `never got ready: ${result.stderr.slice(-500)}`);
@@ -62,6 +89,16 @@ describe('SIGINT and SIGTERM end the process (NVRTC and nvJitLink, no GPU needed
     for (const state of ['after-compile', 'during-compile', 'during-compile-sync', 'during-link']) {
       it(`${signal} ${state.replace(/-/g, ' ')}: ended by the signal within 1 s`, async function () {
         assertEndedBy(await signalled(state, signal), signal);
+      });
+    }
+    for (const state of ['during-isolated-compile', 'during-isolated-link']) {
+      it(`${signal} ${state.replace(/-/g, ' ')}: ended by the signal within 1 s, and its helper ends too`, async function () {
+        const result = await signalled(state, signal);
+        assertEndedBy(result, signal);
+        assert.strictEqual(result.helpers.length, 1, 'one helper process was running the work');
+        const deadline = Date.now() + 10000; // the helper sees its stdin end once its work is done
+        while (result.helpers.some(alive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+        assert.ok(!result.helpers.some(alive), 'the helper outlived its parent by 10 s');
       });
     }
     it(`${signal} after a compile, with the user's handler: the handler runs`, async function () {

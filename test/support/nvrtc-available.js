@@ -1,12 +1,16 @@
 'use strict';
-// Whether NVRTC loads here: the compiler's tests skip without it (it needs no GPU).
-function nvrtcLoads() {
+// Whether NVRTC and nvJitLink load here: the compiler's and the linker's tests skip without them
+// (they need no GPU).
+function loads(load) {
   try {
-    require('../../lib/compiler/nvrtc').nvrtcVersion();
+    load();
     return true;
   } catch {
     return false;
   }
 }
 
-module.exports = { nvrtcLoads };
+const nvrtcLoads = () => loads(() => require('../../lib/compiler/nvrtc').nvrtcVersion());
+const nvJitLinkLoads = () => loads(() => require('../../lib/compiler/linker').nvJitLinkVersion());
+
+module.exports = { nvrtcLoads, nvJitLinkLoads };

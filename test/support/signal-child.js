@@ -43,6 +43,16 @@ const STATES = {
     new Linker({ arch: 'sm_90', lto: true, cacheDir: false }).add(input).linkAsync();
     ready();
   },
+  // Isolated: the compile and the link run in a helper process of cudadrv's.
+  'during-isolated-compile'() {
+    compile(slowSource(), { arch: 'compute_90', cacheDir: false, isolated: true });
+    ready();
+  },
+  'during-isolated-link'() {
+    const input = compileSync(slowSource(1500), { arch: 'sm_90', relocatable: true, lto: true, cacheDir: false });
+    new Linker({ arch: 'sm_90', lto: true, cacheDir: false, isolated: true }).add(input).linkAsync();
+    ready();
+  },
   // On the stand-in driver: contexts, memory, streams, a compiled module and a Promise pending.
   idle() {
     const context = new cuda.Device(0).makeContext();
