@@ -67,12 +67,12 @@ function sound(op, reply) {
   if (reply === null || typeof reply !== 'object') return false;
   if (typeof reply.error === 'string') return typeof reply.name === 'string';
   const o = reply.outcome;
-  const strings = (...values) => values.every((v) => typeof v === 'string');
-  if (o === null || typeof o !== 'object' || !Number.isInteger(o.code) || !strings(o.api, o.codeName)) return false;
-  if (op === 'compile' && !(strings(o.log) && Array.isArray(o.files) && strings(...o.files))) return false;
-  if (op === 'link' && (!strings(o.infoLog, o.errorLog) || !Number.isInteger(o.input))) return false;
+  const strings = (values) => Array.isArray(values) && values.every((v) => typeof v === 'string');
+  if (o === null || typeof o !== 'object' || !Number.isInteger(o.code) || !strings([o.api, o.codeName])) return false;
+  if (op === 'compile' && !(strings([o.log]) && strings(o.files))) return false;
+  if (op === 'link' && (!strings([o.infoLog, o.errorLog]) || !Number.isInteger(o.input))) return false;
   if (o.code !== 0) return true;
-  return Buffer.isBuffer(o.image) && (op === 'link' || (Array.isArray(o.loweredNames) && strings(...o.loweredNames)));
+  return Buffer.isBuffer(o.image) && (op === 'link' || strings(o.loweredNames));
 }
 
 function start() {

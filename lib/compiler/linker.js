@@ -158,7 +158,7 @@ function cudaResultName(code) {
 function failure(outcome, inputs, driver) {
   if (outcome.error) return outcome.error;
   if (driver && !outcome.errorLog) return makeError(outcome.code, outcome.api, '');
-  const input = outcome.input >= 0 ? inputs[outcome.input].name : null;
+  const input = inputs[outcome.input]?.name ?? null; // -1: none
   if (driver) outcome.codeName = cudaResultName(outcome.code);
   const log = outcome.errorLog.trimEnd();
   return new LinkError(
