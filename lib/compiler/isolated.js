@@ -75,13 +75,23 @@ function sound(op, reply) {
   return Buffer.isBuffer(o.image) && (op === 'link' || strings(o.loweredNames));
 }
 
+// Every helper alive, ended with this process: a helper running NVIDIA's code in a loop would
+// never see its stdin end.
+const alive = new Set();
+let killAtExit = false;
+
 function start() {
   const { spawn } = require('child_process');
+  if (!killAtExit) {
+    killAtExit = true;
+    process.once('exit', () => alive.forEach((helper) => helper.child.kill('SIGKILL')));
+  }
   const { FrameReader } = require('./frames');
   const fd = stderrFile();
   const child = spawn(process.execPath, [HELPER, 'serve'], { stdio: ['pipe', 'pipe', fd] });
   const helper = { child, fd, job: null, timer: null, gone: false };
   helpers++;
+  alive.add(helper);
   const reader = new FrameReader(
     constants.MAX_LENGTH,
     (reply) => {
@@ -99,6 +109,7 @@ function start() {
     if (helper.gone) return;
     helper.gone = true;
     helpers--;
+    alive.delete(helper);
     idle.delete(helper);
     clearTimeout(helper.timer);
     const job = helper.job;

@@ -84,8 +84,9 @@ const LINKABLE =
   'extern "C" __device__ float twice(float x) { return 2 * x; }\n' +
   'extern "C" __global__ void k(float *p) { p[threadIdx.x] = twice(p[threadIdx.x]); }';
 
-// The compiler's uses beyond operations.js: each kind of compile, links with nvJitLink in this
-// process and isolated, a DynamicSourceModule (each step may fail: in the no-driver mode some do).
+// The compiler's uses beyond operations.js: each kind of compile, links with nvJitLink, a
+// DynamicSourceModule (each step may fail: in the no-driver mode some do). run.js isolates them
+// all (CUDADRV_ISOLATE=1); the mutation mode (mutate.js) changes their inputs' bytes.
 const COMPILER_USES = [
   () => compiler.compileSync(LINKABLE, { arch: 'compute_90', relocatable: true, options: ['-DX=1'] }),
   async () => {
@@ -93,8 +94,8 @@ const COMPILER_USES = [
     new compiler.Linker({ arch: 'sm_90' }).add(cubin, { name: 'a.cubin' }).link();
   },
   async () => {
-    const ltoir = await compiler.compile(LINKABLE, { arch: 'sm_90', lto: true, isolated: true });
-    await new compiler.Linker({ arch: 'sm_90', lto: true, isolated: true }).add(ltoir).linkAsync();
+    const ltoir = await compiler.compile(LINKABLE, { arch: 'sm_90', lto: true });
+    await new compiler.Linker({ arch: 'sm_90', lto: true }).add(ltoir).linkAsync();
   },
   () =>
     new compiler.DynamicSourceModule(
