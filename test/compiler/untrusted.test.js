@@ -66,6 +66,34 @@ describe('untrusted source: NVRTC (no GPU needed)', function () {
     assert.ok(out.same, 'isolated compiles give what a compile in the process gives');
   });
 
+  it('process.exit() during an isolated compile ends its helper at once (it would finish its compile first)', async function () {
+    const helpers = await child(`
+      let source = '';
+      for (let i = 0; i < 12000; i++) source += '__device__ int f' + i + '(int x) { return x * ' + i + ' + ${Math.floor(Math.random() * 1e6)}; }\\n';
+      c.compile(source + '__global__ void k(int *x) { x[0] = f11999(x[0]); }', { arch: 'compute_90', cacheDir: false, isolated: true }).catch(() => {});
+      setTimeout(() => {
+        const fs = require('fs');
+        const mine = fs.readdirSync('/proc').filter((p) => /^\\d+$/.test(p)).filter((p) => {
+          try { const stat = fs.readFileSync('/proc/' + p + '/stat', 'utf8'); return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === process.pid; } catch { return false; }
+        });
+        console.log(JSON.stringify(mine.map(Number)));
+        process.exit(0);
+      }, 400);`);
+    assert.strictEqual(helpers.length, 1, 'one helper was compiling');
+    // running: a process there that is no zombie (one killed, its parent gone, may wait to be reaped)
+    const alive = (pid) => {
+      try {
+        const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+        return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+      } catch {
+        return false;
+      }
+    };
+    const deadline = Date.now() + 300;
+    while (alive(helpers[0]) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    assert.ok(!alive(helpers[0]), 'the helper outlived its parent');
+  });
+
   it('CUDADRV_ISOLATE=1 isolates every compile; a timeout ends the helper, and the process exits at once', async function () {
     const started = Date.now();
     const out = await child(
