@@ -110,12 +110,16 @@ static napi_value stream_launch_host_func(napi_env env, napi_callback_info info)
 static void CUDA_CB sleep_on_stream(void *data) { usleep((useconds_t)(uintptr_t)data * 1000); }
 
 /* streamEnqueueSleep(obj or null, ms): occupies the stream for ms milliseconds (a host function
- * that sleeps), so that tests and benchmarks have long-running work without kernels. */
+ * that sleeps), so that tests and benchmarks have long-running work without kernels. At most
+ * SLEEP_LIMIT_MS: a longer one held every later wait of the context, and the exit that waits for
+ * the frees queued behind it (the fuzzer's 65,536 ms stalled its process past its hang limit). */
+enum { SLEEP_LIMIT_MS = 10000 };
 static napi_value stream_enqueue_sleep(napi_env env, napi_callback_info info) {
   ARGS(env, info, 2);
   CUstream handle;
   uint32_t ms;
   if (!arg_stream(env, argv[0], &handle) || !arg_uint32(env, argv[1], "ms", &ms)) return NULL;
+  if (ms > SLEEP_LIMIT_MS) return throw_range(env, "ms must be at most 10000 (a test's sleep)");
   if (!handle && !driver_ready(env)) return NULL;
   CU_CALL(env, cuLaunchHostFunc, handle, sleep_on_stream, (void *)(uintptr_t)ms);
   return NULL;

@@ -15,6 +15,13 @@ describe('Stream and Event arguments (checked before the driver)', function () {
     assert.throws(() => new cuda.Event('x'), { name: 'TypeError', message: /flags/ });
   });
 
+  it("the tests' stream sleep takes at most 10 s (the fuzzer's 65,536 ms held its process's exit past its limit)", function () {
+    assert.throws(() => binding.streamEnqueueSleep(null, 10001), {
+      name: 'RangeError',
+      message: "ms must be at most 10000 (a test's sleep)",
+    });
+  });
+
   it('the addon reads IPC handles as host buffers of exactly 64 bytes, whatever lib/ passed', function () {
     const made = new ArrayBuffer(8 * binding.layouts.made.count);
     for (const open of [(h) => binding.eventFromIpcHandle({}, h), (h) => binding.ipcOpenMemHandle({}, h, 0, made)]) {
