@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cudadrv.h"
+#include "cache.h"
 
 /* ---- BLAKE2b (RFC 7693), unkeyed ---- */
 

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cudadrv.h"
+#include "cache.h"
 
 #define PATH_LIMIT 4096
 #define MESSAGE_LIMIT (PATH_LIMIT + 128)

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cudadrv.h"
+#include "cache.h"
 
 #define PATH_LIMIT 4096
 

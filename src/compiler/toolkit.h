@@ -8,7 +8,8 @@
 #include <limits.h>
 #include <pthread.h>
 
-#include "cudadrv.h"
+#include "../cache/cache.h"
+#include "../kernel/module.h"
 
 typedef struct toolkit_library {
   const char *label;          /* "NVRTC" */
@@ -71,5 +72,9 @@ napi_value make_string(napi_env env, const char *text);
 napi_value make_int_array(napi_env env, const int *values, size_t count);
 /* A Buffer that takes over bytes (malloc'd): no copy, except under Electron's memory cage. */
 napi_value buffer_owning(napi_env env, void *bytes, size_t size);
+
+/* Each family registers its functions into exports; returns false after throwing. */
+bool nvrtc_init(napi_env env, napi_value exports);
+bool link_init(napi_env env, napi_value exports);
 
 #endif

@@ -2,7 +2,7 @@
  * error class (MemoryError, LaunchError...) is chosen in one place, from one table. */
 #include <stdio.h>
 
-#include "cudadrv.h"
+#include "core.h"
 
 /* What a Node-API call expected where it got another type: the caller passed a wrong value. */
 static const char *expected_type(napi_status status) {

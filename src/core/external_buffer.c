@@ -1,8 +1,8 @@
-/* external_buffer: napi_create_external_arraybuffer made safe to fail (cudadrv.h says how). */
+/* external_buffer: napi_create_external_arraybuffer made safe to fail (core.h says how). */
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cudadrv.h"
+#include "core.h"
 
 typedef struct external_guard {
   napi_finalize finalize;

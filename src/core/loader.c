@@ -1,4 +1,4 @@
-#include "cudadrv.h"
+#include "core.h"
 
 #include <dlfcn.h>
 #include <pthread.h>

@@ -12,7 +12,7 @@
  * functions that report the disposition in force and change nothing (signals_keep). */
 #include <signal.h>
 
-#include "cudadrv.h"
+#include "core.h"
 
 static sighandler_t kept_signal(int sig, sighandler_t handler) {
   (void)handler;

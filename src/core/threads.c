@@ -18,7 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "cudadrv.h"
+#include "core.h"
 
 #define MAX_SERVICES 4
 #define SMALL_STACK ((size_t)8 << 20)

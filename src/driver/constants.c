@@ -3,7 +3,7 @@
  * same header; the values are the compiler's. */
 #include <string.h>
 
-#include "cudadrv.h"
+#include "driver.h"
 
 typedef struct constant {
   const char *group;

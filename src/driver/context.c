@@ -3,7 +3,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "../memory/memory.h"
+#include "driver.h"
 
 /* ---- the records of known contexts, one per CUcontext, shared by every addon instance ---- */
 
@@ -173,7 +173,8 @@ static CUresult holder_release(napi_env env, ctx_holder *holder) {
     DRV(cuDevicePrimaryCtxRelease, rec->device);
     return CUDA_SUCCESS;
   }
-  memory_context_detached(env, rec);
+  addon_state *state = state_of(env);
+  if (state->context_detached) state->context_detached(env, rec);
   CUresult result = unstack(rec->handle);
   ctx_request_destroy(rec, holder->origin == CTX_PRIMARY);
   return result;
@@ -432,6 +433,10 @@ static napi_value ctx_get_stream_priority_range(napi_env env, napi_callback_info
   int least, greatest;
   CU_CALL(env, cuCtxGetStreamPriorityRange, &least, &greatest);
   return make_pair(env, make_int(env, least), make_int(env, greatest));
+}
+
+void context_on_detach(napi_env env, void (*hook)(napi_env env, ctx_rec *rec)) {
+  state_of(env)->context_detached = hook;
 }
 
 bool context_init(napi_env env, napi_value exports) {

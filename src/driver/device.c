@@ -1,7 +1,7 @@
 /* device: CUdevice is a plain ordinal; lib/ wraps it in Device. */
 #include <string.h>
 
-#include "cudadrv.h"
+#include "driver.h"
 
 static bool arg_device(napi_env env, napi_value v, CUdevice *out) {
   int32_t ordinal;

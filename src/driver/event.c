@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cudadrv.h"
+#include "driver.h"
 
 static CUresult destroy_event(handle_base *base) {
   return DRV(cuEventDestroy, ((event_h *)base)->handle);

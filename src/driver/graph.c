@@ -2,7 +2,7 @@
  * executable instances (cuGraphInstantiateWithFlags), launches, uploads and updates. */
 #include <stdlib.h>
 
-#include "cudadrv.h"
+#include "driver.h"
 
 typedef struct graph_h {
   handle_base base;

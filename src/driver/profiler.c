@@ -1,5 +1,5 @@
 /* profiler: cuProfilerStart/Stop, and cuProfilerInitialize where the driver still has it. */
-#include "cudadrv.h"
+#include "driver.h"
 
 static napi_value profiler_start(napi_env env, napi_callback_info info) {
   (void)info;

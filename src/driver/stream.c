@@ -2,7 +2,39 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "cudadrv.h"
+#include "driver.h"
+
+bool arg_stream_handle(napi_env env, napi_value v, stream_h **out) {
+  addon_state *state = state_of(env);
+  napi_value last;
+  bool same = false;
+  if (state->last_stream && napi_get_reference_value(env, state->last_stream, &last) == napi_ok &&
+      last && napi_strict_equals(env, last, v, &same) == napi_ok && same) {
+    *out = state->last_stream_h; /* alive while the reference reads the object */
+    return handle_alive(env, &(*out)->base);
+  }
+  napi_valuetype type;
+  if (!arg_type(env, v, &type)) return false;
+  if (type == napi_undefined || type == napi_null) {
+    *out = NULL;
+    return true;
+  }
+  if (!(*out = handle_get(env, v, &STREAM_KIND))) return false;
+  napi_ref ref;
+  if (napi_create_reference(env, v, 0, &ref) == napi_ok) {
+    if (state->last_stream) NAPI_UNTHROWN(napi_delete_reference(env, state->last_stream));
+    state->last_stream = ref;
+    state->last_stream_h = *out;
+  }
+  return true;
+}
+
+bool arg_stream(napi_env env, napi_value v, CUstream *out) {
+  stream_h *s;
+  if (!arg_stream_handle(env, v, &s)) return false;
+  *out = s ? s->handle : NULL;
+  return true;
+}
 
 static CUresult destroy_stream(handle_base *base) {
   return DRV(cuStreamDestroy, ((stream_h *)base)->handle);

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "cudadrv.h"
+#include "driver.h"
 
 struct wait_channel {
   pthread_mutex_t lock;

@@ -1,8 +1,10 @@
-/* module.h: what module.c (modules), texref.c (references) and launch.c (kernels) share. */
+/* module.h, kernel/'s header: what module.c (modules), library.c, texref.c (references) and
+ * launch.c (kernels) share, and what compiler/ uses of them. */
 #ifndef CUDADRV_MODULE_H
 #define CUDADRV_MODULE_H
 
-#include "cudadrv.h"
+#include "../cache/cache.h"
+#include "../memory/memory.h"
 
 typedef struct library_h library_h;
 
@@ -50,5 +52,20 @@ void module_release(module_h *module);
 
 /* Wraps a new kernel of module around obj (a plain object lib/ keeps); false after throwing. */
 bool func_wrap(napi_env env, napi_value obj, CUfunction handle, module_h *module);
+
+/* Why the driver must not be given the cubin or fatbin p (it reads by the sizes inside, which
+ * must lie within length), or NULL where it may. */
+const char *image_problem(const uint8_t *p, size_t length);
+/* JIT options keys[i] = values[i] (unsigned integers; none that takes a pointer or a log buffer:
+ * cudadrv collects the logs) into options and option_values; false after throwing. */
+enum { MAX_JIT_OPTIONS = 32 };
+bool jit_options_read(napi_env env, napi_value keys, napi_value values, CUjit_option *options,
+                      void **option_values, uint32_t *count);
+
+/* Each family registers its functions into exports; returns false after throwing. */
+bool module_init(napi_env env, napi_value exports);
+bool library_init(napi_env env, napi_value exports);
+bool texref_init(napi_env env, napi_value exports);
+bool launch_init(napi_env env, napi_value exports);
 
 #endif

@@ -176,7 +176,8 @@ tracked *memory_slot_find(napi_env env, double id) {
   return state->slots[i].node;
 }
 
-/* Exports nothing: makes the table, which the other memory families use. */
+/* Exports nothing: makes the table, which the other memory families use, and has detaching a
+ * context make its host memory unreachable. */
 bool allocations_init(napi_env env, napi_value exports) {
   (void)exports;
   memory_state *state = calloc(1, sizeof *state);
@@ -188,6 +189,7 @@ bool allocations_init(napi_env env, napi_value exports) {
   state->refs = 1;
   state->vacant = NO_SLOT;
   state_of(env)->memory = state;
+  context_on_detach(env, memory_context_detached);
   NAPI_CALL_BOOL(env, napi_add_env_cleanup_hook(env, memory_teardown, state_of(env)));
   return true;
 }

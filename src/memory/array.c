@@ -3,7 +3,6 @@
  * texobj.c; 2D and 3D copies with an array side in memory.c. */
 #include <stdlib.h>
 
-#include "cudadrv.h"
 #include "memory.h"
 
 static CUresult destroy_array(handle_base *base) {

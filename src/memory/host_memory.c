@@ -13,23 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "memory.h"
-
-typedef enum { HOST_ALIGNED, HOST_PINNED, HOST_MANAGED, HOST_REGISTERED } host_origin;
-
-typedef struct host_mem {
-  handle_base base; /* freed: released (or unregistered) */
-  tracked node;     /* owner: the ArrayBuffer; for a registration, its RegisteredHostMemory */
-  host_origin origin;
-  bool v8_owned; /* the bytes belong to a V8 ArrayBuffer: registered here, never freed here */
-  void *data;    /* the first byte handed out: what is freed or unregistered */
-  size_t size;
-  unsigned int flags;
-  ctx_rec *ctx;    /* NULL for aligned memory */
-  int refs;        /* the wrapper's, and the ArrayBuffer's finalizer's for an allocation */
-  napi_ref *views; /* weak: ArrayBuffers over the memory made by asBuffer(), detached with it */
-  uint32_t view_count, view_room;
-} host_mem;
+#include "host_memory.h"
 
 static const handle_kind HOST_KIND = {.tag = {0x6364727668737431ULL, 0x486f73744d656d31ULL},
                                       .name = "host allocation",
@@ -68,26 +52,6 @@ static CUresult host_release(host_mem *h, bool now) {
   return CUDA_SUCCESS;
 }
 
-/* Detaches the ArrayBuffer ref holds, if it is alive and not detached yet: it reads as empty. */
-static void detach_referenced(napi_env env, napi_ref ref) {
-  napi_value buffer = NULL;
-  bool detached = true;
-  if (napi_get_reference_value(env, ref, &buffer) == napi_ok && buffer &&
-      napi_is_detached_arraybuffer(env, buffer, &detached) == napi_ok && !detached)
-    NAPI_UNTHROWN(napi_detach_arraybuffer(env, buffer));
-}
-
-/* Detaches the views asBuffer() made of h's memory, which is being freed, and lets go of them. */
-static void host_drop_views(napi_env env, host_mem *h, bool detach) {
-  for (uint32_t i = 0; i < h->view_count; i++) {
-    if (detach) detach_referenced(env, h->views[i]);
-    NAPI_UNTHROWN(napi_delete_reference(env, h->views[i]));
-  }
-  free(h->views);
-  h->views = NULL;
-  h->view_count = h->view_room = 0;
-}
-
 static void host_unref(napi_env env, host_mem *h) {
   if (--h->refs > 0) return;
   host_drop_views(env, h, false); /* none alive: each kept the memory's owner alive */
@@ -95,77 +59,10 @@ static void host_unref(napi_env env, host_mem *h) {
   free(h);
 }
 
-static host_mem *host_of(const tracked *node) {
-  return (host_mem *)((char *)node - offsetof(host_mem, node));
-}
-
-static void host_reclaim(napi_env env, tracked *node) {
+void host_reclaim(napi_env env, tracked *node) {
   host_mem *h = host_of(node);
   host_release(h, false);
   memory_untrack(env, node);
-}
-
-/* ---- views of the memory through a device address (asBuffer) ---- */
-
-/* Whether node is a live host allocation holding the bytes range = {address, size}. */
-static bool holds(const tracked *node, const void *arg) {
-  const uintptr_t *range = arg;
-  if (node->reclaim != host_reclaim) return false;
-  const host_mem *h = host_of(node);
-  uintptr_t start = (uintptr_t)h->data;
-  return !h->base.freed && range[0] >= start && range[0] - start <= h->size &&
-         range[1] <= h->size - (range[0] - start);
-}
-
-static void view_finalize(napi_env env, void *data, void *hint) {
-  (void)data;
-  NAPI_UNTHROWN(napi_delete_reference(env, hint));
-}
-
-/* Room in h's list for one more view, after letting go of views already collected. */
-static bool view_room(napi_env env, host_mem *h) {
-  uint32_t kept = 0;
-  for (uint32_t i = 0; i < h->view_count; i++) {
-    napi_value view = NULL;
-    if (napi_get_reference_value(env, h->views[i], &view) == napi_ok && view)
-      h->views[kept++] = h->views[i];
-    else
-      NAPI_UNTHROWN(napi_delete_reference(env, h->views[i]));
-  }
-  h->view_count = kept;
-  if (kept < h->view_room) return true;
-  uint32_t room = h->view_room ? 2 * h->view_room : 4;
-  napi_ref *grown = room > h->view_room ? realloc(h->views, room * sizeof *grown) : NULL;
-  if (!grown) return throw_oom(env), false;
-  h->views = grown;
-  h->view_room = room;
-  return true;
-}
-
-napi_value host_view(napi_env env, void *host, size_t size) {
-  uintptr_t range[2] = {(uintptr_t)host, size};
-  tracked *node = memory_find(env, holds, range);
-  napi_value owner = NULL, result;
-  if (node && napi_get_reference_value(env, node->owner, &owner) != napi_ok) owner = NULL;
-  if (!owner)
-    return throw_logic(env, "asBuffer(): this memory is not in a live host allocation of cudadrv's "
-                            "(pinned, managed or registered); allocate it with cudadrv to view it");
-  host_mem *h = host_of(node);
-  if (!view_room(env, h)) return NULL;
-  napi_ref keep, weak;
-  NAPI_CALL(env, napi_create_reference(env, owner, 1, &keep)); /* the view keeps the memory */
-  bool refused;
-  if (!external_arraybuffer(env, host, size, view_finalize, keep, &result, &refused)) {
-    NAPI_UNTHROWN(napi_delete_reference(env, keep));
-    return refused ? make_null(env) : NULL;
-  }
-  napi_status status = napi_create_reference(env, result, 0, &weak);
-  if (status != napi_ok) {
-    NAPI_UNTHROWN(napi_detach_arraybuffer(env, result)); /* never left viewing memory unlisted */
-    return napi_fail(env, status);
-  }
-  h->views[h->view_count++] = weak;
-  return result;
 }
 
 /* ctx is being detached; if it is h's, the driver frees the memory with it: the ArrayBuffer is

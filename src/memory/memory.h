@@ -15,7 +15,7 @@
 #ifndef CUDADRV_MEMORY_H
 #define CUDADRV_MEMORY_H
 
-#include "cudadrv.h"
+#include "../driver/driver.h"
 
 typedef enum release_op {
   RELEASE_MEM_FREE,         /* cuMemFree: cuMemAlloc'd, pitched and managed memory */
@@ -91,5 +91,22 @@ typedef struct pool_h {
   CUmemoryPool handle;
 } pool_h;
 extern const handle_kind POOL_KIND;
+
+/* CUDA arrays are taken by copies (memory.c) and by textures and surfaces (module.c, texobj.c). */
+typedef struct array_h {
+  handle_base base;
+  CUarray handle;
+  ctx_rec *ctx;
+} array_h;
+extern const handle_kind ARRAY_KIND;
+
+/* Each family registers its functions into exports; returns false after throwing. */
+bool allocations_init(napi_env env, napi_value exports);
+bool device_memory_init(napi_env env, napi_value exports);
+bool copies_init(napi_env env, napi_value exports);
+bool mempool_init(napi_env env, napi_value exports);
+bool host_memory_init(napi_env env, napi_value exports);
+bool array_init(napi_env env, napi_value exports);
+bool texobj_init(napi_env env, napi_value exports);
 
 #endif

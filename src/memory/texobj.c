@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cudadrv.h"
+#include "memory.h"
 
 typedef struct texobj_h {
   handle_base base;

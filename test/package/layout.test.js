@@ -1,6 +1,7 @@
 'use strict';
 // The shape of lib/ (DESIGN.md): no require cycles, lazy requires included, and no module reading
-// another's underscore fields; and the layouts lib/ and the addon share agree.
+// another's underscore fields; the layers of src/, each folder including only those below it; no
+// source file over 500 lines; and the layouts lib/ and the addon share agree.
 const assert = require('assert');
 const fs = require('fs');
 const path = require('path');
@@ -64,6 +65,95 @@ describe('the layout of lib/', function () {
     }
     const shared = [...owners].filter(([, users]) => users.length > 1).map(([name, users]) => `${name}: ${users}`);
     assert.deepStrictEqual(shared, []);
+  });
+});
+
+// The folders of src/, lowest first: a file may include its own folder's headers and those of a
+// lower level. src/addon.c, at the top, sees every layer.
+const SRC = path.join(__dirname, '..', '..', 'src');
+const LEVELS = { core: 0, driver: 1, cache: 1, memory: 2, kernel: 3, compiler: 4, '.': 5 };
+const GENERATED = new Set(['cuda_constants.h']); // written into the build's intermediate directory
+
+// Each problem with the quoted includes of texts ({ 'driver/context.c': text }, paths relative to
+// src/): a header that is not in src/, an include of a folder not below the file's, a cycle.
+function layerProblems(texts) {
+  const problems = [];
+  const graph = new Map();
+  for (const [file, text] of Object.entries(texts)) {
+    const folder = path.dirname(file);
+    const edges = [];
+    for (const [, name] of text.matchAll(/^\s*#\s*include\s+"([^"]+)"/gm)) {
+      if (GENERATED.has(name)) continue;
+      const target = path.normalize(path.join(folder, name));
+      if (!(target in texts)) {
+        problems.push(`${file} includes ${name}, which is not in src/`);
+        continue;
+      }
+      const to = path.dirname(target);
+      if (!(folder in LEVELS) || !(to in LEVELS)) problems.push(`${file}: ${folder} or ${to} has no level`);
+      else if (to !== folder && LEVELS[to] >= LEVELS[folder])
+        problems.push(`${file} includes ${target}: ${to}/ is not below ${folder}/`);
+      edges.push(target);
+    }
+    graph.set(file, edges);
+  }
+  const state = new Map();
+  const stack = [];
+  const visit = (file) => {
+    state.set(file, 'open');
+    stack.push(file);
+    for (const next of graph.get(file)) {
+      if (state.get(next) === 'open')
+        problems.push(`cycle: ${stack.slice(stack.indexOf(next)).concat(next).join(' → ')}`);
+      else if (!state.has(next)) visit(next);
+    }
+    stack.pop();
+    state.set(file, 'done');
+  };
+  for (const file of graph.keys()) if (!state.has(file)) visit(file);
+  return problems;
+}
+
+describe('the layers of src/', function () {
+  const texts = Object.fromEntries(
+    fs
+      .readdirSync(SRC, { recursive: true })
+      .filter((f) => /\.[ch]$/.test(f))
+      .map((f) => [path.normalize(f), fs.readFileSync(path.join(SRC, f), 'utf8')]),
+  );
+
+  it('each folder includes only its own headers and those of the folders below it, without cycles', function () {
+    assert.deepStrictEqual(layerProblems(texts), []);
+    assert.ok(Object.keys(texts).some((f) => f.startsWith('core/')) && 'addon.c' in texts);
+  });
+
+  it('finds an upward include, a sideways one, a stray header and a cycle', function () {
+    const changed = (file, line) => ({ ...texts, [file]: `${line}\n${texts[file]}` });
+    assert.deepStrictEqual(layerProblems(changed('core/args.c', '#include "../driver/driver.h"')), [
+      'core/args.c includes driver/driver.h: driver/ is not below core/',
+    ]);
+    assert.deepStrictEqual(layerProblems(changed('cache/files.c', ' # include "../driver/driver.h"')), [
+      'cache/files.c includes driver/driver.h: driver/ is not below cache/',
+    ]);
+    assert.deepStrictEqual(layerProblems(changed('driver/wait.c', '#include "waits.h"')), [
+      'driver/wait.c includes waits.h, which is not in src/',
+    ]);
+    const cyclic = { 'kernel/a.h': '#include "b.h"', 'kernel/b.h': '#include "a.h"' };
+    assert.deepStrictEqual(layerProblems({ ...texts, ...cyclic }), ['cycle: kernel/a.h → kernel/b.h → kernel/a.h']);
+  });
+
+  it('no source file of src/ or lib/ is over 500 lines', function () {
+    const long = [];
+    for (const [root, pattern] of [
+      [SRC, /\.[ch]$/],
+      [LIB, /\.js$/],
+    ]) {
+      for (const f of fs.readdirSync(root, { recursive: true }).filter((name) => pattern.test(name))) {
+        const lines = fs.readFileSync(path.join(root, f), 'utf8').split('\n').length - 1;
+        if (lines > 500) long.push(`${path.relative(path.join(root, '..'), path.join(root, f))}: ${lines}`);
+      }
+    }
+    assert.deepStrictEqual(long, []);
   });
 });
 

@@ -1,11 +1,12 @@
-/* addon: the module's entry point. Every family registers its functions into one exports object;
+/* addon: the module's entry point, above every layer (core, driver, cache, memory, kernel,
+ * compiler). Every family registers its functions into one exports object;
  * all state lives in the instance data, so the addon loads in worker_threads and unloads cleanly.
  */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "cudadrv.h"
+#include "compiler/toolkit.h"
 
 addon_state *state_of(napi_env env) {
   addon_state *state = NULL;

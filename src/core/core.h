@@ -1,7 +1,9 @@
-/* Shared by every file of the addon: Node-API status macros, the per-addon state, argument
- * readers, driver-error throwing and the type-tagged handles that wrap driver objects. */
-#ifndef CUDADRV_H
-#define CUDADRV_H
+/* core/, the bottom layer, which every file of the addon includes: Node-API status macros, the
+ * per-addon state, argument readers, error throwing, threads and the driver's entry points
+ * (loader.h). It includes nothing of the folders above it (test/package/layout.test.js checks
+ * every folder's includes): core, then driver and cache, memory, kernel, compiler, src/addon.c. */
+#ifndef CUDADRV_CORE_H
+#define CUDADRV_CORE_H
 
 #include <node_api.h>
 #include <pthread.h>
@@ -66,107 +68,6 @@ napi_value throw_runtime(napi_env env, int code, const char *api, const char *me
     if (cu_result_ != CUDA_SUCCESS) return throw_cu(env, cu_result_, #fn);                         \
   } while (0)
 
-/* ---- contexts every resource points at (context.c) ---- */
-
-/* One per CUcontext that cudadrv holds. Resources keep it (refcounted) so that their finalizers
- * know whether the context is still alive and can free in it. */
-typedef struct ctx_rec {
-  CUcontext handle;
-  CUdevice device; /* where a primary context is released; -1 for one only borrowed */
-  atomic_int refs;
-  atomic_bool destroyed;         /* destroyed or released: resources in it are gone with it */
-  int owners;                    /* Contexts that made or retained it; the last one destroys */
-  bool primary;                  /* retained primary context: released rather than destroyed */
-  atomic_int pending;            /* waits in flight (a thread may be blocked in it) */
-  atomic_bool destroy_requested; /* detached while waits were pending */
-  atomic_flag destroy_claimed;   /* whoever sets it destroys the context */
-  struct ctx_rec *next;          /* in the process-wide list of known contexts */
-} ctx_rec;
-
-ctx_rec *ctx_rec_retain(ctx_rec *rec);
-void ctx_rec_release(ctx_rec *rec);
-/* The record of the context current on this thread (a new reference), or NULL after throwing
- * a LogicError that says to make a context first. */
-ctx_rec *ctx_rec_current(napi_env env);
-/* A thread wait is blocked in the context: detach() leaves destroying it to the wait's end. */
-void ctx_rec_wait_begin(ctx_rec *rec);
-void ctx_rec_wait_end(ctx_rec *rec);
-/* The record of a Context object of lib/ (borrowed: valid while that object is), or NULL after
- * throwing (TypeError for another object, LogicError once detached). */
-ctx_rec *ctx_rec_of_context(napi_env env, napi_value context);
-/* Makes rec's context current for a cleanup; returns false when it is gone. Pair with ctx_leave. */
-bool ctx_enter(ctx_rec *rec);
-void ctx_leave(void);
-
-/* ---- handles (handles.c) ---- */
-
-typedef struct handle_base handle_base;
-
-typedef struct handle_kind {
-  napi_type_tag tag;
-  const char *name;  /* "Stream" */
-  const char *freed; /* "Stream has been destroyed" ... */
-  /* Kinds that hold one driver object (see handle_wrap_object): destroys it, once, with its
-   * context current; and where the struct keeps its retained ctx_rec * (0: it has no context). */
-  CUresult (*destroy)(handle_base *base);
-  size_t ctx_offset;
-  /* For kinds that live in a context found elsewhere (a module's kernels): that context. */
-  ctx_rec *(*context)(const handle_base *base);
-} handle_kind;
-
-/* The first member of every wrapped struct. */
-struct handle_base {
-  const handle_kind *kind;
-  bool freed;
-};
-
-/* Wraps obj around base (tagged with kind); finalize runs at garbage collection. */
-bool handle_wrap(napi_env env, napi_value obj, handle_base *base, const handle_kind *kind,
-                 napi_finalize finalize);
-/* Wraps obj around base, a calloc'd struct holding one driver object of kind (kind->destroy), and
- * its context's reference where kind->ctx_offset says: both let go of by handle_release or at
- * garbage collection. On failure they are let go of at once and base freed: false after
- * throwing. */
-bool handle_wrap_object(napi_env env, napi_value obj, handle_base *base, const handle_kind *kind);
-/* Marks base freed and destroys its driver object in its context (silently nothing where the
- * context is gone): what free()/destroy() do before the garbage collector would. */
-void handle_release(handle_base *base);
-/* destroy(obj)/free(obj) for such kinds: now, once; a second call does nothing. */
-napi_value handle_destroy_call(napi_env env, napi_callback_info info, const handle_kind *kind);
-/* The struct wrapped in value, or NULL after throwing: TypeError for another kind of object,
- * LogicError once freed or once its context is gone (its driver handle is then stale). */
-void *handle_get(napi_env env, napi_value value, const handle_kind *kind);
-/* handle_get's check of a struct already in hand: false after throwing. */
-bool handle_alive(napi_env env, handle_base *base);
-/* Like handle_get, but returns freed handles too (for free()/destroy() being idempotent). */
-void *handle_get_any(napi_env env, napi_value value, const handle_kind *kind);
-
-/* Streams are taken by many families (copies, launches, waits). */
-typedef struct stream_h {
-  handle_base base;
-  CUstream handle;
-  ctx_rec *ctx;
-} stream_h;
-extern const handle_kind STREAM_KIND;
-
-typedef struct event_h {
-  handle_base base;
-  CUevent handle;
-  ctx_rec *ctx;
-} event_h;
-extern const handle_kind EVENT_KIND;
-
-/* CUDA arrays are taken by copies (memory.c) and by textures and surfaces (module.c, texobj.c). */
-typedef struct array_h {
-  handle_base base;
-  CUarray handle;
-  ctx_rec *ctx;
-} array_h;
-extern const handle_kind ARRAY_KIND;
-
-/* Finalizers report cleanups that failed here instead of printing (cuda.stats()). */
-void stats_cleanup(CUresult result);
-
 /* ---- arguments (args.c) ---- */
 
 /* Reads exactly n arguments (missing ones are undefined). */
@@ -191,12 +92,6 @@ bool arg_string(napi_env env, napi_value v, const char *name, char *buf, size_t 
 bool arg_host(napi_env env, napi_value v, const char *name, void **data, size_t *length);
 /* An IPC handle (event or memory): a host buffer of exactly CU_IPC_HANDLE_SIZE bytes, copied. */
 bool arg_ipc_handle(napi_env env, napi_value v, char reserved[CU_IPC_HANDLE_SIZE]);
-/* A stream argument: undefined/null is the default stream (NULL), else a Stream object. The
- * environment remembers the last Stream it was given, weakly: the same one again costs a reference
- * read and a comparison instead of a type-tag check and an unwrap. */
-bool arg_stream(napi_env env, napi_value v, CUstream *out);
-/* The same, as the Stream's struct (NULL: the default stream). */
-bool arg_stream_handle(napi_env env, napi_value v, stream_h **out);
 /* A boolean lib/ passes. */
 bool arg_bool(napi_env env, napi_value v, bool *out);
 
@@ -220,47 +115,6 @@ bool arg_type(napi_env env, napi_value v, napi_valuetype *type);
  * thrown. Other failures throw (Node's own RangeError where size is past its limit). */
 bool external_arraybuffer(napi_env env, void *data, size_t size, napi_finalize finalize, void *hint,
                           napi_value *result, bool *refused);
-
-/* ---- asynchronous waits (wait.c) ---- */
-
-typedef struct wait_op wait_op;
-/* Settles on the main thread; status is the driver's result (CUDA_SUCCESS resolves with value). */
-typedef void (*wait_done_fn)(napi_env env, wait_op *op, void *data);
-
-/* A Promise already resolved with value (undefined when NULL). */
-napi_value promise_resolved(napi_env env, napi_value value);
-/* A Promise already rejected with the driver error for result. */
-napi_value promise_rejected(napi_env env, CUresult result, const char *api);
-/* A Promise resolved with value (the object waited on) when stream has passed everything
- * enqueued so far; keeps value alive until then. */
-napi_value wait_stream(napi_env env, CUstream stream, napi_value value, const char *api);
-/* The same without the poll: settles when stream gets past what is enqueued now. */
-napi_value wait_enqueue(napi_env env, CUstream stream, napi_value value, const char *api);
-/* A Promise resolved once stream reaches this point, through cuLaunchHostFunc; never settles if
- * the stream fails before. A LogicError while the stream is capturing. */
-napi_value wait_host_func(napi_env env, CUstream stream, napi_value value);
-/* Keeps value alive until stream reaches this point, then lets it go on the main thread; no
- * Promise. Does nothing while the stream is being captured into a graph. */
-bool wait_keep_alive(napi_env env, CUstream stream, napi_value value);
-/* A Promise resolved with value once blocking(arg) returns on a thread of its own, which first
- * makes ctx current. The calls blocking may make must be safe off the main thread. */
-typedef CUresult (*blocking_fn)(void *arg);
-napi_value wait_on_thread(napi_env env, ctx_rec *ctx, blocking_fn blocking, void *arg,
-                          napi_value value, const char *api, void (*done)(void *arg));
-/* A Promise settled after work(arg) has run on a thread of its own with stack_size bytes of
- * stack: on the main thread, it resolves with what settle(env, arg) returns, or rejects with the
- * exception settle leaves pending when it returns NULL. release(arg) runs last whatever happens
- * (the thread could not start, the instance was torn down first), on any thread: it must not
- * call Node-API. work must not either. */
-typedef void (*work_fn)(void *arg);
-typedef napi_value (*settle_fn)(napi_env env, void *arg);
-napi_value run_on_thread(napi_env env, work_fn work, settle_fn settle, void (*release)(void *arg),
-                         void *arg, size_t stack_size);
-/* The same, with the work run by post(run, op) on a thread of the caller's (a queue's); post
- * returns false where it cannot (nothing has run). post NULL: a new thread of stack_size bytes. */
-typedef bool (*post_fn)(void (*run)(void *op), void *op);
-napi_value run_posted(napi_env env, work_fn work, settle_fn settle, void (*release)(void *arg),
-                      void *arg, post_fn post, size_t stack_size);
 
 /* ---- threads (threads.c): every thread the addon starts ---- */
 
@@ -322,27 +176,21 @@ void imports_rebind(void *handle, const import_binding *bindings, size_t count);
  * handlers. Call before anything of the library runs. */
 void signals_keep(void *handle);
 
-/* ---- code images (module.c) ---- */
-/* Why the driver must not be given the cubin or fatbin p (it reads by the sizes inside, which
- * must lie within length), or NULL where it may. */
-const char *image_problem(const uint8_t *p, size_t length);
-/* JIT options keys[i] = values[i] (unsigned integers; none that takes a pointer or a log buffer:
- * cudadrv collects the logs) into options and option_values; false after throwing. */
-enum { MAX_JIT_OPTIONS = 32 };
-bool jit_options_read(napi_env env, napi_value keys, napi_value values, CUjit_option *options,
-                      void **option_values, uint32_t *count);
-
-/* ---- per-addon state (addon.c) ---- */
+/* ---- per-addon state (addon.c) ----
+ * Each layer's part is a pointer to a struct that only that layer knows. */
 
 typedef struct wait_channel wait_channel;
+struct ctx_rec;
 typedef struct addon_state {
-  napi_ref error_factory; /* lib's (code, api, message, kind) => Error */
-  wait_channel *waits;
-  napi_ref context_lookup;     /* lib's (ctx_address bigint) => Context | undefined */
-  struct memory_state *memory; /* allocations.c: live allocations, for reclaiming (memory.h);
+  napi_ref error_factory;  /* lib's (code, api, message, kind) => Error */
+  wait_channel *waits;     /* driver/wait.c */
+  napi_ref context_lookup; /* lib's (ctx_address bigint) => Context | undefined */
+  /* driver/context.c calls it as a context is detached (context_on_detach sets it). */
+  void (*context_detached)(napi_env env, struct ctx_rec *rec);
+  struct memory_state *memory; /* memory/allocations.c: live allocations, for reclaiming;
                                 * NULL once the environment is being torn down */
-  napi_ref last_stream;        /* weak: the last Stream argument (args.c), whose struct is: */
-  stream_h *last_stream_h;
+  napi_ref last_stream;        /* weak: the last Stream argument (driver/stream.c), whose struct: */
+  struct stream_h *last_stream_h;
 } addon_state;
 
 addon_state *state_of(napi_env env);
@@ -371,39 +219,6 @@ bool export_layout(napi_env env, napi_value exports, const char *name, const lay
 
 /* Each family registers its functions into exports; returns false after throwing. */
 bool errors_init(napi_env env, napi_value exports);
-bool handles_init(napi_env env, napi_value exports);
-bool wait_init(napi_env env, napi_value exports);
 bool threads_init(napi_env env, napi_value exports);
-bool constants_init(napi_env env, napi_value exports);
-bool device_init(napi_env env, napi_value exports);
-bool context_init(napi_env env, napi_value exports);
-bool stream_init(napi_env env, napi_value exports);
-bool event_init(napi_env env, napi_value exports);
-bool profiler_init(napi_env env, napi_value exports);
-bool allocations_init(napi_env env, napi_value exports);
-bool device_memory_init(napi_env env, napi_value exports);
-bool copies_init(napi_env env, napi_value exports);
-bool mempool_init(napi_env env, napi_value exports);
-bool host_memory_init(napi_env env, napi_value exports);
-bool module_init(napi_env env, napi_value exports);
-bool library_init(napi_env env, napi_value exports);
-bool link_init(napi_env env, napi_value exports);
-bool texref_init(napi_env env, napi_value exports);
-bool launch_init(napi_env env, napi_value exports);
-bool nvrtc_init(napi_env env, napi_value exports);
-bool graph_init(napi_env env, napi_value exports);
-bool digest_init(napi_env env, napi_value exports);
-bool files_init(napi_env env, napi_value exports);
-/* Opens path for reading without waiting (a FIFO put there opens at once; a symbolic link is
- * followed only if follow): the descriptor of a regular file, *size its bytes; else one of: */
-enum { OPEN_NOTHING = -1 /* nothing there, or nothing to read */, OPEN_NOT_REGULAR = -2 };
-int open_regular(const char *path, bool follow, size_t *size);
-/* Why another user could replace what path names, or NULL: path and each directory above it must
- * belong to root or this user, and only a sticky directory (/tmp) may be writable by others.
- * message (at least 512 bytes) says which and why. */
-const char *path_problem(const char *path, char *message, size_t size);
-bool file_writer_init(napi_env env, napi_value exports);
-bool array_init(napi_env env, napi_value exports);
-bool texobj_init(napi_env env, napi_value exports);
 
 #endif

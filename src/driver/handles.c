@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cudadrv.h"
+#include "driver.h"
 
 bool handle_wrap(napi_env env, napi_value obj, handle_base *base, const handle_kind *kind,
                  napi_finalize finalize) {

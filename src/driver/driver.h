@@ -1,0 +1,165 @@
+/* driver/: what the layers above share of the driver's own objects: the records of contexts that
+ * every resource points at, the type-tagged handles that wrap driver objects, stream arguments and
+ * the asynchronous waits. Includes only core/. */
+#ifndef CUDADRV_DRIVER_H
+#define CUDADRV_DRIVER_H
+
+#include "../core/core.h"
+
+/* ---- contexts every resource points at (context.c) ---- */
+
+/* One per CUcontext that cudadrv holds. Resources keep it (refcounted) so that their finalizers
+ * know whether the context is still alive and can free in it. */
+typedef struct ctx_rec {
+  CUcontext handle;
+  CUdevice device; /* where a primary context is released; -1 for one only borrowed */
+  atomic_int refs;
+  atomic_bool destroyed;         /* destroyed or released: resources in it are gone with it */
+  int owners;                    /* Contexts that made or retained it; the last one destroys */
+  bool primary;                  /* retained primary context: released rather than destroyed */
+  atomic_int pending;            /* waits in flight (a thread may be blocked in it) */
+  atomic_bool destroy_requested; /* detached while waits were pending */
+  atomic_flag destroy_claimed;   /* whoever sets it destroys the context */
+  struct ctx_rec *next;          /* in the process-wide list of known contexts */
+} ctx_rec;
+
+ctx_rec *ctx_rec_retain(ctx_rec *rec);
+void ctx_rec_release(ctx_rec *rec);
+/* The record of the context current on this thread (a new reference), or NULL after throwing
+ * a LogicError that says to make a context first. */
+ctx_rec *ctx_rec_current(napi_env env);
+/* A thread wait is blocked in the context: detach() leaves destroying it to the wait's end. */
+void ctx_rec_wait_begin(ctx_rec *rec);
+void ctx_rec_wait_end(ctx_rec *rec);
+/* The record of a Context object of lib/ (borrowed: valid while that object is), or NULL after
+ * throwing (TypeError for another object, LogicError once detached). */
+ctx_rec *ctx_rec_of_context(napi_env env, napi_value context);
+/* Makes rec's context current for a cleanup; returns false when it is gone. Pair with ctx_leave. */
+bool ctx_enter(ctx_rec *rec);
+void ctx_leave(void);
+/* Runs hook(env, rec) when rec is being detached, before the driver frees what was made in it
+ * (memory/ registers the making of its host memory unreachable from JS). */
+void context_on_detach(napi_env env, void (*hook)(napi_env env, ctx_rec *rec));
+
+/* ---- handles (handles.c) ---- */
+
+typedef struct handle_base handle_base;
+
+typedef struct handle_kind {
+  napi_type_tag tag;
+  const char *name;  /* "Stream" */
+  const char *freed; /* "Stream has been destroyed" ... */
+  /* Kinds that hold one driver object (see handle_wrap_object): destroys it, once, with its
+   * context current; and where the struct keeps its retained ctx_rec * (0: it has no context). */
+  CUresult (*destroy)(handle_base *base);
+  size_t ctx_offset;
+  /* For kinds that live in a context found elsewhere (a module's kernels): that context. */
+  ctx_rec *(*context)(const handle_base *base);
+} handle_kind;
+
+/* The first member of every wrapped struct. */
+struct handle_base {
+  const handle_kind *kind;
+  bool freed;
+};
+
+/* Wraps obj around base (tagged with kind); finalize runs at garbage collection. */
+bool handle_wrap(napi_env env, napi_value obj, handle_base *base, const handle_kind *kind,
+                 napi_finalize finalize);
+/* Wraps obj around base, a calloc'd struct holding one driver object of kind (kind->destroy), and
+ * its context's reference where kind->ctx_offset says: both let go of by handle_release or at
+ * garbage collection. On failure they are let go of at once and base freed: false after
+ * throwing. */
+bool handle_wrap_object(napi_env env, napi_value obj, handle_base *base, const handle_kind *kind);
+/* Marks base freed and destroys its driver object in its context (silently nothing where the
+ * context is gone): what free()/destroy() do before the garbage collector would. */
+void handle_release(handle_base *base);
+/* destroy(obj)/free(obj) for such kinds: now, once; a second call does nothing. */
+napi_value handle_destroy_call(napi_env env, napi_callback_info info, const handle_kind *kind);
+/* The struct wrapped in value, or NULL after throwing: TypeError for another kind of object,
+ * LogicError once freed or once its context is gone (its driver handle is then stale). */
+void *handle_get(napi_env env, napi_value value, const handle_kind *kind);
+/* handle_get's check of a struct already in hand: false after throwing. */
+bool handle_alive(napi_env env, handle_base *base);
+/* Like handle_get, but returns freed handles too (for free()/destroy() being idempotent). */
+void *handle_get_any(napi_env env, napi_value value, const handle_kind *kind);
+
+/* Streams are taken by many families (copies, launches, waits). */
+typedef struct stream_h {
+  handle_base base;
+  CUstream handle;
+  ctx_rec *ctx;
+} stream_h;
+extern const handle_kind STREAM_KIND;
+
+typedef struct event_h {
+  handle_base base;
+  CUevent handle;
+  ctx_rec *ctx;
+} event_h;
+extern const handle_kind EVENT_KIND;
+
+/* Finalizers report cleanups that failed here instead of printing (cuda.stats()). */
+void stats_cleanup(CUresult result);
+/* ---- stream arguments (stream.c) ---- */
+
+/* A stream argument: undefined/null is the default stream (NULL), else a Stream object. The
+ * environment remembers the last Stream it was given, weakly: the same one again costs a reference
+ * read and a comparison instead of a type-tag check and an unwrap. */
+bool arg_stream(napi_env env, napi_value v, CUstream *out);
+/* The same, as the Stream's struct (NULL: the default stream). */
+bool arg_stream_handle(napi_env env, napi_value v, stream_h **out);
+
+/* ---- asynchronous waits (wait.c) ---- */
+
+typedef struct wait_op wait_op;
+/* Settles on the main thread; status is the driver's result (CUDA_SUCCESS resolves with value). */
+typedef void (*wait_done_fn)(napi_env env, wait_op *op, void *data);
+
+/* A Promise already resolved with value (undefined when NULL). */
+napi_value promise_resolved(napi_env env, napi_value value);
+/* A Promise already rejected with the driver error for result. */
+napi_value promise_rejected(napi_env env, CUresult result, const char *api);
+/* A Promise resolved with value (the object waited on) when stream has passed everything
+ * enqueued so far; keeps value alive until then. */
+napi_value wait_stream(napi_env env, CUstream stream, napi_value value, const char *api);
+/* The same without the poll: settles when stream gets past what is enqueued now. */
+napi_value wait_enqueue(napi_env env, CUstream stream, napi_value value, const char *api);
+/* A Promise resolved once stream reaches this point, through cuLaunchHostFunc; never settles if
+ * the stream fails before. A LogicError while the stream is capturing. */
+napi_value wait_host_func(napi_env env, CUstream stream, napi_value value);
+/* Keeps value alive until stream reaches this point, then lets it go on the main thread; no
+ * Promise. Does nothing while the stream is being captured into a graph. */
+bool wait_keep_alive(napi_env env, CUstream stream, napi_value value);
+/* A Promise resolved with value once blocking(arg) returns on a thread of its own, which first
+ * makes ctx current. The calls blocking may make must be safe off the main thread. */
+typedef CUresult (*blocking_fn)(void *arg);
+napi_value wait_on_thread(napi_env env, ctx_rec *ctx, blocking_fn blocking, void *arg,
+                          napi_value value, const char *api, void (*done)(void *arg));
+/* A Promise settled after work(arg) has run on a thread of its own with stack_size bytes of
+ * stack: on the main thread, it resolves with what settle(env, arg) returns, or rejects with the
+ * exception settle leaves pending when it returns NULL. release(arg) runs last whatever happens
+ * (the thread could not start, the instance was torn down first), on any thread: it must not
+ * call Node-API. work must not either. */
+typedef void (*work_fn)(void *arg);
+typedef napi_value (*settle_fn)(napi_env env, void *arg);
+napi_value run_on_thread(napi_env env, work_fn work, settle_fn settle, void (*release)(void *arg),
+                         void *arg, size_t stack_size);
+/* The same, with the work run by post(run, op) on a thread of the caller's (a queue's); post
+ * returns false where it cannot (nothing has run). post NULL: a new thread of stack_size bytes. */
+typedef bool (*post_fn)(void (*run)(void *op), void *op);
+napi_value run_posted(napi_env env, work_fn work, settle_fn settle, void (*release)(void *arg),
+                      void *arg, post_fn post, size_t stack_size);
+
+/* Each family registers its functions into exports; returns false after throwing. */
+bool handles_init(napi_env env, napi_value exports);
+bool wait_init(napi_env env, napi_value exports);
+bool constants_init(napi_env env, napi_value exports);
+bool device_init(napi_env env, napi_value exports);
+bool context_init(napi_env env, napi_value exports);
+bool stream_init(napi_env env, napi_value exports);
+bool event_init(napi_env env, napi_value exports);
+bool profiler_init(napi_env env, napi_value exports);
+bool graph_init(napi_env env, napi_value exports);
+
+#endif
