@@ -12,7 +12,7 @@ const { Device } = require('./driver/device');
 const { Context } = require('./driver/context');
 const { Stream } = require('./driver/stream');
 const { Event } = require('./driver/event');
-const { Graph, GraphExec } = require('./driver/graph');
+const { Graph, GraphExec, GraphNode } = require('./driver/graph');
 const deviceMemory = require('./memory/device-memory');
 const copies = require('./memory/copies');
 const hostMemory = require('./memory/host-memory');
@@ -91,6 +91,9 @@ module.exports = {
   ArrayCubemapFace: constants.ArrayCubemapFace,
   MemPoolAttribute: constants.MemPoolAttribute,
   StreamCaptureMode: constants.StreamCaptureMode,
+  GraphNodeType: constants.GraphNodeType,
+  GraphInstantiateFlags: constants.GraphInstantiateFlags,
+  GraphDebugDotFlags: constants.GraphDebugDotFlags,
   TextureFlags: constants.TextureFlags,
   TextureArrayFlags: constants.TextureArrayFlags,
   TRSA_OVERRIDE_FORMAT: constants.TRSA_OVERRIDE_FORMAT,
@@ -104,6 +107,7 @@ module.exports = {
   Event,
   Graph,
   GraphExec,
+  GraphNode,
   initializeProfiler,
   startProfiler,
   stopProfiler,

@@ -55,6 +55,9 @@ export const {
   ArrayCubemapFace,
   MemPoolAttribute,
   StreamCaptureMode,
+  GraphNodeType,
+  GraphInstantiateFlags,
+  GraphDebugDotFlags,
   TextureFlags,
   TextureArrayFlags,
   TRSA_OVERRIDE_FORMAT,
@@ -181,7 +184,7 @@ export const {
 export const { nvrtcVersion } = cuda;
 
 // graphs
-export const { Graph, GraphExec } = cuda;
+export const { Graph, GraphExec, GraphNode } = cuda;
 
 // the subpaths' namespaces (loaded here at import; require('cudadrv') loads them on first use)
 export const { compiler, tools } = cuda;

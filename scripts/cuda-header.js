@@ -38,6 +38,9 @@ const GROUPS = [
   { name: 'ArrayCubemapFace', enum: 'CUarray_cubemap_face', strip: 'CU_CUBEMAP_FACE_' },
   { name: 'MemPoolAttribute', enum: 'CUmemPool_attribute', strip: 'CU_MEMPOOL_ATTR_' },
   { name: 'StreamCaptureMode', enum: 'CUstreamCaptureMode', strip: 'CU_STREAM_CAPTURE_MODE_' },
+  { name: 'GraphNodeType', enum: 'CUgraphNodeType', strip: 'CU_GRAPH_NODE_TYPE_' },
+  { name: 'GraphInstantiateFlags', enum: 'CUgraphInstantiate_flags', strip: 'CUDA_GRAPH_INSTANTIATE_FLAG_' },
+  { name: 'GraphDebugDotFlags', enum: 'CUgraphDebugDot_flags', strip: 'CU_GRAPH_DEBUG_DOT_FLAGS_' },
   { name: 'TextureFlags', define: 'CU_TRSF_', strip: 'CU_' },
   { name: 'TextureArrayFlags', define: 'CU_TRSA_', strip: 'CU_' },
 ];

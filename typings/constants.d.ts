@@ -2205,6 +2205,117 @@ export declare const StreamCaptureMode: Readonly<{
   RELAXED: number;
 }>;
 
+/** `CUgraphNodeType`: Graph node types */
+export declare const GraphNodeType: Readonly<{
+  /** `CU_GRAPH_NODE_TYPE_KERNEL`: GPU kernel node */
+  KERNEL: number;
+  /** `CU_GRAPH_NODE_TYPE_MEMCPY`: Memcpy node */
+  MEMCPY: number;
+  /** `CU_GRAPH_NODE_TYPE_MEMSET`: Memset node */
+  MEMSET: number;
+  /** `CU_GRAPH_NODE_TYPE_HOST`: Host (executable) node */
+  HOST: number;
+  /** `CU_GRAPH_NODE_TYPE_GRAPH`: Node which executes an embedded graph */
+  GRAPH: number;
+  /** `CU_GRAPH_NODE_TYPE_EMPTY`: Empty (no-op) node */
+  EMPTY: number;
+  /** `CU_GRAPH_NODE_TYPE_WAIT_EVENT`: External event wait node */
+  WAIT_EVENT: number;
+  /** `CU_GRAPH_NODE_TYPE_EVENT_RECORD`: External event record node */
+  EVENT_RECORD: number;
+  /** `CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL`: External semaphore signal node */
+  EXT_SEMAS_SIGNAL: number;
+  /** `CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT`: External semaphore wait node */
+  EXT_SEMAS_WAIT: number;
+  /** `CU_GRAPH_NODE_TYPE_MEM_ALLOC`: Memory Allocation Node */
+  MEM_ALLOC: number;
+  /** `CU_GRAPH_NODE_TYPE_MEM_FREE`: Memory Free Node */
+  MEM_FREE: number;
+  /**
+   * `CU_GRAPH_NODE_TYPE_BATCH_MEM_OP`: Batch MemOp Node See cuStreamBatchMemOp and
+   * CUstreamBatchMemOpType for what these nodes can do.
+   */
+  BATCH_MEM_OP: number;
+  /**
+   * `CU_GRAPH_NODE_TYPE_CONDITIONAL`: Conditional Node May be used to implement a conditional
+   * execution path or loop inside of a graph. The graph(s) contained within the body of the
+   * conditional node can be selectively executed or iterated upon based on the value of a
+   * conditional variable. Handles must be created in advance of creating the node using
+   * cuGraphConditionalHandleCreate. The following restrictions apply to graphs which contain
+   * conditional nodes: The graph cannot be used in a child node. Only one instantiation of the
+   * graph may exist at any point in time. The graph cannot be cloned. To set the control value,
+   * supply a default value when creating the handle and/or call cudaGraphSetConditional from device
+   * code.
+   */
+  CONDITIONAL: number;
+}>;
+
+/** `CUgraphInstantiate_flags`: Flags for instantiating a graph */
+export declare const GraphInstantiateFlags: Readonly<{
+  /**
+   * `CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH`: Automatically free memory allocated in a
+   * graph before relaunching.
+   */
+  AUTO_FREE_ON_LAUNCH: number;
+  /** `CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD` */
+  UPLOAD: number;
+  /** `CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH` */
+  DEVICE_LAUNCH: number;
+  /** `CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY` */
+  USE_NODE_PRIORITY: number;
+}>;
+
+/** `CUgraphDebugDot_flags`: The additional write options for cuGraphDebugDotPrint */
+export declare const GraphDebugDotFlags: Readonly<{
+  /** `CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE`: Output all debug data as if every debug flag is enabled */
+  VERBOSE: number;
+  /** `CU_GRAPH_DEBUG_DOT_FLAGS_RUNTIME_TYPES`: Use CUDA Runtime structures for output */
+  RUNTIME_TYPES: number;
+  /** `CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS`: Adds CUDA_KERNEL_NODE_PARAMS values to output */
+  KERNEL_NODE_PARAMS: number;
+  /** `CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_NODE_PARAMS`: Adds CUDA_MEMCPY3D values to output */
+  MEMCPY_NODE_PARAMS: number;
+  /** `CU_GRAPH_DEBUG_DOT_FLAGS_MEMSET_NODE_PARAMS`: Adds CUDA_MEMSET_NODE_PARAMS values to output */
+  MEMSET_NODE_PARAMS: number;
+  /** `CU_GRAPH_DEBUG_DOT_FLAGS_HOST_NODE_PARAMS`: Adds CUDA_HOST_NODE_PARAMS values to output */
+  HOST_NODE_PARAMS: number;
+  /**
+   * `CU_GRAPH_DEBUG_DOT_FLAGS_EVENT_NODE_PARAMS`: Adds CUevent handle from record and wait nodes to
+   * output
+   */
+  EVENT_NODE_PARAMS: number;
+  /**
+   * `CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_SIGNAL_NODE_PARAMS`: Adds CUDA_EXT_SEM_SIGNAL_NODE_PARAMS
+   * values to output
+   */
+  EXT_SEMAS_SIGNAL_NODE_PARAMS: number;
+  /**
+   * `CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_WAIT_NODE_PARAMS`: Adds CUDA_EXT_SEM_WAIT_NODE_PARAMS
+   * values to output
+   */
+  EXT_SEMAS_WAIT_NODE_PARAMS: number;
+  /** `CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_ATTRIBUTES`: Adds CUkernelNodeAttrValue values to output */
+  KERNEL_NODE_ATTRIBUTES: number;
+  /**
+   * `CU_GRAPH_DEBUG_DOT_FLAGS_HANDLES`: Adds node handles and every kernel function handle to
+   * output
+   */
+  HANDLES: number;
+  /** `CU_GRAPH_DEBUG_DOT_FLAGS_MEM_ALLOC_NODE_PARAMS`: Adds memory alloc node parameters to output */
+  MEM_ALLOC_NODE_PARAMS: number;
+  /** `CU_GRAPH_DEBUG_DOT_FLAGS_MEM_FREE_NODE_PARAMS`: Adds memory free node parameters to output */
+  MEM_FREE_NODE_PARAMS: number;
+  /**
+   * `CU_GRAPH_DEBUG_DOT_FLAGS_BATCH_MEM_OP_NODE_PARAMS`: Adds batch mem op node parameters to
+   * output
+   */
+  BATCH_MEM_OP_NODE_PARAMS: number;
+  /** `CU_GRAPH_DEBUG_DOT_FLAGS_EXTRA_TOPO_INFO`: Adds edge numbering information */
+  EXTRA_TOPO_INFO: number;
+  /** `CU_GRAPH_DEBUG_DOT_FLAGS_CONDITIONAL_NODE_PARAMS`: Adds conditional node parameters to output */
+  CONDITIONAL_NODE_PARAMS: number;
+}>;
+
 /** `CU_TRSF_*` */
 export declare const TextureFlags: Readonly<{
   /**

@@ -1,13 +1,105 @@
-// CUDA graphs: work captured from a stream, instantiated once and launched many times.
+// CUDA graphs: work recorded once (node by node, or captured from a stream), instantiated, and
+// launched many times for the cost of one launch.
 import type { Context, Stream } from './index';
+import type { Dim3, Kernel, KernelArgument } from './kernel';
+import type { DevicePointerLike } from './memory';
 
-/** Work captured from a stream: `stream.beginCapture()` ... `stream.endCapture()`. */
+/** What a node does (GraphNodeType's names, camelCased). */
+export type GraphNodeKind =
+  | 'kernel'
+  | 'memcpy'
+  | 'memset'
+  | 'host'
+  | 'graph'
+  | 'empty'
+  | 'waitEvent'
+  | 'eventRecord'
+  | 'extSemasSignal'
+  | 'extSemasWait'
+  | 'memAlloc'
+  | 'memFree'
+  | 'batchMemOp'
+  | 'conditional'
+  | 'unknown';
+
+/** Where a node goes in its graph: after the nodes named (none when omitted). */
+export interface NodeOptions {
+  /** The nodes this one runs after: one, or an array. */
+  after?: GraphNode | readonly GraphNode[];
+}
+
+/** The last argument of graph.addKernel(): a launch's shape and the node's dependencies. */
+export interface KernelNodeOptions extends NodeOptions {
+  /** Threads per block: required. */
+  block: Dim3;
+  /** Blocks in the grid; 1 when omitted. */
+  grid?: Dim3;
+  /** Dynamic shared memory, in bytes. */
+  shared?: number;
+}
+
+/** graph.addMemset()'s options. */
+export interface MemsetNodeOptions extends NodeOptions {
+  /** Bytes per element: 1 (the default), 2 or 4. */
+  elementSize?: 1 | 2 | 4;
+  /** Bytes from one row to the next, for `height` rows; a row's bytes when omitted. */
+  pitch?: number;
+  /** Rows of `count` elements; 1 when omitted. */
+  height?: number;
+}
+
+/** graph.instantiate()'s options (CUDA_GRAPH_INSTANTIATE_FLAG_*). */
+export interface InstantiateOptions {
+  /** Uploads the GraphExec on this stream now, so that its first launch costs no more than later ones. */
+  upload?: Stream;
+  /** Memory allocated by the graph's memory nodes and not freed by it is freed at the next launch. */
+  autoFreeOnLaunch?: boolean;
+  /** The GraphExec may be launched from the device (kernels, memsets and copies only). */
+  deviceLaunch?: boolean;
+  /** Kernel nodes run at the priority of their launch attributes rather than the stream's. */
+  useNodePriority?: boolean;
+}
+
+/** A node of a Graph, from graph.addKernel() and the other add methods, or graph.nodes(). */
+export declare class GraphNode {
+  private constructor(graph: Graph, index: number);
+  /** The graph it belongs to. */
+  readonly graph: Graph;
+  /** Its position in graph.nodes(). */
+  readonly index: number;
+  /** What it does. */
+  readonly type: GraphNodeKind;
+}
+
+/**
+ * Work recorded once and launched many times: `new Graph()` and its add methods, or
+ * `stream.beginCapture()` ... `stream.endCapture()`. The graph, and each GraphExec made from it,
+ * keep alive what their nodes use.
+ */
 export declare class Graph {
-  private constructor();
-  /** How many operations (nodes) the graph holds. */
+  /** An empty graph. */
+  constructor();
+  /** How many nodes the graph holds. */
   readonly nodeCount: number;
+  /** A node that does nothing: joins its dependencies for the nodes after it. */
+  addEmpty(options?: NodeOptions): GraphNode;
+  /** A kernel node: the arguments a call of the kernel takes (device memory for pointers; no
+   * In/Out/InOut), packed now, then its shape and dependencies. */
+  addKernel(kernel: Kernel, ...args: [...KernelArgument[], KernelNodeOptions]): GraphNode;
+  /** A memset node: count elements of elementSize bytes at dest set to value (height rows, pitch bytes apart). */
+  addMemset(dest: DevicePointerLike, value: number, count: number, options?: MemsetNodeOptions): GraphNode;
+  /** A copy node: bytes bytes from device memory src to device memory dest. */
+  addMemcpy(dest: DevicePointerLike, src: DevicePointerLike, bytes: number, options?: NodeOptions): GraphNode;
+  /** A node that runs a copy of child, made now. */
+  addChildGraph(child: Graph, options?: NodeOptions): GraphNode;
+  /** Every node, in the order added (the driver's order for a captured graph). */
+  nodes(): GraphNode[];
+  /** Every dependency as [from, to]; needs a CUDA 12.3 driver. */
+  edges(): [GraphNode, GraphNode][];
+  /** The graph in Graphviz's DOT language (cuGraphDebugDotPrint); flags: GraphDebugDotFlags. */
+  toDot(flags?: number): string;
   /** A GraphExec of this graph in the current context. */
-  instantiate(): GraphExec;
+  instantiate(options?: InstantiateOptions): GraphExec;
   /** Destroys the graph; GraphExecs made from it stay usable. A second call does nothing. */
   destroy(): void;
   /** `using`: destroys the graph. */
@@ -25,6 +117,10 @@ export declare class GraphExec {
   upload(stream?: Stream | null): this;
   /** Later launches run graph's parameters; a LogicError when graph's shape differs. */
   update(graph: Graph): this;
+  /** Turns a kernel, memset or copy node of the graph it was made from off (skipped at launches) or on again. */
+  setEnabled(node: GraphNode, enabled: boolean): this;
+  /** Whether the node runs at its launches. */
+  isEnabled(node: GraphNode): boolean;
   /** Destroys it; launches already enqueued still run. A second call does nothing. */
   destroy(): void;
   /** `using`: destroys it. */

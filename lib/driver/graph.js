@@ -1,10 +1,22 @@
 'use strict';
-// CUDA graphs: the work enqueued on a stream, captured once (stream.beginCapture() ...
-// stream.endCapture()), instantiated, then launched again and again for the cost of one launch.
+// CUDA graphs: work recorded once and launched again and again for the cost of one launch. A
+// graph is built node by node (new Graph(), graph.addKernel(...)...) or captured from a stream
+// (stream.beginCapture() ... stream.endCapture()), then instantiated into a GraphExec.
+//
+// A node is named to C by its index in its graph (src/driver/graph.c keeps the table). What the
+// nodes use (kernels and their modules, device memory, child graphs) is held by the Graph, and by
+// each GraphExec made from it, so that garbage collection never frees it under them; C also
+// refuses to unload a module whose kernels a graph uses.
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
 const binding = require('../internal/binding');
+const check = require('../internal/checks');
+const { devicePointer, fits } = require('../internal/pointer');
+const { ADD_KERNEL_NODE } = require('../internal/graph-nodes');
 const { Context } = require('./context');
 const { LogicError } = require('./errors');
-const { CudaResult } = require('./constants');
+const { CudaResult, GraphNodeType, GraphInstantiateFlags, GraphDebugDotFlags } = require('./constants');
 
 // CUgraphExecUpdateResult → why the driver refused an update.
 const UPDATE_FAILURES = {
@@ -18,26 +30,224 @@ const UPDATE_FAILURES = {
   8: "a node's attributes changed in a way an update cannot follow",
 };
 
+const TYPE_NAMES = Object.fromEntries(
+  Object.entries(GraphNodeType).map(([name, value]) => [
+    value,
+    name.toLowerCase().replace(/_(.)/g, (m, c) => c.toUpperCase()),
+  ]),
+);
+
+// What a Graph or GraphExec keeps alive for its nodes.
+const held = new WeakMap();
+// Lets a Graph of stream.endCapture() be made without calling the constructor's cuGraphCreate.
+let capturing = false;
+
+// options, undefined or a plain object of the given keys; a TypeError naming what takes it.
+function checkKeys(options, keys, what) {
+  if (options === undefined) return;
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new TypeError(`${what}: the options must be an object, not ${check.describe(options)}`);
+  }
+  for (const key of Object.keys(options)) {
+    if (!keys.includes(key))
+      throw new TypeError(`${what}: unknown option '${key}'; the options are ${keys.join(', ')}`);
+  }
+}
+
+/** A node of a Graph: `graph.addKernel(...)` and the other add methods return one. */
+class GraphNode {
+  #graph;
+  #index;
+
+  constructor(graph, index) {
+    if (!(graph instanceof Graph))
+      throw new TypeError('a GraphNode comes from a graph.add...() method or graph.nodes()');
+    this.#graph = graph;
+    this.#index = index;
+  }
+
+  /** The graph the node belongs to. */
+  get graph() {
+    return this.#graph;
+  }
+
+  /** Its position in graph.nodes(). */
+  get index() {
+    return this.#index;
+  }
+
+  /** What it does: 'kernel', 'memcpy', 'memset', 'host', 'graph' (a child graph), 'empty',
+   * 'waitEvent', 'eventRecord', 'memAlloc', 'memFree', 'conditional'... */
+  get type() {
+    return TYPE_NAMES[binding.graphNodeTypes(this.#graph)[this.#index]] ?? 'unknown';
+  }
+
+  // The index of node in graph, for C; a TypeError or LogicError where it is not one of its nodes.
+  static indexIn(graph, node, what) {
+    if (!(node instanceof GraphNode)) throw new TypeError(`${what} must be a GraphNode, not ${check.describe(node)}`);
+    if (node.#graph !== graph) throw new LogicError(`${what} is a node of another Graph`);
+    return node.#index;
+  }
+}
+
 /**
- * Work captured from a stream: `stream.beginCapture()`, enqueue launches, copies and memsets on
- * that stream, then `const graph = stream.endCapture()`. Nothing captured runs until an
- * instantiation of the graph is launched. The captured work keeps no JavaScript object alive:
- * keep the device memory and modules it uses alive while the graph and its GraphExecs are used.
+ * Work recorded once and launched many times: `new Graph()` and its add methods, or
+ * `stream.beginCapture()` ... `stream.endCapture()`. Nothing in a graph runs until an
+ * instantiation of it is launched.
  */
 class Graph {
   constructor() {
-    throw new TypeError('a Graph comes from stream.endCapture(); call stream.beginCapture() first');
+    if (!capturing) binding.graphCreate(this);
+    held.set(this, new Set());
   }
 
-  /** How many operations (nodes) the graph holds. */
+  /** How many nodes the graph holds. */
   get nodeCount() {
     return binding.graphNodeCount(this);
   }
 
-  /** A GraphExec of this graph in the current context, ready to launch. */
-  instantiate() {
+  // The node indices of options.after (undefined: none) for C, and options checked.
+  #after(options, keys, method) {
+    checkKeys(options, keys, `graph.${method}()`);
+    if (options === undefined) return [];
+    const { after } = options;
+    if (after === undefined) return [];
+    const list = after instanceof GraphNode ? [after] : after;
+    if (!Array.isArray(list))
+      throw new TypeError(`after must be a GraphNode or an array of them, not ${check.describe(after)}`);
+    return list.map((node, i) => GraphNode.indexIn(this, node, `after[${i}]`));
+  }
+
+  #node(index, ...uses) {
+    const set = held.get(this);
+    for (const use of uses) if ((use !== null && typeof use === 'object') || typeof use === 'function') set.add(use);
+    return new GraphNode(this, index);
+  }
+
+  /** A node that does nothing: joins its dependencies (`{ after: [a, b] }`) for the nodes after it. */
+  addEmpty(options) {
+    return this.#node(binding.graphAddEmpty(this, this.#after(options, ['after'], 'addEmpty')));
+  }
+
+  /**
+   * A kernel node: `graph.addKernel(kernel, ...args, { grid, block, shared, after })` takes the
+   * arguments a kernel call takes (checked against the kernel's parameters), packed now. Device
+   * memory must be passed as device memory: In, Out and InOut copy at each call, which a node
+   * cannot.
+   */
+  addKernel(kernel, ...list) {
+    if (typeof kernel !== 'function' || typeof kernel[ADD_KERNEL_NODE] !== 'function') {
+      throw new TypeError(`kernel must be a Kernel (module.getFunction(name)), not ${check.describe(kernel)}`);
+    }
+    const options = list[list.length - 1];
+    let deps = [];
+    if (options !== null && typeof options === 'object' && 'after' in options) {
+      deps = this.#after({ after: options.after }, ['after'], 'addKernel');
+      const { after, ...rest } = options;
+      list[list.length - 1] = rest;
+    }
+    const index = kernel[ADD_KERNEL_NODE](this, deps, list);
+    return this.#node(index, kernel, ...list.slice(0, -1));
+  }
+
+  /**
+   * A memset node: sets `count` elements of `elementSize` bytes (1, 2 or 4) at dest to value; with
+   * `{ pitch, height }`, height rows of count elements, pitch bytes apart.
+   */
+  addMemset(dest, value, count, options) {
+    const after = this.#after(options, ['after', 'elementSize', 'pitch', 'height'], 'addMemset');
+    const { elementSize = 1, pitch, height = 1 } = options ?? {};
+    if (elementSize !== 1 && elementSize !== 2 && elementSize !== 4) {
+      throw new RangeError(`elementSize must be 1, 2 or 4, not ${check.describe(elementSize)}`);
+    }
+    const bits = elementSize * 8;
+    check.integer('value', value, -(2 ** (bits - 1)), 2 ** bits - 1);
+    const word = elementSize === 4 ? value >>> 0 : value & ((1 << bits) - 1);
+    count = check.size('count', count);
+    const rows = check.size('height', height);
+    const rowBytes = count * elementSize;
+    const stride = pitch === undefined ? rowBytes : check.size('pitch', pitch);
+    if (rows > 1 && stride < rowBytes) throw new RangeError(`pitch ${stride} is less than a row of ${rowBytes} bytes`);
+    if (count === 0 || rows === 0) throw new RangeError('a memset node sets at least one element');
+    fits(stride * (rows - 1) + rowBytes, dest, 'graph.addMemset()');
+    const ptr = devicePointer(dest, 'dest');
+    return this.#node(binding.graphAddMemset(this, after, ptr, stride, word, elementSize, count, rows), dest);
+  }
+
+  /** A copy node: `bytes` bytes from device memory src to device memory dest. */
+  addMemcpy(dest, src, bytes, options) {
+    const after = this.#after(options, ['after'], 'addMemcpy');
+    bytes = check.size('bytes', bytes);
+    if (bytes === 0) throw new RangeError('a copy node copies at least one byte');
+    fits(bytes, dest, 'graph.addMemcpy() dest');
+    fits(bytes, src, 'graph.addMemcpy() src');
+    const node = binding.graphAddMemcpyDtoD(this, after, devicePointer(dest, 'dest'), devicePointer(src, 'src'), bytes);
+    return this.#node(node, dest, src);
+  }
+
+  /** A node that runs a copy of child, made now: later changes to child do not reach it. */
+  addChildGraph(child, options) {
+    const after = this.#after(options, ['after'], 'addChildGraph');
+    check.instance('child', child, Graph);
+    const index = this.#node(binding.graphAddChild(this, after, child), ...held.get(child));
+    return index;
+  }
+
+  /** Every node, in the order they were added (or the driver's, for a captured graph). */
+  nodes() {
+    return Array.from({ length: binding.graphNodeCount(this) }, (_, i) => new GraphNode(this, i));
+  }
+
+  /** Every dependency as `[from, to]`: `to` runs after `from`. Needs a CUDA 12.3 driver. */
+  edges() {
+    const flat = binding.graphEdges(this);
+    const nodes = this.nodes();
+    const pairs = [];
+    for (let i = 0; i < flat.length; i += 2) pairs.push([nodes[flat[i]], nodes[flat[i + 1]]]);
+    return pairs;
+  }
+
+  /** The graph in Graphviz's DOT language, as the driver describes it (cuGraphDebugDotPrint);
+   * flags: GraphDebugDotFlags (VERBOSE by default). */
+  toDot(flags = GraphDebugDotFlags.VERBOSE) {
+    check.integer('flags', flags, 0, 2 ** 32 - 1);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cudadrv-dot-'));
+    const file = path.join(dir, 'graph.dot');
+    try {
+      binding.graphDebugDotPrint(this, file, flags);
+      return fs.readFileSync(file, 'utf8');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  /**
+   * A GraphExec of this graph in the current context, ready to launch. Options: `upload` (a
+   * Stream: uploads it there now), `autoFreeOnLaunch`, `deviceLaunch`, `useNodePriority`.
+   */
+  instantiate(options) {
+    let flags = 0;
+    let upload = null;
+    if (options !== undefined) {
+      checkKeys(options, ['upload', 'autoFreeOnLaunch', 'deviceLaunch', 'useNodePriority'], 'graph.instantiate()');
+      if (options.upload !== undefined) {
+        upload = options.upload; // C checks that it is a Stream
+        flags |= GraphInstantiateFlags.UPLOAD;
+      }
+      for (const [key, flag] of [
+        ['autoFreeOnLaunch', GraphInstantiateFlags.AUTO_FREE_ON_LAUNCH],
+        ['deviceLaunch', GraphInstantiateFlags.DEVICE_LAUNCH],
+        ['useNodePriority', GraphInstantiateFlags.USE_NODE_PRIORITY],
+      ]) {
+        if (options[key] === undefined || options[key] === false) continue;
+        if (options[key] !== true)
+          throw new TypeError(`${key} must be true or false, not ${check.describe(options[key])}`);
+        flags |= flag;
+      }
+    }
     const exec = Object.create(GraphExec.prototype);
-    binding.graphInstantiate(this, exec);
+    binding.graphInstantiate(this, exec, flags, upload);
+    held.set(exec, { graph: this, uses: new Set(held.get(this)), upload });
     /** The Context the GraphExec was instantiated in (kept alive by it). */
     exec.context = Context.getCurrent();
     return exec;
@@ -89,7 +299,22 @@ class GraphExec {
         },
       );
     }
+    const mine = held.get(this);
+    if (mine) mine.uses = new Set([...mine.uses, ...held.get(graph)]);
     return this;
+  }
+
+  /** Turns a kernel, memset or copy node off (later launches skip it) or on again. */
+  setEnabled(node, enabled) {
+    if (typeof enabled !== 'boolean')
+      throw new TypeError(`enabled must be true or false, not ${check.describe(enabled)}`);
+    binding.graphExecSetEnabled(this, ...execNode(this, node, 'setEnabled'), enabled);
+    return this;
+  }
+
+  /** Whether node runs at this GraphExec's launches. */
+  isEnabled(node) {
+    return binding.graphExecGetEnabled(this, ...execNode(this, node, 'isEnabled'));
   }
 
   /** Destroys the executable graph; launches already enqueued still run. A second destroy()
@@ -103,4 +328,26 @@ class GraphExec {
   }
 }
 
-module.exports = { Graph, GraphExec };
+// The graph exec was made from and node's index in it, for C.
+function execNode(exec, node, method) {
+  const mine = held.get(exec);
+  if (!mine) throw new TypeError(`exec.${method}(): this is not a GraphExec`);
+  return [mine.graph, GraphNode.indexIn(mine.graph, node, 'node')];
+}
+
+// A Graph around the graph the capture on stream made (stream.endCapture()).
+function graphFromCapture(stream) {
+  capturing = true;
+  let graph;
+  try {
+    graph = new Graph();
+  } finally {
+    capturing = false;
+  }
+  binding.streamEndCapture(stream, graph);
+  return graph;
+}
+
+module.exports = { Graph, GraphExec, GraphNode };
+// Internal (not enumerable, so not re-exported by index.js).
+Object.defineProperty(module.exports, 'graphFromCapture', { value: graphFromCapture });

@@ -5,7 +5,7 @@ const { Context } = require('./context');
 const check = require('../internal/checks');
 const { signalOf, abortable } = require('../internal/abort');
 const { StreamCaptureMode } = require('./constants');
-const { Graph } = require('./graph');
+const { graphFromCapture } = require('./graph');
 
 /** A CUDA stream in the current context: `new Stream(flags?, priority?)`. */
 class Stream {
@@ -75,9 +75,7 @@ class Stream {
 
   /** Ends the capture beginCapture() started and returns the recorded work as a Graph. */
   endCapture() {
-    const graph = Object.create(Graph.prototype);
-    binding.streamEndCapture(this, graph);
-    return graph;
+    return graphFromCapture(this);
   }
 
   /** Destroys the stream; work already enqueued still runs. A second destroy() does nothing. */

@@ -15,7 +15,9 @@ const { parseFormat, layout } = require('./formats');
 const packing = require('./packing');
 const launch = require('./launch');
 
-const { KernelState, callKernel, preparedFunctions, notPrepared, launcherOf, writeDims, launchOn } = launch;
+const { KernelState, callKernel, preparedFunctions, notPrepared, launcherOf, writeDims, launchOn, addKernelNode } =
+  launch;
+const { ADD_KERNEL_NODE } = require('../internal/graph-nodes');
 const { checkTexrefs, compileFormat, dim3, checkSignature } = launch;
 
 const { classify, fieldOf, packBytes } = packing;
@@ -73,6 +75,11 @@ class Kernel {
   /** The Module (or Library) this kernel belongs to. */
   get module() {
     return this._k.module;
+  }
+
+  // graph.addKernel(kernel, ...args, options): a kernel node of graph after deps (node indices).
+  [ADD_KERNEL_NODE](graph, deps, list) {
+    return addKernelNode(this._k, graph, deps, list);
   }
 
   /** The kernel's parameters as the driver lays them out ([{ offset, size }], from

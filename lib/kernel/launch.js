@@ -148,12 +148,13 @@ function compileFormat(k, fields) {
 }
 
 function launcherOf(k, size, offsets) {
-  const [launch, buffer, setStream] = binding.launcherCreate(k, size);
+  const [launch, buffer, setStream, addToGraph] = binding.launcherCreate(k, size);
   return {
     offsets,
     size,
     launch,
     setStream,
+    addToGraph,
     stream: null, // the stream bound in C
     u32: new Uint32Array(buffer, 0, HEADER_WORDS),
     views: viewsOf(buffer, HEADER_BYTES, size),
@@ -272,6 +273,40 @@ function callKernel(k, list) {
   format.pack(list);
   launchOn(format, options.stream);
   return undefined;
+}
+
+const NODE_OPTION_KEYS = new Set(['block', 'grid', 'shared']);
+
+// A kernel node of graph after deps (node indices): list is a call's arguments and options,
+// packed as for a launch (lib/driver/graph.js checks the graph and the nodes). Its index.
+function addKernelNode(k, graph, deps, list) {
+  const n = list.length - 1;
+  const options = list[n];
+  if (n < 0 || !isOptions(options)) {
+    throw new TypeError(
+      `graph.addKernel(kernel '${k.name}', ...args, options): the last argument must be the launch ` +
+        'options { block: [x, y, z], grid, shared, after }; block is required',
+    );
+  }
+  for (const key in options) {
+    if (!NODE_OPTION_KEYS.has(key)) {
+      throw new TypeError(
+        `unknown kernel node option '${key}': the options are block, grid, shared and after ` +
+          '(a cluster or cooperative launch is captured from a stream instead)',
+      );
+    }
+  }
+  let format = k.last;
+  if (format === null || !sameFormat(format, list, n, k.signature)) k.last = format = formatFor(k, list, n);
+  if (format.handlers !== null) {
+    throw new TypeError(
+      `graph.addKernel(kernel '${k.name}'): In, Out and InOut copy at each call, which a graph's node ` +
+        'cannot; pass device memory, and add copy nodes',
+    );
+  }
+  writeDims(format.u32, options.grid, options.block, options);
+  format.pack(list);
+  return format.addToGraph(graph, deps);
 }
 
 // With In/Out/InOut or timeKernel: copies in, launches, and returns a Promise that settles once
@@ -398,6 +433,7 @@ function notPrepared(method) {
 
 module.exports = {
   KernelState,
+  addKernelNode,
   callKernel,
   preparedFunctions,
   notPrepared,

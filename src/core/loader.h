@@ -85,7 +85,11 @@ typedef CUresult(CUDAAPI *PFN_cuProfilerInitialize_v4000)(const char *configFile
   X(cuArray3DGetDescriptor, 3020) \
   X(cuGraphInstantiateWithFlags, 11040) X(cuGraphLaunch, 10000) X(cuGraphDestroy, 10000) \
   X(cuGraphExecDestroy, 10000) X(cuGraphExecUpdate, 12000) X(cuGraphGetNodes, 10000) \
-  X(cuGraphUpload, 11010) \
+  X(cuGraphUpload, 11010) X(cuGraphCreate, 10000) X(cuGraphAddEmptyNode, 10000) \
+  X(cuGraphAddKernelNode, 12000) X(cuGraphAddMemsetNode, 10000) X(cuGraphAddMemcpyNode, 10000) \
+  X(cuGraphAddChildGraphNode, 10000) X(cuGraphNodeGetType, 10000) X(cuGraphGetEdges, 12030) \
+  X(cuGraphDebugDotPrint, 11030) X(cuGraphInstantiateWithParams, 12000) \
+  X(cuGraphNodeSetEnabled, 11060) X(cuGraphNodeGetEnabled, 11060) \
   X(cuProfilerStart, 4000) X(cuProfilerStop, 4000) X(cuProfilerInitialize, 4000)
 
 /* Calls resolved at an older ABI than the one cuda.h now declares under their name, because that

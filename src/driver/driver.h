@@ -55,6 +55,9 @@ typedef struct handle_kind {
   size_t ctx_offset;
   /* For kinds that live in a context found elsewhere (a module's kernels): that context. */
   ctx_rec *(*context)(const handle_base *base);
+  /* What base holds besides its driver object (a graph's pins), let go of once it is released,
+   * whether or not its context was still there to destroy the object in; or NULL. */
+  void (*dispose)(handle_base *base);
 } handle_kind;
 
 /* The first member of every wrapped struct. */
@@ -151,6 +154,23 @@ typedef bool (*post_fn)(void (*run)(void *op), void *op);
 napi_value run_posted(napi_env env, work_fn work, settle_fn settle, void (*release)(void *arg),
                       void *arg, post_fn post, size_t stack_size);
 
+/* ---- graphs (graph.c) ---- */
+
+/* What a graph pins: an object of a layer above (a kernel's module) that must not be unloaded while
+ * a Graph or a GraphExec may run a node using it. retain and release run on the main thread. */
+typedef struct graph_pin_ops {
+  void (*retain)(void *obj);
+  void (*release)(void *obj);
+} graph_pin_ops;
+/* Makes a node of graph after count nodes deps, with a driver call; api names it. */
+typedef CUresult (*node_maker)(void *arg, CUgraph graph, const CUgraphNode *deps, size_t count,
+                               CUgraphNode *node);
+/* Adds to the Graph object graph, after the nodes that deps names (an array of node indices of
+ * that graph), the node make(arg, ...) makes; pins obj (ops NULL: nothing) for as long as the
+ * Graph or a GraphExec made from it lives. The new node's index, or NULL after throwing. */
+napi_value graph_add_node(napi_env env, napi_value graph, napi_value deps, node_maker make,
+                          void *arg, const char *api, void *obj, const graph_pin_ops *ops);
+
 /* Each family registers its functions into exports; returns false after throwing. */
 bool handles_init(napi_env env, napi_value exports);
 bool wait_init(napi_env env, napi_value exports);
@@ -161,5 +181,7 @@ bool stream_init(napi_env env, napi_value exports);
 bool event_init(napi_env env, napi_value exports);
 bool profiler_init(napi_env env, napi_value exports);
 bool graph_init(napi_env env, napi_value exports);
+bool graph_nodes_init(napi_env env, napi_value exports);
+bool graph_exec_init(napi_env env, napi_value exports);
 
 #endif

@@ -1,42 +1,96 @@
-/* graph: CUDA graphs captured from a stream (cuStreamBeginCapture, cuStreamEndCapture), their
- * executable instances (cuGraphInstantiateWithFlags), launches, uploads and updates. */
+/* graph: CUDA graphs, made empty (cuGraphCreate) and built node by node, or captured from a stream
+ * (cuStreamBeginCapture, cuStreamEndCapture); the table of their nodes, which lib/ names by index;
+ * their edges and DOT description; and the pins that keep what their nodes use loaded. */
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-#include "driver.h"
+#include "graph.h"
 
-typedef struct graph_h {
-  handle_base base;
-  CUgraph handle; /* belongs to no context */
-} graph_h;
+bool pins_append(graph_pins *to, const graph_pins *from) {
+  if (!from->count) return true;
+  if (to->count + from->count > to->room) {
+    uint32_t room = to->count + from->count;
+    graph_pin *grown = realloc(to->at, room * sizeof *grown);
+    if (!grown) return false;
+    to->at = grown;
+    to->room = room;
+  }
+  for (uint32_t i = 0; i < from->count; i++) {
+    to->at[to->count] = from->at[i];
+    to->at[to->count++].ops->retain(from->at[i].obj);
+  }
+  return true;
+}
 
-typedef struct graph_exec_h {
-  handle_base base;
-  CUgraphExec handle;
-  ctx_rec *ctx; /* the context it was instantiated in */
-} graph_exec_h;
+void pins_release(graph_pins *pins) {
+  for (uint32_t i = 0; i < pins->count; i++) pins->at[i].ops->release(pins->at[i].obj);
+  free(pins->at);
+  *pins = (graph_pins){0};
+}
 
 static CUresult destroy_graph(handle_base *base) {
   return DRV(cuGraphDestroy, ((graph_h *)base)->handle);
 }
 
-static CUresult destroy_exec(handle_base *base) {
-  return DRV(cuGraphExecDestroy, ((graph_exec_h *)base)->handle);
+static void dispose_graph(handle_base *base) {
+  graph_h *graph = (graph_h *)base;
+  free(graph->nodes);
+  graph->nodes = NULL;
+  graph->count = graph->room = 0;
+  pins_release(&graph->pins);
 }
 
-static const handle_kind GRAPH_KIND = {
+const handle_kind GRAPH_KIND = {
     .tag = {0x6364727667726631ULL, 0x4772617068303031ULL},
     .name = "Graph",
-    .freed = "this Graph has been destroyed; capture a new one with stream.beginCapture() and "
-             "stream.endCapture()",
-    .destroy = destroy_graph /* a graph belongs to no context */};
+    .freed = "this Graph has been destroyed; make a new one (new Graph(), or a stream capture)",
+    .destroy = destroy_graph, /* a graph belongs to no context */
+    .dispose = dispose_graph};
 
-static const handle_kind GRAPH_EXEC_KIND = {
-    .tag = {0x6364727667657831ULL, 0x4772617068457831ULL},
-    .name = "GraphExec",
-    .freed = "this GraphExec has been destroyed; instantiate its Graph again with "
-             "graph.instantiate()",
-    .destroy = destroy_exec,
-    .ctx_offset = offsetof(graph_exec_h, ctx)};
+/* Room for one more node; false after throwing. */
+static bool node_room(napi_env env, graph_h *graph) {
+  if (graph->count < graph->room) return true;
+  uint32_t room = graph->room ? 2 * graph->room : 16;
+  CUgraphNode *grown = room > graph->room ? realloc(graph->nodes, room * sizeof *grown) : NULL;
+  if (!grown) return throw_oom(env), false;
+  graph->nodes = grown;
+  graph->room = room;
+  return true;
+}
+
+/* Wraps handle (taken over) around obj, its nodes listed in the driver's order. */
+static napi_value graph_wrap(napi_env env, napi_value obj, CUgraph handle) {
+  static atomic_uint_fast64_t ids;
+  graph_h *graph = calloc(1, sizeof *graph);
+  size_t count = 0;
+  CUresult result = graph ? DRV(cuGraphGetNodes, handle, NULL, &count) : CUDA_SUCCESS;
+  if (graph && result == CUDA_SUCCESS && count) {
+    graph->nodes = count <= UINT32_MAX ? malloc(count * sizeof *graph->nodes) : NULL;
+    if (graph->nodes) result = DRV(cuGraphGetNodes, handle, graph->nodes, &count);
+    graph->count = graph->room = (uint32_t)count;
+  }
+  if (!graph || (count && !graph->nodes) || result != CUDA_SUCCESS) {
+    DRV(cuGraphDestroy, handle);
+    if (graph) free(graph->nodes);
+    free(graph);
+    return result != CUDA_SUCCESS ? throw_cu(env, result, "cuGraphGetNodes") : throw_oom(env);
+  }
+  graph->handle = handle;
+  graph->id = atomic_fetch_add(&ids, 1) + 1;
+  handle_wrap_object(env, obj, &graph->base, &GRAPH_KIND);
+  return NULL;
+}
+
+/* graphCreate(obj): an empty graph in obj. */
+static napi_value graph_create(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  if (!driver_ready(env)) return NULL;
+  CUgraph handle;
+  CU_CALL(env, cuGraphCreate, &handle, 0);
+  return graph_wrap(env, argv[0], handle);
+}
 
 /* streamBeginCapture(stream, mode): later work on the stream is recorded, not run. */
 static napi_value stream_begin_capture(napi_env env, napi_callback_info info) {
@@ -60,14 +114,7 @@ static napi_value stream_end_capture(napi_env env, napi_callback_info info) {
                             "stream.beginCapture() first");
   CUgraph handle;
   CU_CALL(env, cuStreamEndCapture, stream->handle, &handle);
-  graph_h *graph = calloc(1, sizeof *graph);
-  if (!graph) {
-    DRV(cuGraphDestroy, handle);
-    return throw_oom(env);
-  }
-  graph->handle = handle;
-  handle_wrap_object(env, argv[1], &graph->base, &GRAPH_KIND);
-  return NULL;
+  return graph_wrap(env, argv[1], handle);
 }
 
 static napi_value graph_destroy(napi_env env, napi_callback_info info) {
@@ -78,95 +125,152 @@ static napi_value graph_destroy(napi_env env, napi_callback_info info) {
 static napi_value graph_node_count(napi_env env, napi_callback_info info) {
   ARGS(env, info, 1);
   graph_h *graph = handle_get(env, argv[0], &GRAPH_KIND);
-  if (!graph) return NULL;
-  size_t count = 0;
-  CU_CALL(env, cuGraphGetNodes, graph->handle, NULL, &count);
-  return make_uint(env, count);
+  return graph ? make_uint(env, graph->count) : NULL;
 }
 
-/* graphInstantiate(graph, obj): an executable graph in the current context, wrapped in obj. */
-static napi_value graph_instantiate(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 2);
+bool arg_node(napi_env env, napi_value v, const graph_h *graph, CUgraphNode *node) {
+  uint32_t index;
+  if (!arg_uint32(env, v, "node", &index)) return false;
+  if (index >= graph->count) return throw_range(env, "no such node in this graph"), false;
+  *node = graph->nodes[index];
+  return true;
+}
+
+napi_value graph_add_node(napi_env env, napi_value graph_value, napi_value deps_value,
+                          node_maker make, void *arg, const char *api, void *obj,
+                          const graph_pin_ops *ops) {
+  graph_h *graph = handle_get(env, graph_value, &GRAPH_KIND);
+  if (!graph || !node_room(env, graph)) return NULL;
+  if (ops && graph->pins.count == graph->pins.room) {
+    uint32_t room = graph->pins.room ? 2 * graph->pins.room : 4;
+    graph_pin *grown = realloc(graph->pins.at, room * sizeof *grown);
+    if (!grown) return throw_oom(env);
+    graph->pins.at = grown;
+    graph->pins.room = room;
+  }
+  uint32_t count;
+  bool is_array = false;
+  NAPI_CALL(env, napi_is_array(env, deps_value, &is_array));
+  if (!is_array) return throw_type(env, "dependencies must be an array of node indices");
+  NAPI_CALL(env, napi_get_array_length(env, deps_value, &count));
+  if (count > graph->count) return throw_range(env, "more dependencies than the graph has nodes");
+  CUgraphNode *deps = count ? malloc(count * sizeof *deps) : NULL;
+  if (count && !deps) return throw_oom(env);
+  for (uint32_t i = 0; i < count; i++) {
+    napi_value v;
+    napi_status status = napi_get_element(env, deps_value, i, &v);
+    if (status != napi_ok || !arg_node(env, v, graph, &deps[i])) {
+      free(deps);
+      return status != napi_ok ? napi_fail(env, status) : NULL;
+    }
+  }
+  CUgraphNode node;
+  CUresult result = make(arg, graph->handle, deps, count, &node);
+  free(deps);
+  if (result != CUDA_SUCCESS) return throw_cu(env, result, api);
+  if (ops) {
+    graph->pins.at[graph->pins.count++] = (graph_pin){obj, ops};
+    ops->retain(obj);
+  }
+  graph->nodes[graph->count] = node;
+  return make_uint(env, graph->count++);
+}
+
+/* graphNodeTypes(graph): each node's CUgraphNodeType, in index order. */
+static napi_value graph_node_types(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  graph_h *graph = handle_get(env, argv[0], &GRAPH_KIND);
+  napi_value types;
+  if (!graph) return NULL;
+  NAPI_CALL(env, napi_create_array_with_length(env, graph->count, &types));
+  for (uint32_t i = 0; i < graph->count; i++) {
+    CUgraphNodeType type;
+    CU_CALL(env, cuGraphNodeGetType, graph->nodes[i], &type);
+    NAPI_CALL(env, napi_set_element(env, types, i, make_int(env, type)));
+  }
+  return types;
+}
+
+/* A node and its index, sorted by node to find indices of the driver's edges. */
+typedef struct indexed_node {
+  CUgraphNode node;
+  uint32_t index;
+} indexed_node;
+
+static int by_node(const void *a, const void *b) {
+  uintptr_t x = (uintptr_t)((const indexed_node *)a)->node;
+  uintptr_t y = (uintptr_t)((const indexed_node *)b)->node;
+  return x < y ? -1 : x > y;
+}
+
+/* The index of node, or -1 (a node the table does not know). */
+static int64_t index_of(const indexed_node *sorted, uint32_t count, CUgraphNode node) {
+  indexed_node key = {node, 0};
+  const indexed_node *found = bsearch(&key, sorted, count, sizeof key, by_node);
+  return found ? (int64_t)found->index : -1;
+}
+
+/* graphEdges(graph): [from, to, from, to...], node indices, one pair per dependency. */
+static napi_value graph_edges(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
   graph_h *graph = handle_get(env, argv[0], &GRAPH_KIND);
   if (!graph) return NULL;
-  ctx_rec *ctx = ctx_rec_current(env);
-  if (!ctx) return NULL;
-  CUgraphExec handle;
-  CUresult result = DRV(cuGraphInstantiateWithFlags, &handle, graph->handle, 0);
-  graph_exec_h *exec = result == CUDA_SUCCESS ? calloc(1, sizeof *exec) : NULL;
-  if (!exec) {
-    if (result == CUDA_SUCCESS) DRV(cuGraphExecDestroy, handle);
-    ctx_rec_release(ctx);
-    return result == CUDA_SUCCESS ? throw_oom(env)
-                                  : throw_cu(env, result, "cuGraphInstantiateWithFlags");
+  size_t count = 0;
+  CU_CALL(env, cuGraphGetEdges, graph->handle, NULL, NULL, NULL, &count);
+  CUgraphNode *from = malloc((count ? count : 1) * sizeof *from);
+  CUgraphNode *to = malloc((count ? count : 1) * sizeof *to);
+  indexed_node *sorted = malloc((graph->count ? graph->count : 1) * sizeof *sorted);
+  if (!from || !to || !sorted) {
+    free(from);
+    free(to);
+    free(sorted);
+    return throw_oom(env);
   }
-  exec->handle = handle;
-  exec->ctx = ctx;
-  handle_wrap_object(env, argv[1], &exec->base, &GRAPH_EXEC_KIND);
-  return NULL;
+  CUresult result = DRV(cuGraphGetEdges, graph->handle, from, to, NULL, &count);
+  napi_value edges = NULL;
+  if (result == CUDA_SUCCESS) {
+    for (uint32_t i = 0; i < graph->count; i++) sorted[i] = (indexed_node){graph->nodes[i], i};
+    qsort(sorted, graph->count, sizeof *sorted, by_node);
+    napi_status status = napi_create_array_with_length(env, 2 * count, &edges);
+    for (size_t i = 0; status == napi_ok && i < count; i++) {
+      status = napi_set_element(env, edges, (uint32_t)(2 * i),
+                                make_int(env, index_of(sorted, graph->count, from[i])));
+      if (status == napi_ok)
+        status = napi_set_element(env, edges, (uint32_t)(2 * i + 1),
+                                  make_int(env, index_of(sorted, graph->count, to[i])));
+    }
+    if (status != napi_ok) edges = napi_fail(env, status);
+  }
+  free(from);
+  free(to);
+  free(sorted);
+  if (result != CUDA_SUCCESS) return throw_cu(env, result, "cuGraphGetEdges");
+  return edges;
 }
 
-static napi_value graph_exec_destroy(napi_env env, napi_callback_info info) {
-  return handle_destroy_call(env, info, &GRAPH_EXEC_KIND);
-}
-
-/* Reads the (exec, stream or null) arguments of a launch or an upload; NULL after throwing. */
-static graph_exec_h *exec_on_stream(napi_env env, napi_callback_info info, CUstream *stream) {
-  size_t argc = 2;
-  napi_value argv[2];
-  napi_status status = napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  if (status != napi_ok) {
-    napi_fail(env, status);
+/* graphDebugDotPrint(graph, path, flags): the driver writes the graph's DOT description to path. */
+static napi_value graph_debug_dot_print(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 3);
+  graph_h *graph = handle_get(env, argv[0], &GRAPH_KIND);
+  char path[4096];
+  uint32_t flags;
+  if (!graph || !arg_string(env, argv[1], "path", path, sizeof path) ||
+      !arg_uint32(env, argv[2], "flags", &flags))
     return NULL;
-  }
-  graph_exec_h *exec = handle_get(env, argv[0], &GRAPH_EXEC_KIND);
-  return exec && arg_stream(env, argv[1], stream) ? exec : NULL;
-}
-
-/* graphExecLaunch(exec, stream or null): enqueues the whole graph; the hot path. */
-static napi_value graph_exec_launch(napi_env env, napi_callback_info info) {
-  CUstream stream;
-  graph_exec_h *exec = exec_on_stream(env, info, &stream);
-  if (exec) CU_CALL(env, cuGraphLaunch, exec->handle, stream);
+  CU_CALL(env, cuGraphDebugDotPrint, graph->handle, path, flags);
   return NULL;
-}
-
-/* graphExecUpload(exec, stream or null): prepares the device for launches ahead of the first. */
-static napi_value graph_exec_upload(napi_env env, napi_callback_info info) {
-  CUstream stream;
-  graph_exec_h *exec = exec_on_stream(env, info, &stream);
-  if (exec) CU_CALL(env, cuGraphUpload, exec->handle, stream);
-  return NULL;
-}
-
-/* graphExecUpdate(exec, graph): 0 once exec runs graph's parameters, else the
- * CUgraphExecUpdateResult saying why the driver refused (lib/ builds the error). */
-static napi_value graph_exec_update(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 2);
-  graph_exec_h *exec = handle_get(env, argv[0], &GRAPH_EXEC_KIND);
-  graph_h *graph = exec ? handle_get(env, argv[1], &GRAPH_KIND) : NULL;
-  if (!graph) return NULL;
-  CUgraphExecUpdateResultInfo result_info = {0};
-  CUresult result = DRV(cuGraphExecUpdate, exec->handle, graph->handle, &result_info);
-  if (result == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE)
-    return make_int(env, result_info.result == CU_GRAPH_EXEC_UPDATE_SUCCESS
-                             ? CU_GRAPH_EXEC_UPDATE_ERROR
-                             : result_info.result);
-  if (result != CUDA_SUCCESS) return throw_cu(env, result, "cuGraphExecUpdate");
-  return make_int(env, CU_GRAPH_EXEC_UPDATE_SUCCESS);
 }
 
 bool graph_init(napi_env env, napi_value exports) {
   static const export_fn fns[] = {
+      {"graphCreate", graph_create},
       {"streamBeginCapture", stream_begin_capture},
       {"streamEndCapture", stream_end_capture},
       {"graphDestroy", graph_destroy},
       {"graphNodeCount", graph_node_count},
-      {"graphInstantiate", graph_instantiate},
-      {"graphExecDestroy", graph_exec_destroy},
-      {"graphExecLaunch", graph_exec_launch},
-      {"graphExecUpload", graph_exec_upload},
-      {"graphExecUpdate", graph_exec_update},
+      {"graphNodeTypes", graph_node_types},
+      {"graphEdges", graph_edges},
+      {"graphDebugDotPrint", graph_debug_dot_print},
   };
   return EXPORTS(env, exports, fns);
 }

@@ -42,6 +42,7 @@ void handle_release(handle_base *base) {
     stats_cleanup(base->kind->destroy(base));
     ctx_leave();
   }
+  if (base->kind->dispose) base->kind->dispose(base);
 }
 
 static void object_finalize(napi_env env, void *data, void *hint) {

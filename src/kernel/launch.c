@@ -195,6 +195,43 @@ static napi_value launcher_set_stream(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+static CUresult make_kernel_node(void *arg, CUgraph graph, const CUgraphNode *deps, size_t count,
+                                 CUgraphNode *node) {
+  return DRV(cuGraphAddKernelNode, node, graph, deps, count, arg);
+}
+
+/* addToGraph(graph, deps): a kernel node of graph, after the nodes deps names, launching as the
+ * buffer says now (the driver copies the parameters); its module stays loaded while the graph or
+ * a GraphExec of it lives. The node's index. */
+static napi_value launcher_add_to_graph(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  launcher *l;
+  NAPI_CALL(env, napi_get_cb_info(env, info, &argc, argv, NULL, (void **)&l));
+  const char *gone = module_gone(l->fn->module);
+  if (gone) return throw_logic(env, gone);
+  if (!handle_alive(env, &l->fn->base)) return NULL;
+  const uint32_t *h = launcher_header(env, l);
+  if (!h) return NULL;
+  if (h[ATTRIBUTES])
+    return throw_range(env, "a graph's kernel node takes no cluster or cooperative launch yet; "
+                            "capture such a launch from a stream instead");
+  size_t size = l->size;
+  void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, (char *)h + HEADER_BYTES,
+                   CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+  CUDA_KERNEL_NODE_PARAMS params = {.func = l->fn->handle,
+                                    .gridDimX = h[DIMS],
+                                    .gridDimY = h[DIMS + 1],
+                                    .gridDimZ = h[DIMS + 2],
+                                    .blockDimX = h[DIMS + 3],
+                                    .blockDimY = h[DIMS + 4],
+                                    .blockDimZ = h[DIMS + 5],
+                                    .sharedMemBytes = h[SHARED],
+                                    .extra = size ? extra : NULL};
+  return graph_add_node(env, argv[0], argv[1], make_kernel_node, &params, "cuGraphAddKernelNode",
+                        l->fn->module, &MODULE_PINS);
+}
+
 /* launchWait(stream or null): a Promise settled once the stream is past what is enqueued now;
  * a kernel's fault rejects it. */
 static napi_value launch_wait(napi_env env, napi_callback_info info) {
@@ -219,7 +256,7 @@ static napi_value launcher_create(napi_env env, napi_callback_info info) {
   launcher *l = calloc(1, sizeof *l);
   if (!l) return throw_oom(env);
   void *data;
-  napi_value buffer, launch, set_stream, result;
+  napi_value buffer, result;
   napi_status status = napi_create_arraybuffer(env, HEADER_BYTES + size, &data, &buffer);
   if (status == napi_ok) status = napi_create_reference(env, buffer, 1, &l->buffer);
   if (status != napi_ok) {
@@ -229,23 +266,31 @@ static napi_value launcher_create(napi_env env, napi_callback_info info) {
   l->fn = fn;
   fn->refs++;
   l->size = size;
-  l->refs = 2;
-  status = napi_create_function(env, "launch", NAPI_AUTO_LENGTH, launcher_launch, l, &launch);
-  if (status == napi_ok) status = napi_add_finalizer(env, launch, l, launcher_finalize, NULL, NULL);
-  if (status != napi_ok) l->refs--; /* no finalizer will run for launch */
-  if (status == napi_ok)
-    status = napi_create_function(env, "setStream", NAPI_AUTO_LENGTH, launcher_set_stream, l,
-                                  &set_stream);
-  if (status == napi_ok)
-    status = napi_add_finalizer(env, set_stream, l, launcher_finalize, NULL, NULL);
-  if (status != napi_ok) {
-    launcher_finalize(env, l, NULL);
-    return napi_fail(env, status);
+  static const struct {
+    const char *name;
+    napi_callback fn;
+  } bound[] = {{"launch", launcher_launch},
+               {"setStream", launcher_set_stream},
+               {"addToGraph", launcher_add_to_graph}};
+  enum { BOUND = sizeof bound / sizeof bound[0] };
+  napi_value functions[BOUND];
+  l->refs = 1; /* ours until the functions hold it */
+  for (size_t i = 0; status == napi_ok && i < BOUND; i++) {
+    status =
+        napi_create_function(env, bound[i].name, NAPI_AUTO_LENGTH, bound[i].fn, l, &functions[i]);
+    if (status == napi_ok) {
+      l->refs++;
+      status = napi_add_finalizer(env, functions[i], l, launcher_finalize, NULL, NULL);
+      if (status != napi_ok) l->refs--; /* no finalizer will run for it */
+    }
   }
-  NAPI_CALL(env, napi_create_array_with_length(env, 3, &result));
-  NAPI_CALL(env, napi_set_element(env, result, 0, launch));
+  launcher_finalize(env, l, NULL); /* lets go of ours: freed here where no function holds it */
+  if (status != napi_ok) return napi_fail(env, status);
+  NAPI_CALL(env, napi_create_array_with_length(env, 4, &result));
+  NAPI_CALL(env, napi_set_element(env, result, 0, functions[0]));
   NAPI_CALL(env, napi_set_element(env, result, 1, buffer));
-  NAPI_CALL(env, napi_set_element(env, result, 2, set_stream));
+  NAPI_CALL(env, napi_set_element(env, result, 2, functions[1]));
+  NAPI_CALL(env, napi_set_element(env, result, 3, functions[2]));
   return result;
 }
 

@@ -12,7 +12,19 @@ struct library_h {
   handle_base base;
   CUlibrary handle;
   int refs; /* the Library object's, plus one per view (main thread only) */
+  int pins; /* graphs and GraphExecs whose kernel nodes use its kernels: no unload meanwhile */
+  bool unload_pending; /* collected while pinned: unloaded with the last pin */
 };
+
+static void library_unload(library_h *library);
+
+void library_pin(library_h *library, int change) {
+  library->pins += change;
+  if (!library->pins && library->unload_pending) {
+    library->unload_pending = false;
+    library_unload(library);
+  }
+}
 
 const char LIBRARY_UNLOADED[] =
     "this kernel's Library has been unloaded; load the library again and get the kernel from it";
@@ -37,7 +49,10 @@ static void library_finalize(napi_env env, void *data, void *hint) {
   (void)env;
   (void)hint;
   library_h *library = data;
-  if (!library->base.freed) library_unload(library);
+  if (library->pins) /* a Graph or GraphExec collected after it may still launch its kernels */
+    library->unload_pending = !library->base.freed;
+  else if (!library->base.freed)
+    library_unload(library);
   library_release(library);
 }
 
@@ -101,6 +116,9 @@ static napi_value library_load_from_file(napi_env env, napi_callback_info info) 
 static napi_value library_unload_now(napi_env env, napi_callback_info info) {
   ARGS(env, info, 1);
   library_h *library = handle_get_any(env, argv[0], &LIBRARY_KIND);
+  if (library && library->pins && !library->base.freed)
+    return throw_logic(env, "library.unload(): a Graph or GraphExec has kernel nodes of this "
+                            "library; destroy them first");
   if (library && !library->base.freed) library_unload(library);
   return NULL;
 }

@@ -23,6 +23,27 @@ void module_release(module_h *module) {
   free(module);
 }
 
+static void module_pin(void *obj) {
+  module_h *module = obj;
+  module->pins++;
+  module_retain(module);
+  if (module->library) library_pin(module->library, 1);
+}
+
+static void module_unload(module_h *module);
+
+static void module_unpin(void *obj) {
+  module_h *module = obj;
+  if (--module->pins == 0 && module->unload_pending) {
+    module->unload_pending = false;
+    module_unload(module);
+  }
+  if (module->library) library_pin(module->library, -1);
+  module_release(module);
+}
+
+const graph_pin_ops MODULE_PINS = {module_pin, module_unpin};
+
 const char MODULE_FREED[] =
     "this kernel's Module has been freed; load the module again and get the kernel from it";
 
@@ -48,7 +69,10 @@ static void module_finalize(napi_env env, void *data, void *hint) {
   (void)env;
   (void)hint;
   module_h *module = data;
-  if (!module->base.freed) module_unload(module);
+  if (module->pins) /* a Graph or GraphExec collected after it may still launch its kernels */
+    module->unload_pending = !module->base.freed;
+  else if (!module->base.freed)
+    module_unload(module);
   module_release(module);
 }
 
@@ -317,6 +341,9 @@ static napi_value module_load(napi_env env, napi_callback_info info) {
 static napi_value module_unload_now(napi_env env, napi_callback_info info) {
   ARGS(env, info, 1);
   module_h *module = handle_get_any(env, argv[0], &MODULE_KIND);
+  if (module && module->pins && !module->base.freed)
+    return throw_logic(env, "module.free(): a Graph or GraphExec has kernel nodes of this "
+                            "module; destroy them first");
   if (module && !module->base.freed) module_unload(module);
   return NULL;
 }

@@ -17,8 +17,15 @@ typedef struct module_h {
   CUmodule handle;
   ctx_rec *ctx;
   int refs; /* the Module object's, plus one per kernel and reference (main thread only) */
-  library_h *library; /* a view's library (counted), else NULL */
+  library_h *library;  /* a view's library (counted), else NULL */
+  int pins;            /* graphs and GraphExecs whose kernel nodes use it: no unload meanwhile */
+  bool unload_pending; /* collected while pinned: unloaded with the last pin */
 } module_h;
+
+/* What a graph's kernel node pins: its module (a view's library with it). */
+extern const graph_pin_ops MODULE_PINS;
+/* A view of library is pinned (change 1) or no longer (-1). */
+void library_pin(library_h *library, int change);
 
 /* library.c: the view's library. */
 void library_release(library_h *library);

@@ -4,9 +4,9 @@ const cuda = require('../..');
 const { describeGpu } = require('../support/gpu');
 
 describe('CUDA graphs (checked before the driver)', function () {
-  it('Graph and GraphExec come from endCapture() and instantiate(), not new', function () {
-    assert.throws(() => new cuda.Graph(), { name: 'TypeError', message: /stream\.endCapture\(\)/ });
+  it('a GraphExec comes from instantiate(), a GraphNode from a graph, not new', function () {
     assert.throws(() => new cuda.GraphExec(), { name: 'TypeError', message: /graph\.instantiate\(\)/ });
+    assert.throws(() => new cuda.GraphNode(null, 0), { name: 'TypeError', message: /graph\.add\.\.\.\(\)/ });
   });
 
   it('beginCapture checks its mode', function () {
@@ -28,6 +28,7 @@ describe('CUDA graphs (checked before the driver)', function () {
     const esm = await import('../../lib/index.mjs');
     assert.strictEqual(esm.Graph, cuda.Graph);
     assert.strictEqual(esm.GraphExec, cuda.GraphExec);
+    assert.strictEqual(esm.GraphNode, cuda.GraphNode);
   });
 });
 
@@ -263,5 +264,115 @@ describeGpu('CUDA graphs', function () {
       await download(device),
       host.map((x) => x + 100),
     );
+  });
+});
+
+describeGpu('graphs built node by node', function () {
+  let module, addOne, scale, stream;
+  const grid = Math.ceil(N / 128);
+
+  before(function () {
+    const { SourceModule } = require('../../lib/compiler');
+    module = new SourceModule(SOURCE);
+    addOne = module.getFunction('add_one');
+    scale = module.getFunction('scale');
+    stream = new cuda.Stream(cuda.StreamFlags.NON_BLOCKING);
+  });
+
+  async function read(device) {
+    await stream.synchronize();
+    const values = new Int32Array(N);
+    cuda.memcpyDtoH(values, device);
+    return values;
+  }
+
+  // a = value; then b = a and a += 1 (in parallel); then b *= k after the copy; c = b after both.
+  function diamond(a, b, c, value, k) {
+    const graph = new cuda.Graph();
+    const set = graph.addMemset(a, value, N, { elementSize: 4 });
+    const copy = graph.addMemcpy(b, a, N * 4, { after: set });
+    const add = graph.addKernel(addOne, a, cuda.int32(N), { grid, block: 128, after: copy });
+    const times = graph.addKernel(scale, b, cuda.int32(k), cuda.int32(N), { grid, block: 128, after: copy });
+    const last = graph.addMemcpy(c, b, N * 4, { after: [add, times] });
+    return { graph, set, copy, add, times, last };
+  }
+
+  it('kernel, memset and copy nodes with dependencies compute what the CPU does, at every launch', async function () {
+    const [a, b, c] = [cuda.memAlloc(N * 4), cuda.memAlloc(N * 4), cuda.memAlloc(N * 4)];
+    const value = (Math.random() * 2 ** 20) | 0;
+    const k = 2 + Math.floor(Math.random() * 50);
+    const { graph, set, copy, add, times, last } = diamond(a, b, c, value, k);
+    assert.deepStrictEqual(
+      graph.nodes().map((node) => node.type),
+      ['memset', 'memcpy', 'kernel', 'kernel', 'memcpy'],
+    );
+    const edges = graph.edges().map(([from, to]) => `${from.index}->${to.index}`);
+    assert.deepStrictEqual(edges.sort(), ['0->1', '1->2', '1->3', '2->4', '3->4']);
+    assert.ok([set, copy, add, times, last].every((node, i) => node.index === i));
+    const exec = graph.instantiate({ upload: stream });
+    for (let launch = 0; launch < 3; launch++) {
+      cuda.memsetD32(c, 0, N);
+      exec.launch(stream);
+      assert.deepStrictEqual(await read(a), new Int32Array(N).fill(value + 1));
+      assert.deepStrictEqual(await read(c), new Int32Array(N).fill(value * k));
+    }
+    // random data in: a kernel node reads what a copy node wrote
+    const host = randomInts(N);
+    const g2 = new cuda.Graph();
+    const src = cuda.memAlloc(N * 4);
+    cuda.memcpyHtoD(src, host);
+    const moved = g2.addMemcpy(a, src, N * 4);
+    g2.addKernel(scale, a, cuda.int32(k), cuda.int32(N), { grid, block: 128, after: moved });
+    g2.instantiate().launch(stream);
+    assert.deepStrictEqual(
+      await read(a),
+      host.map((x) => Math.imul(x, k)),
+    );
+  });
+
+  it('a node turned off is skipped until turned on; a child graph runs a copy made when added', async function () {
+    const [a, b, c] = [cuda.memAlloc(N * 4), cuda.memAlloc(N * 4), cuda.memAlloc(N * 4)];
+    const { graph, add, times } = diamond(a, b, c, 7, 3);
+    const child = new cuda.Graph();
+    child.addKernel(addOne, c, cuda.int32(N), { grid, block: 128 });
+    graph.addChildGraph(child, { after: graph.nodes()[4] });
+    child.addKernel(addOne, c, cuda.int32(N), { grid, block: 128 }); // not in the copy
+    const exec = graph.instantiate();
+    exec.setEnabled(times, false).setEnabled(add, false);
+    assert.strictEqual(exec.isEnabled(times), false);
+    exec.launch(stream);
+    assert.deepStrictEqual(await read(a), new Int32Array(N).fill(7));
+    assert.deepStrictEqual(await read(c), new Int32Array(N).fill(8));
+    exec.setEnabled(times, true);
+    exec.launch(stream);
+    assert.deepStrictEqual(await read(c), new Int32Array(N).fill(22));
+    assert.match(graph.toDot(), /digraph[\s\S]*add_one/);
+  });
+
+  it('what only a GraphExec holds survives garbage collection; a module its kernels use cannot be freed', async function () {
+    const host = randomInts(N);
+    const result = cuda.memAlloc(N * 4);
+    let exec = (() => {
+      const { SourceModule } = require('../../lib/compiler');
+      const own = new SourceModule(SOURCE);
+      const input = cuda.memAlloc(N * 4);
+      cuda.memcpyHtoD(input, host);
+      const graph = new cuda.Graph();
+      const copy = graph.addMemcpy(result, input, N * 4);
+      graph.addKernel(own.getFunction('add_one'), result, cuda.int32(N), { grid, block: 128, after: copy });
+      assert.throws(() => own.free(), { name: 'LogicError', message: /destroy them first/ });
+      return graph.instantiate();
+    })();
+    for (let i = 0; i < 3; i++) {
+      global.gc();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    exec.launch(stream);
+    assert.deepStrictEqual(
+      await read(result),
+      host.map((x) => x + 1),
+    );
+    exec = null;
+    global.gc();
   });
 });

@@ -15,3 +15,23 @@ async function graphs(stream: cuda.Stream, other: cuda.Graph): Promise<void> {
 }
 
 void graphs;
+
+function built(kernel: cuda.Kernel, a: cuda.DeviceAllocation, b: cuda.DeviceAllocation, stream: cuda.Stream): void {
+  const graph = new cuda.Graph();
+  const set: cuda.GraphNode = graph.addMemset(a, 1, 256, { elementSize: 4, pitch: 1024, height: 2 });
+  const copy = graph.addMemcpy(b, a, 1024, { after: set });
+  const run = graph.addKernel(kernel, b, cuda.int32(256), { grid: 2, block: [128], after: [set, copy] });
+  graph.addChildGraph(new cuda.Graph(), { after: run });
+  const kind: cuda.GraphNodeKind = run.type;
+  const index: number = run.index;
+  const same: cuda.Graph = run.graph;
+  const edges: [cuda.GraphNode, cuda.GraphNode][] = graph.edges();
+  const dot: string = graph.toDot(cuda.GraphDebugDotFlags.VERBOSE);
+  const exec = graph.instantiate({ upload: stream, useNodePriority: true }).setEnabled(run, false);
+  const on: boolean = exec.isEnabled(run);
+  // @ts-expect-error: a kernel node takes no stream
+  graph.addKernel(kernel, b, { block: 1, stream });
+  console.log(kind, index, same, edges, dot, on, graph.nodes().length, graph.addEmpty().type);
+}
+
+void built;

@@ -318,6 +318,42 @@ const OPERATIONS = {
         graph.destroy();
       }
     }),
+  builtGraphs: () =>
+    withModule((module) =>
+      withMemory(256, (m) =>
+        withStream((s) => {
+          const graph = new cuda.Graph();
+          try {
+            const set = graph.addMemset(m, 1, 32, { elementSize: 4 });
+            const copy = graph.addMemcpy(m.slice(128), m, 64, { after: set });
+            const kernel = graph.addKernel(module.getFunction('add'), m, m, cuda.int32(1), {
+              block: 1,
+              after: [set, copy],
+            });
+            const child = new cuda.Graph();
+            try {
+              child.addEmpty();
+              graph.addChildGraph(child, { after: kernel });
+            } finally {
+              child.destroy();
+            }
+            graph.nodes().map((node) => node.type);
+            graph.edges();
+            graph.toDot();
+            const exec = graph.instantiate({ upload: s });
+            try {
+              exec.setEnabled(kernel, false);
+              exec.isEnabled(kernel);
+              exec.launch(s);
+            } finally {
+              exec.destroy();
+            }
+          } finally {
+            graph.destroy();
+          }
+        }),
+      ),
+    ),
   modules: () =>
     withModule((module) => {
       module.getGlobal('table');

@@ -64,6 +64,19 @@ const MAKERS = [
     s.beginCapture();
     return s.endCapture().instantiate();
   },
+  () => {
+    const g = new cuda.Graph();
+    g.addMemset(cuda.memAlloc(256), 1, 64, { elementSize: 4 });
+    return g;
+  },
+  () => new cuda.Graph().addEmpty(),
+  () => {
+    const g = new cuda.Graph();
+    g.addKernel(new cuda.Module(IMAGE).getFunction('add'), cuda.memAlloc(64), cuda.memAlloc(64), cuda.int32(1), {
+      block: 1,
+    });
+    return g.instantiate();
+  },
   () => new cuda.Memcpy2D(),
   () => new cuda.Memcpy3D(),
   () => new cuda.Memcpy3DPeer(),

@@ -138,7 +138,7 @@ static CUresult copy_2d(const CUDA_MEMCPY2D *c, CUstream stream) {
   side src = SIDE_2D(c, src), dst = SIDE_2D(c, dst);
   return copy_3d(&src, &dst, c->WidthInBytes, c->Height, 1, stream);
 }
-static CUresult copy_3d_of(const CUDA_MEMCPY3D *c, CUstream stream) {
+CUresult fake_copy_3d(const CUDA_MEMCPY3D *c, CUstream stream) {
   if (c->srcLOD || c->dstLOD) return CUDA_ERROR_INVALID_VALUE;
   side src = SIDE_3D(c, src), dst = SIDE_3D(c, dst);
   return copy_3d(&src, &dst, c->WidthInBytes, c->Height, c->Depth, stream);
@@ -163,11 +163,11 @@ EXPORT CUresult cuMemcpy2DAsync(const CUDA_MEMCPY2D *c, CUstream s) {
 }
 EXPORT CUresult cuMemcpy3D(const CUDA_MEMCPY3D *c) {
   ENTER();
-  return copy_3d_of(c, 0);
+  return fake_copy_3d(c, 0);
 }
 EXPORT CUresult cuMemcpy3DAsync(const CUDA_MEMCPY3D *c, CUstream s) {
   ENTER();
-  return copy_3d_of(c, s);
+  return fake_copy_3d(c, s);
 }
 EXPORT CUresult cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER *c) {
   ENTER();

@@ -112,9 +112,10 @@ static unsigned probe(uintptr_t key) {
 
 CUresult obj_add(uintptr_t key, obj_kind kind, size_t size) {
   if (!key) return CUDA_ERROR_INVALID_VALUE;
-  /* contexts, and what lives outside any context (libraries, linker states), have no owner */
+  /* contexts, and what lives outside any context (libraries, linker states, graphs), have no
+   * owner */
   CUcontext owner = kind == OBJ_CONTEXT || kind == OBJ_PRIMARY || kind == OBJ_LIBRARY ||
-                            kind == OBJ_KERNEL || kind == OBJ_LINK
+                            kind == OBJ_GRAPH || kind == OBJ_KERNEL || kind == OBJ_LINK
                         ? NULL
                         : current_context();
   pthread_mutex_lock(&lock);

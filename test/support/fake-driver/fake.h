@@ -96,6 +96,17 @@ static inline CUresult in_context(void) {
  * here, so copies move real bytes). */
 CUresult device_range(CUdeviceptr ptr, size_t bytes);
 
+/* The work of the calls of those names, for graph launches: a 2D memset of elements of width
+ * bytes, a 3D copy, and a kernel launch (attrs as cuLaunchKernelEx logs them, or NULL). */
+CUresult fake_memset_2d(CUdeviceptr dst, size_t pitch, unsigned int value, size_t width,
+                        size_t count, size_t rows, CUstream stream);
+CUresult fake_copy_3d(const CUDA_MEMCPY3D *c, CUstream stream);
+CUresult fake_launch(CUfunction f, const CUlaunchConfig *c, void **params, void **extra,
+                     const char *attrs);
+
+/* A new empty graph (graph.c). */
+CUresult fake_graph_new(CUgraph *graph);
+
 /* A stream argument: the default stream, a pseudo-stream, or a live stream (else counted stale). */
 bool stream_ok(CUstream stream);
 /* The number a stream is logged by: 0 for the default stream. */

@@ -7,8 +7,8 @@
 size_t function_params(CUfunction f, const char **name);
 
 /* attrs describes the launch attributes (cuLaunchKernelEx), or is NULL. */
-static CUresult launch(CUfunction f, const CUlaunchConfig *c, void **params, void **extra,
-                       const char *attrs) {
+CUresult fake_launch(CUfunction f, const CUlaunchConfig *c, void **params, void **extra,
+                     const char *attrs) {
   if (in_context() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
   if (!obj_live((uintptr_t)f, OBJ_FUNCTION)) return CUDA_ERROR_INVALID_HANDLE;
   if (!stream_ok(c->hStream)) return CUDA_ERROR_INVALID_HANDLE;
@@ -50,7 +50,7 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, u
                                unsigned int shared, CUstream stream, void **params, void **extra) {
   ENTER();
   CUlaunchConfig config = {gx, gy, gz, bx, by, bz, shared, stream, NULL, 0};
-  return launch(f, &config, params, extra, NULL);
+  return fake_launch(f, &config, params, extra, NULL);
 }
 
 /* Attributes are logged as id:values, comma-separated: "4:2,1,1;2:1" for a cluster of 2x1x1 and a
@@ -86,5 +86,5 @@ EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **p
     default: at += snprintf(attrs + at, sizeof attrs - at, "%s%d:?", sep, (int)a->id);
     }
   }
-  return launch(f, c, params, extra, attrs);
+  return fake_launch(f, c, params, extra, attrs);
 }

@@ -149,8 +149,8 @@ EXPORT CUresult cuMemGetAddressRange(CUdeviceptr *base, size_t *size, CUdevicept
 
 /* ---- memsets: rows of count elements of width bytes, pitch apart ---- */
 
-static CUresult memset_2d(CUdeviceptr dst, size_t pitch, unsigned int value, size_t width,
-                          size_t count, size_t rows, CUstream stream) {
+CUresult fake_memset_2d(CUdeviceptr dst, size_t pitch, unsigned int value, size_t width,
+                        size_t count, size_t rows, CUstream stream) {
   if (!stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
   if (!count || !rows) return in_context();
   if (dst % width || (rows > 1 && pitch < count * width)) return CUDA_ERROR_INVALID_VALUE;
@@ -166,54 +166,54 @@ static CUresult memset_2d(CUdeviceptr dst, size_t pitch, unsigned int value, siz
 }
 EXPORT CUresult cuMemsetD8(CUdeviceptr d, unsigned char v, size_t n) {
   ENTER();
-  return memset_2d(d, 0, v, 1, n, 1, 0);
+  return fake_memset_2d(d, 0, v, 1, n, 1, 0);
 }
 EXPORT CUresult cuMemsetD16(CUdeviceptr d, unsigned short v, size_t n) {
   ENTER();
-  return memset_2d(d, 0, v, 2, n, 1, 0);
+  return fake_memset_2d(d, 0, v, 2, n, 1, 0);
 }
 EXPORT CUresult cuMemsetD32(CUdeviceptr d, unsigned int v, size_t n) {
   ENTER();
-  return memset_2d(d, 0, v, 4, n, 1, 0);
+  return fake_memset_2d(d, 0, v, 4, n, 1, 0);
 }
 EXPORT CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream s) {
   ENTER();
-  return memset_2d(d, 0, v, 1, n, 1, s);
+  return fake_memset_2d(d, 0, v, 1, n, 1, s);
 }
 EXPORT CUresult cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, CUstream s) {
   ENTER();
-  return memset_2d(d, 0, v, 2, n, 1, s);
+  return fake_memset_2d(d, 0, v, 2, n, 1, s);
 }
 EXPORT CUresult cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, CUstream s) {
   ENTER();
-  return memset_2d(d, 0, v, 4, n, 1, s);
+  return fake_memset_2d(d, 0, v, 4, n, 1, s);
 }
 EXPORT CUresult cuMemsetD2D8(CUdeviceptr d, size_t p, unsigned char v, size_t w, size_t h) {
   ENTER();
-  return memset_2d(d, p, v, 1, w, h, 0);
+  return fake_memset_2d(d, p, v, 1, w, h, 0);
 }
 EXPORT CUresult cuMemsetD2D16(CUdeviceptr d, size_t p, unsigned short v, size_t w, size_t h) {
   ENTER();
-  return memset_2d(d, p, v, 2, w, h, 0);
+  return fake_memset_2d(d, p, v, 2, w, h, 0);
 }
 EXPORT CUresult cuMemsetD2D32(CUdeviceptr d, size_t p, unsigned int v, size_t w, size_t h) {
   ENTER();
-  return memset_2d(d, p, v, 4, w, h, 0);
+  return fake_memset_2d(d, p, v, 4, w, h, 0);
 }
 EXPORT CUresult cuMemsetD2D8Async(CUdeviceptr d, size_t p, unsigned char v, size_t w, size_t h,
                                   CUstream s) {
   ENTER();
-  return memset_2d(d, p, v, 1, w, h, s);
+  return fake_memset_2d(d, p, v, 1, w, h, s);
 }
 EXPORT CUresult cuMemsetD2D16Async(CUdeviceptr d, size_t p, unsigned short v, size_t w, size_t h,
                                    CUstream s) {
   ENTER();
-  return memset_2d(d, p, v, 2, w, h, s);
+  return fake_memset_2d(d, p, v, 2, w, h, s);
 }
 EXPORT CUresult cuMemsetD2D32Async(CUdeviceptr d, size_t p, unsigned int v, size_t w, size_t h,
                                    CUstream s) {
   ENTER();
-  return memset_2d(d, p, v, 4, w, h, s);
+  return fake_memset_2d(d, p, v, 4, w, h, s);
 }
 
 /* ---- linear copies: device sides checked; host sides are the caller's to get right ---- */

@@ -1,6 +1,6 @@
 /* The stand-in's streams, events and graphs. Work is done when it is queued, so streams are
  * always idle; a stream callback or host function is called before the call that queues it
- * returns. Capture records nothing: a captured graph has no nodes. */
+ * returns. Capture records nothing: a captured graph has no nodes (graph.c). */
 #include "fake.h"
 
 #include <stdlib.h>
@@ -17,12 +17,6 @@ struct CUevent_st {
   unsigned int flags;
   int recorded;
   CUcontext ctx; /* the context it was made in */
-};
-struct CUgraph_st {
-  int nodes;
-};
-struct CUgraphExec_st {
-  int launches;
 };
 
 static bool is_pseudo(CUstream stream) {
@@ -149,12 +143,7 @@ EXPORT CUresult cuStreamEndCapture(CUstream stream, CUgraph *graph) {
   if (!stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
   if (!capturing(stream)) return CUDA_ERROR_ILLEGAL_STATE;
   stream->capture = CU_STREAM_CAPTURE_STATUS_NONE;
-  struct CUgraph_st *g = calloc(1, sizeof *g);
-  if (!g) return CUDA_ERROR_OUT_OF_MEMORY;
-  CUresult result = obj_add((uintptr_t)g, OBJ_GRAPH, 0);
-  if (result != CUDA_SUCCESS) return free(g), result;
-  *graph = g;
-  return CUDA_SUCCESS;
+  return fake_graph_new(graph);
 }
 EXPORT CUresult cuStreamIsCapturing(CUstream stream, CUstreamCaptureStatus *status) {
   ENTER();
@@ -162,59 +151,6 @@ EXPORT CUresult cuStreamIsCapturing(CUstream stream, CUstreamCaptureStatus *stat
   *status = is_pseudo(stream) ? CU_STREAM_CAPTURE_STATUS_NONE : stream->capture;
   return CUDA_SUCCESS;
 }
-EXPORT CUresult cuGraphDestroy(CUgraph graph) {
-  ENTER();
-  if (!obj_remove((uintptr_t)graph, OBJ_GRAPH)) return CUDA_ERROR_INVALID_VALUE;
-  free(graph);
-  return CUDA_SUCCESS;
-}
-EXPORT CUresult cuGraphGetNodes(CUgraph graph, CUgraphNode *nodes, size_t *count) {
-  ENTER();
-  (void)nodes;
-  if (!obj_live((uintptr_t)graph, OBJ_GRAPH)) return CUDA_ERROR_INVALID_VALUE;
-  *count = (size_t)graph->nodes;
-  return CUDA_SUCCESS;
-}
-EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec *exec, CUgraph graph,
-                                            unsigned long long flags) {
-  ENTER();
-  if (!obj_live((uintptr_t)graph, OBJ_GRAPH) || flags > 15) return CUDA_ERROR_INVALID_VALUE;
-  struct CUgraphExec_st *e = calloc(1, sizeof *e);
-  if (!e) return CUDA_ERROR_OUT_OF_MEMORY;
-  CUresult result = obj_add((uintptr_t)e, OBJ_GRAPH_EXEC, 0);
-  if (result != CUDA_SUCCESS) return free(e), result;
-  *exec = e;
-  return CUDA_SUCCESS;
-}
-EXPORT CUresult cuGraphExecDestroy(CUgraphExec exec) {
-  ENTER();
-  if (!obj_remove((uintptr_t)exec, OBJ_GRAPH_EXEC)) return CUDA_ERROR_INVALID_VALUE;
-  free(exec);
-  return CUDA_SUCCESS;
-}
-EXPORT CUresult cuGraphExecUpdate(CUgraphExec exec, CUgraph graph,
-                                  CUgraphExecUpdateResultInfo *info) {
-  ENTER();
-  if (!obj_live((uintptr_t)exec, OBJ_GRAPH_EXEC) || !obj_live((uintptr_t)graph, OBJ_GRAPH))
-    return CUDA_ERROR_INVALID_VALUE;
-  memset(info, 0, sizeof *info);
-  info->result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
-  return CUDA_SUCCESS;
-}
-EXPORT CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream) {
-  ENTER();
-  if (!obj_live((uintptr_t)exec, OBJ_GRAPH_EXEC) || !stream_ok(stream))
-    return CUDA_ERROR_INVALID_HANDLE;
-  exec->launches++;
-  return CUDA_SUCCESS;
-}
-EXPORT CUresult cuGraphUpload(CUgraphExec exec, CUstream stream) {
-  ENTER();
-  if (!obj_live((uintptr_t)exec, OBJ_GRAPH_EXEC) || !stream_ok(stream))
-    return CUDA_ERROR_INVALID_HANDLE;
-  return CUDA_SUCCESS;
-}
-
 /* ---- events: IPC handles hold the process id and the event ---- */
 
 static CUresult new_event(CUevent *event, unsigned int flags) {

@@ -1,0 +1,44 @@
+/* graph.h: what graph.c (graphs and their nodes' table), graph_nodes.c (nodes of the driver's
+ * own kinds) and graph_exec.c (instantiated graphs) share. */
+#ifndef CUDADRV_GRAPH_H
+#define CUDADRV_GRAPH_H
+
+#include "driver.h"
+
+typedef struct graph_pin {
+  void *obj;
+  const graph_pin_ops *ops;
+} graph_pin;
+
+typedef struct graph_pins {
+  graph_pin *at;
+  uint32_t count, room;
+} graph_pins;
+
+/* Retains every pin of from into to; false when out of memory (nothing retained). */
+bool pins_append(graph_pins *to, const graph_pins *from);
+/* Releases and forgets every pin. */
+void pins_release(graph_pins *pins);
+
+typedef struct graph_h {
+  handle_base base;
+  CUgraph handle;     /* belongs to no context */
+  uint64_t id;        /* unique in the process: a GraphExec names the graph it was made from */
+  CUgraphNode *nodes; /* lib/'s node i is nodes[i] */
+  uint32_t count, room;
+  graph_pins pins; /* what its nodes use */
+} graph_h;
+extern const handle_kind GRAPH_KIND;
+
+typedef struct graph_exec_h {
+  handle_base base;
+  CUgraphExec handle;
+  ctx_rec *ctx;      /* the context it was instantiated in */
+  uint64_t graph_id; /* the graph's id */
+  graph_pins pins;   /* the graph's, when it was instantiated */
+} graph_exec_h;
+
+/* The node index v names in graph; false after throwing (a RangeError past its nodes). */
+bool arg_node(napi_env env, napi_value v, const graph_h *graph, CUgraphNode *node);
+
+#endif

@@ -1,0 +1,190 @@
+/* graph_exec: executable graphs (cuGraphInstantiateWithParams), their launches, uploads and
+ * updates, and their nodes turned off and on. A GraphExec pins what its graph's nodes use, as the
+ * graph does, since it runs copies of them. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "graph.h"
+
+static CUresult destroy_exec(handle_base *base) {
+  return DRV(cuGraphExecDestroy, ((graph_exec_h *)base)->handle);
+}
+
+static void dispose_exec(handle_base *base) { pins_release(&((graph_exec_h *)base)->pins); }
+
+static const handle_kind GRAPH_EXEC_KIND = {
+    .tag = {0x6364727667657831ULL, 0x4772617068457831ULL},
+    .name = "GraphExec",
+    .freed = "this GraphExec has been destroyed; instantiate its Graph again with "
+             "graph.instantiate()",
+    .destroy = destroy_exec,
+    .ctx_offset = offsetof(graph_exec_h, ctx),
+    .dispose = dispose_exec};
+
+/* Why instantiation failed, as CUgraphInstantiateResult says. */
+static const char *instantiate_failure(CUgraphInstantiateResult result) {
+  switch (result) {
+  case CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE:
+    return "the graph's structure is invalid (a cycle, or a node the instantiation cannot take)";
+  case CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED:
+    return "a node's operation is not supported with these flags";
+  case CUDA_GRAPH_INSTANTIATE_MULTIPLE_CTXS_NOT_SUPPORTED:
+    return "a device launch cannot span several contexts";
+  case CUDA_GRAPH_INSTANTIATE_CONDITIONAL_HANDLE_UNUSED:
+    return "a conditional handle is not used by any conditional node";
+  default: return NULL;
+  }
+}
+
+/* graphInstantiate(graph, obj, flags, uploadStream): an executable graph in the current context,
+ * wrapped in obj. flags 0 and no stream: cuGraphInstantiateWithFlags (CUDA 11.4 on); else
+ * cuGraphInstantiateWithParams (12.0 on), whose result says why it failed. */
+static napi_value graph_instantiate(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 4);
+  graph_h *graph = handle_get(env, argv[0], &GRAPH_KIND);
+  uint32_t flags;
+  stream_h *stream = NULL;
+  if (!graph || !arg_uint32(env, argv[2], "flags", &flags) ||
+      !arg_stream_handle(env, argv[3], &stream))
+    return NULL;
+  ctx_rec *ctx = ctx_rec_current(env);
+  if (!ctx) return NULL;
+  graph_exec_h *exec = calloc(1, sizeof *exec);
+  if (!exec || !pins_append(&exec->pins, &graph->pins)) {
+    free(exec);
+    ctx_rec_release(ctx);
+    return throw_oom(env);
+  }
+  CUgraphExec handle;
+  CUresult result;
+  const char *api = "cuGraphInstantiateWithFlags";
+  CUDA_GRAPH_INSTANTIATE_PARAMS params = {.flags = flags,
+                                          .hUploadStream = stream ? stream->handle : NULL};
+  if (!flags && !stream) {
+    result = DRV(cuGraphInstantiateWithFlags, &handle, graph->handle, 0);
+  } else {
+    api = "cuGraphInstantiateWithParams";
+    result = DRV(cuGraphInstantiateWithParams, &handle, graph->handle, &params);
+  }
+  if (result != CUDA_SUCCESS) {
+    pins_release(&exec->pins);
+    free(exec);
+    ctx_rec_release(ctx);
+    const char *why = instantiate_failure(params.result_out);
+    if (!why) return throw_cu(env, result, api);
+    char message[256];
+    snprintf(message, sizeof message, "graph.instantiate(): %s", why);
+    return throw_logic(env, message);
+  }
+  exec->handle = handle;
+  exec->ctx = ctx;
+  exec->graph_id = graph->id;
+  handle_wrap_object(env, argv[1], &exec->base, &GRAPH_EXEC_KIND);
+  return NULL;
+}
+
+static napi_value graph_exec_destroy(napi_env env, napi_callback_info info) {
+  return handle_destroy_call(env, info, &GRAPH_EXEC_KIND);
+}
+
+/* Reads the (exec, stream or null) arguments of a launch or an upload; NULL after throwing. */
+static graph_exec_h *exec_on_stream(napi_env env, napi_callback_info info, CUstream *stream) {
+  size_t argc = 2;
+  napi_value argv[2];
+  napi_status status = napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  if (status != napi_ok) {
+    napi_fail(env, status);
+    return NULL;
+  }
+  graph_exec_h *exec = handle_get(env, argv[0], &GRAPH_EXEC_KIND);
+  return exec && arg_stream(env, argv[1], stream) ? exec : NULL;
+}
+
+/* graphExecLaunch(exec, stream or null): enqueues the whole graph; the hot path. */
+static napi_value graph_exec_launch(napi_env env, napi_callback_info info) {
+  CUstream stream;
+  graph_exec_h *exec = exec_on_stream(env, info, &stream);
+  if (exec) CU_CALL(env, cuGraphLaunch, exec->handle, stream);
+  return NULL;
+}
+
+/* graphExecUpload(exec, stream or null): prepares the device for launches ahead of the first. */
+static napi_value graph_exec_upload(napi_env env, napi_callback_info info) {
+  CUstream stream;
+  graph_exec_h *exec = exec_on_stream(env, info, &stream);
+  if (exec) CU_CALL(env, cuGraphUpload, exec->handle, stream);
+  return NULL;
+}
+
+/* graphExecUpdate(exec, graph): 0 once exec runs graph's parameters, else the
+ * CUgraphExecUpdateResult saying why the driver refused (lib/ builds the error). */
+static napi_value graph_exec_update(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 2);
+  graph_exec_h *exec = handle_get(env, argv[0], &GRAPH_EXEC_KIND);
+  graph_h *graph = exec ? handle_get(env, argv[1], &GRAPH_KIND) : NULL;
+  if (!graph) return NULL;
+  graph_pins pins = {0};
+  if (!pins_append(&pins, &graph->pins)) return throw_oom(env);
+  CUgraphExecUpdateResultInfo result_info = {0};
+  CUresult result = DRV(cuGraphExecUpdate, exec->handle, graph->handle, &result_info);
+  if (result != CUDA_SUCCESS) pins_release(&pins);
+  if (result == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE)
+    return make_int(env, result_info.result == CU_GRAPH_EXEC_UPDATE_SUCCESS
+                             ? CU_GRAPH_EXEC_UPDATE_ERROR
+                             : result_info.result);
+  if (result != CUDA_SUCCESS) return throw_cu(env, result, "cuGraphExecUpdate");
+  /* it runs graph's nodes now: what they use stays loaded, as what the old ones used did */
+  graph_pins old = exec->pins;
+  exec->pins = pins;
+  pins_release(&old);
+  return make_int(env, CU_GRAPH_EXEC_UPDATE_SUCCESS);
+}
+
+/* The (exec, graph, node) arguments of a call on one node of an executable graph: node must be a
+ * node of the graph exec was instantiated from. NULL after throwing. */
+static graph_exec_h *exec_node(napi_env env, const napi_value *argv, CUgraphNode *node) {
+  graph_exec_h *exec = handle_get(env, argv[0], &GRAPH_EXEC_KIND);
+  graph_h *graph = exec ? handle_get(env, argv[1], &GRAPH_KIND) : NULL;
+  if (!graph || !arg_node(env, argv[2], graph, node)) return NULL;
+  if (graph->id != exec->graph_id) {
+    throw_logic(env, "this node is not of the Graph this GraphExec was instantiated from");
+    return NULL;
+  }
+  return exec;
+}
+
+/* graphExecSetEnabled(exec, graph, node, enabled): turns a kernel, memset or copy node of exec
+ * off (it does nothing at launches) or on again. */
+static napi_value graph_exec_set_enabled(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 4);
+  CUgraphNode node;
+  bool enabled;
+  graph_exec_h *exec = exec_node(env, argv, &node);
+  if (!exec || !arg_bool(env, argv[3], &enabled)) return NULL;
+  CU_CALL(env, cuGraphNodeSetEnabled, exec->handle, node, enabled);
+  return NULL;
+}
+
+/* graphExecGetEnabled(exec, graph, node): whether the node runs at exec's launches. */
+static napi_value graph_exec_get_enabled(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 3);
+  CUgraphNode node;
+  unsigned int enabled;
+  graph_exec_h *exec = exec_node(env, argv, &node);
+  if (!exec) return NULL;
+  CU_CALL(env, cuGraphNodeGetEnabled, exec->handle, node, &enabled);
+  return make_bool(env, enabled != 0);
+}
+
+bool graph_exec_init(napi_env env, napi_value exports) {
+  static const export_fn fns[] = {
+      {"graphInstantiate", graph_instantiate},
+      {"graphExecDestroy", graph_exec_destroy},
+      {"graphExecLaunch", graph_exec_launch},
+      {"graphExecUpload", graph_exec_upload},
+      {"graphExecUpdate", graph_exec_update},
+      {"graphExecSetEnabled", graph_exec_set_enabled},
+      {"graphExecGetEnabled", graph_exec_get_enabled},
+  };
+  return EXPORTS(env, exports, fns);
+}

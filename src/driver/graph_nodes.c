@@ -1,0 +1,117 @@
+/* graph_nodes: nodes of a graph that need only the driver: empty nodes (joins), memsets, copies
+ * between device memory, and child graphs (copied into the node). Kernel nodes are kernel/'s
+ * (launch.c), which packs their arguments as for a launch. Like the copies and memsets of
+ * memory/, device addresses are lib/'s to check against the allocations they name: a wrong one
+ * is the driver's error, in device memory, never a host write. */
+#include <string.h>
+
+#include "graph.h"
+
+/* graphAddEmpty(graph, deps) */
+static CUresult make_empty(void *arg, CUgraph graph, const CUgraphNode *deps, size_t count,
+                           CUgraphNode *node) {
+  (void)arg;
+  return DRV(cuGraphAddEmptyNode, node, graph, deps, count);
+}
+
+static napi_value graph_add_empty(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 2);
+  return graph_add_node(env, argv[0], argv[1], make_empty, NULL, "cuGraphAddEmptyNode", NULL, NULL);
+}
+
+/* A memset or copy node runs in the context current when it is made. */
+typedef struct in_context {
+  CUcontext ctx;
+  CUDA_MEMSET_NODE_PARAMS memset;
+  CUDA_MEMCPY3D copy;
+} in_context;
+
+static CUresult make_memset(void *arg, CUgraph graph, const CUgraphNode *deps, size_t count,
+                            CUgraphNode *node) {
+  in_context *p = arg;
+  return DRV(cuGraphAddMemsetNode, node, graph, deps, count, &p->memset, p->ctx);
+}
+
+/* The current context's handle; false after throwing. */
+static bool current(napi_env env, CUcontext *ctx) {
+  ctx_rec *rec = ctx_rec_current(env);
+  if (!rec) return false;
+  *ctx = rec->handle;
+  ctx_rec_release(rec);
+  return true;
+}
+
+/* graphAddMemset(graph, deps, dest, pitch, value, elementSize, width, height): height rows of
+ * width elements of elementSize bytes (1, 2 or 4), pitch bytes apart, set to value. */
+static napi_value graph_add_memset(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 8);
+  in_context p = {0};
+  CUDA_MEMSET_NODE_PARAMS *m = &p.memset;
+  uint32_t element;
+  size_t width, height;
+  if (!arg_ptr(env, argv[2], "dest", &m->dst) || !arg_size(env, argv[3], "pitch", &m->pitch) ||
+      !arg_uint32(env, argv[4], "value", &m->value) ||
+      !arg_uint32(env, argv[5], "elementSize", &element) ||
+      !arg_size(env, argv[6], "width", &width) || !arg_size(env, argv[7], "height", &height))
+    return NULL;
+  if (element != 1 && element != 2 && element != 4)
+    return throw_range(env, "elementSize must be 1, 2 or 4");
+  if (!width || !height) return throw_range(env, "a memset node sets at least one element");
+  m->elementSize = element;
+  m->width = width;
+  m->height = height;
+  if (!driver_ready(env) || !current(env, &p.ctx)) return NULL;
+  return graph_add_node(env, argv[0], argv[1], make_memset, &p, "cuGraphAddMemsetNode", NULL, NULL);
+}
+
+static CUresult make_copy(void *arg, CUgraph graph, const CUgraphNode *deps, size_t count,
+                          CUgraphNode *node) {
+  in_context *p = arg;
+  return DRV(cuGraphAddMemcpyNode, node, graph, deps, count, &p->copy, p->ctx);
+}
+
+/* graphAddMemcpyDtoD(graph, deps, dest, src, bytes): a copy between device addresses. */
+static napi_value graph_add_memcpy_dtod(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 5);
+  in_context p = {0};
+  CUDA_MEMCPY3D *c = &p.copy;
+  size_t bytes;
+  if (!arg_ptr(env, argv[2], "dest", &c->dstDevice) ||
+      !arg_ptr(env, argv[3], "src", &c->srcDevice) || !arg_size(env, argv[4], "bytes", &bytes))
+    return NULL;
+  if (!bytes) return throw_range(env, "a copy node copies at least one byte");
+  c->srcMemoryType = c->dstMemoryType = CU_MEMORYTYPE_DEVICE;
+  c->WidthInBytes = bytes;
+  c->Height = c->Depth = 1;
+  if (!driver_ready(env) || !current(env, &p.ctx)) return NULL;
+  return graph_add_node(env, argv[0], argv[1], make_copy, &p, "cuGraphAddMemcpyNode", NULL, NULL);
+}
+
+static CUresult make_child(void *arg, CUgraph graph, const CUgraphNode *deps, size_t count,
+                           CUgraphNode *node) {
+  return DRV(cuGraphAddChildGraphNode, node, graph, deps, count, *(CUgraph *)arg);
+}
+
+/* graphAddChild(graph, deps, child): a node that runs a copy of child (made now). */
+static napi_value graph_add_child(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 3);
+  graph_h *child = handle_get(env, argv[2], &GRAPH_KIND);
+  if (!child) return NULL;
+  graph_h *graph = child ? handle_get(env, argv[0], &GRAPH_KIND) : NULL;
+  if (!graph) return NULL;
+  /* the copy's kernels keep their modules loaded as the child's do (a failed add keeps them too,
+   * until the graph goes: harmless) */
+  if (!pins_append(&graph->pins, &child->pins)) return throw_oom(env);
+  return graph_add_node(env, argv[0], argv[1], make_child, &child->handle,
+                        "cuGraphAddChildGraphNode", NULL, NULL);
+}
+
+bool graph_nodes_init(napi_env env, napi_value exports) {
+  static const export_fn fns[] = {
+      {"graphAddEmpty", graph_add_empty},
+      {"graphAddMemset", graph_add_memset},
+      {"graphAddMemcpyDtoD", graph_add_memcpy_dtod},
+      {"graphAddChild", graph_add_child},
+  };
+  return EXPORTS(env, exports, fns);
+}

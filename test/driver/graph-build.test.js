@@ -1,0 +1,281 @@
+'use strict';
+// Graphs built node by node, through the stand-in driver (no GPU needed): its graphs run memset
+// and copy nodes on real bytes at cuGraphLaunch, log each node they run and each kernel's
+// parameter bytes, and keep the nodes' dependencies, so that what cudadrv gave the driver is
+// checked call by call. The GPU runs the same shapes against CPU references in graph.test.js.
+const assert = require('assert');
+const { spawnSync } = require('child_process');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const { standInDriver } = require('../support/stand-in-driver');
+
+const ROOT = path.join(__dirname, '..', '..');
+
+describe('graphs built node by node (stand-in driver)', function () {
+  this.timeout(60000);
+  const standIn = standInDriver();
+  let dir;
+  beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cudadrv-graph-'))));
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  // Runs body in a child process with a context current, cuda, assert, the stand-in's module
+  // text MODULE and log() (the stand-in's log lines so far); the child's stdout is returned.
+  function run(body, extraEnv = {}) {
+    const log = path.join(dir, 'log');
+    const script = `
+      const assert = require('assert');
+      const fs = require('fs');
+      const cuda = require(${JSON.stringify(ROOT)});
+      const log = () => (fs.existsSync(${JSON.stringify(log)}) ? fs.readFileSync(${JSON.stringify(log)}, 'utf8').trim().split('\\n') : []).filter((line) => !line.startsWith('load '));
+      const MODULE = 'entry empty\\nentry args4 8 8 4 4\\n';
+      cuda.init();
+      const ctx = new cuda.Device(0).makeContext();
+      (async () => {
+        ${body}
+      })().then(() => ctx.detach(), (error) => { console.error(error); process.exitCode = 1; });`;
+    const child = spawnSync(process.execPath, ['--expose-gc', '-e', script], {
+      encoding: 'utf8',
+      env: { ...process.env, LD_LIBRARY_PATH: standIn.dir, FAKE_CUDA_LOG: log, ...extraEnv },
+    });
+    assert.strictEqual(child.status, 0, child.stdout + child.stderr);
+    return child.stdout;
+  }
+
+  it('memset and copy nodes run at each launch, after their dependencies, on random data (CPU reference)', function () {
+    run(`
+      const N = 4096;
+      const host = new Uint32Array(N).map(() => (Math.random() * 2 ** 32) >>> 0);
+      const a = cuda.memAlloc(N * 4), b = cuda.memAlloc(N * 4);
+      cuda.memcpyHtoD(a, host);
+      const value = (Math.random() * 2 ** 32) >>> 0;
+      const rows = 1 + Math.floor(Math.random() * 8), width = 1 + Math.floor(Math.random() * 64);
+      const pitch = width * 4 + 4 * Math.floor(Math.random() * 16);
+      const g = new cuda.Graph();
+      const set = g.addMemset(a, value, width, { elementSize: 4, pitch, height: rows });
+      const copy = g.addMemcpy(b, a, N * 4, { after: set });
+      const bytes = g.addMemset(b.slice(8), 0xab, 3, { after: [copy] });
+      assert.deepStrictEqual(g.nodes().map((n) => n.type), ['memset', 'memcpy', 'memset']);
+      assert.deepStrictEqual(g.edges().map(([f, t]) => [f.index, t.index]), [[0, 1], [1, 2]]);
+      assert.strictEqual(bytes.graph, g);
+      const expected = host.slice();
+      for (let r = 0; r < rows; r++) expected.fill(value, (r * pitch) / 4, (r * pitch) / 4 + width);
+      const expectedBytes = new Uint8Array(expected.buffer);
+      expectedBytes.fill(0xab, 8, 11);
+      const exec = g.instantiate();
+      assert.deepStrictEqual(log(), [], 'building and instantiating ran nothing');
+      cuda.memcpyHtoD(b, new Uint32Array(N));
+      exec.launch();
+      const out = new Uint32Array(N);
+      cuda.memcpyDtoH(out, b);
+      assert.deepStrictEqual(new Uint8Array(out.buffer), expectedBytes);
+      assert.deepStrictEqual(log(), ['graph launch stream=0', 'graph node 0 2', 'graph node 1 1', 'graph node 2 2']);
+      // a second launch on a stream runs them all again
+      const stream = new cuda.Stream();
+      cuda.memcpyHtoD(a, host);
+      cuda.memcpyHtoD(b, new Uint32Array(N));
+      exec.launch(stream);
+      cuda.memcpyDtoH(out, b);
+      assert.deepStrictEqual(new Uint8Array(out.buffer), expectedBytes);
+      assert.match(log()[4], /^graph launch stream=[1-9]/);
+    `);
+  });
+
+  it("a kernel node gets the very parameter bytes a call of the kernel gives, and its launch's shape", function () {
+    run(`
+      const module = new cuda.Module(MODULE);
+      const args4 = module.getFunction('args4');
+      const a = cuda.memAlloc(64), b = cuda.memAlloc(64);
+      const n = (Math.random() * 2 ** 31) | 0, x = Math.fround(Math.random());
+      const g = new cuda.Graph();
+      const first = g.addKernel(args4, a, b, cuda.int32(n), cuda.float32(x), { grid: [3, 2], block: [32, 4], shared: 256 });
+      g.addKernel(module.getFunction('empty'), { block: 1, after: first });
+      assert.deepStrictEqual(g.nodes().map((node) => node.type), ['kernel', 'kernel']);
+      g.instantiate().launch();
+      args4(a, b, cuda.int32(n), cuda.float32(x), { grid: [3, 2], block: [32, 4], shared: 256 });
+      const lines = log();
+      assert.strictEqual(lines.length, 6, lines.join('\\n'));
+      assert.match(lines[2], /^launch args4 grid=3,2,1 block=32,4,1 shared=256 stream=0 params=[0-9a-f]{48}$/);
+      assert.strictEqual(lines[2], lines[5], 'the node and the call gave the same bytes');
+      assert.strictEqual(lines[4], 'launch empty grid=1,1,1 block=1,1,1 shared=0 stream=0 params=');
+    `);
+  });
+
+  it('a node turned off is skipped at launches, and on again runs; child graphs run a copy made when added', function () {
+    run(`
+      const a = cuda.memAlloc(64);
+      const g = new cuda.Graph();
+      const one = g.addMemset(a, 1, 64);
+      const two = g.addMemset(a, 2, 64, { after: one });
+      const child = new cuda.Graph();
+      child.addMemset(a, 3, 64);
+      const inner = g.addChildGraph(child, { after: two });
+      child.addMemset(a, 4, 64); // after the copy: not in the node
+      assert.strictEqual(inner.type, 'graph');
+      const exec = g.instantiate();
+      assert.strictEqual(exec.isEnabled(two), true);
+      assert.strictEqual(exec.setEnabled(two, false), exec);
+      assert.strictEqual(exec.isEnabled(two), false);
+      exec.launch();
+      assert.deepStrictEqual(log(), ['graph launch stream=0', 'graph node 0 2', 'graph node 2 4', 'graph node 2.0 2']);
+      exec.setEnabled(two, true);
+      exec.launch();
+      assert.deepStrictEqual(log().slice(4), [
+        'graph launch stream=0',
+        'graph node 0 2',
+        'graph node 1 2',
+        'graph node 2 4',
+        'graph node 2.0 2',
+      ]);
+      const out = new Uint8Array(64);
+      cuda.memcpyDtoH(out, a);
+      assert.deepStrictEqual(out, new Uint8Array(64).fill(3));
+      assert.throws(() => exec.setEnabled(inner, false), { name: 'LogicError', message: /cuGraphNodeSetEnabled failed/ });
+    `);
+  });
+
+  it('instantiate options: upload on a stream, device launch refused for nodes it cannot run (saying so)', function () {
+    run(`
+      const a = cuda.memAlloc(64);
+      const g = new cuda.Graph();
+      g.addMemset(a, 1, 64);
+      const stream = new cuda.Stream();
+      g.instantiate({ upload: stream, useNodePriority: true });
+      assert.match(log()[0], /^graph upload stream=[1-9]/);
+      g.addEmpty();
+      assert.throws(() => g.instantiate({ deviceLaunch: true }), {
+        name: 'LogicError',
+        message: "graph.instantiate(): a node's operation is not supported with these flags",
+      });
+      assert.throws(() => g.instantiate({ upload: {} }), { name: 'TypeError', message: /Stream/ });
+      assert.throws(() => g.instantiate({ autoFreeOnLaunch: 1 }), { name: 'TypeError', message: 'autoFreeOnLaunch must be true or false, not number 1' });
+      assert.throws(() => g.instantiate({ priority: true }), { name: 'TypeError', message: /unknown option 'priority'; the options are upload, autoFreeOnLaunch, deviceLaunch, useNodePriority/ });
+    `);
+  });
+
+  it("toDot() gives the driver's description; edges() needs a 12.3 driver, saying so", function () {
+    run(`
+      const g = new cuda.Graph();
+      const e = g.addEmpty();
+      g.addEmpty({ after: e });
+      assert.strictEqual(g.toDot(), 'digraph standin {\\n  n0 [label="5"];\\n  n1 [label="5"];\\n  n0 -> n1;\\n}\\n');
+    `);
+    run(
+      `
+      const g = new cuda.Graph();
+      g.addEmpty();
+      assert.throws(() => g.edges(), { name: 'RuntimeError', message: /cuGraphGetEdges.*12\\.3/ });
+      assert.strictEqual(g.nodes().length, 1);
+    `,
+      { FAKE_CUDA_DRIVER_VERSION: '12020' },
+    );
+  });
+
+  it('each bad argument is the error that says what to do', function () {
+    run(
+      `
+      const module = new cuda.Module(MODULE);
+      const args4 = module.getFunction('args4');
+      const a = cuda.memAlloc(64);
+      const g = new cuda.Graph(), other = new cuda.Graph();
+      const mine = g.addEmpty(), theirs = other.addEmpty();
+      const cases = [
+        [() => g.addMemset(a, 1, 16, { elementSize: 3 }), 'RangeError', 'elementSize must be 1, 2 or 4, not number 3'],
+        [() => g.addMemset(a, 256, 16), 'RangeError', /value/],
+        [() => g.addMemset(a, 1, 0), 'RangeError', 'a memset node sets at least one element'],
+        [() => g.addMemset(a, 1, 17, { elementSize: 4 }), 'RangeError', 'graph.addMemset(): 68 bytes do not fit in 64 bytes of device memory'],
+        [() => g.addMemset(a, 1, 8, { pitch: 4, height: 2 }), 'RangeError', 'pitch 4 is less than a row of 8 bytes'],
+        [() => g.addMemcpy(a, a, 0), 'RangeError', 'a copy node copies at least one byte'],
+        [() => g.addMemcpy(a, cuda.memAlloc(16), 32), 'RangeError', /src: 32 bytes do not fit in 16/],
+        [() => g.addEmpty({ after: theirs }), 'LogicError', 'after[0] is a node of another Graph'],
+        [() => g.addEmpty({ after: [mine, 1] }), 'TypeError', 'after[1] must be a GraphNode, not number 1'],
+        [() => g.addEmpty({ after: 'x' }), 'TypeError', /after must be a GraphNode or an array of them/],
+        [() => g.addEmpty({ deps: [] }), 'TypeError', /unknown option 'deps'/],
+        [() => g.addKernel({}, { block: 1 }), 'TypeError', /kernel must be a Kernel/],
+        [() => g.addKernel(args4, a, a, cuda.int32(1), cuda.float32(1), { block: 1, stream: null }), 'TypeError', /unknown kernel node option 'stream'/],
+        [() => g.addKernel(args4, new cuda.In(new Float32Array(4)), a, cuda.int32(1), cuda.float32(1), { block: 1 }), 'TypeError', /In, Out and InOut copy at each call/],
+        [() => g.addKernel(args4, a, a, cuda.int32(1), { block: 1 }), 'TypeError', "kernel 'args4' takes 4 parameters, but 3 arguments were given"],
+        [() => g.addChildGraph({}), 'TypeError', 'child must be a Graph, not an Object'],
+        [() => new cuda.GraphNode({}, 0), 'TypeError', /a GraphNode comes from/],
+        [() => g.instantiate().setEnabled(theirs, true), 'LogicError', 'node is a node of another Graph'],
+        [() => g.instantiate().setEnabled(mine, 1), 'TypeError', 'enabled must be true or false, not number 1'],
+        [() => g.toDot(-1), 'RangeError', /flags/],
+      ];
+      for (const [fn, name, message] of cases) assert.throws(fn, { name, message });
+      // the driver refusing a node adds none
+      const before = g.nodeCount;
+      process.env.FAKE_CUDA_FAIL = 'cuGraphAddKernelNode_v2:1:1';
+      assert.throws(() => g.addKernel(args4, a, a, cuda.int32(1), cuda.float32(1), { block: 1 }), {
+        name: 'LogicError',
+        message: 'cuGraphAddKernelNode failed: invalid argument',
+      });
+      process.env.FAKE_CUDA_FAIL = '';
+      assert.strictEqual(g.nodeCount, before);
+      assert.strictEqual(g.addKernel(args4, a, a, cuda.int32(1), cuda.float32(1), { block: 1, after: mine }).index, before);
+      // a node of a destroyed graph; a graph destroyed
+      const exec = g.instantiate();
+      g.destroy();
+      assert.throws(() => exec.setEnabled(mine, true), { name: 'LogicError', message: /this Graph has been destroyed/ });
+      assert.throws(() => g.addEmpty(), { name: 'LogicError', message: /this Graph has been destroyed/ });
+      exec.launch();
+    `,
+      { FAKE_CUDA_FAIL: '' },
+    );
+  });
+
+  it('a kernel node keeps its module loaded: free() is refused while a Graph or GraphExec uses it', function () {
+    run(`
+      const module = new cuda.Module(MODULE);
+      const g = new cuda.Graph();
+      g.addKernel(module.getFunction('empty'), { block: 1 });
+      const exec = g.instantiate();
+      const refused = { name: 'LogicError', message: 'module.free(): a Graph or GraphExec has kernel nodes of this module; destroy them first' };
+      assert.throws(() => module.free(), refused);
+      g.destroy();
+      assert.throws(() => module.free(), refused);
+      exec.launch();
+      exec.destroy();
+      module.free();
+      // a copy of a child graph with kernel nodes keeps their module too
+      const again = new cuda.Module(MODULE);
+      const child = new cuda.Graph();
+      child.addKernel(again.getFunction('empty'), { block: 1 });
+      const parent = new cuda.Graph();
+      parent.addChildGraph(child);
+      child.destroy();
+      assert.throws(() => again.free(), { name: 'LogicError' });
+      parent.destroy();
+      again.free();
+    `);
+  });
+
+  it('garbage collection frees nothing a live Graph or GraphExec uses, and everything once they are dropped', function () {
+    const counts = path.join(dir, 'counts');
+    run(
+      `
+      const { liveCounts } = require(${JSON.stringify(path.join(ROOT, 'test/support/stand-in-driver'))});
+      const counts = () => liveCounts(${JSON.stringify(counts)});
+      const collect = async () => { for (let i = 0; i < 4; i++) { global.gc(); await new Promise((r) => setImmediate(r)); } cuda.Context.synchronizeSync(); };
+      let exec = (() => {
+        const module = new cuda.Module(MODULE);
+        const g = new cuda.Graph();
+        const a = cuda.memAlloc(4096), b = cuda.memAlloc(4096);
+        const set = g.addMemset(a, 9, 4096);
+        g.addMemcpy(b, a, 4096, { after: set });
+        g.addKernel(module.getFunction('args4'), a, b, cuda.int32(1), cuda.float32(2), { block: 1 });
+        return g.instantiate();
+      })();
+      await collect();
+      assert.strictEqual(counts().device_memory, 2, 'the exec holds both allocations');
+      assert.strictEqual(counts().modules, 1);
+      exec.launch();
+      exec = null;
+      await collect();
+      await collect();
+      const left = counts();
+      assert.deepStrictEqual([left.device_memory, left.modules, left.graphs, left.graph_execs, left.stale], [0, 0, 0, 0, 0]);
+    `,
+      { FAKE_CUDA_COUNTS: counts },
+    );
+  });
+});

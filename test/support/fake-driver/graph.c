@@ -1,0 +1,432 @@
+/* The stand-in's graphs: nodes made by cuGraphAdd*Node (empty, kernel, memset, copy, child graph)
+ * with their dependencies, instantiated into a copy, and run at cuGraphLaunch in the order they
+ * were added (which respects every dependency): memsets and copies move real bytes, kernels are
+ * logged as launches are, each node run is logged as "graph node <index> <type>". A node turned off
+ * in an exec is skipped. cuGraphDebugDotPrint writes a small DOT file of nodes and edges. */
+#include "fake.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct CUgraphNode_st {
+  CUgraphNodeType type;
+  struct CUgraph_st *graph;
+  CUgraphNode *deps;
+  size_t dep_count;
+  bool enabled;
+  CUgraphNode source; /* in an exec's copy: the node of the graph it copies */
+  CUDA_MEMSET_NODE_PARAMS memset;
+  CUDA_MEMCPY3D copy;
+  CUfunction func;
+  CUlaunchConfig launch;
+  unsigned char *params;
+  size_t param_size;
+  CUgraph child; /* a copy, owned */
+};
+struct CUgraph_st {
+  CUgraphNode *nodes;
+  size_t count;
+};
+struct CUgraphExec_st {
+  CUgraph copy;
+  int launches;
+};
+
+static CUgraph graph_alloc(void) { return calloc(1, sizeof(struct CUgraph_st)); }
+
+static void graph_free(CUgraph g) {
+  for (size_t i = 0; i < g->count; i++) {
+    CUgraphNode n = g->nodes[i];
+    if (n->child) graph_free(n->child);
+    free(n->deps);
+    free(n->params);
+    free(n);
+  }
+  free(g->nodes);
+  free(g);
+}
+
+/* A copy of g, each node's source being the node it copies; NULL when out of memory. */
+static CUgraph graph_copy(CUgraph g);
+
+static CUgraphNode node_copy(CUgraph into, CUgraphNode n) {
+  CUgraphNode c = malloc(sizeof *c);
+  if (!c) return NULL;
+  *c = *n;
+  c->graph = into;
+  c->source = n;
+  c->deps = n->dep_count ? malloc(n->dep_count * sizeof *c->deps) : NULL;
+  c->params = n->param_size ? malloc(n->param_size) : NULL;
+  c->child = n->child ? graph_copy(n->child) : NULL;
+  if ((n->dep_count && !c->deps) || (n->param_size && !c->params) || (n->child && !c->child)) {
+    free(c->deps);
+    free(c->params);
+    if (c->child) graph_free(c->child);
+    free(c);
+    return NULL;
+  }
+  if (n->param_size) memcpy(c->params, n->params, n->param_size);
+  for (size_t i = 0; i < n->dep_count; i++) /* the copy's node at the same index */
+    for (size_t j = 0; j < n->graph->count; j++)
+      if (n->graph->nodes[j] == n->deps[i]) c->deps[i] = into->nodes[j];
+  return c;
+}
+
+static CUgraph graph_copy(CUgraph g) {
+  CUgraph c = graph_alloc();
+  if (!c) return NULL;
+  c->nodes = g->count ? malloc(g->count * sizeof *c->nodes) : NULL;
+  if (g->count && !c->nodes) return free(c), NULL;
+  for (; c->count < g->count; c->count++) {
+    c->nodes[c->count] = node_copy(c, g->nodes[c->count]);
+    if (!c->nodes[c->count]) return graph_free(c), NULL;
+  }
+  return c;
+}
+
+CUresult fake_graph_new(CUgraph *graph) {
+  CUgraph g = graph_alloc();
+  if (!g) return CUDA_ERROR_OUT_OF_MEMORY;
+  CUresult result = obj_add((uintptr_t)g, OBJ_GRAPH, 0);
+  if (result != CUDA_SUCCESS) return free(g), result;
+  *graph = g;
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphCreate(CUgraph *graph, unsigned int flags) {
+  ENTER();
+  if (flags) return CUDA_ERROR_INVALID_VALUE;
+  return fake_graph_new(graph);
+}
+
+EXPORT CUresult cuGraphDestroy(CUgraph graph) {
+  ENTER();
+  if (!obj_remove((uintptr_t)graph, OBJ_GRAPH)) return CUDA_ERROR_INVALID_VALUE;
+  graph_free(graph);
+  return CUDA_SUCCESS;
+}
+
+static bool node_of(CUgraph g, CUgraphNode n) {
+  for (size_t i = 0; i < g->count; i++)
+    if (g->nodes[i] == n) return true;
+  return false;
+}
+
+/* A new node of type in graph after deps (each a node of graph, none twice), filled by the
+ * caller from the returned node. */
+static CUresult add_node(CUgraph graph, const CUgraphNode *deps, size_t count, CUgraphNodeType type,
+                         CUgraphNode *out) {
+  if (!obj_live((uintptr_t)graph, OBJ_GRAPH) || (count && !deps)) return CUDA_ERROR_INVALID_VALUE;
+  for (size_t i = 0; i < count; i++) {
+    if (!node_of(graph, deps[i])) return CUDA_ERROR_INVALID_VALUE;
+    for (size_t j = 0; j < i; j++)
+      if (deps[j] == deps[i]) return CUDA_ERROR_INVALID_VALUE;
+  }
+  CUgraphNode n = calloc(1, sizeof *n);
+  CUgraphNode *grown = realloc(graph->nodes, (graph->count + 1) * sizeof *grown);
+  if (grown) graph->nodes = grown;
+  if (!n || !grown || (count && !(n->deps = malloc(count * sizeof *n->deps)))) {
+    free(n);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  if (count) memcpy(n->deps, deps, count * sizeof *deps);
+  n->dep_count = count;
+  n->type = type;
+  n->graph = graph;
+  n->enabled = true;
+  graph->nodes[graph->count++] = n;
+  *out = n;
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphAddEmptyNode(CUgraphNode *node, CUgraph graph, const CUgraphNode *deps,
+                                    size_t count) {
+  ENTER();
+  return add_node(graph, deps, count, CU_GRAPH_NODE_TYPE_EMPTY, node);
+}
+
+EXPORT CUresult cuGraphAddMemsetNode(CUgraphNode *node, CUgraph graph, const CUgraphNode *deps,
+                                     size_t count, const CUDA_MEMSET_NODE_PARAMS *p,
+                                     CUcontext ctx) {
+  ENTER();
+  if (!live_context(ctx, true)) return CUDA_ERROR_INVALID_CONTEXT;
+  unsigned int e = p->elementSize;
+  if ((e != 1 && e != 2 && e != 4) || !p->width || !p->height || p->dst % e ||
+      (p->height > 1 && p->pitch < p->width * e) ||
+      device_range(p->dst, (p->height - 1) * p->pitch + p->width * e))
+    return CUDA_ERROR_INVALID_VALUE;
+  CUresult result = add_node(graph, deps, count, CU_GRAPH_NODE_TYPE_MEMSET, node);
+  if (result == CUDA_SUCCESS) (*node)->memset = *p;
+  return result;
+}
+
+EXPORT CUresult cuGraphAddMemcpyNode(CUgraphNode *node, CUgraph graph, const CUgraphNode *deps,
+                                     size_t count, const CUDA_MEMCPY3D *p, CUcontext ctx) {
+  ENTER();
+  if (!live_context(ctx, true)) return CUDA_ERROR_INVALID_CONTEXT;
+  if (p->srcMemoryType != CU_MEMORYTYPE_DEVICE || p->dstMemoryType != CU_MEMORYTYPE_DEVICE ||
+      p->Height != 1 || p->Depth != 1 || !p->WidthInBytes ||
+      device_range(p->srcDevice, p->WidthInBytes) || device_range(p->dstDevice, p->WidthInBytes))
+    return CUDA_ERROR_INVALID_VALUE; /* what cudadrv makes: 1D device-to-device */
+  CUresult result = add_node(graph, deps, count, CU_GRAPH_NODE_TYPE_MEMCPY, node);
+  if (result == CUDA_SUCCESS) (*node)->copy = *p;
+  return result;
+}
+
+size_t function_params(CUfunction f, const char **name);
+
+EXPORT CUresult cuGraphAddKernelNode(CUgraphNode *node, CUgraph graph, const CUgraphNode *deps,
+                                     size_t count, const CUDA_KERNEL_NODE_PARAMS *p) {
+  ENTER();
+  if (!obj_live((uintptr_t)p->func, OBJ_FUNCTION)) return CUDA_ERROR_INVALID_HANDLE;
+  if (p->kernelParams || p->kern) return CUDA_ERROR_INVALID_VALUE; /* cudadrv packs a buffer */
+  const unsigned char *buffer = NULL;
+  size_t size = 0;
+  for (int i = 0; p->extra && p->extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+    if (p->extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+      buffer = p->extra[i + 1];
+    else if (p->extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE)
+      size = *(size_t *)p->extra[i + 1];
+    else
+      return CUDA_ERROR_INVALID_VALUE;
+  }
+  const char *name;
+  if (size != function_params(p->func, &name) || (size && !buffer)) return CUDA_ERROR_INVALID_VALUE;
+  unsigned char *copy = size ? malloc(size) : NULL;
+  if (size && !copy) return CUDA_ERROR_OUT_OF_MEMORY;
+  if (size) memcpy(copy, buffer, size); /* the driver copies the parameters now */
+  CUresult result = add_node(graph, deps, count, CU_GRAPH_NODE_TYPE_KERNEL, node);
+  if (result != CUDA_SUCCESS) return free(copy), result;
+  CUgraphNode n = *node;
+  n->func = p->func;
+  n->launch =
+      (CUlaunchConfig){p->gridDimX,  p->gridDimY,       p->gridDimZ, p->blockDimX, p->blockDimY,
+                       p->blockDimZ, p->sharedMemBytes, NULL,        NULL,         0};
+  n->params = copy;
+  n->param_size = size;
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphAddChildGraphNode(CUgraphNode *node, CUgraph graph, const CUgraphNode *deps,
+                                         size_t count, CUgraph child) {
+  ENTER();
+  if (!obj_live((uintptr_t)child, OBJ_GRAPH) || child == graph) return CUDA_ERROR_INVALID_VALUE;
+  CUgraph copy = graph_copy(child);
+  if (!copy) return CUDA_ERROR_OUT_OF_MEMORY;
+  CUresult result = add_node(graph, deps, count, CU_GRAPH_NODE_TYPE_GRAPH, node);
+  if (result != CUDA_SUCCESS) return graph_free(copy), result;
+  (*node)->child = copy;
+  return CUDA_SUCCESS;
+}
+
+/* Whether n is a live graph's node (a node of a destroyed graph is stale). */
+static bool live_node(CUgraphNode n) {
+  return n && obj_is((uintptr_t)n->graph, OBJ_GRAPH) && node_of(n->graph, n);
+}
+
+EXPORT CUresult cuGraphNodeGetType(CUgraphNode node, CUgraphNodeType *type) {
+  ENTER();
+  if (!live_node(node)) return CUDA_ERROR_INVALID_VALUE;
+  *type = node->type;
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphGetNodes(CUgraph graph, CUgraphNode *nodes, size_t *count) {
+  ENTER();
+  if (!obj_live((uintptr_t)graph, OBJ_GRAPH)) return CUDA_ERROR_INVALID_VALUE;
+  if (nodes)
+    for (size_t i = 0; i < *count && i < graph->count; i++) nodes[i] = graph->nodes[i];
+  *count = graph->count;
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphGetEdges(CUgraph graph, CUgraphNode *from, CUgraphNode *to,
+                                CUgraphEdgeData *data, size_t *count) {
+  ENTER();
+  if (!obj_live((uintptr_t)graph, OBJ_GRAPH) || (!from != !to)) return CUDA_ERROR_INVALID_VALUE;
+  size_t edges = 0;
+  for (size_t i = 0; i < graph->count; i++) {
+    CUgraphNode n = graph->nodes[i];
+    for (size_t d = 0; d < n->dep_count; d++, edges++) {
+      if (!from || edges >= *count) continue;
+      from[edges] = n->deps[d];
+      to[edges] = n;
+      if (data) memset(&data[edges], 0, sizeof *data);
+    }
+  }
+  *count = edges;
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphDebugDotPrint(CUgraph graph, const char *path, unsigned int flags) {
+  ENTER();
+  (void)flags;
+  if (!obj_live((uintptr_t)graph, OBJ_GRAPH) || !path) return CUDA_ERROR_INVALID_VALUE;
+  FILE *f = fopen(path, "w");
+  if (!f) return CUDA_ERROR_OPERATING_SYSTEM;
+  fprintf(f, "digraph standin {\n");
+  for (size_t i = 0; i < graph->count; i++) {
+    CUgraphNode n = graph->nodes[i];
+    fprintf(f, "  n%zu [label=\"%d\"];\n", i, (int)n->type);
+    for (size_t d = 0; d < n->dep_count; d++)
+      for (size_t j = 0; j < graph->count; j++)
+        if (graph->nodes[j] == n->deps[d]) fprintf(f, "  n%zu -> n%zu;\n", j, i);
+  }
+  fprintf(f, "}\n");
+  fclose(f);
+  return CUDA_SUCCESS;
+}
+
+static CUresult instantiate(CUgraphExec *exec, CUgraph graph) {
+  if (in_context() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
+  struct CUgraphExec_st *e = calloc(1, sizeof *e);
+  if (!e || !(e->copy = graph_copy(graph))) return free(e), CUDA_ERROR_OUT_OF_MEMORY;
+  CUresult result = obj_add((uintptr_t)e, OBJ_GRAPH_EXEC, 0);
+  if (result != CUDA_SUCCESS) return graph_free(e->copy), free(e), result;
+  *exec = e;
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec *exec, CUgraph graph,
+                                            unsigned long long flags) {
+  ENTER();
+  if (!obj_live((uintptr_t)graph, OBJ_GRAPH) || flags > 15) return CUDA_ERROR_INVALID_VALUE;
+  return instantiate(exec, graph);
+}
+
+EXPORT CUresult cuGraphInstantiateWithParams(CUgraphExec *exec, CUgraph graph,
+                                             CUDA_GRAPH_INSTANTIATE_PARAMS *p) {
+  ENTER();
+  if (!obj_live((uintptr_t)graph, OBJ_GRAPH) || p->flags > 15) return CUDA_ERROR_INVALID_VALUE;
+  bool upload = p->flags & CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD;
+  if (upload != (p->hUploadStream != NULL) || (upload && !stream_ok(p->hUploadStream)))
+    return CUDA_ERROR_INVALID_VALUE;
+  p->result_out = CUDA_GRAPH_INSTANTIATE_SUCCESS;
+  if (p->flags & CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH) /* kernels, memsets and copies only */
+    for (size_t i = 0; i < graph->count; i++)
+      if (graph->nodes[i]->type != CU_GRAPH_NODE_TYPE_KERNEL &&
+          graph->nodes[i]->type != CU_GRAPH_NODE_TYPE_MEMSET &&
+          graph->nodes[i]->type != CU_GRAPH_NODE_TYPE_MEMCPY) {
+        p->result_out = CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED;
+        p->hErrNode_out = graph->nodes[i];
+        return CUDA_ERROR_INVALID_VALUE;
+      }
+  CUresult result = instantiate(exec, graph);
+  if (result == CUDA_SUCCESS && upload)
+    log_line("graph upload stream=%d", stream_id(p->hUploadStream));
+  return result;
+}
+
+EXPORT CUresult cuGraphExecDestroy(CUgraphExec exec) {
+  ENTER();
+  if (!obj_remove((uintptr_t)exec, OBJ_GRAPH_EXEC)) return CUDA_ERROR_INVALID_VALUE;
+  graph_free(exec->copy);
+  free(exec);
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphExecUpdate(CUgraphExec exec, CUgraph graph,
+                                  CUgraphExecUpdateResultInfo *info) {
+  ENTER();
+  if (!obj_live((uintptr_t)exec, OBJ_GRAPH_EXEC) || !obj_live((uintptr_t)graph, OBJ_GRAPH))
+    return CUDA_ERROR_INVALID_VALUE;
+  memset(info, 0, sizeof *info);
+  CUgraph old = exec->copy;
+  if (old->count != graph->count) {
+    info->result = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+    return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+  }
+  for (size_t i = 0; i < graph->count; i++)
+    if (old->nodes[i]->type != graph->nodes[i]->type) {
+      info->result = CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED;
+      info->errorNode = graph->nodes[i];
+      return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+    }
+  CUgraph copy = graph_copy(graph);
+  if (!copy) return CUDA_ERROR_OUT_OF_MEMORY;
+  for (size_t i = 0; i < copy->count; i++) { /* nodes keep their on/off, and what they copy */
+    copy->nodes[i]->enabled = old->nodes[i]->enabled;
+    copy->nodes[i]->source = old->nodes[i]->source;
+  }
+  graph_free(old);
+  exec->copy = copy;
+  info->result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
+  return CUDA_SUCCESS;
+}
+
+/* The node of a live exec's copy that copies node, where it is one that can be turned off and on
+ * (a kernel, memset or copy); else NULL. */
+static CUgraphNode switchable(CUgraphExec exec, CUgraphNode node) {
+  if (!obj_live((uintptr_t)exec, OBJ_GRAPH_EXEC)) return NULL;
+  for (size_t i = 0; i < exec->copy->count; i++) {
+    CUgraphNode n = exec->copy->nodes[i];
+    if (n->source == node)
+      return n->type == CU_GRAPH_NODE_TYPE_KERNEL || n->type == CU_GRAPH_NODE_TYPE_MEMSET ||
+                     n->type == CU_GRAPH_NODE_TYPE_MEMCPY
+                 ? n
+                 : NULL;
+  }
+  return NULL;
+}
+
+EXPORT CUresult cuGraphNodeSetEnabled(CUgraphExec exec, CUgraphNode node, unsigned int on) {
+  ENTER();
+  CUgraphNode n = switchable(exec, node);
+  if (!n) return CUDA_ERROR_INVALID_VALUE;
+  n->enabled = on != 0;
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphNodeGetEnabled(CUgraphExec exec, CUgraphNode node, unsigned int *on) {
+  ENTER();
+  CUgraphNode n = switchable(exec, node);
+  if (!n) return CUDA_ERROR_INVALID_VALUE;
+  *on = n->enabled;
+  return CUDA_SUCCESS;
+}
+
+static CUresult run(CUgraph g, CUstream stream, const char *prefix) {
+  for (size_t i = 0; i < g->count; i++) {
+    CUgraphNode n = g->nodes[i];
+    if (!n->enabled) continue;
+    log_line("graph node %s%zu %d", prefix, i, (int)n->type);
+    CUresult result = CUDA_SUCCESS;
+    const CUDA_MEMSET_NODE_PARAMS *m = &n->memset;
+    if (n->type == CU_GRAPH_NODE_TYPE_MEMSET) {
+      result =
+          fake_memset_2d(m->dst, m->pitch, m->value, m->elementSize, m->width, m->height, stream);
+    } else if (n->type == CU_GRAPH_NODE_TYPE_MEMCPY) {
+      result = fake_copy_3d(&n->copy, stream);
+    } else if (n->type == CU_GRAPH_NODE_TYPE_KERNEL) {
+      size_t size = n->param_size;
+      void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, n->params, CU_LAUNCH_PARAM_BUFFER_SIZE,
+                       &size, CU_LAUNCH_PARAM_END};
+      CUlaunchConfig config = n->launch;
+      config.hStream = stream;
+      result = fake_launch(n->func, &config, NULL, size ? extra : NULL, NULL);
+    } else if (n->type == CU_GRAPH_NODE_TYPE_GRAPH) {
+      char inner[64];
+      snprintf(inner, sizeof inner, "%s%zu.", prefix, i);
+      result = run(n->child, stream, inner);
+    }
+    if (result != CUDA_SUCCESS) return result;
+  }
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream) {
+  ENTER();
+  if (!obj_live((uintptr_t)exec, OBJ_GRAPH_EXEC) || !stream_ok(stream))
+    return CUDA_ERROR_INVALID_HANDLE;
+  exec->launches++;
+  log_line("graph launch stream=%d", stream_id(stream));
+  return run(exec->copy, stream, "");
+}
+
+EXPORT CUresult cuGraphUpload(CUgraphExec exec, CUstream stream) {
+  ENTER();
+  if (!obj_live((uintptr_t)exec, OBJ_GRAPH_EXEC) || !stream_ok(stream))
+    return CUDA_ERROR_INVALID_HANDLE;
+  return CUDA_SUCCESS;
+}
