@@ -56,7 +56,9 @@
   X(cuMemAllocAsync, 11020) X(cuMemFreeAsync, 11020) X(cuMemHostAlloc, 2020)                     \
   X(cuMemcpyHtoD, 3020) X(cuMemcpyDtoH, 3020) X(cuMemcpyDtoD, 3020) X(cuModuleLoadData, 2000)    \
   X(cuModuleGetFunction, 2000) X(cuLaunchKernel, 4000) X(cuStreamBeginCapture, 10010)            \
-  X(cuStreamEndCapture, 10000) X(cuGraphInstantiateWithFlags, 11040) X(cuGraphLaunch, 10000)
+  X(cuStreamEndCapture, 10000) X(cuGraphInstantiateWithFlags, 11040) X(cuGraphLaunch, 10000)  \
+  X(cuGraphCreate, 10000) X(cuGraphAddKernelNode, 12000) X(cuGraphExecDestroy, 10000)           \
+  X(cuGraphUpload, 11010)
 // clang-format on
 
 #define DRIVER_ENTRY(name, version) PFN_##name##_v##version name;
@@ -161,6 +163,8 @@ static const char *compile_name = "bench.cu";
 static const char *compile_options[64];
 static int compile_option_count;
 static CUgraphExec graph_exec;
+static CUgraph explicit_graph; /* GRAPH_KERNELS empty kernels in a chain, built node by node */
+static CUgraphExec explicit_exec;
 /* args4's parameters (two pointers, an int and a float) as cudadrv passes them: one buffer laid
  * out as the kernel's parameter space, through cuLaunchKernel's extra. */
 static struct {
@@ -306,6 +310,14 @@ STEP(dtoh_pageable, cuMemcpyDtoH, pageable, big, BIG)
 STEP(htod_small, cuMemcpyHtoD, small, small_host, SMALL)
 STEP(dtoh_small, cuMemcpyDtoH, small_host, small, SMALL)
 STEP(graph_launch, cuGraphLaunch, graph_exec, stream)
+STEP(explicit_launch, cuGraphLaunch, explicit_exec, stream)
+
+static const char *instantiate_destroy(void) {
+  CUgraphExec exec;
+  CK(cuGraphInstantiateWithFlags, &exec, explicit_graph, 0);
+  CK(cuGraphExecDestroy, exec);
+  return NULL;
+}
 
 static const char *launch_synchronize(void) {
   const char *failed = launch_empty();
@@ -357,6 +369,28 @@ static const char *setup_graph(void) {
   return NULL;
 }
 
+/* The chain of GRAPH_KERNELS kernel nodes that cudadrv's graph.addKernel() makes, instantiated
+ * and uploaded. */
+static const char *setup_explicit(void) {
+  if (explicit_exec) return NULL;
+  const char *failed = setup_kernels();
+  if (failed) return failed;
+  CK(cuGraphCreate, &explicit_graph, 0);
+  CUgraphNode last = NULL;
+  CUDA_KERNEL_NODE_PARAMS params = {.func = empty_fn,
+                                    .gridDimX = 1,
+                                    .gridDimY = 1,
+                                    .gridDimZ = 1,
+                                    .blockDimX = 1,
+                                    .blockDimY = 1,
+                                    .blockDimZ = 1};
+  for (int i = 0; i < GRAPH_KERNELS; i++)
+    CK(cuGraphAddKernelNode, &last, explicit_graph, last ? &last : NULL, last ? 1 : 0, &params);
+  CK(cuGraphInstantiateWithFlags, &explicit_exec, explicit_graph, 0);
+  CK(cuGraphUpload, explicit_exec, stream);
+  return NULL;
+}
+
 /* The device's primary context, current, and the non-blocking stream. */
 static const char *setup_device(char *name, size_t size, int *driver) {
   CUcontext context;
@@ -397,6 +431,8 @@ static const operation operations[] = {
     {"alloc.async", NULL, alloc_free_async, synchronize},
     {"compile.cold", setup_compile, compile_cold, NULL},
     {"graph.launch", setup_graph, graph_launch, synchronize},
+    {"graph.explicit.launch", setup_explicit, explicit_launch, synchronize},
+    {"graph.instantiate", setup_explicit, instantiate_destroy, NULL},
 };
 #define OPERATION_COUNT (sizeof operations / sizeof operations[0])
 

@@ -366,7 +366,48 @@ const OPERATIONS = [
       return { step: () => exec.launch(stream), after: () => stream.synchronizeSync() };
     },
   },
+  {
+    id: 'graph.explicit.launch',
+    title: `${SIZES.graphKernels}-kernel graph built node by node, host cost per kernel`,
+    unit: 'us',
+    per: SIZES.graphKernels,
+    c: 'graph.explicit.launch',
+    rounds: 20,
+    spec: [1, 10, 5],
+    note: 'C and cudadrv take turns: 20 rounds of 10 timed batches of 5 launches, the stream synchronized after each batch, untimed',
+    target: ratioAtMost(1.05),
+    js: (env) => {
+      const stream = env.stream();
+      const exec = explicitGraph(env).instantiate({ upload: stream });
+      return { step: () => exec.launch(stream), after: () => stream.synchronizeSync() };
+    },
+  },
+  {
+    id: 'graph.instantiate',
+    title: `${SIZES.graphKernels}-kernel graph built node by node, instantiate and destroy`,
+    unit: 'us',
+    c: 'graph.instantiate',
+    rounds: 10,
+    spec: [1, 5, 4],
+    note: 'C and cudadrv take turns: 10 rounds of 5 timed batches of 4 instantiations, each destroyed at once',
+    target: ratioAtMost(1.05),
+    js: (env) => {
+      const graph = explicitGraph(env);
+      return { step: () => graph.instantiate().destroy() };
+    },
+  },
 ];
+
+// SIZES.graphKernels empty kernels in a chain, each node after the one before.
+function explicitGraph(env) {
+  const { empty } = env.kernels();
+  const graph = new env.cuda.Graph();
+  let last;
+  for (let i = 0; i < SIZES.graphKernels; i++) {
+    last = graph.addKernel(empty, { block: BLOCK, grid: GRID, ...(last ? { after: last } : {}) });
+  }
+  return graph;
+}
 
 // One thread: the launches measure the host's cost, not the GPU's.
 const GRID = [1, 1];

@@ -86,7 +86,7 @@ describe('bench/run.js', function () {
 
   it('--only keeps the lines a target refers to', function () {
     assert.deepStrictEqual(
-      bench.select('^graph').map((op) => op.id),
+      bench.select('^graph\\.launch').map((op) => op.id),
       ['launch.prepared', 'graph.launch'],
     );
     assert.throws(() => bench.select('nothing-like-this'), /matches no operation/);
