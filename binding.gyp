@@ -20,6 +20,7 @@
         "src/driver/device.c",
         "src/driver/event.c",
         "src/driver/graph.c",
+        "src/driver/graph_capture.c",
         "src/driver/graph_exec.c",
         "src/driver/graph_nodes.c",
         "src/driver/handles.c",

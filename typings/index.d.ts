@@ -8,7 +8,28 @@
  * @module cudadrv
  */
 import { DeviceAttributeGetters } from './constants';
-import { Graph } from './graph';
+import { Graph, GraphNode } from './graph';
+
+/** stream.beginCapture()'s options: record into a Graph of yours. */
+export interface CaptureOptions {
+  /** The graph the captured work is added to. */
+  into?: Graph;
+  /** Nodes of `into` the captured work runs after (none when omitted). */
+  after?: GraphNode | readonly GraphNode[];
+}
+
+/** What stream.captureInfo() says of the capture under way. */
+export interface CaptureInfo {
+  /** 'none', 'active', or 'invalidated' (endCapture() throws why). */
+  status: 'none' | 'active' | 'invalidated' | 'unknown';
+  /** The capture's id, unique in the process; null when none is active. */
+  id: bigint | null;
+  /** The Graph it records into, where beginCapture() was given one; else null. */
+  graph: Graph | null;
+  /** The nodes the next captured work will follow: GraphNodes of `graph`, or their count where the
+   * driver makes the graph. */
+  dependencies: GraphNode[] | number;
+}
 
 export * from './constants';
 export * from './memory';
@@ -269,10 +290,15 @@ export declare class Stream {
    * the Promise at once with an AbortError and fn is not called; the stream goes on. */
   launchHostFunc<T>(fn: () => T, options?: WaitOptions): Promise<Awaited<T>>;
   /** Records later work on this stream into a graph instead of running it (mode: StreamCaptureMode,
-   * RELAXED by default). */
-  beginCapture(mode?: number): this;
-  /** Ends the capture and returns the recorded work. */
+   * RELAXED by default); with `{ into, after }`, into a Graph of yours after those of its nodes
+   * (CUDA 12.3). */
+  beginCapture(mode?: number, options?: CaptureOptions): this;
+  /** Ends the capture and returns the recorded work (the Graph given as `into`, where one was). */
   endCapture(): Graph;
+  /** Whether the stream is capturing (an invalidated capture counts). */
+  isCapturing(): boolean;
+  /** The capture under way. */
+  captureInfo(): CaptureInfo;
   /** Destroys the stream; work already enqueued still runs. A second call does nothing. */
   destroy(): void;
   /** `using`: destroys the stream. */

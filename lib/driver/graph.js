@@ -335,8 +335,36 @@ function execNode(exec, node, method) {
   return [mine.graph, GraphNode.indexIn(mine.graph, node, 'node')];
 }
 
-// A Graph around the graph the capture on stream made (stream.endCapture()).
+// Stream → the Graph its capture records into (stream.beginCapture(mode, { into })).
+const captures = new WeakMap();
+
+// stream.beginCapture(mode, options): into a new graph, or into options.into after options.after.
+function beginCapture(stream, mode, options) {
+  checkKeys(options, ['into', 'after'], 'stream.beginCapture()');
+  if (options?.into === undefined) {
+    if (options?.after !== undefined)
+      throw new TypeError('stream.beginCapture(): after needs into, the graph it names nodes of');
+    binding.streamBeginCapture(stream, mode);
+    captures.delete(stream);
+    return;
+  }
+  const graph = check.instance('into', options.into, Graph);
+  const list = options.after === undefined ? [] : options.after instanceof GraphNode ? [options.after] : options.after;
+  if (!Array.isArray(list))
+    throw new TypeError(`after must be a GraphNode or an array of them, not ${check.describe(options.after)}`);
+  const after = list.map((node, i) => GraphNode.indexIn(graph, node, `after[${i}]`));
+  binding.streamBeginCaptureToGraph(stream, graph, after, mode);
+  captures.set(stream, graph);
+}
+
+// stream.endCapture(): the Graph the capture recorded into (a new one unless it was given).
 function graphFromCapture(stream) {
+  const into = captures.get(stream);
+  if (into !== undefined) {
+    binding.streamEndCaptureInto(stream, into);
+    captures.delete(stream);
+    return into;
+  }
   capturing = true;
   let graph;
   try {
@@ -348,6 +376,20 @@ function graphFromCapture(stream) {
   return graph;
 }
 
+const CAPTURE_STATUS = ['none', 'active', 'invalidated'];
+
+// stream.captureInfo(): { status, id, graph, dependencies }.
+function captureInfo(stream) {
+  const into = captures.get(stream);
+  const [status, id, deps] = binding.streamCaptureInfo(stream, into);
+  const name = CAPTURE_STATUS[status] ?? 'unknown';
+  if (name !== 'active') return { status: name, id: null, graph: null, dependencies: [] };
+  const dependencies = Array.isArray(deps) ? deps.map((index) => new GraphNode(into, index)) : deps;
+  return { status: name, id, graph: Array.isArray(deps) ? into : null, dependencies };
+}
+
 module.exports = { Graph, GraphExec, GraphNode };
 // Internal (not enumerable, so not re-exported by index.js).
-Object.defineProperty(module.exports, 'graphFromCapture', { value: graphFromCapture });
+for (const [name, value] of Object.entries({ beginCapture, graphFromCapture, captureInfo })) {
+  Object.defineProperty(module.exports, name, { value });
+}

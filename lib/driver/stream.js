@@ -5,7 +5,7 @@ const { Context } = require('./context');
 const check = require('../internal/checks');
 const { signalOf, abortable } = require('../internal/abort');
 const { StreamCaptureMode } = require('./constants');
-const { graphFromCapture } = require('./graph');
+const { beginCapture, graphFromCapture, captureInfo } = require('./graph');
 
 /** A CUDA stream in the current context: `new Stream(flags?, priority?)`. */
 class Stream {
@@ -66,16 +66,34 @@ class Stream {
    * of running, until endCapture(). mode (StreamCaptureMode) says where the driver refuses, while
    * the capture lasts, the calls that could wait on it unseen (memAlloc, synchronous copies...),
    * and invalidates the capture when one is made: GLOBAL on every thread, THREAD_LOCAL on this
-   * one, RELAXED (the default) nowhere, since garbage collection may free memory at any time. */
-  beginCapture(mode = StreamCaptureMode.RELAXED) {
+   * one, RELAXED (the default) nowhere, since garbage collection may free memory at any time.
+   *
+   * With `{ into: graph, after: [nodes] }` the work is recorded into a Graph of yours, after those
+   * of its nodes (CUDA 12.3): endCapture() then returns that graph, the captured nodes added. */
+  beginCapture(mode = StreamCaptureMode.RELAXED, options = undefined) {
     check.member('mode', mode, StreamCaptureMode, 'StreamCaptureMode');
-    binding.streamBeginCapture(this, mode);
+    beginCapture(this, mode, options);
     return this;
   }
 
   /** Ends the capture beginCapture() started and returns the recorded work as a Graph. */
   endCapture() {
     return graphFromCapture(this);
+  }
+
+  /** Whether the stream is capturing (an invalidated capture counts: endCapture() says why). */
+  isCapturing() {
+    return binding.streamIsCapturing(this) !== 0;
+  }
+
+  /**
+   * The capture under way: `{ status, id, graph, dependencies }`: status 'none', 'active' or
+   * 'invalidated'; id, the capture's id (a bigint, unique in the process); graph, the Graph it
+   * records into where beginCapture() was given one (else null); dependencies, the nodes the next
+   * captured work will follow (GraphNodes of that graph; their count for a graph of the driver's).
+   */
+  captureInfo() {
+    return captureInfo(this);
   }
 
   /** Destroys the stream; work already enqueued still runs. A second destroy() does nothing. */

@@ -90,13 +90,14 @@ typedef CUresult(CUDAAPI *PFN_cuProfilerInitialize_v4000)(const char *configFile
   X(cuGraphAddChildGraphNode, 10000) X(cuGraphNodeGetType, 10000) X(cuGraphGetEdges, 12030) \
   X(cuGraphDebugDotPrint, 11030) X(cuGraphInstantiateWithParams, 12000) \
   X(cuGraphNodeSetEnabled, 11060) X(cuGraphNodeGetEnabled, 11060) \
+  X(cuStreamBeginCaptureToGraph, 12030) \
   X(cuProfilerStart, 4000) X(cuProfilerStop, 4000) X(cuProfilerInitialize, 4000)
 
 /* Calls resolved at an older ABI than the one cuda.h now declares under their name, because that
  * one serves the call as cudadrv makes it on every driver from CUDA 12.0: their type is
  * cudaTypedefs.h's PFN_<name>_v<version>, and their call sites use that prototype. */
 #define CU_LEGACY_FUNCTIONS(X) \
-  X(cuCtxCreate, 3020)
+  X(cuCtxCreate, 3020) X(cuStreamGetCaptureInfo, 11030)
 // clang-format on
 
 #define CU_TABLE_ENTRY(name, version) PFN_##name##_v##version name;

@@ -182,6 +182,7 @@ bool event_init(napi_env env, napi_value exports);
 bool profiler_init(napi_env env, napi_value exports);
 bool graph_init(napi_env env, napi_value exports);
 bool graph_nodes_init(napi_env env, napi_value exports);
+bool graph_capture_init(napi_env env, napi_value exports);
 bool graph_exec_init(napi_env env, napi_value exports);
 
 #endif

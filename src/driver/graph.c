@@ -60,8 +60,7 @@ static bool node_room(napi_env env, graph_h *graph) {
   return true;
 }
 
-/* Wraps handle (taken over) around obj, its nodes listed in the driver's order. */
-static napi_value graph_wrap(napi_env env, napi_value obj, CUgraph handle) {
+napi_value graph_wrap(napi_env env, napi_value obj, CUgraph handle) {
   static atomic_uint_fast64_t ids;
   graph_h *graph = calloc(1, sizeof *graph);
   size_t count = 0;
@@ -92,31 +91,6 @@ static napi_value graph_create(napi_env env, napi_callback_info info) {
   return graph_wrap(env, argv[0], handle);
 }
 
-/* streamBeginCapture(stream, mode): later work on the stream is recorded, not run. */
-static napi_value stream_begin_capture(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 2);
-  stream_h *stream = handle_get(env, argv[0], &STREAM_KIND);
-  uint32_t mode;
-  if (!stream || !arg_uint32(env, argv[1], "mode", &mode)) return NULL;
-  CU_CALL(env, cuStreamBeginCapture, stream->handle, (CUstreamCaptureMode)mode);
-  return NULL;
-}
-
-/* streamEndCapture(stream, obj): ends the capture; the recorded work becomes a graph in obj. */
-static napi_value stream_end_capture(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 2);
-  stream_h *stream = handle_get(env, argv[0], &STREAM_KIND);
-  if (!stream) return NULL;
-  CUstreamCaptureStatus status;
-  CU_CALL(env, cuStreamIsCapturing, stream->handle, &status);
-  if (status == CU_STREAM_CAPTURE_STATUS_NONE)
-    return throw_logic(env, "stream.endCapture(): the stream is not capturing; call "
-                            "stream.beginCapture() first");
-  CUgraph handle;
-  CU_CALL(env, cuStreamEndCapture, stream->handle, &handle);
-  return graph_wrap(env, argv[1], handle);
-}
-
 static napi_value graph_destroy(napi_env env, napi_callback_info info) {
   return handle_destroy_call(env, info, &GRAPH_KIND);
 }
@@ -136,6 +110,28 @@ bool arg_node(napi_env env, napi_value v, const graph_h *graph, CUgraphNode *nod
   return true;
 }
 
+bool arg_nodes(napi_env env, napi_value v, const graph_h *graph, CUgraphNode **nodes,
+               uint32_t *count) {
+  bool is_array = false;
+  NAPI_CALL_BOOL(env, napi_is_array(env, v, &is_array));
+  if (!is_array) return throw_type(env, "dependencies must be an array of node indices"), false;
+  NAPI_CALL_BOOL(env, napi_get_array_length(env, v, count));
+  if (*count > graph->count)
+    return throw_range(env, "more dependencies than the graph has nodes"), false;
+  *nodes = *count ? malloc(*count * sizeof **nodes) : NULL;
+  if (*count && !*nodes) return throw_oom(env), false;
+  for (uint32_t i = 0; i < *count; i++) {
+    napi_value element;
+    napi_status status = napi_get_element(env, v, i, &element);
+    if (status != napi_ok || !arg_node(env, element, graph, &(*nodes)[i])) {
+      free(*nodes);
+      if (status != napi_ok) napi_fail(env, status);
+      return false;
+    }
+  }
+  return true;
+}
+
 napi_value graph_add_node(napi_env env, napi_value graph_value, napi_value deps_value,
                           node_maker make, void *arg, const char *api, void *obj,
                           const graph_pin_ops *ops) {
@@ -148,22 +144,9 @@ napi_value graph_add_node(napi_env env, napi_value graph_value, napi_value deps_
     graph->pins.at = grown;
     graph->pins.room = room;
   }
+  CUgraphNode *deps;
   uint32_t count;
-  bool is_array = false;
-  NAPI_CALL(env, napi_is_array(env, deps_value, &is_array));
-  if (!is_array) return throw_type(env, "dependencies must be an array of node indices");
-  NAPI_CALL(env, napi_get_array_length(env, deps_value, &count));
-  if (count > graph->count) return throw_range(env, "more dependencies than the graph has nodes");
-  CUgraphNode *deps = count ? malloc(count * sizeof *deps) : NULL;
-  if (count && !deps) return throw_oom(env);
-  for (uint32_t i = 0; i < count; i++) {
-    napi_value v;
-    napi_status status = napi_get_element(env, deps_value, i, &v);
-    if (status != napi_ok || !arg_node(env, v, graph, &deps[i])) {
-      free(deps);
-      return status != napi_ok ? napi_fail(env, status) : NULL;
-    }
-  }
+  if (!arg_nodes(env, deps_value, graph, &deps, &count)) return NULL;
   CUgraphNode node;
   CUresult result = make(arg, graph->handle, deps, count, &node);
   free(deps);
@@ -208,6 +191,34 @@ static int64_t index_of(const indexed_node *sorted, uint32_t count, CUgraphNode 
   indexed_node key = {node, 0};
   const indexed_node *found = bsearch(&key, sorted, count, sizeof key, by_node);
   return found ? (int64_t)found->index : -1;
+}
+
+bool graph_learn(napi_env env, graph_h *graph) {
+  size_t count = 0;
+  CUresult result = DRV(cuGraphGetNodes, graph->handle, NULL, &count);
+  if (result != CUDA_SUCCESS) return throw_cu(env, result, "cuGraphGetNodes"), false;
+  if (count <= graph->count) return true;
+  if (count > UINT32_MAX) return throw_oom(env), false;
+  CUgraphNode *all = malloc(count * sizeof *all);
+  indexed_node *known = malloc((graph->count ? graph->count : 1) * sizeof *known);
+  CUgraphNode *grown = all && known ? realloc(graph->nodes, count * sizeof *grown) : NULL;
+  if (grown) {
+    graph->nodes = grown;
+    graph->room = (uint32_t)count;
+  }
+  result = grown ? DRV(cuGraphGetNodes, graph->handle, all, &count) : CUDA_ERROR_OUT_OF_MEMORY;
+  if (result == CUDA_SUCCESS) {
+    uint32_t known_count = graph->count;
+    for (uint32_t i = 0; i < known_count; i++) known[i] = (indexed_node){graph->nodes[i], i};
+    qsort(known, known_count, sizeof *known, by_node);
+    for (size_t i = 0; i < count && graph->count < graph->room; i++)
+      if (index_of(known, known_count, all[i]) < 0) graph->nodes[graph->count++] = all[i];
+  }
+  free(all);
+  free(known);
+  if (result == CUDA_ERROR_OUT_OF_MEMORY) return throw_oom(env), false;
+  if (result != CUDA_SUCCESS) return throw_cu(env, result, "cuGraphGetNodes"), false;
+  return true;
 }
 
 /* graphEdges(graph): [from, to, from, to...], node indices, one pair per dependency. */
@@ -263,14 +274,9 @@ static napi_value graph_debug_dot_print(napi_env env, napi_callback_info info) {
 
 bool graph_init(napi_env env, napi_value exports) {
   static const export_fn fns[] = {
-      {"graphCreate", graph_create},
-      {"streamBeginCapture", stream_begin_capture},
-      {"streamEndCapture", stream_end_capture},
-      {"graphDestroy", graph_destroy},
-      {"graphNodeCount", graph_node_count},
-      {"graphNodeTypes", graph_node_types},
-      {"graphEdges", graph_edges},
-      {"graphDebugDotPrint", graph_debug_dot_print},
+      {"graphCreate", graph_create},        {"graphDestroy", graph_destroy},
+      {"graphNodeCount", graph_node_count}, {"graphNodeTypes", graph_node_types},
+      {"graphEdges", graph_edges},          {"graphDebugDotPrint", graph_debug_dot_print},
   };
   return EXPORTS(env, exports, fns);
 }

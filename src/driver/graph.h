@@ -40,5 +40,15 @@ typedef struct graph_exec_h {
 
 /* The node index v names in graph; false after throwing (a RangeError past its nodes). */
 bool arg_node(napi_env env, napi_value v, const graph_h *graph, CUgraphNode *node);
+/* The nodes the array of node indices v names in graph, in *nodes (malloc'd, the caller frees;
+ * NULL for none); false after throwing. */
+bool arg_nodes(napi_env env, napi_value v, const graph_h *graph, CUgraphNode **nodes,
+               uint32_t *count);
+/* Wraps handle (taken over) around obj, its nodes listed in the driver's order; NULL (after
+ * throwing where it failed). */
+napi_value graph_wrap(napi_env env, napi_value obj, CUgraph handle);
+/* Appends to graph's table the nodes the driver has that it lacks (a capture into the graph made
+ * them), in the driver's order; false after throwing. */
+bool graph_learn(napi_env env, graph_h *graph);
 
 #endif

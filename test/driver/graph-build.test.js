@@ -223,6 +223,53 @@ describe('graphs built node by node (stand-in driver)', function () {
     );
   });
 
+  it('capture into a graph of yours after some of its nodes; isCapturing() and captureInfo() say what is under way', function () {
+    run(`
+      const s = new cuda.Stream();
+      assert.strictEqual(s.isCapturing(), false);
+      assert.deepStrictEqual(s.captureInfo(), { status: 'none', id: null, graph: null, dependencies: [] });
+      s.beginCapture();
+      assert.strictEqual(s.isCapturing(), true);
+      const first = s.captureInfo();
+      assert.deepStrictEqual([first.status, typeof first.id, first.graph, first.dependencies], ['active', 'bigint', null, 0]);
+      s.endCapture();
+      const g = new cuda.Graph();
+      const a = g.addEmpty(), b = g.addEmpty(), c = g.addEmpty();
+      assert.strictEqual(s.beginCapture(cuda.StreamCaptureMode.GLOBAL, { into: g, after: [c, a] }), s);
+      const info = s.captureInfo();
+      assert.strictEqual(info.graph, g);
+      assert.ok(info.id > first.id, 'each capture has an id of its own');
+      assert.deepStrictEqual(info.dependencies.map((node) => node.index), [2, 0]);
+      assert.strictEqual(s.endCapture(), g);
+      assert.strictEqual(g.nodeCount, 3, 'the stand-in records nothing: the graph is as it was');
+      assert.strictEqual(s.isCapturing(), false);
+      s.beginCapture(cuda.StreamCaptureMode.RELAXED, { into: g, after: b });
+      assert.deepStrictEqual(s.captureInfo().dependencies.map((node) => node.index), [1]);
+      assert.strictEqual(s.endCapture(), g);
+      const cases = [
+        [() => s.beginCapture(undefined, { after: a }), 'TypeError', 'stream.beginCapture(): after needs into, the graph it names nodes of'],
+        [() => s.beginCapture(undefined, { into: {} }), 'TypeError', 'into must be a Graph, not an Object'],
+        [() => s.beginCapture(undefined, { into: new cuda.Graph(), after: a }), 'LogicError', 'after[0] is a node of another Graph'],
+        [() => s.beginCapture(undefined, { graph: g }), 'TypeError', /unknown option 'graph'/],
+      ];
+      for (const [fn, name, message] of cases) assert.throws(fn, { name, message });
+      assert.strictEqual(s.isCapturing(), false, 'a refused capture did not start');
+    `);
+    run(
+      `
+      const s = new cuda.Stream();
+      assert.throws(() => s.beginCapture(undefined, { into: new cuda.Graph() }), {
+        name: 'RuntimeError',
+        message: /cuStreamBeginCaptureToGraph .*CUDA 12\.3/,
+      });
+      s.beginCapture();
+      assert.strictEqual(s.captureInfo().status, 'active');
+      s.endCapture();
+    `,
+      { FAKE_CUDA_DRIVER_VERSION: '12020' },
+    );
+  });
+
   it('a kernel node keeps its module loaded: free() is refused while a Graph or GraphExec uses it', function () {
     run(`
       const module = new cuda.Module(MODULE);

@@ -349,6 +349,36 @@ describeGpu('graphs built node by node', function () {
     assert.match(graph.toDot(), /digraph[\s\S]*add_one/);
   });
 
+  it('a capture into a built graph adds its work after the nodes named, and captureInfo() lists them', async function () {
+    const host = randomInts(N);
+    const a = cuda.memAlloc(N * 4);
+    const graph = new cuda.Graph();
+    const copy = graph.addMemcpy(a, cuda.toDevice(host), N * 4);
+    stream.beginCapture(cuda.StreamCaptureMode.RELAXED, { into: graph, after: copy });
+    assert.deepStrictEqual(
+      stream.captureInfo().dependencies.map((node) => node.index),
+      [0],
+    );
+    scale(a, cuda.int32(3), cuda.int32(N), { grid, block: 128, stream });
+    const info = stream.captureInfo();
+    assert.strictEqual(info.graph, graph);
+    assert.deepStrictEqual(
+      info.dependencies.map((node) => node.type),
+      ['kernel'],
+    );
+    addOne(a, cuda.int32(N), { grid, block: 128, stream });
+    assert.strictEqual(stream.endCapture(), graph);
+    assert.deepStrictEqual(
+      graph.nodes().map((node) => node.type),
+      ['memcpy', 'kernel', 'kernel'],
+    );
+    graph.instantiate().launch(stream);
+    assert.deepStrictEqual(
+      await read(a),
+      host.map((x) => Math.imul(x, 3) + 1),
+    );
+  });
+
   it('what only a GraphExec holds survives garbage collection; a module its kernels use cannot be freed', async function () {
     const host = randomInts(N);
     const result = cuda.memAlloc(N * 4);

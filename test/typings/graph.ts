@@ -35,3 +35,15 @@ function built(kernel: cuda.Kernel, a: cuda.DeviceAllocation, b: cuda.DeviceAllo
 }
 
 void built;
+
+function captureInto(stream: cuda.Stream, graph: cuda.Graph, node: cuda.GraphNode): void {
+  stream.beginCapture(cuda.StreamCaptureMode.RELAXED, { into: graph, after: [node] });
+  const info: cuda.CaptureInfo = stream.captureInfo();
+  const id: bigint | null = info.id;
+  const deps: cuda.GraphNode[] | number = info.dependencies;
+  const capturing: boolean = stream.isCapturing();
+  const same: cuda.Graph = stream.endCapture();
+  console.log(id, deps, capturing, same, info.status === 'active');
+}
+
+void captureInto;

@@ -337,6 +337,10 @@ const OPERATIONS = {
             } finally {
               child.destroy();
             }
+            s.beginCapture(cuda.StreamCaptureMode.RELAXED, { into: graph, after: copy });
+            s.captureInfo();
+            s.isCapturing();
+            s.endCapture();
             graph.nodes().map((node) => node.type);
             graph.edges();
             graph.toDot();

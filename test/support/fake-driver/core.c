@@ -356,7 +356,9 @@ EXPORT CUresult cuGetExportTable(const void **table, const CUuuid *id) {
 static const struct {
   const char *symbol;
   int since;
-} NEWER_ABI[] = {{"cuCtxCreate_v4", 12050}, {"cuEventElapsedTime_v2", 12080}};
+} NEWER_ABI[] = {{"cuCtxCreate_v4", 12050},
+                 {"cuEventElapsedTime_v2", 12080},
+                 {"cuStreamGetCaptureInfo_v3", 12030}};
 
 static bool too_new(const char *name, int version) {
   for (size_t i = 0; i < sizeof NEWER_ABI / sizeof NEWER_ABI[0]; i++)

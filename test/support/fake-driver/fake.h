@@ -106,6 +106,8 @@ CUresult fake_launch(CUfunction f, const CUlaunchConfig *c, void **params, void 
 
 /* A new empty graph (graph.c). */
 CUresult fake_graph_new(CUgraph *graph);
+/* Whether each of the count nodes is a node of graph. */
+bool fake_graph_has(CUgraph graph, const CUgraphNode *nodes, size_t count);
 
 /* A stream argument: the default stream, a pseudo-stream, or a live stream (else counted stale). */
 bool stream_ok(CUstream stream);

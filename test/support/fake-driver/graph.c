@@ -113,6 +113,12 @@ static bool node_of(CUgraph g, CUgraphNode n) {
   return false;
 }
 
+bool fake_graph_has(CUgraph graph, const CUgraphNode *nodes, size_t count) {
+  for (size_t i = 0; i < count; i++)
+    if (!node_of(graph, nodes[i])) return false;
+  return true;
+}
+
 /* A new node of type in graph after deps (each a node of graph, none twice), filled by the
  * caller from the returned node. */
 static CUresult add_node(CUgraph graph, const CUgraphNode *deps, size_t count, CUgraphNodeType type,

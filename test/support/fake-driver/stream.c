@@ -12,6 +12,10 @@ struct CUstream_st {
   unsigned int flags;
   int priority;
   CUstreamCaptureStatus capture;
+  cuuint64_t capture_id;
+  CUgraph into;                /* cuStreamBeginCaptureToGraph's graph, or NULL */
+  CUgraphNode capture_deps[8]; /* its dependencies, which a capture that records nothing keeps */
+  size_t capture_dep_count;
 };
 struct CUevent_st {
   unsigned int flags;
@@ -135,7 +139,39 @@ EXPORT CUresult cuStreamBeginCapture(CUstream stream, CUstreamCaptureMode mode) 
   if (!stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
   if ((unsigned)mode > CU_STREAM_CAPTURE_MODE_RELAXED) return CUDA_ERROR_INVALID_VALUE;
   if (capturing(stream)) return CUDA_ERROR_ILLEGAL_STATE;
+  static cuuint64_t ids;
   stream->capture = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+  stream->capture_id = __atomic_add_fetch(&ids, 1, __ATOMIC_RELAXED);
+  stream->into = NULL;
+  stream->capture_dep_count = 0;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuStreamBeginCaptureToGraph(CUstream stream, CUgraph graph, const CUgraphNode *deps,
+                                            const CUgraphEdgeData *data, size_t count,
+                                            CUstreamCaptureMode mode) {
+  ENTER();
+  if (!obj_live((uintptr_t)graph, OBJ_GRAPH) || data || count > 8 || (count && !deps) ||
+      !fake_graph_has(graph, deps, count))
+    return CUDA_ERROR_INVALID_VALUE;
+  CUresult result = cuStreamBeginCapture(stream, mode);
+  if (result != CUDA_SUCCESS) return result;
+  stream->into = graph;
+  stream->capture_dep_count = count;
+  if (count) memcpy(stream->capture_deps, deps, count * sizeof *deps);
+  return CUDA_SUCCESS;
+}
+/* The CUDA 11.3 ABI (cudadrv resolves it at that version): no edge data. */
+EXPORT CUresult cuStreamGetCaptureInfo_v2(CUstream stream, CUstreamCaptureStatus *status,
+                                          cuuint64_t *id, CUgraph *graph, const CUgraphNode **deps,
+                                          size_t *count) {
+  ENTER();
+  if (!stream_ok(stream) || !status) return CUDA_ERROR_INVALID_VALUE;
+  *status = is_pseudo(stream) ? CU_STREAM_CAPTURE_STATUS_NONE : stream->capture;
+  bool active = *status == CU_STREAM_CAPTURE_STATUS_ACTIVE;
+  if (id && active) *id = stream->capture_id;
+  if (graph && active) *graph = stream->into;
+  if (deps && active) *deps = stream->capture_deps;
+  if (count && active) *count = stream->capture_dep_count;
   return CUDA_SUCCESS;
 }
 EXPORT CUresult cuStreamEndCapture(CUstream stream, CUgraph *graph) {
@@ -143,6 +179,11 @@ EXPORT CUresult cuStreamEndCapture(CUstream stream, CUgraph *graph) {
   if (!stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
   if (!capturing(stream)) return CUDA_ERROR_ILLEGAL_STATE;
   stream->capture = CU_STREAM_CAPTURE_STATUS_NONE;
+  if (stream->into) { /* a capture into a graph records nothing here: the graph is as it was */
+    *graph = stream->into;
+    stream->into = NULL;
+    return CUDA_SUCCESS;
+  }
   return fake_graph_new(graph);
 }
 EXPORT CUresult cuStreamIsCapturing(CUstream stream, CUstreamCaptureStatus *status) {

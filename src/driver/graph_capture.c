@@ -1,0 +1,127 @@
+/* graph_capture: stream capture, into a graph of the driver's (cuStreamBeginCapture) or into a
+ * Graph of the caller's after some of its nodes (cuStreamBeginCaptureToGraph, CUDA 12.3), and
+ * what a capture under way says of itself (cuStreamGetCaptureInfo). */
+#include <stdlib.h>
+
+#include "graph.h"
+
+/* streamBeginCapture(stream, mode): later work on the stream is recorded, not run. */
+static napi_value stream_begin_capture(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 2);
+  stream_h *stream = handle_get(env, argv[0], &STREAM_KIND);
+  uint32_t mode;
+  if (!stream || !arg_uint32(env, argv[1], "mode", &mode)) return NULL;
+  CU_CALL(env, cuStreamBeginCapture, stream->handle, (CUstreamCaptureMode)mode);
+  return NULL;
+}
+
+/* streamBeginCaptureToGraph(stream, graph, deps, mode): later work on the stream is recorded
+ * into graph, after the nodes deps names. */
+static napi_value stream_begin_capture_to_graph(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 4);
+  stream_h *stream = handle_get(env, argv[0], &STREAM_KIND);
+  graph_h *graph = stream ? handle_get(env, argv[1], &GRAPH_KIND) : NULL;
+  uint32_t mode, count;
+  CUgraphNode *deps;
+  if (!graph || !arg_uint32(env, argv[3], "mode", &mode) ||
+      !arg_nodes(env, argv[2], graph, &deps, &count))
+    return NULL;
+  CUresult result = DRV(cuStreamBeginCaptureToGraph, stream->handle, graph->handle, deps, NULL,
+                        count, (CUstreamCaptureMode)mode);
+  free(deps);
+  return result == CUDA_SUCCESS ? NULL : throw_cu(env, result, "cuStreamBeginCaptureToGraph");
+}
+
+/* Ends stream's capture: its graph, or NULL after throwing (a LogicError where the stream is not
+ * capturing). */
+static bool end_capture(napi_env env, stream_h *stream, CUgraph *handle) {
+  CUstreamCaptureStatus status;
+  CUresult result = DRV(cuStreamIsCapturing, stream->handle, &status);
+  if (result != CUDA_SUCCESS) return throw_cu(env, result, "cuStreamIsCapturing"), false;
+  if (status == CU_STREAM_CAPTURE_STATUS_NONE)
+    return throw_logic(env, "stream.endCapture(): the stream is not capturing; call "
+                            "stream.beginCapture() first"),
+           false;
+  result = DRV(cuStreamEndCapture, stream->handle, handle);
+  return result == CUDA_SUCCESS || (throw_cu(env, result, "cuStreamEndCapture"), false);
+}
+
+/* streamEndCapture(stream, obj): ends the capture; the recorded work becomes a graph in obj. */
+static napi_value stream_end_capture(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 2);
+  stream_h *stream = handle_get(env, argv[0], &STREAM_KIND);
+  CUgraph handle;
+  if (!stream || !end_capture(env, stream, &handle)) return NULL;
+  return graph_wrap(env, argv[1], handle);
+}
+
+/* streamEndCaptureInto(stream, graph): ends a capture into graph, whose table learns the nodes the
+ * capture added. */
+static napi_value stream_end_capture_into(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 2);
+  stream_h *stream = handle_get(env, argv[0], &STREAM_KIND);
+  graph_h *graph = stream ? handle_get(env, argv[1], &GRAPH_KIND) : NULL;
+  CUgraph handle;
+  if (!graph || !end_capture(env, stream, &handle)) return NULL;
+  if (handle != graph->handle)
+    return throw_logic(env, "stream.endCapture(): the stream was capturing into another graph");
+  graph_learn(env, graph);
+  return NULL;
+}
+
+/* streamCaptureInfo(stream, graph or undefined): [status, id, dependencies], the dependencies (the
+ * nodes the next captured work will follow) as indices of graph where the capture is into it, else
+ * their count. */
+static napi_value stream_capture_info(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 2);
+  stream_h *stream = handle_get(env, argv[0], &STREAM_KIND);
+  graph_h *graph = NULL;
+  if (!stream || (!is_undefined(env, argv[1]) && !(graph = handle_get(env, argv[1], &GRAPH_KIND))))
+    return NULL;
+  CUstreamCaptureStatus status;
+  cuuint64_t id = 0;
+  CUgraph into = NULL;
+  const CUgraphNode *deps = NULL;
+  size_t count = 0;
+  CU_CALL(env, cuStreamGetCaptureInfo, stream->handle, &status, &id, &into, &deps, &count);
+  napi_value result, list;
+  NAPI_CALL(env, napi_create_array_with_length(env, 3, &result));
+  NAPI_CALL(env, napi_set_element(env, result, 0, make_int(env, status)));
+  NAPI_CALL(env, napi_set_element(env, result, 1, make_ptr(env, id)));
+  if (status != CU_STREAM_CAPTURE_STATUS_ACTIVE || !graph || into != graph->handle) {
+    NAPI_CALL(env, napi_set_element(env, result, 2, make_uint(env, count)));
+    return result;
+  }
+  if (!graph_learn(env, graph)) return NULL; /* the nodes captured so far */
+  NAPI_CALL(env, napi_create_array_with_length(env, count, &list));
+  for (size_t i = 0; i < count; i++) {
+    int64_t index = -1;
+    for (uint32_t j = 0; j < graph->count && index < 0; j++)
+      if (graph->nodes[j] == deps[i]) index = j;
+    NAPI_CALL(env, napi_set_element(env, list, (uint32_t)i, make_int(env, index)));
+  }
+  NAPI_CALL(env, napi_set_element(env, result, 2, list));
+  return result;
+}
+
+/* streamIsCapturing(stream): the CUstreamCaptureStatus of the stream (0: not capturing). */
+static napi_value stream_is_capturing(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  CUstream stream;
+  if (!arg_stream(env, argv[0], &stream) || !driver_ready(env)) return NULL;
+  CUstreamCaptureStatus status;
+  CU_CALL(env, cuStreamIsCapturing, stream, &status);
+  return make_int(env, status);
+}
+
+bool graph_capture_init(napi_env env, napi_value exports) {
+  static const export_fn fns[] = {
+      {"streamBeginCapture", stream_begin_capture},
+      {"streamBeginCaptureToGraph", stream_begin_capture_to_graph},
+      {"streamEndCapture", stream_end_capture},
+      {"streamEndCaptureInto", stream_end_capture_into},
+      {"streamCaptureInfo", stream_capture_info},
+      {"streamIsCapturing", stream_is_capturing},
+  };
+  return EXPORTS(env, exports, fns);
+}
