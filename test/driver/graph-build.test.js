@@ -260,7 +260,7 @@ describe('graphs built node by node (stand-in driver)', function () {
       const s = new cuda.Stream();
       assert.throws(() => s.beginCapture(undefined, { into: new cuda.Graph() }), {
         name: 'RuntimeError',
-        message: /cuStreamBeginCaptureToGraph .*CUDA 12\.3/,
+        message: /cuStreamBeginCaptureToGraph .*CUDA 12\\.3/,
       });
       s.beginCapture();
       assert.strictEqual(s.captureInfo().status, 'active');
