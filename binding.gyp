@@ -36,6 +36,7 @@
         "src/memory/mempool.c",
         "src/memory/reaper.c",
         "src/memory/texobj.c",
+        "src/kernel/graph_kernel.c",
         "src/kernel/launch.c",
         "src/kernel/module.c",
         "src/kernel/library.c",

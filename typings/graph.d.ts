@@ -117,6 +117,9 @@ export declare class GraphExec {
   upload(stream?: Stream | null): this;
   /** Later launches run graph's parameters; a LogicError when graph's shape differs. */
   update(graph: Graph): this;
+  /** Makes a kernel node (of graph.addKernel()) launch other arguments and shape from the next
+   * launch on; its kernel cannot change. The graph itself is unchanged. */
+  setKernelArgs(node: GraphNode, ...args: [...KernelArgument[], Omit<KernelNodeOptions, 'after'>]): this;
   /** Turns a kernel, memset or copy node of the graph it was made from off (skipped at launches) or on again. */
   setEnabled(node: GraphNode, enabled: boolean): this;
   /** Whether the node runs at its launches. */

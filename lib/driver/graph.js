@@ -13,7 +13,7 @@ const path = require('path');
 const binding = require('../internal/binding');
 const check = require('../internal/checks');
 const { devicePointer, fits } = require('../internal/pointer');
-const { ADD_KERNEL_NODE } = require('../internal/graph-nodes');
+const { ADD_KERNEL_NODE, SET_KERNEL_NODE } = require('../internal/graph-nodes');
 const { Context } = require('./context');
 const { LogicError } = require('./errors');
 const { CudaResult, GraphNodeType, GraphInstantiateFlags, GraphDebugDotFlags } = require('./constants');
@@ -39,6 +39,8 @@ const TYPE_NAMES = Object.fromEntries(
 
 // What a Graph or GraphExec keeps alive for its nodes.
 const held = new WeakMap();
+// Graph → Map(node index → the Kernel of its kernel node), for exec.setKernelArgs().
+const kernelNodes = new WeakMap();
 // Lets a Graph of stream.endCapture() be made without calling the constructor's cuGraphCreate.
 let capturing = false;
 
@@ -147,6 +149,8 @@ class Graph {
       list[list.length - 1] = rest;
     }
     const index = kernel[ADD_KERNEL_NODE](this, deps, list);
+    if (!kernelNodes.has(this)) kernelNodes.set(this, new Map());
+    kernelNodes.get(this).set(index, kernel);
     return this.#node(index, kernel, ...list.slice(0, -1));
   }
 
@@ -301,6 +305,24 @@ class GraphExec {
     }
     const mine = held.get(this);
     if (mine) mine.uses = new Set([...mine.uses, ...held.get(graph)]);
+    return this;
+  }
+
+  /**
+   * Makes a kernel node launch other arguments and shape from the next launch on:
+   * `exec.setKernelArgs(node, ...args, { grid, block, shared })`, the arguments of a call of the
+   * node's kernel (which cannot change), packed now.
+   */
+  setKernelArgs(node, ...list) {
+    const [graph, index] = execNode(this, node, 'setKernelArgs');
+    const kernel = kernelNodes.get(graph)?.get(index);
+    if (kernel === undefined) {
+      throw new TypeError('exec.setKernelArgs(): node is not a kernel node made by graph.addKernel()');
+    }
+    kernel[SET_KERNEL_NODE](this, graph, index, list);
+    const { uses } = held.get(this);
+    for (const use of list.slice(0, -1))
+      if ((use !== null && typeof use === 'object') || typeof use === 'function') uses.add(use);
     return this;
   }
 

@@ -1,4 +1,8 @@
 'use strict';
-// What lib/driver/graph.js and lib/kernel/ share to add a kernel node to a graph: graph.addKernel()
-// calls kernel[ADD_KERNEL_NODE](graph, deps, args), which packs the arguments as a call does.
-module.exports = { ADD_KERNEL_NODE: Symbol('cudadrv.addKernelNode') };
+// What lib/driver/graph.js and lib/kernel/ share for kernel nodes of graphs: graph.addKernel()
+// calls kernel[ADD_KERNEL_NODE](graph, deps, args), exec.setKernelArgs() calls
+// kernel[SET_KERNEL_NODE](exec, graph, index, args); each packs the arguments as a call does.
+module.exports = {
+  ADD_KERNEL_NODE: Symbol('cudadrv.addKernelNode'),
+  SET_KERNEL_NODE: Symbol('cudadrv.setKernelNode'),
+};

@@ -15,9 +15,18 @@ const { parseFormat, layout } = require('./formats');
 const packing = require('./packing');
 const launch = require('./launch');
 
-const { KernelState, callKernel, preparedFunctions, notPrepared, launcherOf, writeDims, launchOn, addKernelNode } =
-  launch;
-const { ADD_KERNEL_NODE } = require('../internal/graph-nodes');
+const {
+  KernelState,
+  callKernel,
+  preparedFunctions,
+  notPrepared,
+  launcherOf,
+  writeDims,
+  launchOn,
+  addKernelNode,
+  setKernelNode,
+} = launch;
+const { ADD_KERNEL_NODE, SET_KERNEL_NODE } = require('../internal/graph-nodes');
 const { checkTexrefs, compileFormat, dim3, checkSignature } = launch;
 
 const { classify, fieldOf, packBytes } = packing;
@@ -80,6 +89,11 @@ class Kernel {
   // graph.addKernel(kernel, ...args, options): a kernel node of graph after deps (node indices).
   [ADD_KERNEL_NODE](graph, deps, list) {
     return addKernelNode(this._k, graph, deps, list);
+  }
+
+  // exec.setKernelArgs(node, ...args, options): node (its index in graph) launches them in exec.
+  [SET_KERNEL_NODE](exec, graph, index, list) {
+    setKernelNode(this._k, exec, graph, index, list);
   }
 
   /** The kernel's parameters as the driver lays them out ([{ offset, size }], from

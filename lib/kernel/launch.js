@@ -148,13 +148,14 @@ function compileFormat(k, fields) {
 }
 
 function launcherOf(k, size, offsets) {
-  const [launch, buffer, setStream, addToGraph] = binding.launcherCreate(k, size);
+  const [launch, buffer, setStream, addToGraph, setInGraphExec] = binding.launcherCreate(k, size);
   return {
     offsets,
     size,
     launch,
     setStream,
     addToGraph,
+    setInGraphExec,
     stream: null, // the stream bound in C
     u32: new Uint32Array(buffer, 0, HEADER_WORDS),
     views: viewsOf(buffer, HEADER_BYTES, size),
@@ -277,15 +278,15 @@ function callKernel(k, list) {
 
 const NODE_OPTION_KEYS = new Set(['block', 'grid', 'shared']);
 
-// A kernel node of graph after deps (node indices): list is a call's arguments and options,
-// packed as for a launch (lib/driver/graph.js checks the graph and the nodes). Its index.
-function addKernelNode(k, graph, deps, list) {
+// Packs list (a call's arguments and options) into k's launcher for a graph's kernel node, as
+// for a launch; what names the call in messages. The launcher.
+function packNode(k, list, what) {
   const n = list.length - 1;
   const options = list[n];
   if (n < 0 || !isOptions(options)) {
     throw new TypeError(
-      `graph.addKernel(kernel '${k.name}', ...args, options): the last argument must be the launch ` +
-        'options { block: [x, y, z], grid, shared, after }; block is required',
+      `${what}(kernel '${k.name}', ...args, options): the last argument must be the launch ` +
+        'options { block: [x, y, z], grid, shared }; block is required',
     );
   }
   for (const key in options) {
@@ -300,13 +301,24 @@ function addKernelNode(k, graph, deps, list) {
   if (format === null || !sameFormat(format, list, n, k.signature)) k.last = format = formatFor(k, list, n);
   if (format.handlers !== null) {
     throw new TypeError(
-      `graph.addKernel(kernel '${k.name}'): In, Out and InOut copy at each call, which a graph's node ` +
+      `${what}(kernel '${k.name}'): In, Out and InOut copy at each call, which a graph's node ` +
         'cannot; pass device memory, and add copy nodes',
     );
   }
   writeDims(format.u32, options.grid, options.block, options);
   format.pack(list);
-  return format.addToGraph(graph, deps);
+  return format;
+}
+
+// A kernel node of graph after deps (node indices); lib/driver/graph.js checks the graph and the
+// nodes. Its index.
+function addKernelNode(k, graph, deps, list) {
+  return packNode(k, list, 'graph.addKernel').addToGraph(graph, deps);
+}
+
+// Node index of graph, a kernel node of k, launches list's arguments in exec from now on.
+function setKernelNode(k, exec, graph, index, list) {
+  packNode(k, list, 'exec.setKernelArgs').setInGraphExec(exec, graph, index);
 }
 
 // With In/Out/InOut or timeKernel: copies in, launches, and returns a Promise that settles once
@@ -434,6 +446,7 @@ function notPrepared(method) {
 module.exports = {
   KernelState,
   addKernelNode,
+  setKernelNode,
   callKernel,
   preparedFunctions,
   notPrepared,

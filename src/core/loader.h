@@ -90,7 +90,8 @@ typedef CUresult(CUDAAPI *PFN_cuProfilerInitialize_v4000)(const char *configFile
   X(cuGraphAddChildGraphNode, 10000) X(cuGraphNodeGetType, 10000) X(cuGraphGetEdges, 12030) \
   X(cuGraphDebugDotPrint, 11030) X(cuGraphInstantiateWithParams, 12000) \
   X(cuGraphNodeSetEnabled, 11060) X(cuGraphNodeGetEnabled, 11060) \
-  X(cuStreamBeginCaptureToGraph, 12030) \
+  X(cuStreamBeginCaptureToGraph, 12030) X(cuGraphKernelNodeGetParams, 12000) \
+  X(cuGraphExecKernelNodeSetParams, 12000) \
   X(cuProfilerStart, 4000) X(cuProfilerStop, 4000) X(cuProfilerInitialize, 4000)
 
 /* Calls resolved at an older ABI than the one cuda.h now declares under their name, because that

@@ -171,6 +171,11 @@ typedef CUresult (*node_maker)(void *arg, CUgraph graph, const CUgraphNode *deps
 napi_value graph_add_node(napi_env env, napi_value graph, napi_value deps, node_maker make,
                           void *arg, const char *api, void *obj, const graph_pin_ops *ops);
 
+/* The executable graph and the node of the (exec, graph, node index) arguments of a call on one
+ * node of a GraphExec: node must be of the Graph exec was instantiated from. false after
+ * throwing. */
+bool graph_exec_node(napi_env env, const napi_value *argv, CUgraphExec *exec, CUgraphNode *node);
+
 /* Each family registers its functions into exports; returns false after throwing. */
 bool handles_init(napi_env env, napi_value exports);
 bool wait_init(napi_env env, napi_value exports);

@@ -153,6 +153,12 @@ static graph_exec_h *exec_node(napi_env env, const napi_value *argv, CUgraphNode
   return exec;
 }
 
+bool graph_exec_node(napi_env env, const napi_value *argv, CUgraphExec *exec, CUgraphNode *node) {
+  graph_exec_h *h = exec_node(env, argv, node);
+  if (h) *exec = h->handle;
+  return h != NULL;
+}
+
 /* graphExecSetEnabled(exec, graph, node, enabled): turns a kernel, memset or copy node of exec
  * off (it does nothing at launches) or on again. */
 static napi_value graph_exec_set_enabled(napi_env env, napi_callback_info info) {

@@ -13,14 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "module.h"
-
-typedef struct func_h {
-  handle_base base;
-  CUfunction handle;
-  module_h *module;
-  int refs; /* the holder lib/ keeps, plus one per launcher (main thread only) */
-} func_h;
+#include "launcher.h"
 
 static ctx_rec *context_of_function(const handle_base *base) {
   return ((const func_h *)base)->module->ctx;
@@ -73,10 +66,6 @@ static func_h *func_get(napi_env env, napi_value v) {
 
 /* ---- launchers ---- */
 
-/* The header's words, and the launch attributes word 7 asks for (its bits). */
-enum { DIMS = 0, SHARED = 6, ATTRIBUTES = 7, CLUSTER = 8, HEADER_WORDS = 11, HEADER_BYTES = 48 };
-enum { ATTR_CLUSTER = 1, ATTR_COOPERATIVE = 2 };
-_Static_assert(HEADER_WORDS * sizeof(uint32_t) <= HEADER_BYTES, "the header's words fit its bytes");
 static const layout_field LAUNCH_LAYOUT[] = {
     {"grid", DIMS},
     {"block", DIMS + 3},
@@ -89,15 +78,6 @@ static const layout_field LAUNCH_LAYOUT[] = {
     {"attrCooperative", ATTR_COOPERATIVE},
 };
 enum { MAX_PARAM_BYTES = 32764 };
-
-typedef struct launcher {
-  func_h *fn;
-  napi_ref buffer;     /* the ArrayBuffer shared with lib/, which keeps it private */
-  size_t size;         /* parameter bytes */
-  stream_h *stream;    /* where launches go; NULL: the default stream */
-  napi_ref stream_ref; /* its Stream object, kept alive while bound */
-  int refs;            /* the two functions bound to it: launch and setStream */
-} launcher;
 
 static void launcher_finalize(napi_env env, void *data, void *hint) {
   (void)hint;
@@ -132,7 +112,7 @@ static napi_value launch_ex(napi_env env, const launcher *l, const uint32_t *h, 
 }
 
 /* The launcher's buffer as it is now: its header, or NULL after throwing where it was detached. */
-static const uint32_t *launcher_header(napi_env env, const launcher *l) {
+const uint32_t *launcher_header(napi_env env, const launcher *l) {
   napi_value buffer;
   void *data = NULL;
   size_t length = 0;
@@ -195,43 +175,6 @@ static napi_value launcher_set_stream(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-static CUresult make_kernel_node(void *arg, CUgraph graph, const CUgraphNode *deps, size_t count,
-                                 CUgraphNode *node) {
-  return DRV(cuGraphAddKernelNode, node, graph, deps, count, arg);
-}
-
-/* addToGraph(graph, deps): a kernel node of graph, after the nodes deps names, launching as the
- * buffer says now (the driver copies the parameters); its module stays loaded while the graph or
- * a GraphExec of it lives. The node's index. */
-static napi_value launcher_add_to_graph(napi_env env, napi_callback_info info) {
-  size_t argc = 2;
-  napi_value argv[2];
-  launcher *l;
-  NAPI_CALL(env, napi_get_cb_info(env, info, &argc, argv, NULL, (void **)&l));
-  const char *gone = module_gone(l->fn->module);
-  if (gone) return throw_logic(env, gone);
-  if (!handle_alive(env, &l->fn->base)) return NULL;
-  const uint32_t *h = launcher_header(env, l);
-  if (!h) return NULL;
-  if (h[ATTRIBUTES])
-    return throw_range(env, "a graph's kernel node takes no cluster or cooperative launch yet; "
-                            "capture such a launch from a stream instead");
-  size_t size = l->size;
-  void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, (char *)h + HEADER_BYTES,
-                   CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
-  CUDA_KERNEL_NODE_PARAMS params = {.func = l->fn->handle,
-                                    .gridDimX = h[DIMS],
-                                    .gridDimY = h[DIMS + 1],
-                                    .gridDimZ = h[DIMS + 2],
-                                    .blockDimX = h[DIMS + 3],
-                                    .blockDimY = h[DIMS + 4],
-                                    .blockDimZ = h[DIMS + 5],
-                                    .sharedMemBytes = h[SHARED],
-                                    .extra = size ? extra : NULL};
-  return graph_add_node(env, argv[0], argv[1], make_kernel_node, &params, "cuGraphAddKernelNode",
-                        l->fn->module, &MODULE_PINS);
-}
-
 /* launchWait(stream or null): a Promise settled once the stream is past what is enqueued now;
  * a kernel's fault rejects it. */
 static napi_value launch_wait(napi_env env, napi_callback_info info) {
@@ -271,7 +214,8 @@ static napi_value launcher_create(napi_env env, napi_callback_info info) {
     napi_callback fn;
   } bound[] = {{"launch", launcher_launch},
                {"setStream", launcher_set_stream},
-               {"addToGraph", launcher_add_to_graph}};
+               {"addToGraph", launcher_add_to_graph},
+               {"setInGraphExec", launcher_set_in_graph_exec}};
   enum { BOUND = sizeof bound / sizeof bound[0] };
   napi_value functions[BOUND];
   l->refs = 1; /* ours until the functions hold it */
@@ -286,11 +230,12 @@ static napi_value launcher_create(napi_env env, napi_callback_info info) {
   }
   launcher_finalize(env, l, NULL); /* lets go of ours: freed here where no function holds it */
   if (status != napi_ok) return napi_fail(env, status);
-  NAPI_CALL(env, napi_create_array_with_length(env, 4, &result));
+  NAPI_CALL(env, napi_create_array_with_length(env, 5, &result));
   NAPI_CALL(env, napi_set_element(env, result, 0, functions[0]));
   NAPI_CALL(env, napi_set_element(env, result, 1, buffer));
   NAPI_CALL(env, napi_set_element(env, result, 2, functions[1]));
   NAPI_CALL(env, napi_set_element(env, result, 3, functions[2]));
+  NAPI_CALL(env, napi_set_element(env, result, 4, functions[3]));
   return result;
 }
 

@@ -101,6 +101,45 @@ describe('graphs built node by node (stand-in driver)', function () {
     `);
   });
 
+  it("setKernelArgs() makes a kernel node of an exec launch other bytes and shape; the node's kernel cannot change", function () {
+    run(`
+      const binding = require(${JSON.stringify(path.join(ROOT, 'lib/internal/binding'))});
+      const module = new cuda.Module(MODULE);
+      const args4 = module.getFunction('args4');
+      const [a, b] = [cuda.memAlloc(64), cuda.memAlloc(64)];
+      const g = new cuda.Graph();
+      const node = g.addKernel(args4, a, a, cuda.int32(1), cuda.float32(1), { block: 32 });
+      const empty = g.addEmpty({ after: node });
+      const exec = g.instantiate();
+      const n = (Math.random() * 2 ** 31) | 0;
+      assert.strictEqual(exec.setKernelArgs(node, b, a, cuda.int32(n), cuda.float32(0.5), { grid: [5, 2], block: 64, shared: 16 }), exec);
+      exec.launch();
+      args4(b, a, cuda.int32(n), cuda.float32(0.5), { grid: [5, 2], block: 64, shared: 16 });
+      const lines = log();
+      assert.match(lines[2], /^launch args4 grid=5,2,1 block=64,1,1 shared=16 /);
+      assert.strictEqual(lines[2], lines[4], 'the node and the call gave the same bytes');
+      // the graph itself is unchanged: a new instantiation launches the first arguments
+      g.instantiate().launch();
+      assert.notStrictEqual(log()[7], lines[2]);
+      assert.throws(() => exec.setKernelArgs(empty, { block: 1 }), {
+        name: 'TypeError',
+        message: 'exec.setKernelArgs(): node is not a kernel node made by graph.addKernel()',
+      });
+      assert.throws(() => exec.setKernelArgs(node, a, { block: 1 }), { name: 'TypeError', message: /takes 4 parameters/ });
+      assert.throws(() => exec.setKernelArgs(node, new cuda.Out(new Uint8Array(4)), a, cuda.int32(1), cuda.float32(1), { block: 1 }), {
+        name: 'TypeError',
+        message: /^exec.setKernelArgs.kernel 'args4'.: In, Out and InOut copy at each call/,
+      });
+      // C checks the kernel too, whatever lib/ asked
+      const other = module.getFunction('empty');
+      const [, , , , setInGraphExec] = binding.launcherCreate(other._k, 0);
+      assert.throws(() => setInGraphExec(exec, g, node.index), {
+        name: 'LogicError',
+        message: "exec.setKernelArgs(): the node runs another kernel; a node's kernel cannot change",
+      });
+    `);
+  });
+
   it('a node turned off is skipped at launches, and on again runs; child graphs run a copy made when added', function () {
     run(`
       const a = cuda.memAlloc(64);

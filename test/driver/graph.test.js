@@ -349,6 +349,27 @@ describeGpu('graphs built node by node', function () {
     assert.match(graph.toDot(), /digraph[\s\S]*add_one/);
   });
 
+  it('setKernelArgs() changes one kernel node of an instance: other arguments, computed from then on', async function () {
+    const host = randomInts(N);
+    const a = cuda.memAlloc(N * 4);
+    const graph = new cuda.Graph();
+    const copy = graph.addMemcpy(a, cuda.toDevice(host), N * 4);
+    const node = graph.addKernel(scale, a, cuda.int32(2), cuda.int32(N), { grid, block: 128, after: copy });
+    const exec = graph.instantiate();
+    exec.launch(stream);
+    assert.deepStrictEqual(
+      await read(a),
+      host.map((x) => Math.imul(x, 2)),
+    );
+    const k = 3 + Math.floor(Math.random() * 100);
+    exec.setKernelArgs(node, a, cuda.int32(k), cuda.int32(N), { grid, block: 128 });
+    exec.launch(stream);
+    assert.deepStrictEqual(
+      await read(a),
+      host.map((x) => Math.imul(x, k)),
+    );
+  });
+
   it('a capture into a built graph adds its work after the nodes named, and captureInfo() lists them', async function () {
     const host = randomInts(N);
     const a = cuda.memAlloc(N * 4);

@@ -29,6 +29,9 @@ function built(kernel: cuda.Kernel, a: cuda.DeviceAllocation, b: cuda.DeviceAllo
   const dot: string = graph.toDot(cuda.GraphDebugDotFlags.VERBOSE);
   const exec = graph.instantiate({ upload: stream, useNodePriority: true }).setEnabled(run, false);
   const on: boolean = exec.isEnabled(run);
+  exec.setKernelArgs(run, a, cuda.int32(128), { grid: 1, block: 128 }).launch(stream);
+  // @ts-expect-error: a node's new arguments take no dependencies
+  exec.setKernelArgs(run, a, cuda.int32(128), { block: 128, after: run });
   // @ts-expect-error: a kernel node takes no stream
   graph.addKernel(kernel, b, { block: 1, stream });
   console.log(kind, index, same, edges, dot, on, graph.nodes().length, graph.addEmpty().type);

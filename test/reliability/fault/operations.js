@@ -346,6 +346,7 @@ const OPERATIONS = {
             graph.toDot();
             const exec = graph.instantiate({ upload: s });
             try {
+              exec.setKernelArgs(kernel, m, m, cuda.int32(2), { block: 1 });
               exec.setEnabled(kernel, false);
               exec.isEnabled(kernel);
               exec.launch(s);

@@ -182,9 +182,9 @@ EXPORT CUresult cuGraphAddMemcpyNode(CUgraphNode *node, CUgraph graph, const CUg
 
 size_t function_params(CUfunction f, const char **name);
 
-EXPORT CUresult cuGraphAddKernelNode(CUgraphNode *node, CUgraph graph, const CUgraphNode *deps,
-                                     size_t count, const CUDA_KERNEL_NODE_PARAMS *p) {
-  ENTER();
+/* Checks a kernel node's parameters as cudadrv makes them (a buffer through extra) and sets
+ * n's kernel, shape and a copy of the bytes. */
+static CUresult kernel_params(CUgraphNode n, const CUDA_KERNEL_NODE_PARAMS *p) {
   if (!obj_live((uintptr_t)p->func, OBJ_FUNCTION)) return CUDA_ERROR_INVALID_HANDLE;
   if (p->kernelParams || p->kern) return CUDA_ERROR_INVALID_VALUE; /* cudadrv packs a buffer */
   const unsigned char *buffer = NULL;
@@ -202,15 +202,44 @@ EXPORT CUresult cuGraphAddKernelNode(CUgraphNode *node, CUgraph graph, const CUg
   unsigned char *copy = size ? malloc(size) : NULL;
   if (size && !copy) return CUDA_ERROR_OUT_OF_MEMORY;
   if (size) memcpy(copy, buffer, size); /* the driver copies the parameters now */
-  CUresult result = add_node(graph, deps, count, CU_GRAPH_NODE_TYPE_KERNEL, node);
-  if (result != CUDA_SUCCESS) return free(copy), result;
-  CUgraphNode n = *node;
+  free(n->params);
   n->func = p->func;
   n->launch =
       (CUlaunchConfig){p->gridDimX,  p->gridDimY,       p->gridDimZ, p->blockDimX, p->blockDimY,
                        p->blockDimZ, p->sharedMemBytes, NULL,        NULL,         0};
   n->params = copy;
   n->param_size = size;
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphAddKernelNode(CUgraphNode *node, CUgraph graph, const CUgraphNode *deps,
+                                     size_t count, const CUDA_KERNEL_NODE_PARAMS *p) {
+  ENTER();
+  struct CUgraphNode_st checked = {0};
+  CUresult result = kernel_params(&checked, p);
+  if (result != CUDA_SUCCESS) return result;
+  result = add_node(graph, deps, count, CU_GRAPH_NODE_TYPE_KERNEL, node);
+  if (result != CUDA_SUCCESS) return free(checked.params), result;
+  (*node)->func = checked.func;
+  (*node)->launch = checked.launch;
+  (*node)->params = checked.params;
+  (*node)->param_size = checked.param_size;
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphKernelNodeGetParams(CUgraphNode node, CUDA_KERNEL_NODE_PARAMS *p) {
+  ENTER();
+  if (!node || !obj_is((uintptr_t)node->graph, OBJ_GRAPH) || !node_of(node->graph, node) ||
+      node->type != CU_GRAPH_NODE_TYPE_KERNEL)
+    return CUDA_ERROR_INVALID_VALUE;
+  *p = (CUDA_KERNEL_NODE_PARAMS){.func = node->func,
+                                 .gridDimX = node->launch.gridDimX,
+                                 .gridDimY = node->launch.gridDimY,
+                                 .gridDimZ = node->launch.gridDimZ,
+                                 .blockDimX = node->launch.blockDimX,
+                                 .blockDimY = node->launch.blockDimY,
+                                 .blockDimZ = node->launch.blockDimZ,
+                                 .sharedMemBytes = node->launch.sharedMemBytes};
   return CUDA_SUCCESS;
 }
 
@@ -390,6 +419,15 @@ EXPORT CUresult cuGraphNodeGetEnabled(CUgraphExec exec, CUgraphNode node, unsign
   if (!n) return CUDA_ERROR_INVALID_VALUE;
   *on = n->enabled;
   return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphExecKernelNodeSetParams(CUgraphExec exec, CUgraphNode node,
+                                               const CUDA_KERNEL_NODE_PARAMS *p) {
+  ENTER();
+  CUgraphNode n = switchable(exec, node);
+  if (!n || n->type != CU_GRAPH_NODE_TYPE_KERNEL || n->func != p->func)
+    return CUDA_ERROR_INVALID_VALUE;
+  return kernel_params(n, p);
 }
 
 static CUresult run(CUgraph g, CUstream stream, const char *prefix) {
