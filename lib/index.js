@@ -12,7 +12,7 @@ const { Device } = require('./driver/device');
 const { Context } = require('./driver/context');
 const { Stream } = require('./driver/stream');
 const { Event } = require('./driver/event');
-const { Graph, GraphExec, GraphNode } = require('./driver/graph');
+const { Graph, GraphExec, GraphNode, ConditionalHandle } = require('./driver/graph');
 const deviceMemory = require('./memory/device-memory');
 const copies = require('./memory/copies');
 const hostMemory = require('./memory/host-memory');
@@ -108,6 +108,7 @@ module.exports = {
   Graph,
   GraphExec,
   GraphNode,
+  ConditionalHandle,
   initializeProfiler,
   startProfiler,
   stopProfiler,

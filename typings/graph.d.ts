@@ -60,6 +60,39 @@ export interface InstantiateOptions {
   useNodePriority?: boolean;
 }
 
+/** graph.conditionalHandle()'s options. */
+export interface ConditionalHandleOptions {
+  /** The value before any kernel sets it; 0 when omitted. */
+  default?: number;
+  /** Set to `default` again at each launch (true when omitted). */
+  resetEachLaunch?: boolean;
+}
+
+/** graph.addConditional()'s options. */
+export interface ConditionalNodeOptions extends NodeOptions {
+  /** Bodies: 1 for 'while'; 1 or 2 (an ELSE body, CUDA 12.8) for 'if'; the cases of a 'switch'. */
+  size?: number;
+}
+
+/** What graph.addConditional() makes. */
+export interface ConditionalNode {
+  /** The conditional node. */
+  node: GraphNode;
+  /** Its body graphs, to fill with their add methods: one for 'while', one or two for 'if', the
+   * cases of a 'switch'. */
+  bodies: Graph[];
+}
+
+/** A conditional node's condition: kernels take `cuda.uint64(handle.value)` and set it with
+ * `cudadrv::setConditional(handle, value)` from `<cudadrv/graph.cuh>`. */
+export declare class ConditionalHandle {
+  private constructor(graph: Graph, value: bigint);
+  /** The handle as the kernels take it. */
+  readonly value: bigint;
+  /** The graph it was made for. */
+  readonly graph: Graph;
+}
+
 /** A node of a Graph, from graph.addKernel() and the other add methods, or graph.nodes(). */
 export declare class GraphNode {
   private constructor(graph: Graph, index: number);
@@ -92,6 +125,16 @@ export declare class Graph {
   addMemcpy(dest: DevicePointerLike, src: DevicePointerLike, bytes: number, options?: NodeOptions): GraphNode;
   /** A node that runs a copy of child, made now. */
   addChildGraph(child: Graph, options?: NodeOptions): GraphNode;
+  /** A condition for this graph's conditional nodes (and their bodies'), in the current context (CUDA 12.3). */
+  conditionalHandle(options?: ConditionalHandleOptions): ConditionalHandle;
+  /** A conditional node (CUDA 12.3): 'while' runs bodies[0] while the condition is not 0, 'if'
+   * runs bodies[0] when it is not 0 (and bodies[1] when it is, with size 2), 'switch' runs
+   * bodies[value]. Fill the bodies with their add methods. */
+  addConditional(
+    handle: ConditionalHandle,
+    kind: 'if' | 'while' | 'switch',
+    options?: ConditionalNodeOptions,
+  ): ConditionalNode;
   /** Every node, in the order added (the driver's order for a captured graph). */
   nodes(): GraphNode[];
   /** Every dependency as [from, to]; needs a CUDA 12.3 driver. */

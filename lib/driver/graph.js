@@ -41,8 +41,9 @@ const TYPE_NAMES = Object.fromEntries(
 const held = new WeakMap();
 // Graph → Map(node index → the Kernel of its kernel node), for exec.setKernelArgs().
 const kernelNodes = new WeakMap();
-// Lets a Graph of stream.endCapture() be made without calling the constructor's cuGraphCreate.
-let capturing = false;
+// Lets a Graph be made around a graph C wraps (a capture's, a conditional node's body) rather
+// than a new one of cuGraphCreate.
+let adopting = false;
 
 // options, undefined or a plain object of the given keys; a TypeError naming what takes it.
 function checkKeys(options, keys, what) {
@@ -53,6 +54,35 @@ function checkKeys(options, keys, what) {
   for (const key of Object.keys(options)) {
     if (!keys.includes(key))
       throw new TypeError(`${what}: unknown option '${key}'; the options are ${keys.join(', ')}`);
+  }
+}
+
+const CONDITIONAL_TYPES = { if: 0, while: 1, switch: 2 }; // CUgraphConditionalNodeType
+const COND_ASSIGN_DEFAULT = 1;
+
+/**
+ * A conditional node's condition, from `graph.conditionalHandle()`: a kernel sets it with
+ * `cudadrv::setConditional(handle, value)` (`#include <cudadrv/graph.cuh>`), given
+ * `cuda.uint64(handle.value)` as an argument.
+ */
+class ConditionalHandle {
+  #graph;
+  #value;
+
+  constructor(graph, value) {
+    if (!(graph instanceof Graph)) throw new TypeError('a ConditionalHandle comes from graph.conditionalHandle()');
+    this.#graph = graph;
+    this.#value = value;
+  }
+
+  /** The handle the kernels take, as a 64-bit unsigned integer. */
+  get value() {
+    return this.#value;
+  }
+
+  /** The graph it was made for: its conditional nodes, and their bodies', may use it. */
+  get graph() {
+    return this.#graph;
   }
 }
 
@@ -99,7 +129,7 @@ class GraphNode {
  */
 class Graph {
   constructor() {
-    if (!capturing) binding.graphCreate(this);
+    if (!adopting) binding.graphCreate(this);
     held.set(this, new Set());
   }
 
@@ -195,6 +225,48 @@ class Graph {
     check.instance('child', child, Graph);
     const index = this.#node(binding.graphAddChild(this, after, child), ...held.get(child));
     return index;
+  }
+
+  /**
+   * A condition for conditional nodes of this graph (and of its bodies), in the current context
+   * (CUDA 12.3): `{ default: n }` is its value before any kernel sets it, set again at each launch
+   * unless `{ resetEachLaunch: false }`.
+   */
+  conditionalHandle(options) {
+    checkKeys(options, ['default', 'resetEachLaunch'], 'graph.conditionalHandle()');
+    const { default: value = 0, resetEachLaunch = true } = options ?? {};
+    check.integer('default', value, 0, 2 ** 32 - 1);
+    if (typeof resetEachLaunch !== 'boolean') {
+      throw new TypeError(`resetEachLaunch must be true or false, not ${check.describe(resetEachLaunch)}`);
+    }
+    const flags = resetEachLaunch ? COND_ASSIGN_DEFAULT : 0;
+    return new ConditionalHandle(this, binding.graphConditionalHandle(this, value, flags));
+  }
+
+  /**
+   * A conditional node (CUDA 12.3): `kind` 'while' runs its body as long as the handle's value is
+   * not 0 (a kernel in the body clears it), 'if' runs bodies[0] when it is not 0 and, with
+   * `{ size: 2 }`, bodies[1] when it is (12.8), 'switch' runs bodies[value] of `size` (12.8).
+   * Returns `{ node, bodies }`: fill the bodies, which are Graphs, with add methods.
+   */
+  addConditional(handle, kind, options) {
+    const after = this.#after(options, ['after', 'size'], 'addConditional');
+    check.instance('handle', handle, ConditionalHandle);
+    if (!Object.hasOwn(CONDITIONAL_TYPES, kind)) {
+      throw new TypeError(`kind must be 'if', 'while' or 'switch', not ${check.describe(kind)}`);
+    }
+    const size = options?.size ?? 1;
+    check.integer('size', size, 1, kind === 'switch' ? 1024 : kind === 'if' ? 2 : 1);
+    adopting = true;
+    let bodies;
+    try {
+      bodies = Array.from({ length: size }, () => new Graph());
+    } finally {
+      adopting = false;
+    }
+    const index = binding.graphAddConditional(this, after, handle.value, CONDITIONAL_TYPES[kind], bodies);
+    for (const body of bodies) held.set(body, held.get(this)); // what bodies use, the graph keeps
+    return { node: this.#node(index, handle), bodies };
   }
 
   /** Every node, in the order they were added (or the driver's, for a captured graph). */
@@ -387,12 +459,12 @@ function graphFromCapture(stream) {
     captures.delete(stream);
     return into;
   }
-  capturing = true;
+  adopting = true;
   let graph;
   try {
     graph = new Graph();
   } finally {
-    capturing = false;
+    adopting = false;
   }
   binding.streamEndCapture(stream, graph);
   return graph;
@@ -410,7 +482,7 @@ function captureInfo(stream) {
   return { status: name, id, graph: Array.isArray(deps) ? into : null, dependencies };
 }
 
-module.exports = { Graph, GraphExec, GraphNode };
+module.exports = { Graph, GraphExec, GraphNode, ConditionalHandle };
 // Internal (not enumerable, so not re-exported by index.js).
 for (const [name, value] of Object.entries({ beginCapture, graphFromCapture, captureInfo })) {
   Object.defineProperty(module.exports, name, { value });

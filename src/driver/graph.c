@@ -31,7 +31,8 @@ void pins_release(graph_pins *pins) {
 }
 
 static CUresult destroy_graph(handle_base *base) {
-  return DRV(cuGraphDestroy, ((graph_h *)base)->handle);
+  graph_h *graph = (graph_h *)base;
+  return graph->body ? CUDA_SUCCESS : DRV(cuGraphDestroy, graph->handle);
 }
 
 static void dispose_graph(handle_base *base) {
@@ -40,6 +41,26 @@ static void dispose_graph(handle_base *base) {
   graph->nodes = NULL;
   graph->count = graph->room = 0;
   pins_release(&graph->pins);
+  graph_family *family = graph->family;
+  graph->family = NULL;
+  if (family && !graph->body) family->alive = false; /* its bodies went with it */
+  if (family && --family->refs == 0) free(family);
+}
+
+graph_family *graph_family_of(graph_h *graph) {
+  if (!graph->family && (graph->family = malloc(sizeof *graph->family)))
+    *graph->family = (graph_family){.refs = 1, .alive = true, .top = graph};
+  return graph->family;
+}
+
+graph_h *graph_get(napi_env env, napi_value v) {
+  graph_h *graph = handle_get(env, v, &GRAPH_KIND);
+  if (graph && graph->family && !graph->family->alive) {
+    throw_logic(env, "this Graph is a body of a conditional node of a Graph that has been "
+                     "destroyed; build the conditional node again");
+    return NULL;
+  }
+  return graph;
 }
 
 const handle_kind GRAPH_KIND = {
@@ -60,8 +81,23 @@ static bool node_room(napi_env env, graph_h *graph) {
   return true;
 }
 
-napi_value graph_wrap(napi_env env, napi_value obj, CUgraph handle) {
+uint64_t graph_next_id(void) {
   static atomic_uint_fast64_t ids;
+  return atomic_fetch_add(&ids, 1) + 1;
+}
+
+bool graph_wrap_body(napi_env env, napi_value obj, CUgraph body, graph_family *family) {
+  graph_h *graph = calloc(1, sizeof *graph);
+  if (!graph) return throw_oom(env), false;
+  graph->handle = body;
+  graph->body = true;
+  graph->family = family;
+  family->refs++;
+  graph->id = graph_next_id();
+  return handle_wrap_object(env, obj, &graph->base, &GRAPH_KIND);
+}
+
+napi_value graph_wrap(napi_env env, napi_value obj, CUgraph handle) {
   graph_h *graph = calloc(1, sizeof *graph);
   size_t count = 0;
   CUresult result = graph ? DRV(cuGraphGetNodes, handle, NULL, &count) : CUDA_SUCCESS;
@@ -77,7 +113,7 @@ napi_value graph_wrap(napi_env env, napi_value obj, CUgraph handle) {
     return result != CUDA_SUCCESS ? throw_cu(env, result, "cuGraphGetNodes") : throw_oom(env);
   }
   graph->handle = handle;
-  graph->id = atomic_fetch_add(&ids, 1) + 1;
+  graph->id = graph_next_id();
   handle_wrap_object(env, obj, &graph->base, &GRAPH_KIND);
   return NULL;
 }
@@ -98,7 +134,7 @@ static napi_value graph_destroy(napi_env env, napi_callback_info info) {
 /* graphNodeCount(graph): how many nodes the graph holds. */
 static napi_value graph_node_count(napi_env env, napi_callback_info info) {
   ARGS(env, info, 1);
-  graph_h *graph = handle_get(env, argv[0], &GRAPH_KIND);
+  graph_h *graph = graph_get(env, argv[0]);
   return graph ? make_uint(env, graph->count) : NULL;
 }
 
@@ -135,14 +171,16 @@ bool arg_nodes(napi_env env, napi_value v, const graph_h *graph, CUgraphNode **n
 napi_value graph_add_node(napi_env env, napi_value graph_value, napi_value deps_value,
                           node_maker make, void *arg, const char *api, void *obj,
                           const graph_pin_ops *ops) {
-  graph_h *graph = handle_get(env, graph_value, &GRAPH_KIND);
+  graph_h *graph = graph_get(env, graph_value);
   if (!graph || !node_room(env, graph)) return NULL;
-  if (ops && graph->pins.count == graph->pins.room) {
-    uint32_t room = graph->pins.room ? 2 * graph->pins.room : 4;
-    graph_pin *grown = realloc(graph->pins.at, room * sizeof *grown);
+  /* a body's nodes run in its graph's instantiations: that graph pins what they use */
+  graph_pins *pins = graph->body ? &graph->family->top->pins : &graph->pins;
+  if (ops && pins->count == pins->room) {
+    uint32_t room = pins->room ? 2 * pins->room : 4;
+    graph_pin *grown = realloc(pins->at, room * sizeof *grown);
     if (!grown) return throw_oom(env);
-    graph->pins.at = grown;
-    graph->pins.room = room;
+    pins->at = grown;
+    pins->room = room;
   }
   CUgraphNode *deps;
   uint32_t count;
@@ -152,7 +190,7 @@ napi_value graph_add_node(napi_env env, napi_value graph_value, napi_value deps_
   free(deps);
   if (result != CUDA_SUCCESS) return throw_cu(env, result, api);
   if (ops) {
-    graph->pins.at[graph->pins.count++] = (graph_pin){obj, ops};
+    pins->at[pins->count++] = (graph_pin){obj, ops};
     ops->retain(obj);
   }
   graph->nodes[graph->count] = node;
@@ -162,7 +200,7 @@ napi_value graph_add_node(napi_env env, napi_value graph_value, napi_value deps_
 /* graphNodeTypes(graph): each node's CUgraphNodeType, in index order. */
 static napi_value graph_node_types(napi_env env, napi_callback_info info) {
   ARGS(env, info, 1);
-  graph_h *graph = handle_get(env, argv[0], &GRAPH_KIND);
+  graph_h *graph = graph_get(env, argv[0]);
   napi_value types;
   if (!graph) return NULL;
   NAPI_CALL(env, napi_create_array_with_length(env, graph->count, &types));
@@ -224,7 +262,7 @@ bool graph_learn(napi_env env, graph_h *graph) {
 /* graphEdges(graph): [from, to, from, to...], node indices, one pair per dependency. */
 static napi_value graph_edges(napi_env env, napi_callback_info info) {
   ARGS(env, info, 1);
-  graph_h *graph = handle_get(env, argv[0], &GRAPH_KIND);
+  graph_h *graph = graph_get(env, argv[0]);
   if (!graph) return NULL;
   size_t count = 0;
   CU_CALL(env, cuGraphGetEdges, graph->handle, NULL, NULL, NULL, &count);
@@ -262,7 +300,7 @@ static napi_value graph_edges(napi_env env, napi_callback_info info) {
 /* graphDebugDotPrint(graph, path, flags): the driver writes the graph's DOT description to path. */
 static napi_value graph_debug_dot_print(napi_env env, napi_callback_info info) {
   ARGS(env, info, 3);
-  graph_h *graph = handle_get(env, argv[0], &GRAPH_KIND);
+  graph_h *graph = graph_get(env, argv[0]);
   char path[4096];
   uint32_t flags;
   if (!graph || !arg_string(env, argv[1], "path", path, sizeof path) ||

@@ -20,14 +20,25 @@ bool pins_append(graph_pins *to, const graph_pins *from);
 /* Releases and forgets every pin. */
 void pins_release(graph_pins *pins);
 
-typedef struct graph_h {
+/* A graph and the bodies of its conditional nodes, which the driver owns with it: a body is
+ * usable while its graph lives. Main thread only; freed with the last member. */
+typedef struct graph_h graph_h;
+typedef struct graph_family {
+  int refs;
+  bool alive;
+  graph_h *top; /* the graph the bodies belong to, while alive: it holds their pins */
+} graph_family;
+
+struct graph_h {
   handle_base base;
-  CUgraph handle;     /* belongs to no context */
-  uint64_t id;        /* unique in the process: a GraphExec names the graph it was made from */
-  CUgraphNode *nodes; /* lib/'s node i is nodes[i] */
+  CUgraph handle;       /* belongs to no context */
+  bool body;            /* a conditional node's body: the driver destroys it with its graph */
+  graph_family *family; /* NULL until it has conditional nodes, or is a body */
+  uint64_t id;          /* unique in the process: a GraphExec names the graph it was made from */
+  CUgraphNode *nodes;   /* lib/'s node i is nodes[i] */
   uint32_t count, room;
-  graph_pins pins; /* what its nodes use */
-} graph_h;
+  graph_pins pins; /* what its nodes use, and its bodies' nodes */
+};
 extern const handle_kind GRAPH_KIND;
 
 typedef struct graph_exec_h {
@@ -37,6 +48,17 @@ typedef struct graph_exec_h {
   uint64_t graph_id; /* the graph's id */
   graph_pins pins;   /* the graph's, when it was instantiated */
 } graph_exec_h;
+
+/* The Graph object v, or NULL after throwing: TypeError for another object, LogicError once
+ * destroyed, or once the graph a body belongs to was. */
+graph_h *graph_get(napi_env env, napi_value v);
+/* The family of graph (made on first need); NULL when out of memory. */
+graph_family *graph_family_of(graph_h *graph);
+/* Wraps body, a conditional node's body in graph's family (counted), around obj; false after
+ * throwing. */
+bool graph_wrap_body(napi_env env, napi_value obj, CUgraph body, graph_family *family);
+/* A number no other graph of the process has. */
+uint64_t graph_next_id(void);
 
 /* The node index v names in graph; false after throwing (a RangeError past its nodes). */
 bool arg_node(napi_env env, napi_value v, const graph_h *graph, CUgraphNode *node);

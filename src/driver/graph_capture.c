@@ -20,7 +20,7 @@ static napi_value stream_begin_capture(napi_env env, napi_callback_info info) {
 static napi_value stream_begin_capture_to_graph(napi_env env, napi_callback_info info) {
   ARGS(env, info, 4);
   stream_h *stream = handle_get(env, argv[0], &STREAM_KIND);
-  graph_h *graph = stream ? handle_get(env, argv[1], &GRAPH_KIND) : NULL;
+  graph_h *graph = stream ? graph_get(env, argv[1]) : NULL;
   uint32_t mode, count;
   CUgraphNode *deps;
   if (!graph || !arg_uint32(env, argv[3], "mode", &mode) ||
@@ -60,7 +60,7 @@ static napi_value stream_end_capture(napi_env env, napi_callback_info info) {
 static napi_value stream_end_capture_into(napi_env env, napi_callback_info info) {
   ARGS(env, info, 2);
   stream_h *stream = handle_get(env, argv[0], &STREAM_KIND);
-  graph_h *graph = stream ? handle_get(env, argv[1], &GRAPH_KIND) : NULL;
+  graph_h *graph = stream ? graph_get(env, argv[1]) : NULL;
   CUgraph handle;
   if (!graph || !end_capture(env, stream, &handle)) return NULL;
   if (handle != graph->handle)
@@ -76,8 +76,7 @@ static napi_value stream_capture_info(napi_env env, napi_callback_info info) {
   ARGS(env, info, 2);
   stream_h *stream = handle_get(env, argv[0], &STREAM_KIND);
   graph_h *graph = NULL;
-  if (!stream || (!is_undefined(env, argv[1]) && !(graph = handle_get(env, argv[1], &GRAPH_KIND))))
-    return NULL;
+  if (!stream || (!is_undefined(env, argv[1]) && !(graph = graph_get(env, argv[1])))) return NULL;
   CUstreamCaptureStatus status;
   cuuint64_t id = 0;
   CUgraph into = NULL;

@@ -41,7 +41,7 @@ static const char *instantiate_failure(CUgraphInstantiateResult result) {
  * cuGraphInstantiateWithParams (12.0 on), whose result says why it failed. */
 static napi_value graph_instantiate(napi_env env, napi_callback_info info) {
   ARGS(env, info, 4);
-  graph_h *graph = handle_get(env, argv[0], &GRAPH_KIND);
+  graph_h *graph = graph_get(env, argv[0]);
   uint32_t flags;
   stream_h *stream = NULL;
   if (!graph || !arg_uint32(env, argv[2], "flags", &flags) ||
@@ -121,7 +121,7 @@ static napi_value graph_exec_upload(napi_env env, napi_callback_info info) {
 static napi_value graph_exec_update(napi_env env, napi_callback_info info) {
   ARGS(env, info, 2);
   graph_exec_h *exec = handle_get(env, argv[0], &GRAPH_EXEC_KIND);
-  graph_h *graph = exec ? handle_get(env, argv[1], &GRAPH_KIND) : NULL;
+  graph_h *graph = exec ? graph_get(env, argv[1]) : NULL;
   if (!graph) return NULL;
   graph_pins pins = {0};
   if (!pins_append(&pins, &graph->pins)) return throw_oom(env);
@@ -144,7 +144,7 @@ static napi_value graph_exec_update(napi_env env, napi_callback_info info) {
  * node of the graph exec was instantiated from. NULL after throwing. */
 static graph_exec_h *exec_node(napi_env env, const napi_value *argv, CUgraphNode *node) {
   graph_exec_h *exec = handle_get(env, argv[0], &GRAPH_EXEC_KIND);
-  graph_h *graph = exec ? handle_get(env, argv[1], &GRAPH_KIND) : NULL;
+  graph_h *graph = exec ? graph_get(env, argv[1]) : NULL;
   if (!graph || !arg_node(env, argv[2], graph, node)) return NULL;
   if (graph->id != exec->graph_id) {
     throw_logic(env, "this node is not of the Graph this GraphExec was instantiated from");

@@ -95,9 +95,9 @@ static CUresult make_child(void *arg, CUgraph graph, const CUgraphNode *deps, si
 /* graphAddChild(graph, deps, child): a node that runs a copy of child (made now). */
 static napi_value graph_add_child(napi_env env, napi_callback_info info) {
   ARGS(env, info, 3);
-  graph_h *child = handle_get(env, argv[2], &GRAPH_KIND);
+  graph_h *child = graph_get(env, argv[2]);
   if (!child) return NULL;
-  graph_h *graph = child ? handle_get(env, argv[0], &GRAPH_KIND) : NULL;
+  graph_h *graph = child ? graph_get(env, argv[0]) : NULL;
   if (!graph) return NULL;
   /* the copy's kernels keep their modules loaded as the child's do (a failed add keeps them too,
    * until the graph goes: harmless) */
@@ -106,12 +106,77 @@ static napi_value graph_add_child(napi_env env, napi_callback_info info) {
                         "cuGraphAddChildGraphNode", NULL, NULL);
 }
 
+/* graphConditionalHandle(graph, defaultValue, flags): a handle (bigint) for conditional nodes of
+ * graph, in the current context; flags CU_GRAPH_COND_ASSIGN_DEFAULT: defaultValue is set at each
+ * launch. */
+static napi_value graph_conditional_handle(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 3);
+  graph_h *graph = graph_get(env, argv[0]);
+  uint32_t value, flags;
+  CUcontext ctx;
+  if (!graph || !arg_uint32(env, argv[1], "defaultValue", &value) ||
+      !arg_uint32(env, argv[2], "flags", &flags) || !current(env, &ctx))
+    return NULL;
+  CUgraphConditionalHandle handle;
+  CU_CALL(env, cuGraphConditionalHandleCreate, &handle, graph->handle, ctx, value, flags);
+  return make_ptr(env, handle);
+}
+
+enum { MOST_BODIES = 1024 }; /* a SWITCH's cases */
+
+static CUresult make_conditional(void *arg, CUgraph graph, const CUgraphNode *deps, size_t count,
+                                 CUgraphNode *node) {
+  return DRV(cuGraphAddNode, node, graph, deps, NULL, count, arg);
+}
+
+/* graphAddConditional(graph, deps, handle, type, bodies): a conditional node (CUgraphConditional-
+ * NodeType type) of handle, its bodies' graphs wrapped in the objects of the array bodies (1 for
+ * WHILE, 1 or 2 for IF, any count up to 1024 for SWITCH). */
+static napi_value graph_add_conditional(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 5);
+  graph_h *graph = graph_get(env, argv[0]);
+  CUdeviceptr handle;
+  uint32_t type, size;
+  bool is_array = false;
+  if (!graph || !arg_ptr(env, argv[2], "handle", &handle) ||
+      !arg_uint32(env, argv[3], "type", &type))
+    return NULL;
+  NAPI_CALL(env, napi_is_array(env, argv[4], &is_array));
+  if (!is_array) return throw_type(env, "bodies must be an array of objects");
+  NAPI_CALL(env, napi_get_array_length(env, argv[4], &size));
+  if (!size || size > MOST_BODIES)
+    return throw_range(env, "a conditional node has 1 to 1024 bodies");
+  graph_family *family = graph_family_of(graph);
+  if (!family) return throw_oom(env);
+  /* the driver points phGraph_out at an array of its own, filled with the bodies */
+  CUgraphNodeParams params = {.type = CU_GRAPH_NODE_TYPE_CONDITIONAL};
+  params.conditional = (CUDA_CONDITIONAL_NODE_PARAMS){
+      .handle = handle, .type = (CUgraphConditionalNodeType)type, .size = size};
+  if (!current(env, &params.conditional.ctx)) return NULL;
+  napi_value index = graph_add_node(env, argv[0], argv[1], make_conditional, &params,
+                                    "cuGraphAddNode", NULL, NULL);
+  if (index && !params.conditional.phGraph_out)
+    return throw_runtime(env, CUDA_ERROR_UNKNOWN, "cuGraphAddNode",
+                         "cuGraphAddNode made a conditional node without bodies");
+  for (uint32_t i = 0; index && i < size; i++) {
+    napi_value obj;
+    napi_status status = napi_get_element(env, argv[4], i, &obj);
+    if (status != napi_ok)
+      index = napi_fail(env, status);
+    else if (!graph_wrap_body(env, obj, params.conditional.phGraph_out[i], family))
+      index = NULL;
+  }
+  return index;
+}
+
 bool graph_nodes_init(napi_env env, napi_value exports) {
   static const export_fn fns[] = {
       {"graphAddEmpty", graph_add_empty},
       {"graphAddMemset", graph_add_memset},
       {"graphAddMemcpyDtoD", graph_add_memcpy_dtod},
       {"graphAddChild", graph_add_child},
+      {"graphConditionalHandle", graph_conditional_handle},
+      {"graphAddConditional", graph_add_conditional},
   };
   return EXPORTS(env, exports, fns);
 }

@@ -262,6 +262,72 @@ describe('graphs built node by node (stand-in driver)', function () {
     );
   });
 
+  it('conditional nodes: bodies are Graphs to fill; IF, IF/ELSE and SWITCH pick by the value, set again at each launch', function () {
+    const counts = path.join(dir, 'counts');
+    run(
+      `
+      const { liveCounts } = require(${JSON.stringify(path.join(ROOT, 'test/support/stand-in-driver'))});
+      const a = cuda.memAlloc(64);
+      const g = new cuda.Graph();
+      const set = g.addMemset(a, 1, 64);
+      const yes = g.conditionalHandle({ default: 1 });
+      const no = g.conditionalHandle({ default: 0 });
+      assert.strictEqual(typeof yes.value, 'bigint');
+      assert.strictEqual(yes.graph, g);
+      const one = g.addConditional(yes, 'if', { after: set });
+      assert.strictEqual(one.node.type, 'conditional');
+      assert.strictEqual(one.bodies.length, 1);
+      assert.ok(one.bodies[0] instanceof cuda.Graph);
+      one.bodies[0].addMemset(a, 2, 16);
+      const two = g.addConditional(no, 'if', { size: 2, after: one.node });
+      two.bodies[0].addMemset(a, 3, 16);
+      two.bodies[1].addMemset(a.slice(16), 4, 16);
+      const choice = 1 + Math.floor(Math.random() * 4);
+      const cases = g.addConditional(g.conditionalHandle({ default: choice }), 'switch', { size: 5, after: two.node });
+      cases.bodies.forEach((body, i) => body.addMemset(a.slice(32), 10 + i, 16));
+      const loop = cases.bodies[choice].addConditional(no, 'while');
+      loop.bodies[0].addEmpty();
+      assert.deepStrictEqual(g.nodes().map((n) => n.type), ['memset', 'conditional', 'conditional', 'conditional']);
+      assert.deepStrictEqual(cases.bodies[choice].nodes().map((n) => n.type), ['memset', 'conditional']);
+      const exec = g.instantiate();
+      exec.launch();
+      const out = new Uint8Array(64);
+      cuda.memcpyDtoH(out, a);
+      const expected = new Uint8Array(64).fill(1);
+      expected.fill(2, 0, 16);
+      expected.fill(4, 16, 32);
+      expected.fill(10 + choice, 32, 48);
+      assert.deepStrictEqual(out, expected);
+      assert.deepStrictEqual(log().filter((line) => / 13$/.test(line)).length, 4, 'four conditional nodes ran');
+      // bodies die with their graph; the GraphExec does not
+      g.destroy();
+      for (const body of [one.bodies[0], two.bodies[1], loop.bodies[0]]) {
+        assert.throws(() => body.addEmpty(), { name: 'LogicError', message: /a body of a conditional node of a Graph that has been destroyed/ });
+      }
+      exec.launch();
+      exec.destroy();
+      const left = liveCounts(${JSON.stringify(counts)});
+      assert.deepStrictEqual([left.graphs, left.graph_execs, left.stale], [0, 0, 0]);
+      // each bad argument
+      const h = new cuda.Graph();
+      const handle = h.conditionalHandle();
+      const bad = [
+        [() => h.addConditional({}, 'if'), 'TypeError', 'handle must be a ConditionalHandle, not an Object'],
+        [() => h.addConditional(handle, 'until'), 'TypeError', /^kind must be 'if', 'while' or 'switch', not the string/],
+        [() => h.addConditional(handle, 'while', { size: 2 }), 'RangeError', /size/],
+        [() => h.addConditional(handle, 'if', { size: 3 }), 'RangeError', /size/],
+        [() => h.addConditional(handle, 'switch', { size: 1025 }), 'RangeError', /size/],
+        [() => h.addConditional(handle, 'if', { else: true }), 'TypeError', /unknown option 'else'/],
+        [() => h.conditionalHandle({ default: -1 }), 'RangeError', /default/],
+        [() => h.conditionalHandle({ resetEachLaunch: 1 }), 'TypeError', 'resetEachLaunch must be true or false, not number 1'],
+        [() => new cuda.ConditionalHandle(null, 1n), 'TypeError', /comes from graph.conditionalHandle/],
+      ];
+      for (const [fn, name, message] of bad) assert.throws(fn, { name, message });
+    `,
+      { FAKE_CUDA_COUNTS: counts },
+    );
+  });
+
   it('capture into a graph of yours after some of its nodes; isCapturing() and captureInfo() say what is under way', function () {
     run(`
       const s = new cuda.Stream();

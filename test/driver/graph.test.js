@@ -400,6 +400,60 @@ describeGpu('graphs built node by node', function () {
     );
   });
 
+  it('conditional nodes: a WHILE loop runs until a kernel clears its condition; IF/ELSE and SWITCH pick by a kernel-set value', async function () {
+    const { SourceModule } = require('../../lib/compiler');
+    const cond = new SourceModule(
+      `#include <cudadrv/graph.cuh>
+      // one step of a loop of *left steps: x[i] = 3 x[i] + 1 (mod 2^32), then the count down
+      __global__ void step(cudadrv::ConditionalHandle h, unsigned *x, int *left, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) x[i] = 3 * x[i] + 1;
+      }
+      __global__ void count_down(cudadrv::ConditionalHandle h, int *left) {
+        if (--*left <= 0) cudadrv::setConditional(h, 0);
+      }
+      __global__ void choose(cudadrv::ConditionalHandle h, const int *value) {
+        cudadrv::setConditional(h, (unsigned) *value);
+      }`,
+    );
+    const [step, countDown, choose] = ['step', 'count_down', 'choose'].map((name) => cond.getFunction(name));
+    const host = new Uint32Array(N).map(() => (Math.random() * 2 ** 32) >>> 0);
+    const x = cuda.toDevice(host);
+    const steps = 1 + Math.floor(Math.random() * 40);
+    const left = cuda.toDevice(new Int32Array([steps]));
+    const graph = new cuda.Graph();
+    const loop = graph.conditionalHandle({ default: 1 });
+    const { node: whileNode, bodies } = graph.addConditional(loop, 'while');
+    const h = cuda.uint64(loop.value);
+    const body = bodies[0].addKernel(step, h, x, left, cuda.int32(N), { grid, block: 128 });
+    bodies[0].addKernel(countDown, h, left, { block: 1, after: body });
+    // then IF/ELSE and SWITCH on a value a kernel sets
+    const value = cuda.toDevice(new Int32Array([0]));
+    const pick = graph.conditionalHandle();
+    const chosen = graph.addKernel(choose, cuda.uint64(pick.value), value, { block: 1, after: whileNode });
+    const ifElse = graph.addConditional(pick, 'if', { size: 2, after: chosen });
+    const out = cuda.memAlloc(16);
+    ifElse.bodies[0].addMemset(out, 111, 1, { elementSize: 4 });
+    ifElse.bodies[1].addMemset(out, 222, 1, { elementSize: 4 });
+    const which = graph.conditionalHandle();
+    const chosen2 = graph.addKernel(choose, cuda.uint64(which.value), value, { block: 1, after: ifElse.node });
+    const cases = graph.addConditional(which, 'switch', { size: 3, after: chosen2 });
+    cases.bodies.forEach((b, i) => b.addMemset(out.slice(4), 10 + i, 1, { elementSize: 4 }));
+    const exec = graph.instantiate();
+    exec.launch(stream);
+    await stream.synchronize();
+    let expected = host.slice();
+    for (let i = 0; i < steps; i++) expected = expected.map((v) => (Math.imul(v, 3) + 1) >>> 0);
+    assert.deepStrictEqual(cuda.fromDevice(x, N, 'uint32'), expected, `${steps} iterations`);
+    assert.deepStrictEqual(Array.from(cuda.fromDevice(out, 2, 'int32')), [222, 10]);
+    // another value: the IF branch and switch case 2
+    cuda.memcpyHtoD(value, new Int32Array([2]));
+    cuda.memcpyHtoD(left, new Int32Array([1]));
+    exec.launch(stream);
+    await stream.synchronize();
+    assert.deepStrictEqual(Array.from(cuda.fromDevice(out, 2, 'int32')), [111, 12]);
+  });
+
   it('what only a GraphExec holds survives garbage collection; a module its kernels use cannot be freed', async function () {
     const host = randomInts(N);
     const result = cuda.memAlloc(N * 4);

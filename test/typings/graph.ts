@@ -50,3 +50,16 @@ function captureInto(stream: cuda.Stream, graph: cuda.Graph, node: cuda.GraphNod
 }
 
 void captureInto;
+
+function conditional(kernel: cuda.Kernel, left: cuda.DeviceAllocation): void {
+  const graph = new cuda.Graph();
+  const handle: cuda.ConditionalHandle = graph.conditionalHandle({ default: 1, resetEachLaunch: true });
+  const { node, bodies } = graph.addConditional(handle, 'while');
+  bodies[0].addKernel(kernel, cuda.uint64(handle.value), left, { block: 1 });
+  const cases = graph.addConditional(graph.conditionalHandle(), 'switch', { size: 4, after: node });
+  // @ts-expect-error: the kinds are if, while and switch
+  graph.addConditional(handle, 'until');
+  console.log(cases.bodies.length, handle.graph === graph);
+}
+
+void conditional;

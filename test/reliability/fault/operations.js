@@ -337,6 +337,11 @@ const OPERATIONS = {
             } finally {
               child.destroy();
             }
+            const cases = graph.addConditional(graph.conditionalHandle({ default: 1 }), 'switch', {
+              size: 2,
+              after: copy,
+            });
+            cases.bodies[1].addMemset(m, 2, 16);
             s.beginCapture(cuda.StreamCaptureMode.RELAXED, { into: graph, after: copy });
             s.captureInfo();
             s.isCapturing();

@@ -23,6 +23,12 @@ struct CUgraphNode_st {
   unsigned char *params;
   size_t param_size;
   CUgraph child; /* a copy, owned */
+  /* a conditional node: its handle, kind, and bodies (owned, registered as graphs) */
+  CUgraphConditionalHandle handle;
+  CUgraphConditionalNodeType cond_type;
+  CUgraph *bodies;
+  unsigned int body_count;
+  bool bodies_registered; /* a graph's (a user may add to them), not an exec's copy's */
 };
 struct CUgraph_st {
   CUgraphNode *nodes;
@@ -30,8 +36,32 @@ struct CUgraph_st {
 };
 struct CUgraphExec_st {
   CUgraph copy;
+  CUgraph source; /* compared, never read: its conditional handles are reset at launches */
   int launches;
 };
+
+/* Conditional handles: 1 + their index here. Kernels cannot set them on the stand-in; a launch
+ * sets those of its graph made with CU_GRAPH_COND_ASSIGN_DEFAULT to their default. */
+static struct {
+  CUgraph graph;
+  unsigned int value, default_value, flags;
+} handles[256];
+static unsigned int handle_count;
+
+EXPORT CUresult cuGraphConditionalHandleCreate(CUgraphConditionalHandle *out, CUgraph graph,
+                                               CUcontext ctx, unsigned int value,
+                                               unsigned int flags) {
+  ENTER();
+  if (!obj_live((uintptr_t)graph, OBJ_GRAPH) || flags > CU_GRAPH_COND_ASSIGN_DEFAULT)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (!live_context(ctx, true)) return CUDA_ERROR_INVALID_CONTEXT;
+  if (handle_count == sizeof handles / sizeof handles[0]) return CUDA_ERROR_OUT_OF_MEMORY;
+  handles[handle_count].graph = graph;
+  handles[handle_count].value = handles[handle_count].default_value = value;
+  handles[handle_count].flags = flags;
+  *out = ++handle_count;
+  return CUDA_SUCCESS;
+}
 
 static CUgraph graph_alloc(void) { return calloc(1, sizeof(struct CUgraph_st)); }
 
@@ -39,6 +69,11 @@ static void graph_free(CUgraph g) {
   for (size_t i = 0; i < g->count; i++) {
     CUgraphNode n = g->nodes[i];
     if (n->child) graph_free(n->child);
+    for (unsigned int b = 0; b < n->body_count; b++) {
+      if (n->bodies_registered) obj_remove((uintptr_t)n->bodies[b], OBJ_GRAPH);
+      graph_free(n->bodies[b]);
+    }
+    free(n->bodies);
     free(n->deps);
     free(n->params);
     free(n);
@@ -59,10 +94,19 @@ static CUgraphNode node_copy(CUgraph into, CUgraphNode n) {
   c->deps = n->dep_count ? malloc(n->dep_count * sizeof *c->deps) : NULL;
   c->params = n->param_size ? malloc(n->param_size) : NULL;
   c->child = n->child ? graph_copy(n->child) : NULL;
-  if ((n->dep_count && !c->deps) || (n->param_size && !c->params) || (n->child && !c->child)) {
+  c->bodies = n->body_count ? calloc(n->body_count, sizeof *c->bodies) : NULL;
+  c->bodies_registered = false;
+  bool copied = !n->body_count || c->bodies;
+  for (unsigned int b = 0; copied && b < n->body_count; b++) /* an exec's bodies: unregistered */
+    copied = (c->bodies[b] = graph_copy(n->bodies[b])) != NULL;
+  if ((n->dep_count && !c->deps) || (n->param_size && !c->params) || (n->child && !c->child) ||
+      !copied) {
     free(c->deps);
     free(c->params);
     if (c->child) graph_free(c->child);
+    for (unsigned int b = 0; c->bodies && b < n->body_count; b++)
+      if (c->bodies[b]) graph_free(c->bodies[b]);
+    free(c->bodies);
     free(c);
     return NULL;
   }
@@ -243,6 +287,40 @@ EXPORT CUresult cuGraphKernelNodeGetParams(CUgraphNode node, CUDA_KERNEL_NODE_PA
   return CUDA_SUCCESS;
 }
 
+/* Conditional nodes only: cudadrv makes the other kinds with their own calls. */
+EXPORT CUresult cuGraphAddNode(CUgraphNode *node, CUgraph graph, const CUgraphNode *deps,
+                               const CUgraphEdgeData *data, size_t count, CUgraphNodeParams *p) {
+  ENTER();
+  if (data || p->type != CU_GRAPH_NODE_TYPE_CONDITIONAL) return CUDA_ERROR_NOT_SUPPORTED;
+  CUDA_CONDITIONAL_NODE_PARAMS *c = &p->conditional;
+  if (!c->handle || c->handle > handle_count || !c->size ||
+      (c->type == CU_GRAPH_COND_TYPE_WHILE && c->size != 1) ||
+      (c->type == CU_GRAPH_COND_TYPE_IF && c->size > 2) || c->type > CU_GRAPH_COND_TYPE_SWITCH)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (!live_context(c->ctx, true)) return CUDA_ERROR_INVALID_CONTEXT;
+  CUgraph *bodies = calloc(c->size, sizeof *bodies);
+  if (!bodies) return CUDA_ERROR_OUT_OF_MEMORY;
+  CUresult result = CUDA_SUCCESS;
+  unsigned int made = 0;
+  for (; made < c->size && result == CUDA_SUCCESS; made++) result = fake_graph_new(&bodies[made]);
+  if (result == CUDA_SUCCESS)
+    result = add_node(graph, deps, count, CU_GRAPH_NODE_TYPE_CONDITIONAL, node);
+  if (result != CUDA_SUCCESS) {
+    for (unsigned int b = 0; b < made; b++)
+      if (bodies[b] && obj_remove((uintptr_t)bodies[b], OBJ_GRAPH)) graph_free(bodies[b]);
+    free(bodies);
+    return result;
+  }
+  CUgraphNode n = *node;
+  n->handle = c->handle;
+  n->cond_type = c->type;
+  n->bodies = bodies;
+  n->body_count = c->size;
+  n->bodies_registered = true;
+  c->phGraph_out = bodies; /* the driver's own array, valid while the node is */
+  return CUDA_SUCCESS;
+}
+
 EXPORT CUresult cuGraphAddChildGraphNode(CUgraphNode *node, CUgraph graph, const CUgraphNode *deps,
                                          size_t count, CUgraph child) {
   ENTER();
@@ -319,6 +397,7 @@ static CUresult instantiate(CUgraphExec *exec, CUgraph graph) {
   if (!e || !(e->copy = graph_copy(graph))) return free(e), CUDA_ERROR_OUT_OF_MEMORY;
   CUresult result = obj_add((uintptr_t)e, OBJ_GRAPH_EXEC, 0);
   if (result != CUDA_SUCCESS) return graph_free(e->copy), free(e), result;
+  e->source = graph;
   *exec = e;
   return CUDA_SUCCESS;
 }
@@ -453,6 +532,17 @@ static CUresult run(CUgraph g, CUstream stream, const char *prefix) {
       char inner[64];
       snprintf(inner, sizeof inner, "%s%zu.", prefix, i);
       result = run(n->child, stream, inner);
+    } else if (n->type == CU_GRAPH_NODE_TYPE_CONDITIONAL) {
+      unsigned int value = handles[n->handle - 1].value, body = n->body_count;
+      if (n->cond_type == CU_GRAPH_COND_TYPE_SWITCH) body = value; /* none past the last */
+      if (n->cond_type == CU_GRAPH_COND_TYPE_IF) body = value ? 0 : 1;
+      if (n->cond_type == CU_GRAPH_COND_TYPE_WHILE)
+        body = value ? 0 : 1; /* once: nothing clears it */
+      if (body < n->body_count) {
+        char inner[64];
+        snprintf(inner, sizeof inner, "%s%zu.%u.", prefix, i, body);
+        result = run(n->bodies[body], stream, inner);
+      }
     }
     if (result != CUDA_SUCCESS) return result;
   }
@@ -465,6 +555,9 @@ EXPORT CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream) {
     return CUDA_ERROR_INVALID_HANDLE;
   exec->launches++;
   log_line("graph launch stream=%d", stream_id(stream));
+  for (unsigned int h = 0; h < handle_count; h++)
+    if (handles[h].graph == exec->source && handles[h].flags & CU_GRAPH_COND_ASSIGN_DEFAULT)
+      handles[h].value = handles[h].default_value;
   return run(exec->copy, stream, "");
 }
 
