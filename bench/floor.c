@@ -44,6 +44,8 @@
 #define SMALL 16                /* the latency copies */
 #define MIB ((size_t)1 << 20)   /* the allocations */
 #define GRAPH_KERNELS 100       /* launches captured into the graph */
+#define WHILE_SHORT 10          /* iterations of the short WHILE loop */
+#define WHILE_LONG 1000         /* and of the long one */
 
 /* ---- the driver, resolved as cudadrv's loader does ---- */
 
@@ -58,7 +60,8 @@
   X(cuModuleGetFunction, 2000) X(cuLaunchKernel, 4000) X(cuStreamBeginCapture, 10010)            \
   X(cuStreamEndCapture, 10000) X(cuGraphInstantiateWithFlags, 11040) X(cuGraphLaunch, 10000)  \
   X(cuGraphCreate, 10000) X(cuGraphAddKernelNode, 12000) X(cuGraphExecDestroy, 10000)           \
-  X(cuGraphUpload, 11010)
+  X(cuGraphUpload, 11010) X(cuGraphConditionalHandleCreate, 12030) X(cuGraphAddNode, 12030)    \
+  X(cuGraphAddMemsetNode, 10000) X(cuCtxGetCurrent, 4000)
 // clang-format on
 
 #define DRIVER_ENTRY(name, version) PFN_##name##_v##version name;
@@ -151,7 +154,7 @@ static const char *cu_failed(const char *api, CUresult result) {
 static CUdevice device;
 static CUstream stream;
 static const char *toolkit, *kernels_file, *compile_file; /* from the command line */
-static CUfunction empty_fn, args4_fn;
+static CUfunction empty_fn, args4_fn, count_down_fn;
 static CUdeviceptr big, big2, small, args_a, args_b;
 static void *pinned, *pageable;
 static unsigned char small_host[SMALL];
@@ -165,6 +168,7 @@ static int compile_option_count;
 static CUgraphExec graph_exec;
 static CUgraph explicit_graph; /* GRAPH_KERNELS empty kernels in a chain, built node by node */
 static CUgraphExec explicit_exec;
+static CUgraphExec while_exec[2]; /* WHILE loops of WHILE_SHORT and WHILE_LONG iterations */
 /* args4's parameters (two pointers, an int and a float) as cudadrv passes them: one buffer laid
  * out as the kernel's parameter space, through cuLaunchKernel's extra. */
 static struct {
@@ -261,6 +265,7 @@ static const char *setup_kernels(void) {
   CK(cuModuleLoadData, &module, cubin);
   free(cubin);
   CK(cuModuleGetFunction, &empty_fn, module, "empty");
+  CK(cuModuleGetFunction, &count_down_fn, module, "count_down");
   CK(cuModuleGetFunction, &args4_fn, module, "args4");
   CK(cuMemAlloc, &args_a, 1024);
   CK(cuMemAlloc, &args_b, 1024);
@@ -311,6 +316,8 @@ STEP(htod_small, cuMemcpyHtoD, small, small_host, SMALL)
 STEP(dtoh_small, cuMemcpyDtoH, small_host, small, SMALL)
 STEP(graph_launch, cuGraphLaunch, graph_exec, stream)
 STEP(explicit_launch, cuGraphLaunch, explicit_exec, stream)
+STEP(while_short, cuGraphLaunch, while_exec[0], stream)
+STEP(while_long, cuGraphLaunch, while_exec[1], stream)
 
 static const char *instantiate_destroy(void) {
   CUgraphExec exec;
@@ -391,6 +398,46 @@ static const char *setup_explicit(void) {
   return NULL;
 }
 
+/* What cudadrv's bench/run.js builds for its WHILE lines: a memset of the count, then a WHILE node
+ * (condition 1 at each launch) whose body counts it down and clears the condition at 0. */
+static const char *setup_while_loop(int which, int iterations) {
+  if (while_exec[which]) return NULL;
+  const char *failed = setup_kernels();
+  if (failed) return failed;
+  CUcontext ctx;
+  CK(cuCtxGetCurrent, &ctx);
+  CUdeviceptr left;
+  CK(cuMemAlloc, &left, 4);
+  CUgraph graph;
+  CK(cuGraphCreate, &graph, 0);
+  CUDA_MEMSET_NODE_PARAMS set = {
+      .dst = left, .value = (unsigned)iterations, .elementSize = 4, .width = 1, .height = 1};
+  CUgraphNode reset, loop, body_node;
+  CK(cuGraphAddMemsetNode, &reset, graph, NULL, 0, &set, ctx);
+  CUgraphConditionalHandle handle;
+  CK(cuGraphConditionalHandleCreate, &handle, graph, ctx, 1, CU_GRAPH_COND_ASSIGN_DEFAULT);
+  CUgraphNodeParams params = {.type = CU_GRAPH_NODE_TYPE_CONDITIONAL};
+  params.conditional = (CUDA_CONDITIONAL_NODE_PARAMS){
+      .handle = handle, .type = CU_GRAPH_COND_TYPE_WHILE, .size = 1, .ctx = ctx};
+  CK(cuGraphAddNode, &loop, graph, &reset, NULL, 1, &params);
+  void *args[] = {&handle, &left};
+  CUDA_KERNEL_NODE_PARAMS kernel = {.func = count_down_fn,
+                                    .gridDimX = 1,
+                                    .gridDimY = 1,
+                                    .gridDimZ = 1,
+                                    .blockDimX = 1,
+                                    .blockDimY = 1,
+                                    .blockDimZ = 1,
+                                    .kernelParams = args};
+  CK(cuGraphAddKernelNode, &body_node, params.conditional.phGraph_out[0], NULL, 0, &kernel);
+  CK(cuGraphInstantiateWithFlags, &while_exec[which], graph, 0);
+  CK(cuGraphUpload, while_exec[which], stream);
+  return NULL;
+}
+
+static const char *setup_while_short(void) { return setup_while_loop(0, WHILE_SHORT); }
+static const char *setup_while_long(void) { return setup_while_loop(1, WHILE_LONG); }
+
 /* The device's primary context, current, and the non-blocking stream. */
 static const char *setup_device(char *name, size_t size, int *driver) {
   CUcontext context;
@@ -433,6 +480,8 @@ static const operation operations[] = {
     {"graph.launch", setup_graph, graph_launch, synchronize},
     {"graph.explicit.launch", setup_explicit, explicit_launch, synchronize},
     {"graph.instantiate", setup_explicit, instantiate_destroy, NULL},
+    {"graph.while.short", setup_while_short, while_short, synchronize},
+    {"graph.while.long", setup_while_long, while_long, synchronize},
 };
 #define OPERATION_COUNT (sizeof operations / sizeof operations[0])
 
@@ -478,8 +527,9 @@ static const char *run(const operation *op, int warmup, int reps, int batch) {
 }
 
 static void print_sizes(void) {
-  printf("\"sizes\":{\"big\":%zu,\"small\":%d,\"alloc\":%zu,\"graphKernels\":%d}", BIG, SMALL, MIB,
-         GRAPH_KERNELS);
+  printf("\"sizes\":{\"big\":%zu,\"small\":%d,\"alloc\":%zu,\"graphKernels\":%d,"
+         "\"whileShort\":%d,\"whileLong\":%d}",
+         BIG, SMALL, MIB, GRAPH_KERNELS, WHILE_SHORT, WHILE_LONG);
 }
 
 static const operation *find(const char *name, size_t length) {

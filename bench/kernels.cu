@@ -9,6 +9,14 @@ extern "C" __global__ void args4(float *a, const float *b, int n, float x) {
   if (n < 0) a[0] = b[0] * x;
 }
 
+// A WHILE loop's body: counts *left down and ends the loop at 0 (the device builtin that
+// include/cudadrv/graph.cuh wraps, declared here so that NVRTC needs no include path).
+extern "C" __device__ __cudart_builtin__ void cudaGraphSetConditional(unsigned long long handle,
+                                                                     unsigned int value);
+extern "C" __global__ void count_down(unsigned long long handle, int *left) {
+  if (--*left <= 0) cudaGraphSetConditional(handle, 0);
+}
+
 // Occupies a stream for us microseconds of the GPU's global timer.
 extern "C" __global__ void spin(int us) {
   unsigned long long start, now;

@@ -25,7 +25,7 @@ const FLOOR_SOURCE = path.join(__dirname, 'floor.c');
 const FLOOR_BINARY = path.join(ROOT, 'build', 'bench', 'floor');
 
 // The sizes floor.c uses too (it reports its own, and they are checked against these).
-const SIZES = { big: 256 * 2 ** 20, small: 16, alloc: 2 ** 20, graphKernels: 100 };
+const SIZES = { big: 256 * 2 ** 20, small: 16, alloc: 2 ** 20, graphKernels: 100, whileShort: 10, whileLong: 1000 };
 
 // ---- the operations ----
 // id, title, unit; c: the floor.c operation measured beside it; spec: [warm-up batches, timed
@@ -396,7 +396,65 @@ const OPERATIONS = [
       return { step: () => graph.instantiate().destroy() };
     },
   },
+  {
+    id: 'graph.while.short',
+    title: `WHILE loop of ${SIZES.whileShort} kernels, host cost of a launch`,
+    unit: 'us',
+    c: 'graph.while.short',
+    rounds: 10,
+    spec: [1, 10, 5],
+    target: ratioAtMost(1.05),
+    note: 'C and cudadrv take turns: 10 rounds of 10 timed batches of 5 launches, the stream synchronized after each batch, untimed',
+    js: (env) => whileLoop(env, SIZES.whileShort),
+  },
+  {
+    id: 'graph.while.long',
+    title: `WHILE loop of ${SIZES.whileLong} kernels, host cost of a launch`,
+    unit: 'us',
+    c: 'graph.while.long',
+    rounds: 10,
+    spec: [1, 10, 5],
+    target: ofOperation('graph.while.short', 1.1),
+    note: 'flat in the iteration count: at most 1.1x the launch of the 10-iteration loop',
+    js: (env) => whileLoop(env, SIZES.whileLong),
+  },
+  {
+    id: 'graph.while.js',
+    title: `the same ${SIZES.whileLong} kernels launched from JavaScript, host cost`,
+    unit: 'us',
+    spec: [2, 10, 1],
+    js: (env) => {
+      const { countDown } = env.kernels();
+      const stream = env.stream();
+      const left = env.cuda.memAlloc(4);
+      env.cuda.memsetD32(left, 2 ** 30, 1); // never counted down to 0: no condition to clear
+      const handle = 0n;
+      const prepared = countDown.prepare('QP');
+      return {
+        step: () => {
+          for (let i = 0; i < SIZES.whileLong; i++) prepared.preparedAsyncCall([1, 1], [1, 1, 1], stream, handle, left);
+        },
+        after: () => stream.synchronizeSync(),
+      };
+    },
+  },
 ];
+
+// A memset of the count, then a WHILE node whose body counts it down (bench/kernels.cu's
+// count_down) and clears the condition at 0: iterations kernels a launch. Its launch on the stream.
+function whileLoop(env, iterations) {
+  const { cuda } = env;
+  const { countDown } = env.kernels();
+  const stream = env.stream();
+  const left = cuda.memAlloc(4);
+  const graph = new cuda.Graph();
+  const reset = graph.addMemset(left, iterations, 1, { elementSize: 4 });
+  const loop = graph.conditionalHandle({ default: 1 });
+  const { bodies } = graph.addConditional(loop, 'while', { after: reset });
+  bodies[0].addKernel(countDown, cuda.uint64(loop.value), left, { block: 1 });
+  const exec = graph.instantiate({ upload: stream });
+  return { step: () => exec.launch(stream), after: () => stream.synchronizeSync() };
+}
 
 // SIZES.graphKernels empty kernels in a chain, each node after the one before.
 function explicitGraph(env) {
@@ -554,6 +612,7 @@ class Env {
         empty: module.getFunction('empty'),
         args4: module.getFunction('args4'),
         spin: module.getFunction('spin'),
+        countDown: module.getFunction('count_down'),
       };
     });
   }
