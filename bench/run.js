@@ -378,7 +378,7 @@ const OPERATIONS = [
     target: ratioAtMost(1.05),
     js: (env) => {
       const stream = env.stream();
-      const exec = explicitGraph(env).instantiate({ upload: stream });
+      const exec = explicitGraph(env).instantiate().upload(stream); // as floor.c: no flags, then upload
       return { step: () => exec.launch(stream), after: () => stream.synchronizeSync() };
     },
   },
@@ -402,9 +402,9 @@ const OPERATIONS = [
     unit: 'us',
     c: 'graph.while.short',
     rounds: 10,
-    spec: [1, 10, 5],
+    spec: [1, 20, 1],
     target: ratioAtMost(1.05),
-    note: 'C and cudadrv take turns: 10 rounds of 10 timed batches of 5 launches, the stream synchronized after each batch, untimed',
+    note: 'C and cudadrv take turns: 10 rounds of 20 timed launches, the stream synchronized after each, untimed (a loop still running holds the next launch of its GraphExec back)',
     js: (env) => whileLoop(env, SIZES.whileShort),
   },
   {
@@ -413,7 +413,7 @@ const OPERATIONS = [
     unit: 'us',
     c: 'graph.while.long',
     rounds: 10,
-    spec: [1, 10, 5],
+    spec: [1, 20, 1],
     target: ofOperation('graph.while.short', 1.1),
     note: 'flat in the iteration count: at most 1.1x the launch of the 10-iteration loop',
     js: (env) => whileLoop(env, SIZES.whileLong),
@@ -452,7 +452,7 @@ function whileLoop(env, iterations) {
   const loop = graph.conditionalHandle({ default: 1 });
   const { bodies } = graph.addConditional(loop, 'while', { after: reset });
   bodies[0].addKernel(countDown, cuda.uint64(loop.value), left, { block: 1 });
-  const exec = graph.instantiate({ upload: stream });
+  const exec = graph.instantiate().upload(stream);
   return { step: () => exec.launch(stream), after: () => stream.synchronizeSync() };
 }
 
