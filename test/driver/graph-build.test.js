@@ -401,6 +401,86 @@ describe('graphs built node by node (stand-in driver)', function () {
     `);
   });
 
+  it('workers that build and launch graphs, terminated mid-work in 20 rounds, then the main thread: no crash, exit 0', function () {
+    const out = run(`
+      const { Worker } = require('worker_threads');
+      const body = \`
+        const cuda = require(\${JSON.stringify(${JSON.stringify(ROOT)})});
+        const { parentPort } = require('worker_threads');
+        cuda.init();
+        const ctx = new cuda.Device(0).makeContext();
+        const module = new cuda.Module('entry empty\\\\nentry args4 8 8 4 4\\\\n');
+        const a = cuda.memAlloc(4096);
+        parentPort.postMessage('ready');
+        for (;;) {
+          const g = new cuda.Graph();
+          const set = g.addMemset(a, 1, 4096);
+          const h = g.conditionalHandle({ default: 1 });
+          const { bodies } = g.addConditional(h, 'if', { after: set });
+          bodies[0].addKernel(module.getFunction('args4'), a, a, cuda.int32(1), cuda.float32(1), { block: 32 });
+          g.instantiate().launch();
+        }\`;
+      for (let round = 0; round < 20; round++) {
+        const worker = new Worker(body, { eval: true });
+        await new Promise((resolve, reject) => { worker.once('message', resolve); worker.once('error', reject); });
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 20));
+        await worker.terminate();
+      }
+      const g = new cuda.Graph();
+      const a = cuda.memAlloc(64);
+      g.addMemset(a, 5, 64);
+      g.instantiate().launch();
+      const bytes = new Uint8Array(64);
+      cuda.memcpyDtoH(bytes, a);
+      assert.deepStrictEqual(bytes, new Uint8Array(64).fill(5));
+      console.log('rounds done');
+    `);
+    assert.match(out, /rounds done/);
+  });
+
+  it('SIGTERM while graphs are built and launched in a loop ends the process within 1 s, by the signal', function () {
+    const script = `
+      const cuda = require(${JSON.stringify(ROOT)});
+      cuda.init();
+      new cuda.Device(0).makeContext();
+      const a = cuda.memAlloc(4096);
+      process.stdout.write('ready\\n');
+      const spin = () => {
+        for (let i = 0; i < 50; i++) {
+          const g = new cuda.Graph();
+          g.addMemcpy(a.slice(2048), a, 2048, { after: g.addMemset(a, 1, 2048) });
+          g.instantiate().launch();
+        }
+        setImmediate(spin);
+      };
+      spin();`;
+    const { spawn } = require('child_process');
+    return new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, ['-e', script], { env: { ...process.env, LD_LIBRARY_PATH: standIn.dir } });
+      let sent = 0;
+      child.stdout.once('data', () => {
+        setTimeout(() => {
+          sent = Date.now();
+          child.kill('SIGTERM');
+        }, 200);
+      });
+      const timer = setTimeout(() => {
+        child.kill('SIGKILL');
+        reject(new Error('still running 5 s after SIGTERM'));
+      }, 10000);
+      child.on('exit', (code, signal) => {
+        clearTimeout(timer);
+        try {
+          assert.strictEqual(signal, 'SIGTERM');
+          assert.ok(Date.now() - sent < 1000, `${Date.now() - sent} ms`);
+          resolve();
+        } catch (error) {
+          reject(error);
+        }
+      });
+    });
+  });
+
   it('garbage collection frees nothing a live Graph or GraphExec uses, and everything once they are dropped', function () {
     const counts = path.join(dir, 'counts');
     run(

@@ -5,6 +5,7 @@
  * in an exec is skipped. cuGraphDebugDotPrint writes a small DOT file of nodes and edges. */
 #include "fake.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,13 +41,15 @@ struct CUgraphExec_st {
   int launches;
 };
 
-/* Conditional handles: 1 + their index here. Kernels cannot set them on the stand-in; a launch
- * sets those of its graph made with CU_GRAPH_COND_ASSIGN_DEFAULT to their default. */
+/* Conditional handles: 1 + their index here, free again once their graph is destroyed. Kernels
+ * cannot set them on the stand-in; a launch sets those of its graph made with
+ * CU_GRAPH_COND_ASSIGN_DEFAULT to their default. */
 static struct {
-  CUgraph graph;
+  CUgraph graph; /* NULL: a free slot */
   unsigned int value, default_value, flags;
 } handles[256];
-static unsigned int handle_count;
+static unsigned int handle_count; /* slots used so far */
+static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;
 
 EXPORT CUresult cuGraphConditionalHandleCreate(CUgraphConditionalHandle *out, CUgraph graph,
                                                CUcontext ctx, unsigned int value,
@@ -55,12 +58,19 @@ EXPORT CUresult cuGraphConditionalHandleCreate(CUgraphConditionalHandle *out, CU
   if (!obj_live((uintptr_t)graph, OBJ_GRAPH) || flags > CU_GRAPH_COND_ASSIGN_DEFAULT)
     return CUDA_ERROR_INVALID_VALUE;
   if (!live_context(ctx, true)) return CUDA_ERROR_INVALID_CONTEXT;
-  if (handle_count == sizeof handles / sizeof handles[0]) return CUDA_ERROR_OUT_OF_MEMORY;
-  handles[handle_count].graph = graph;
-  handles[handle_count].value = handles[handle_count].default_value = value;
-  handles[handle_count].flags = flags;
-  *out = ++handle_count;
-  return CUDA_SUCCESS;
+  pthread_mutex_lock(&handles_lock);
+  unsigned int slot = 0;
+  while (slot < handle_count && handles[slot].graph) slot++;
+  bool room = slot < sizeof handles / sizeof handles[0];
+  if (room) {
+    if (slot == handle_count) handle_count++;
+    handles[slot].graph = graph;
+    handles[slot].value = handles[slot].default_value = value;
+    handles[slot].flags = flags;
+    *out = slot + 1;
+  }
+  pthread_mutex_unlock(&handles_lock);
+  return room ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
 static CUgraph graph_alloc(void) { return calloc(1, sizeof(struct CUgraph_st)); }
@@ -147,6 +157,10 @@ EXPORT CUresult cuGraphCreate(CUgraph *graph, unsigned int flags) {
 EXPORT CUresult cuGraphDestroy(CUgraph graph) {
   ENTER();
   if (!obj_remove((uintptr_t)graph, OBJ_GRAPH)) return CUDA_ERROR_INVALID_VALUE;
+  pthread_mutex_lock(&handles_lock);
+  for (unsigned int h = 0; h < handle_count; h++)
+    if (handles[h].graph == graph) handles[h].graph = NULL;
+  pthread_mutex_unlock(&handles_lock);
   graph_free(graph);
   return CUDA_SUCCESS;
 }
@@ -293,7 +307,7 @@ EXPORT CUresult cuGraphAddNode(CUgraphNode *node, CUgraph graph, const CUgraphNo
   ENTER();
   if (data || p->type != CU_GRAPH_NODE_TYPE_CONDITIONAL) return CUDA_ERROR_NOT_SUPPORTED;
   CUDA_CONDITIONAL_NODE_PARAMS *c = &p->conditional;
-  if (!c->handle || c->handle > handle_count || !c->size ||
+  if (!c->handle || c->handle > handle_count || !handles[c->handle - 1].graph || !c->size ||
       (c->type == CU_GRAPH_COND_TYPE_WHILE && c->size != 1) ||
       (c->type == CU_GRAPH_COND_TYPE_IF && c->size > 2) || c->type > CU_GRAPH_COND_TYPE_SWITCH)
     return CUDA_ERROR_INVALID_VALUE;
