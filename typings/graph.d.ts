@@ -1,6 +1,6 @@
 // CUDA graphs: work recorded once (node by node, or captured from a stream), instantiated, and
 // launched many times for the cost of one launch.
-import type { Context, Stream } from './index';
+import type { Context, Event, Stream } from './index';
 import type { Dim3, Kernel, KernelArgument } from './kernel';
 import type { DevicePointerLike } from './memory';
 
@@ -70,7 +70,7 @@ export interface ConditionalHandleOptions {
 
 /** graph.addConditional()'s options. */
 export interface ConditionalNodeOptions extends NodeOptions {
-  /** Bodies: 1 for 'while'; 1 or 2 (an ELSE body, CUDA 12.8) for 'if'; the cases of a 'switch'. */
+  /** Bodies: 1 for 'while'; 1 or 2 (an ELSE body, CUDA 12.8) for 'if'; the cases of a 'switch', up to 256. */
   size?: number;
 }
 
@@ -86,7 +86,7 @@ export interface ConditionalNode {
 /** A conditional node's condition: kernels take `cuda.uint64(handle.value)` and set it with
  * `cudadrv::setConditional(handle, value)` from `<cudadrv/graph.cuh>`. */
 export declare class ConditionalHandle {
-  private constructor(graph: Graph, value: bigint);
+  private constructor();
   /** The handle as the kernels take it. */
   readonly value: bigint;
   /** The graph it was made for. */
@@ -123,6 +123,11 @@ export declare class Graph {
   addMemset(dest: DevicePointerLike, value: number, count: number, options?: MemsetNodeOptions): GraphNode;
   /** A copy node: bytes bytes from device memory src to device memory dest. */
   addMemcpy(dest: DevicePointerLike, src: DevicePointerLike, bytes: number, options?: NodeOptions): GraphNode;
+  /** A node that records event (as event.record(stream) does); the graph keeps the event's
+   * driver object while it or a GraphExec of it lives, even after event.destroy(). */
+  addEventRecord(event: Event, options?: NodeOptions): GraphNode;
+  /** A node that waits for event's last record: the nodes after it run after the work recorded there. */
+  addEventWait(event: Event, options?: NodeOptions): GraphNode;
   /** A node that runs a copy of child, made now. */
   addChildGraph(child: Graph, options?: NodeOptions): GraphNode;
   /** A condition for this graph's conditional nodes (and their bodies'), in the current context (CUDA 12.3). */

@@ -15,6 +15,8 @@ const check = require('../internal/checks');
 const { devicePointer, fits } = require('../internal/pointer');
 const { ADD_KERNEL_NODE, SET_KERNEL_NODE } = require('../internal/graph-nodes');
 const { Context } = require('./context');
+const { Event } = require('./event');
+const { ConditionalHandle, CONDITIONAL_TYPES, COND_ASSIGN_DEFAULT, makeHandle } = require('./conditional');
 const { LogicError } = require('./errors');
 const { CudaResult, GraphNodeType, GraphInstantiateFlags, GraphDebugDotFlags } = require('./constants');
 
@@ -54,35 +56,6 @@ function checkKeys(options, keys, what) {
   for (const key of Object.keys(options)) {
     if (!keys.includes(key))
       throw new TypeError(`${what}: unknown option '${key}'; the options are ${keys.join(', ')}`);
-  }
-}
-
-const CONDITIONAL_TYPES = { if: 0, while: 1, switch: 2 }; // CUgraphConditionalNodeType
-const COND_ASSIGN_DEFAULT = 1;
-
-/**
- * A conditional node's condition, from `graph.conditionalHandle()`: a kernel sets it with
- * `cudadrv::setConditional(handle, value)` (`#include <cudadrv/graph.cuh>`), given
- * `cuda.uint64(handle.value)` as an argument.
- */
-class ConditionalHandle {
-  #graph;
-  #value;
-
-  constructor(graph, value) {
-    if (!(graph instanceof Graph)) throw new TypeError('a ConditionalHandle comes from graph.conditionalHandle()');
-    this.#graph = graph;
-    this.#value = value;
-  }
-
-  /** The handle the kernels take, as a 64-bit unsigned integer. */
-  get value() {
-    return this.#value;
-  }
-
-  /** The graph it was made for: its conditional nodes, and their bodies', may use it. */
-  get graph() {
-    return this.#graph;
   }
 }
 
@@ -219,6 +192,26 @@ class Graph {
     return this.#node(node, dest, src);
   }
 
+  /**
+   * A node that records event (as event.record() on a stream does), so that other streams, other
+   * graphs and the host can wait for the nodes before it. The event stays usable by the graph
+   * whatever becomes of the Event object (destroy() included) until the graph and its GraphExecs
+   * are gone.
+   */
+  addEventRecord(event, options) {
+    const after = this.#after(options, ['after'], 'addEventRecord');
+    check.instance('event', event, Event);
+    return this.#node(binding.graphAddEvent(this, after, event, false), event);
+  }
+
+  /** A node that waits for event's last record, so that the nodes after it run after the work
+   * recorded there (another stream's, another graph's). */
+  addEventWait(event, options) {
+    const after = this.#after(options, ['after'], 'addEventWait');
+    check.instance('event', event, Event);
+    return this.#node(binding.graphAddEvent(this, after, event, true), event);
+  }
+
   /** A node that runs a copy of child, made now: later changes to child do not reach it. */
   addChildGraph(child, options) {
     const after = this.#after(options, ['after'], 'addChildGraph');
@@ -240,13 +233,14 @@ class Graph {
       throw new TypeError(`resetEachLaunch must be true or false, not ${check.describe(resetEachLaunch)}`);
     }
     const flags = resetEachLaunch ? COND_ASSIGN_DEFAULT : 0;
-    return new ConditionalHandle(this, binding.graphConditionalHandle(this, value, flags));
+    return makeHandle(this, binding.graphConditionalHandle(this, value, flags));
   }
 
   /**
    * A conditional node (CUDA 12.3): `kind` 'while' runs its body as long as the handle's value is
    * not 0 (a kernel in the body clears it), 'if' runs bodies[0] when it is not 0 and, with
-   * `{ size: 2 }`, bodies[1] when it is (12.8), 'switch' runs bodies[value] of `size` (12.8).
+   * `{ size: 2 }`, bodies[1] when it is (12.8), 'switch' runs bodies[value] of `size`, up to 256
+   * (12.8).
    * Returns `{ node, bodies }`: fill the bodies, which are Graphs, with add methods.
    */
   addConditional(handle, kind, options) {
@@ -256,7 +250,7 @@ class Graph {
       throw new TypeError(`kind must be 'if', 'while' or 'switch', not ${check.describe(kind)}`);
     }
     const size = options?.size ?? 1;
-    check.integer('size', size, 1, kind === 'switch' ? 1024 : kind === 'if' ? 2 : 1);
+    check.integer('size', size, 1, kind === 'switch' ? 256 : kind === 'if' ? 2 : 1);
     adopting = true;
     let bodies;
     try {

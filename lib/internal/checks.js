@@ -63,7 +63,8 @@ function func(name, value) {
 
 function instance(name, value, Class, hint = '') {
   if (!(value instanceof Class)) {
-    throw new TypeError(`${name} must be a ${Class.name}${hint}, not ${describe(value)}`);
+    const article = /^[AEIOU]/.test(Class.name) ? 'an' : 'a';
+    throw new TypeError(`${name} must be ${article} ${Class.name}${hint}, not ${describe(value)}`);
   }
   return value;
 }

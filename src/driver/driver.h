@@ -95,10 +95,12 @@ typedef struct stream_h {
 } stream_h;
 extern const handle_kind STREAM_KIND;
 
+typedef struct event_use event_use;
 typedef struct event_h {
   handle_base base;
   CUevent handle;
   ctx_rec *ctx;
+  event_use *use; /* once a graph's node uses it: the CUevent outlives the Event while it does */
 } event_h;
 extern const handle_kind EVENT_KIND;
 
@@ -162,6 +164,10 @@ typedef struct graph_pin_ops {
   void (*retain)(void *obj);
   void (*release)(void *obj);
 } graph_pin_ops;
+/* What a graph's event node pins: the event's CUevent, which the Event's destroy() or collection
+ * leaves to the last pin to destroy. The pin's obj of event, NULL when out of memory. */
+extern const graph_pin_ops EVENT_PINS;
+void *event_pin_of(event_h *event);
 /* Makes a node of graph after count nodes deps, with a driver call; api names it. */
 typedef CUresult (*node_maker)(void *arg, CUgraph graph, const CUgraphNode *deps, size_t count,
                                CUgraphNode *node);

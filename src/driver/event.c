@@ -4,15 +4,52 @@
 
 #include "driver.h"
 
+/* The CUevent of an Event that a graph's node uses, shared by the Event and the nodes' pins (main
+ * thread only): the last to let go destroys it, in its context. */
+struct event_use {
+  CUevent handle;
+  ctx_rec *ctx;
+  int refs;
+};
+
+static void event_use_release(void *obj) {
+  event_use *use = obj;
+  if (--use->refs > 0) return;
+  if (ctx_enter(use->ctx)) { /* else it went with its context */
+    stats_cleanup(DRV(cuEventDestroy, use->handle));
+    ctx_leave();
+  }
+  ctx_rec_release(use->ctx);
+  free(use);
+}
+
+static void event_use_retain(void *obj) { ((event_use *)obj)->refs++; }
+
+const graph_pin_ops EVENT_PINS = {event_use_retain, event_use_release};
+
+void *event_pin_of(event_h *event) {
+  if (!event->use && (event->use = malloc(sizeof *event->use)))
+    *event->use = (event_use){event->handle, ctx_rec_retain(event->ctx), 1};
+  return event->use;
+}
+
 static CUresult destroy_event(handle_base *base) {
-  return DRV(cuEventDestroy, ((event_h *)base)->handle);
+  event_h *event = (event_h *)base;
+  return event->use ? CUDA_SUCCESS : DRV(cuEventDestroy, event->handle); /* the use's to do */
+}
+
+static void dispose_event(handle_base *base) {
+  event_h *event = (event_h *)base;
+  if (event->use) event_use_release(event->use);
+  event->use = NULL;
 }
 
 const handle_kind EVENT_KIND = {.tag = {0x6364727665767431ULL, 0x4576656e74303031ULL},
                                 .name = "Event",
                                 .freed = "this Event has been destroyed; create a new Event",
                                 .destroy = destroy_event,
-                                .ctx_offset = offsetof(event_h, ctx)};
+                                .ctx_offset = offsetof(event_h, ctx),
+                                .dispose = dispose_event};
 
 static napi_value wrap_event(napi_env env, napi_value obj, CUevent handle, ctx_rec *ctx) {
   event_h *event = calloc(1, sizeof *event);

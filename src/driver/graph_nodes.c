@@ -106,6 +106,31 @@ static napi_value graph_add_child(napi_env env, napi_callback_info info) {
                         "cuGraphAddChildGraphNode", NULL, NULL);
 }
 
+static CUresult make_event_record(void *arg, CUgraph graph, const CUgraphNode *deps, size_t count,
+                                  CUgraphNode *node) {
+  return DRV(cuGraphAddEventRecordNode, node, graph, deps, count, ((event_h *)arg)->handle);
+}
+
+static CUresult make_event_wait(void *arg, CUgraph graph, const CUgraphNode *deps, size_t count,
+                                CUgraphNode *node) {
+  return DRV(cuGraphAddEventWaitNode, node, graph, deps, count, ((event_h *)arg)->handle);
+}
+
+/* graphAddEvent(graph, deps, event, wait): a node that records event (wait false), or that the
+ * nodes after it wait on (wait true). The event's CUevent lives as long as the graph or a GraphExec
+ * of it, whatever becomes of the Event. */
+static napi_value graph_add_event(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 4);
+  event_h *event = handle_get(env, argv[2], &EVENT_KIND);
+  bool wait;
+  if (!event || !arg_bool(env, argv[3], &wait)) return NULL;
+  void *pin = event_pin_of(event);
+  if (!pin) return throw_oom(env);
+  return graph_add_node(env, argv[0], argv[1], wait ? make_event_wait : make_event_record, event,
+                        wait ? "cuGraphAddEventWaitNode" : "cuGraphAddEventRecordNode", pin,
+                        &EVENT_PINS);
+}
+
 /* graphConditionalHandle(graph, defaultValue, flags): a handle (bigint) for conditional nodes of
  * graph, in the current context; flags CU_GRAPH_COND_ASSIGN_DEFAULT: defaultValue is set at each
  * launch. */
@@ -122,7 +147,7 @@ static napi_value graph_conditional_handle(napi_env env, napi_callback_info info
   return make_ptr(env, handle);
 }
 
-enum { MOST_BODIES = 1024 }; /* a SWITCH's cases */
+enum { MOST_BODIES = 256 }; /* a SWITCH's cases */
 
 static CUresult make_conditional(void *arg, CUgraph graph, const CUgraphNode *deps, size_t count,
                                  CUgraphNode *node) {
@@ -131,7 +156,7 @@ static CUresult make_conditional(void *arg, CUgraph graph, const CUgraphNode *de
 
 /* graphAddConditional(graph, deps, handle, type, bodies): a conditional node (CUgraphConditional-
  * NodeType type) of handle, its bodies' graphs wrapped in the objects of the array bodies (1 for
- * WHILE, 1 or 2 for IF, any count up to 1024 for SWITCH). */
+ * WHILE, 1 or 2 for IF, up to 256 for SWITCH). */
 static napi_value graph_add_conditional(napi_env env, napi_callback_info info) {
   ARGS(env, info, 5);
   graph_h *graph = graph_get(env, argv[0]);
@@ -145,7 +170,7 @@ static napi_value graph_add_conditional(napi_env env, napi_callback_info info) {
   if (!is_array) return throw_type(env, "bodies must be an array of objects");
   NAPI_CALL(env, napi_get_array_length(env, argv[4], &size));
   if (!size || size > MOST_BODIES)
-    return throw_range(env, "a conditional node has 1 to 1024 bodies");
+    return throw_range(env, "a conditional node has 1 to 256 bodies");
   graph_family *family = graph_family_of(graph);
   if (!family) return throw_oom(env);
   /* the driver points phGraph_out at an array of its own, filled with the bodies */
@@ -175,6 +200,7 @@ bool graph_nodes_init(napi_env env, napi_value exports) {
       {"graphAddMemset", graph_add_memset},
       {"graphAddMemcpyDtoD", graph_add_memcpy_dtod},
       {"graphAddChild", graph_add_child},
+      {"graphAddEvent", graph_add_event},
       {"graphConditionalHandle", graph_conditional_handle},
       {"graphAddConditional", graph_add_conditional},
   };

@@ -2,6 +2,7 @@
  * so that one kind can never be taken for another, and marked freed once released. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "driver.h"
 
@@ -78,7 +79,8 @@ void *handle_get_any(napi_env env, napi_value value, const handle_kind *kind) {
   if (status != napi_ok) return napi_fail(env, status);
   if (!matches || napi_unwrap(env, value, &base) != napi_ok || !base) {
     char message[160];
-    snprintf(message, sizeof message, "expected a %s", kind->name);
+    snprintf(message, sizeof message, "expected %s %s", strchr("AEIOU", kind->name[0]) ? "an" : "a",
+             kind->name);
     throw_type(env, message);
     return NULL;
   }

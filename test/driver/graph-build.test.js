@@ -316,7 +316,7 @@ describe('graphs built node by node (stand-in driver)', function () {
         [() => h.addConditional(handle, 'until'), 'TypeError', /^kind must be 'if', 'while' or 'switch', not the string/],
         [() => h.addConditional(handle, 'while', { size: 2 }), 'RangeError', /size/],
         [() => h.addConditional(handle, 'if', { size: 3 }), 'RangeError', /size/],
-        [() => h.addConditional(handle, 'switch', { size: 1025 }), 'RangeError', /size/],
+        [() => h.addConditional(handle, 'switch', { size: 257 }), 'RangeError', /size/],
         [() => h.addConditional(handle, 'if', { else: true }), 'TypeError', /unknown option 'else'/],
         [() => h.conditionalHandle({ default: -1 }), 'RangeError', /default/],
         [() => h.conditionalHandle({ resetEachLaunch: 1 }), 'TypeError', 'resetEachLaunch must be true or false, not number 1'],
@@ -372,6 +372,48 @@ describe('graphs built node by node (stand-in driver)', function () {
       s.endCapture();
     `,
       { FAKE_CUDA_DRIVER_VERSION: '12020' },
+    );
+  });
+
+  it("event record and wait nodes: the graph keeps the event's CUevent until it and its GraphExecs are gone, destroy() or not", function () {
+    const counts = path.join(dir, 'counts');
+    run(
+      `
+      const { liveCounts } = require(${JSON.stringify(path.join(ROOT, 'test/support/stand-in-driver'))});
+      const events = () => liveCounts(${JSON.stringify(counts)}).events;
+      const collect = async () => { for (let i = 0; i < 4; i++) { global.gc(); await new Promise((r) => setImmediate(r)); } };
+      const e = new cuda.Event();
+      const g = new cuda.Graph();
+      const record = g.addEventRecord(e);
+      const wait = g.addEventWait(e, { after: record });
+      assert.deepStrictEqual([record.type, wait.type], ['eventRecord', 'waitEvent']);
+      const exec = g.instantiate();
+      e.destroy();
+      assert.throws(() => e.query(), { name: 'LogicError', message: /this Event has been destroyed/ });
+      assert.strictEqual(events(), 1, 'the graph keeps the CUevent');
+      exec.launch();
+      assert.deepStrictEqual(log().slice(-2), ['graph node 0 7', 'graph node 1 6']);
+      g.destroy();
+      exec.launch();
+      assert.strictEqual(events(), 1, 'the GraphExec keeps it');
+      exec.destroy();
+      assert.deepStrictEqual([events(), liveCounts(${JSON.stringify(counts)}).stale], [0, 0]);
+      // dropped to the collector: the same
+      let keep = (() => {
+        const graph = new cuda.Graph();
+        graph.addEventRecord(new cuda.Event());
+        return graph.instantiate();
+      })();
+      await collect();
+      assert.strictEqual(events(), 1);
+      keep.launch();
+      keep = null;
+      await collect();
+      assert.deepStrictEqual([events(), liveCounts(${JSON.stringify(counts)}).stale], [0, 0]);
+      assert.throws(() => new cuda.Graph().addEventRecord({}), { name: 'TypeError', message: 'event must be an Event, not an Object' });
+      assert.throws(() => new cuda.Graph().addEventWait(e), { name: 'LogicError', message: /this Event has been destroyed/ });
+    `,
+      { FAKE_CUDA_COUNTS: counts },
     );
   });
 

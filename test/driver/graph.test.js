@@ -454,6 +454,43 @@ describeGpu('graphs built node by node', function () {
     assert.deepStrictEqual(Array.from(cuda.fromDevice(out, 2, 'int32')), [111, 12]);
   });
 
+  it('event nodes: a wait node orders the graph after another stream; the host waits on a record node', async function () {
+    const host = randomInts(N);
+    const [a, b] = [cuda.memAlloc(N * 4), cuda.memAlloc(N * 4)];
+    const other = new cuda.Stream(cuda.StreamFlags.NON_BLOCKING);
+    const written = new cuda.Event();
+    const done = new cuda.Event();
+    const graph = new cuda.Graph();
+    const wait = graph.addEventWait(written);
+    const copy = graph.addMemcpy(b, a, N * 4, { after: wait });
+    const twice = graph.addKernel(scale, b, cuda.int32(2), cuda.int32(N), { grid, block: 128, after: copy });
+    graph.addEventRecord(done, { after: twice });
+    assert.deepStrictEqual(
+      graph.nodes().map((node) => node.type),
+      ['waitEvent', 'memcpy', 'kernel', 'eventRecord'],
+    );
+    const exec = graph.instantiate();
+    cuda.memsetD32(a, 0, N);
+    cuda.memcpyHtoDAsync(a, host, other); // the other stream writes a, then records
+    written.record(other);
+    exec.launch(stream);
+    await done.synchronize();
+    assert.deepStrictEqual(
+      cuda.fromDevice(b, N, 'int32'),
+      host.map((x) => Math.imul(x, 2)),
+    );
+    // the Events destroyed, the graph's CUevents live on with the GraphExec
+    written.destroy();
+    done.destroy();
+    cuda.memsetD32(b, 0, N);
+    exec.launch(stream);
+    await stream.synchronize();
+    assert.deepStrictEqual(
+      cuda.fromDevice(b, N, 'int32'),
+      host.map((x) => Math.imul(x, 2)),
+    );
+  });
+
   it('what only a GraphExec holds survives garbage collection; a module its kernels use cannot be freed', async function () {
     const host = randomInts(N);
     const result = cuda.memAlloc(N * 4);

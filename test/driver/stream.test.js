@@ -100,7 +100,7 @@ describeGpu('Stream', function () {
     assert.strictEqual(b.isDone(), false, 'b waits for a');
     await b.synchronize();
     assert.strictEqual(a.isDone(), true);
-    assert.throws(() => b.waitForEvent({}), { name: 'TypeError', message: /expected a Event/ });
+    assert.throws(() => b.waitForEvent({}), { name: 'TypeError', message: /expected an Event/ });
   });
 
   it('launchHostFunc calls back on the main thread once the stream gets there', async function () {

@@ -22,6 +22,8 @@ function built(kernel: cuda.Kernel, a: cuda.DeviceAllocation, b: cuda.DeviceAllo
   const copy = graph.addMemcpy(b, a, 1024, { after: set });
   const run = graph.addKernel(kernel, b, cuda.int32(256), { grid: 2, block: [128], after: [set, copy] });
   graph.addChildGraph(new cuda.Graph(), { after: run });
+  const event = new cuda.Event();
+  graph.addEventWait(event, { after: graph.addEventRecord(event, { after: run }) });
   const kind: cuda.GraphNodeKind = run.type;
   const index: number = run.index;
   const same: cuda.Graph = run.graph;

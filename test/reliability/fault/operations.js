@@ -330,6 +330,12 @@ const OPERATIONS = {
               block: 1,
               after: [set, copy],
             });
+            const event = new cuda.Event();
+            try {
+              graph.addEventWait(event, { after: graph.addEventRecord(event, { after: copy }) });
+            } finally {
+              event.destroy();
+            }
             const child = new cuda.Graph();
             try {
               child.addEmpty();

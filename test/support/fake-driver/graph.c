@@ -2,7 +2,8 @@
  * with their dependencies, instantiated into a copy, and run at cuGraphLaunch in the order they
  * were added (which respects every dependency): memsets and copies move real bytes, kernels are
  * logged as launches are, each node run is logged as "graph node <index> <type>". A node turned off
- * in an exec is skipped. cuGraphDebugDotPrint writes a small DOT file of nodes and edges. */
+ * in an exec is skipped. Event nodes record their event, or check it is alive. cuGraphDebugDotPrint
+ * writes a small DOT file of nodes and edges. */
 #include "fake.h"
 
 #include <pthread.h>
@@ -24,6 +25,7 @@ struct CUgraphNode_st {
   unsigned char *params;
   size_t param_size;
   CUgraph child; /* a copy, owned */
+  CUevent event; /* an event record or wait node's */
   /* a conditional node: its handle, kind, and bodies (owned, registered as graphs) */
   CUgraphConditionalHandle handle;
   CUgraphConditionalNodeType cond_type;
@@ -301,6 +303,24 @@ EXPORT CUresult cuGraphKernelNodeGetParams(CUgraphNode node, CUDA_KERNEL_NODE_PA
   return CUDA_SUCCESS;
 }
 
+static CUresult event_node(CUgraphNode *node, CUgraph graph, const CUgraphNode *deps, size_t count,
+                           CUevent event, CUgraphNodeType type) {
+  if (!obj_live((uintptr_t)event, OBJ_EVENT)) return CUDA_ERROR_INVALID_HANDLE;
+  CUresult result = add_node(graph, deps, count, type, node);
+  if (result == CUDA_SUCCESS) (*node)->event = event;
+  return result;
+}
+EXPORT CUresult cuGraphAddEventRecordNode(CUgraphNode *node, CUgraph graph, const CUgraphNode *deps,
+                                          size_t count, CUevent event) {
+  ENTER();
+  return event_node(node, graph, deps, count, event, CU_GRAPH_NODE_TYPE_EVENT_RECORD);
+}
+EXPORT CUresult cuGraphAddEventWaitNode(CUgraphNode *node, CUgraph graph, const CUgraphNode *deps,
+                                        size_t count, CUevent event) {
+  ENTER();
+  return event_node(node, graph, deps, count, event, CU_GRAPH_NODE_TYPE_WAIT_EVENT);
+}
+
 /* Conditional nodes only: cudadrv makes the other kinds with their own calls. */
 EXPORT CUresult cuGraphAddNode(CUgraphNode *node, CUgraph graph, const CUgraphNode *deps,
                                const CUgraphEdgeData *data, size_t count, CUgraphNodeParams *p) {
@@ -546,6 +566,10 @@ static CUresult run(CUgraph g, CUstream stream, const char *prefix) {
       char inner[64];
       snprintf(inner, sizeof inner, "%s%zu.", prefix, i);
       result = run(n->child, stream, inner);
+    } else if (n->type == CU_GRAPH_NODE_TYPE_EVENT_RECORD) {
+      result = fake_event_record(n->event, stream); /* a destroyed event: stale, an error */
+    } else if (n->type == CU_GRAPH_NODE_TYPE_WAIT_EVENT) {
+      result = obj_live((uintptr_t)n->event, OBJ_EVENT) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
     } else if (n->type == CU_GRAPH_NODE_TYPE_CONDITIONAL) {
       unsigned int value = handles[n->handle - 1].value, body = n->body_count;
       if (n->cond_type == CU_GRAPH_COND_TYPE_SWITCH) body = value; /* none past the last */

@@ -216,12 +216,15 @@ EXPORT CUresult cuEventDestroy(CUevent event) {
   free(event);
   return CUDA_SUCCESS;
 }
-EXPORT CUresult cuEventRecord(CUevent event, CUstream stream) {
-  ENTER();
+CUresult fake_event_record(CUevent event, CUstream stream) {
   if (!obj_live((uintptr_t)event, OBJ_EVENT) || !stream_ok(stream))
     return CUDA_ERROR_INVALID_HANDLE;
   event->recorded = 1;
   return CUDA_SUCCESS;
+}
+EXPORT CUresult cuEventRecord(CUevent event, CUstream stream) {
+  ENTER();
+  return fake_event_record(event, stream);
 }
 EXPORT CUresult cuEventQuery(CUevent event) {
   ENTER();
