@@ -20,14 +20,7 @@ export declare class ArrayDescriptor {
 /** A 1D, 2D, 3D or layered array's shape, element type and Array3DFlags. */
 export declare class ArrayDescriptor3D extends ArrayDescriptor {
   /** A descriptor with these fields (0, or 1 channel, where omitted). */
-  constructor(fields?: {
-    width?: number;
-    height?: number;
-    depth?: number;
-    format?: number;
-    numChannels?: number;
-    flags?: number;
-  });
+  constructor(fields?: { width?: number; height?: number; depth?: number; format?: number; numChannels?: number; flags?: number });
   /** Slices, or layers (0 for 1D and 2D arrays). */
   depth: number;
   /** Array3DFlags combined (SURFACE_LDST for arrays surfaces write). */
@@ -73,24 +66,13 @@ export declare function memcpyAtoH(dest: HostBuffer, array: CudaArray, index: nu
 /** memcpyHtoA on stream. */
 export declare function memcpyHtoAAsync(array: CudaArray, index: number, src: HostBuffer, stream?: Stream | null): void;
 /** memcpyAtoH on stream. */
-export declare function memcpyAtoHAsync(
-  dest: HostBuffer,
-  array: CudaArray,
-  index: number,
-  stream?: Stream | null,
-): void;
+export declare function memcpyAtoHAsync(dest: HostBuffer, array: CudaArray, index: number, stream?: Stream | null): void;
 /** Copies bytes of device memory into a 1D array, from byte offset index. */
 export declare function memcpyDtoA(array: CudaArray, index: number, src: DevicePointerLike, bytes: number): void;
 /** Copies bytes of a 1D array, from byte offset index, into device memory. */
 export declare function memcpyAtoD(dest: DevicePointerLike, array: CudaArray, index: number, bytes: number): void;
 /** Copies bytes between two 1D arrays, from their byte offsets. */
-export declare function memcpyAtoA(
-  dest: CudaArray,
-  destIndex: number,
-  src: CudaArray,
-  srcIndex: number,
-  bytes: number,
-): void;
+export declare function memcpyAtoA(dest: CudaArray, destIndex: number, src: CudaArray, srcIndex: number, bytes: number): void;
 
 /** What a texture object reads. */
 export type TextureResource =
@@ -175,26 +157,13 @@ export interface ToArrayOptions {
 }
 
 /** A 2D array of a host matrix: shape [rows, columns] in 'C' order, [columns, rows] in 'F'. */
-export declare function matrixToArray(
-  typedArray: TypedArray,
-  shape: readonly [number, number],
-  order?: MatrixOrder,
-): CudaArray;
+export declare function matrixToArray(typedArray: TypedArray, shape: readonly [number, number], order?: MatrixOrder): CudaArray;
 /** A 2D or 3D array of a host array (PyCUDA's np_to_array). */
 export declare function toArray(typedArray: TypedArray, shape: readonly number[], options?: ToArrayOptions): CudaArray;
 /** toArray for values in device memory (PyCUDA's gpuarray_to_array). */
-export declare function deviceToArray(
-  ptr: DevicePointerLike,
-  shape: readonly number[],
-  dtype: DType,
-  options?: ToArrayOptions,
-): CudaArray;
+export declare function deviceToArray(ptr: DevicePointerLike, shape: readonly number[], dtype: DType, options?: ToArrayOptions): CudaArray;
 /** A 2D array of 1, 2 or 4 channels: shape [rows, columns, channels] in 'C' order. */
-export declare function makeMultichannel2DArray(
-  typedArray: TypedArray,
-  shape: readonly [number, number, number],
-  order?: MatrixOrder,
-): CudaArray;
+export declare function makeMultichannel2DArray(typedArray: TypedArray, shape: readonly [number, number, number], order?: MatrixOrder): CudaArray;
 
 /** PyCUDA's top-level texture constants (TextureArrayFlags / TextureFlags members, and the
  * deprecated launch API's default texture reference). */

@@ -1537,7 +1537,7 @@ export declare const Array3DFlags: Readonly<{
    */
   LAYERED: number;
   /** `CUDA_ARRAY3D_2DARRAY`: Deprecated, use CUDA_ARRAY3D_LAYERED */
-  '2DARRAY': number;
+  "2DARRAY": number;
   /**
    * `CUDA_ARRAY3D_SURFACE_LDST`: This flag must be set in order to bind a surface reference to the
    * CUDA array

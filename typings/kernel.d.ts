@@ -8,8 +8,7 @@ import type { FunctionAttributeGetters } from './constants';
 export type Dim3 = number | readonly [number] | readonly [number, number] | readonly [number, number, number];
 
 /** JIT options: [[JitOption.X, value], ...] or { X: value } (UPPER_CASE or camelCase names). */
-export type JitOptions =
-  ReadonlyArray<readonly [number | string, number | boolean]> | Readonly<Record<string, number | boolean>>;
+export type JitOptions = ReadonlyArray<readonly [number | string, number | boolean]> | Readonly<Record<string, number | boolean>>;
 
 /** How a Module is loaded. */
 export interface ModuleOptions {
@@ -175,8 +174,7 @@ export declare const InOut: HandlerClass<InOut>;
 
 /** What a kernel call takes: typed scalars, device memory, In/Out/InOut, TypedArrays copied
  * verbatim (structs, vector types), booleans; bare numbers only where the signature is known. */
-export type KernelArgument =
-  TypedScalar | ArgumentHandler | DevicePointerLike | ArrayBufferView | boolean | TextureObject | SurfaceObject;
+export type KernelArgument = TypedScalar | ArgumentHandler | DevicePointerLike | ArrayBufferView | boolean | TextureObject | SurfaceObject;
 
 /** Launch attributes (cuLaunchKernelEx), for calls and prepared calls alike. */
 export interface LaunchAttributes {
@@ -213,24 +211,11 @@ export interface PreparedOptions extends LaunchAttributes {
 }
 
 /** What a prepared call takes per argument, and its optional last PreparedOptions. */
-export type PreparedArgument =
-  | number
-  | bigint
-  | boolean
-  | TypedScalar
-  | DevicePointerLike
-  | ArrayBufferView
-  | TextureObject
-  | SurfaceObject
-  | PreparedOptions
-  | undefined;
+export type PreparedArgument = number | bigint | boolean | TypedScalar | DevicePointerLike | ArrayBufferView | TextureObject | SurfaceObject | PreparedOptions | undefined;
 
 /** The bytes of a parameter list as cudadrv lays it out (C alignment). */
 export declare function packArguments(args: readonly KernelArgument[]): Buffer;
-export declare function packArguments(
-  format: string | ReadonlyArray<string | Function>,
-  values: readonly unknown[],
-): Buffer;
+export declare function packArguments(format: string | ReadonlyArray<string | Function>, values: readonly unknown[]): Buffer;
 
 export interface Kernel extends FunctionAttributeGetters {
   /** Launches; with timeKernel, a Promise of the kernel's time in seconds. */

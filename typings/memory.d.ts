@@ -34,38 +34,19 @@ export interface DTypeArrays {
 }
 /** Every TypedArray class's instances. */
 export type TypedArray =
-  | Int8Array
-  | Uint8Array
-  | Uint8ClampedArray
-  | Int16Array
-  | Uint16Array
-  | Int32Array
-  | Uint32Array
-  | Float32Array
-  | Float64Array
-  | BigInt64Array
-  | BigUint64Array;
+  | Int8Array | Uint8Array | Uint8ClampedArray | Int16Array | Uint16Array | Int32Array
+  | Uint32Array | Float32Array | Float64Array | BigInt64Array | BigUint64Array;
 /** Every TypedArray class. */
 export type TypedArrayConstructor =
-  | Int8ArrayConstructor
-  | Uint8ArrayConstructor
-  | Uint8ClampedArrayConstructor
-  | Int16ArrayConstructor
-  | Uint16ArrayConstructor
-  | Int32ArrayConstructor
-  | Uint32ArrayConstructor
-  | Float32ArrayConstructor
-  | Float64ArrayConstructor
-  | BigInt64ArrayConstructor
-  | BigUint64ArrayConstructor;
+  | Int8ArrayConstructor | Uint8ArrayConstructor | Uint8ClampedArrayConstructor
+  | Int16ArrayConstructor | Uint16ArrayConstructor | Int32ArrayConstructor
+  | Uint32ArrayConstructor | Float32ArrayConstructor | Float64ArrayConstructor
+  | BigInt64ArrayConstructor | BigUint64ArrayConstructor;
 /** A TypedArray constructor or its dtype name. */
 export type DType = keyof DTypeArrays | TypedArrayConstructor;
 /** The array a dtype gives. */
-export type ArrayOf<D extends DType> = D extends keyof DTypeArrays
-  ? DTypeArrays[D]
-  : D extends new (...args: any[]) => infer T
-    ? T
-    : never;
+export type ArrayOf<D extends DType> = D extends keyof DTypeArrays ? DTypeArrays[D]
+  : D extends new (...args: any[]) => infer T ? T : never;
 /** A number of elements, or the dimensions whose product it is. */
 export type Shape = number | readonly number[];
 /** Any host buffer: TypedArray, Buffer, DataView, ArrayBuffer or SharedArrayBuffer. */
@@ -158,22 +139,16 @@ export declare function memAlloc(bytes: number | bigint): DeviceAllocation;
  * 2D device memory whose rows are padded to pitch bytes for aligned access by elements of
  * accessSize bytes.
  */
-export declare function memAllocPitch(
-  widthInBytes: number,
-  height: number,
-  accessSize?: 4 | 8 | 16,
-): {
-  /** The memory, height rows of pitch bytes. */
-  allocation: DeviceAllocation;
-  /** Bytes from one row to the next. */
-  pitch: number;
-};
+export declare function memAllocPitch(widthInBytes: number, height: number, accessSize?: 4 | 8 | 16):
+  {
+    /** The memory, height rows of pitch bytes. */
+    allocation: DeviceAllocation;
+    /** Bytes from one row to the next. */
+    pitch: number;
+  };
 /** Stream-ordered device memory (cuMemAllocAsync), from the current pool or `pool`. */
-export declare function memAllocAsync(
-  bytes: number | bigint,
-  stream?: Stream | null,
-  options?: { pool?: MemoryPool | null },
-): DeviceAllocation;
+export declare function memAllocAsync(bytes: number | bigint, stream?: Stream | null,
+  options?: { pool?: MemoryPool | null }): DeviceAllocation;
 /** A 64-byte Buffer that another process opens with new IPCMemoryHandle(). */
 export declare function memGetIpcHandle(pointer: DevicePointerLike): Buffer;
 
@@ -200,29 +175,14 @@ export declare function memcpyDtoHAsync(dest: HostBuffer, src: DevicePointerLike
 /** size defaults to all of src where its size is known. */
 export declare function memcpyDtoD(dest: DevicePointerLike, src: DevicePointerLike, size?: number | bigint): void;
 /** memcpyDtoD on stream. */
-export declare function memcpyDtoDAsync(
-  dest: DevicePointerLike,
-  src: DevicePointerLike,
-  size?: number | bigint,
-  stream?: Stream | null,
-): void;
+export declare function memcpyDtoDAsync(dest: DevicePointerLike, src: DevicePointerLike,
+  size?: number | bigint, stream?: Stream | null): void;
 /** Contexts default to the current one. */
-export declare function memcpyPeer(
-  dest: DevicePointerLike,
-  src: DevicePointerLike,
-  size?: number | bigint,
-  destContext?: Context | null,
-  srcContext?: Context | null,
-): void;
+export declare function memcpyPeer(dest: DevicePointerLike, src: DevicePointerLike, size?: number | bigint,
+  destContext?: Context | null, srcContext?: Context | null): void;
 /** memcpyPeer on stream. */
-export declare function memcpyPeerAsync(
-  dest: DevicePointerLike,
-  src: DevicePointerLike,
-  size?: number | bigint,
-  destContext?: Context | null,
-  srcContext?: Context | null,
-  stream?: Stream | null,
-): void;
+export declare function memcpyPeerAsync(dest: DevicePointerLike, src: DevicePointerLike, size?: number | bigint,
+  destContext?: Context | null, srcContext?: Context | null, stream?: Stream | null): void;
 
 /** Sets count bytes at dest to value. */
 export declare function memsetD8(dest: DevicePointerLike, value: number, count: number | bigint): void;
@@ -234,77 +194,26 @@ export declare function memsetD16(dest: DevicePointerLike, value: number, count:
  */
 export declare function memsetD32(dest: DevicePointerLike, value: number, count: number | bigint): void;
 /** memsetD8 on stream. */
-export declare function memsetD8Async(
-  dest: DevicePointerLike,
-  value: number,
-  count: number | bigint,
-  stream?: Stream | null,
-): void;
+export declare function memsetD8Async(dest: DevicePointerLike, value: number, count: number | bigint, stream?: Stream | null): void;
 /** memsetD16 on stream. */
-export declare function memsetD16Async(
-  dest: DevicePointerLike,
-  value: number,
-  count: number | bigint,
-  stream?: Stream | null,
-): void;
+export declare function memsetD16Async(dest: DevicePointerLike, value: number, count: number | bigint, stream?: Stream | null): void;
 /** memsetD32 on stream. */
-export declare function memsetD32Async(
-  dest: DevicePointerLike,
-  value: number,
-  count: number | bigint,
-  stream?: Stream | null,
-): void;
+export declare function memsetD32Async(dest: DevicePointerLike, value: number, count: number | bigint, stream?: Stream | null): void;
 /** Sets width bytes of height rows, pitch bytes apart, to value. */
-export declare function memsetD2D8(
-  dest: DevicePointerLike,
-  pitch: number,
-  value: number,
-  width: number,
-  height: number,
-): void;
+export declare function memsetD2D8(dest: DevicePointerLike, pitch: number, value: number, width: number, height: number): void;
 /** Sets width 16-bit words of height rows, pitch bytes apart, to value. */
-export declare function memsetD2D16(
-  dest: DevicePointerLike,
-  pitch: number,
-  value: number,
-  width: number,
-  height: number,
-): void;
+export declare function memsetD2D16(dest: DevicePointerLike, pitch: number, value: number, width: number, height: number): void;
 /** Sets width 32-bit words of height rows, pitch bytes apart, to value. */
-export declare function memsetD2D32(
-  dest: DevicePointerLike,
-  pitch: number,
-  value: number,
-  width: number,
-  height: number,
-): void;
+export declare function memsetD2D32(dest: DevicePointerLike, pitch: number, value: number, width: number, height: number): void;
 /** memsetD2D8 on stream. */
-export declare function memsetD2D8Async(
-  dest: DevicePointerLike,
-  pitch: number,
-  value: number,
-  width: number,
-  height: number,
-  stream?: Stream | null,
-): void;
+export declare function memsetD2D8Async(dest: DevicePointerLike, pitch: number, value: number, width: number,
+  height: number, stream?: Stream | null): void;
 /** memsetD2D16 on stream. */
-export declare function memsetD2D16Async(
-  dest: DevicePointerLike,
-  pitch: number,
-  value: number,
-  width: number,
-  height: number,
-  stream?: Stream | null,
-): void;
+export declare function memsetD2D16Async(dest: DevicePointerLike, pitch: number, value: number, width: number,
+  height: number, stream?: Stream | null): void;
 /** memsetD2D32 on stream. */
-export declare function memsetD2D32Async(
-  dest: DevicePointerLike,
-  pitch: number,
-  value: number,
-  width: number,
-  height: number,
-  stream?: Stream | null,
-): void;
+export declare function memsetD2D32Async(dest: DevicePointerLike, pitch: number, value: number, width: number,
+  height: number, stream?: Stream | null): void;
 
 /** A 2D copy: set both sides and the extent, then run() or run(stream). */
 export declare class Memcpy2D {
@@ -491,17 +400,9 @@ export interface ManagedOptions {
 }
 
 /** A page-locked array of shape and dtype, its contents undefined. */
-export declare function pagelockedEmpty<D extends DType>(
-  shape: Shape,
-  dtype: D,
-  options?: PagelockedOptions,
-): ArrayOf<D>;
+export declare function pagelockedEmpty<D extends DType>(shape: Shape, dtype: D, options?: PagelockedOptions): ArrayOf<D>;
 /** A page-locked array of shape and dtype, zeroed. */
-export declare function pagelockedZeros<D extends DType>(
-  shape: Shape,
-  dtype: D,
-  options?: PagelockedOptions,
-): ArrayOf<D>;
+export declare function pagelockedZeros<D extends DType>(shape: Shape, dtype: D, options?: PagelockedOptions): ArrayOf<D>;
 /** A page-locked array like array (its length and type), contents undefined. */
 export declare function pagelockedEmptyLike<T extends TypedArray>(array: T, options?: PagelockedOptions): T;
 /** A page-locked array like array, zeroed. */
@@ -525,6 +426,5 @@ export declare function managedZerosLike<T extends TypedArray>(array: T, options
 /** Page-locks array's memory (page-aligned); returns a new array over the same memory. */
 export declare function registerHostMemory<T extends ArrayBufferView>(array: T, flags?: number): T;
 /** The allocation behind an array made by the functions above, or undefined. */
-export declare function hostAllocationOf(
-  array: ArrayBufferView | ArrayBuffer,
-): PagelockedHostAllocation | AlignedHostAllocation | ManagedAllocation | RegisteredHostMemory | undefined;
+export declare function hostAllocationOf(array: ArrayBufferView | ArrayBuffer):
+  PagelockedHostAllocation | AlignedHostAllocation | ManagedAllocation | RegisteredHostMemory | undefined;
