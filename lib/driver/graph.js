@@ -39,6 +39,9 @@ const TYPE_NAMES = Object.fromEntries(
   ]),
 );
 
+// No dependencies: C takes them as a Uint32Array of node indices (reading one runs no JS).
+const NONE = new Uint32Array(0);
+
 // What a Graph or GraphExec keeps alive for its nodes.
 const held = new WeakMap();
 // Graph → Map(node index → the Kernel of its kernel node), for exec.setKernelArgs().
@@ -114,13 +117,13 @@ class Graph {
   // The node indices of options.after (undefined: none) for C, and options checked.
   #after(options, keys, method) {
     checkKeys(options, keys, `graph.${method}()`);
-    if (options === undefined) return [];
+    if (options === undefined) return NONE;
     const { after } = options;
-    if (after === undefined) return [];
+    if (after === undefined) return NONE;
     const list = after instanceof GraphNode ? [after] : after;
     if (!Array.isArray(list))
       throw new TypeError(`after must be a GraphNode or an array of them, not ${check.describe(after)}`);
-    return list.map((node, i) => GraphNode.indexIn(this, node, `after[${i}]`));
+    return Uint32Array.from(list, (node, i) => GraphNode.indexIn(this, node, `after[${i}]`));
   }
 
   #node(index, ...uses) {
@@ -145,7 +148,7 @@ class Graph {
       throw new TypeError(`kernel must be a Kernel (module.getFunction(name)), not ${check.describe(kernel)}`);
     }
     const options = list[list.length - 1];
-    let deps = [];
+    let deps = NONE;
     if (options !== null && typeof options === 'object' && 'after' in options) {
       deps = this.#after({ after: options.after }, ['after'], 'addKernel');
       const { after, ...rest } = options;
@@ -440,7 +443,7 @@ function beginCapture(stream, mode, options) {
   const list = options.after === undefined ? [] : options.after instanceof GraphNode ? [options.after] : options.after;
   if (!Array.isArray(list))
     throw new TypeError(`after must be a GraphNode or an array of them, not ${check.describe(options.after)}`);
-  const after = list.map((node, i) => GraphNode.indexIn(graph, node, `after[${i}]`));
+  const after = Uint32Array.from(list, (node, i) => GraphNode.indexIn(graph, node, `after[${i}]`));
   binding.streamBeginCaptureToGraph(stream, graph, after, mode);
   captures.set(stream, graph);
 }

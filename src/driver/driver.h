@@ -171,8 +171,8 @@ void *event_pin_of(event_h *event);
 /* Makes a node of graph after count nodes deps, with a driver call; api names it. */
 typedef CUresult (*node_maker)(void *arg, CUgraph graph, const CUgraphNode *deps, size_t count,
                                CUgraphNode *node);
-/* Adds to the Graph object graph, after the nodes that deps names (an array of node indices of
- * that graph), the node make(arg, ...) makes; pins obj (ops NULL: nothing) for as long as the
+/* Adds to the Graph object graph, after the nodes that deps names (a Uint32Array of node indices
+ * of that graph), the node make(arg, ...) makes; pins obj (ops NULL: nothing) for as long as the
  * Graph or a GraphExec made from it lives. The new node's index, or NULL after throwing. */
 napi_value graph_add_node(napi_env env, napi_value graph, napi_value deps, node_maker make,
                           void *arg, const char *api, void *obj, const graph_pin_ops *ops);

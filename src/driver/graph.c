@@ -148,22 +148,29 @@ bool arg_node(napi_env env, napi_value v, const graph_h *graph, CUgraphNode *nod
 
 bool arg_nodes(napi_env env, napi_value v, const graph_h *graph, CUgraphNode **nodes,
                uint32_t *count) {
-  bool is_array = false;
-  NAPI_CALL_BOOL(env, napi_is_array(env, v, &is_array));
-  if (!is_array) return throw_type(env, "dependencies must be an array of node indices"), false;
-  NAPI_CALL_BOOL(env, napi_get_array_length(env, v, count));
-  if (*count > graph->count)
+  /* a Uint32Array, whose reading runs no JS: a getter of an Array's element could destroy the
+   * graph, or fill its node table, between this check and the use of what it checked */
+  bool typed = false;
+  napi_typedarray_type type = napi_int8_array;
+  size_t length = 0;
+  void *data = NULL;
+  NAPI_CALL_BOOL(env, napi_is_typedarray(env, v, &typed));
+  if (typed)
+    NAPI_CALL_BOOL(env, napi_get_typedarray_info(env, v, &type, &length, &data, NULL, NULL));
+  if (!typed || type != napi_uint32_array)
+    return throw_type(env, "dependencies must be a Uint32Array of node indices"), false;
+  if (length > graph->count)
     return throw_range(env, "more dependencies than the graph has nodes"), false;
-  *nodes = *count ? malloc(*count * sizeof **nodes) : NULL;
-  if (*count && !*nodes) return throw_oom(env), false;
-  for (uint32_t i = 0; i < *count; i++) {
-    napi_value element;
-    napi_status status = napi_get_element(env, v, i, &element);
-    if (status != napi_ok || !arg_node(env, element, graph, &(*nodes)[i])) {
+  *count = (uint32_t)length;
+  *nodes = length ? malloc(length * sizeof **nodes) : NULL;
+  if (length && !*nodes) return throw_oom(env), false;
+  const uint32_t *indices = data;
+  for (uint32_t i = 0; i < length; i++) {
+    if (indices[i] >= graph->count) {
       free(*nodes);
-      if (status != napi_ok) napi_fail(env, status);
-      return false;
+      return throw_range(env, "no such node in this graph"), false;
     }
+    (*nodes)[i] = graph->nodes[indices[i]];
   }
   return true;
 }

@@ -62,8 +62,8 @@ uint64_t graph_next_id(void);
 
 /* The node index v names in graph; false after throwing (a RangeError past its nodes). */
 bool arg_node(napi_env env, napi_value v, const graph_h *graph, CUgraphNode *node);
-/* The nodes the array of node indices v names in graph, in *nodes (malloc'd, the caller frees;
- * NULL for none); false after throwing. */
+/* The nodes the Uint32Array of node indices v names in graph, in *nodes (malloc'd, the caller
+ * frees; NULL for none); false after throwing. Runs no JS. */
 bool arg_nodes(napi_env env, napi_value v, const graph_h *graph, CUgraphNode **nodes,
                uint32_t *count);
 /* Wraps handle (taken over) around obj, its nodes listed in the driver's order; NULL (after

@@ -159,18 +159,24 @@ static CUresult make_conditional(void *arg, CUgraph graph, const CUgraphNode *de
  * WHILE, 1 or 2 for IF, up to 256 for SWITCH). */
 static napi_value graph_add_conditional(napi_env env, napi_callback_info info) {
   ARGS(env, info, 5);
-  graph_h *graph = graph_get(env, argv[0]);
-  CUdeviceptr handle;
-  uint32_t type, size;
+  /* the body objects first: reading an Array's elements may run JS (a getter), which must find
+   * nothing checked yet */
+  uint32_t size;
   bool is_array = false;
-  if (!graph || !arg_ptr(env, argv[2], "handle", &handle) ||
-      !arg_uint32(env, argv[3], "type", &type))
-    return NULL;
+  napi_value objects[MOST_BODIES];
   NAPI_CALL(env, napi_is_array(env, argv[4], &is_array));
   if (!is_array) return throw_type(env, "bodies must be an array of objects");
   NAPI_CALL(env, napi_get_array_length(env, argv[4], &size));
   if (!size || size > MOST_BODIES)
     return throw_range(env, "a conditional node has 1 to 256 bodies");
+  for (uint32_t i = 0; i < size; i++)
+    NAPI_CALL(env, napi_get_element(env, argv[4], i, &objects[i]));
+  graph_h *graph = graph_get(env, argv[0]);
+  CUdeviceptr handle;
+  uint32_t type;
+  if (!graph || !arg_ptr(env, argv[2], "handle", &handle) ||
+      !arg_uint32(env, argv[3], "type", &type))
+    return NULL;
   graph_family *family = graph_family_of(graph);
   if (!family) return throw_oom(env);
   /* the driver points phGraph_out at an array of its own, filled with the bodies */
@@ -183,14 +189,8 @@ static napi_value graph_add_conditional(napi_env env, napi_callback_info info) {
   if (index && !params.conditional.phGraph_out)
     return throw_runtime(env, CUDA_ERROR_UNKNOWN, "cuGraphAddNode",
                          "cuGraphAddNode made a conditional node without bodies");
-  for (uint32_t i = 0; index && i < size; i++) {
-    napi_value obj;
-    napi_status status = napi_get_element(env, argv[4], i, &obj);
-    if (status != napi_ok)
-      index = napi_fail(env, status);
-    else if (!graph_wrap_body(env, obj, params.conditional.phGraph_out[i], family))
-      index = NULL;
-  }
+  for (uint32_t i = 0; index && i < size; i++)
+    if (!graph_wrap_body(env, objects[i], params.conditional.phGraph_out[i], family)) index = NULL;
   return index;
 }
 

@@ -138,6 +138,44 @@ describe('hostile input: the launch parameter buffer', function () {
   });
 });
 
+describe('hostile input: JS run by the addon while it adds a graph node', function () {
+  const { standInDriver } = require('../support/stand-in-driver');
+  const standIn = standInDriver();
+
+  // A getter of an Array's element runs JS in the middle of a call into C: reading dependencies
+  // that way, a getter could destroy the graph or fill its node table between C's checks and its
+  // writes. Dependencies are a Uint32Array (no JS runs); a conditional node's body objects are
+  // read before anything is checked.
+  it('dependencies that are not a Uint32Array are a TypeError; a getter destroying the graph finds nothing checked yet', function () {
+    const result = outcome(
+      `${CAUGHT} const cuda = require(${ROOT}); const binding = require(${ROOT} + '/lib/internal/binding');
+      new cuda.Device(0).retainPrimaryContext().push();
+      const g = new cuda.Graph();
+      g.addEmpty();
+      let ran = false;
+      const deps = [];
+      Object.defineProperty(deps, 0, { get() { ran = true; g.destroy(); return 0; }, enumerable: true });
+      const plain = caught(() => binding.graphAddEmpty(g, deps));
+      const typed = caught(() => binding.graphAddEmpty(g, Uint32Array.of(5)));
+      const h = g.conditionalHandle();
+      const bodies = [];
+      Object.defineProperty(bodies, 0, { get() { g.destroy(); return {}; }, enumerable: true });
+      const destroyed = caught(() => binding.graphAddConditional(g, new Uint32Array(0), h.value, 0, bodies));
+      settle({ plain, ran, typed, destroyed });`,
+      { LD_LIBRARY_PATH: standIn.dir },
+    );
+    assert.deepStrictEqual(result, {
+      plain: { name: 'TypeError', message: 'dependencies must be a Uint32Array of node indices' },
+      ran: false,
+      typed: { name: 'RangeError', message: 'no such node in this graph' },
+      destroyed: {
+        name: 'LogicError',
+        message: 'this Graph has been destroyed; make a new one (new Graph(), or a stream capture)',
+      },
+    });
+  });
+});
+
 describe('hostile input: work a stream capture would record', function () {
   const { standInDriver } = require('../support/stand-in-driver');
   const standIn = standInDriver();
