@@ -9,7 +9,8 @@
 #include "graph.h"
 
 bool pins_append(graph_pins *to, const graph_pins *from) {
-  if (!from->count) return true;
+  /* to == from: a graph made a child of itself (which the driver refuses) holds them already */
+  if (!from->count || to == from) return true;
   if (to->count + from->count > to->room) {
     uint32_t room = to->count + from->count;
     graph_pin *grown = realloc(to->at, room * sizeof *grown);
@@ -45,6 +46,10 @@ static void dispose_graph(handle_base *base) {
   graph->family = NULL;
   if (family && !graph->body) family->alive = false; /* its bodies went with it */
   if (family && --family->refs == 0) free(family);
+}
+
+graph_pins *graph_pins_of(graph_h *graph) {
+  return graph->body ? &graph->family->top->pins : &graph->pins;
 }
 
 graph_family *graph_family_of(graph_h *graph) {
@@ -180,8 +185,7 @@ napi_value graph_add_node(napi_env env, napi_value graph_value, napi_value deps_
                           const graph_pin_ops *ops) {
   graph_h *graph = graph_get(env, graph_value);
   if (!graph || !node_room(env, graph)) return NULL;
-  /* a body's nodes run in its graph's instantiations: that graph pins what they use */
-  graph_pins *pins = graph->body ? &graph->family->top->pins : &graph->pins;
+  graph_pins *pins = graph_pins_of(graph);
   if (ops && pins->count == pins->room) {
     uint32_t room = pins->room ? 2 * pins->room : 4;
     graph_pin *grown = realloc(pins->at, room * sizeof *grown);

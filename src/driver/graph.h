@@ -15,7 +15,8 @@ typedef struct graph_pins {
   uint32_t count, room;
 } graph_pins;
 
-/* Retains every pin of from into to; false when out of memory (nothing retained). */
+/* Retains every pin of from into to (nothing when they are the same); false when out of memory
+ * (nothing retained). */
 bool pins_append(graph_pins *to, const graph_pins *from);
 /* Releases and forgets every pin. */
 void pins_release(graph_pins *pins);
@@ -52,6 +53,9 @@ typedef struct graph_exec_h {
 /* The Graph object v, or NULL after throwing: TypeError for another object, LogicError once
  * destroyed, or once the graph a body belongs to was. */
 graph_h *graph_get(napi_env env, napi_value v);
+/* What graph's nodes use: a body's nodes run in its graph's instantiations, so that graph's pins
+ * (which hold every body's) are a body's. */
+graph_pins *graph_pins_of(graph_h *graph);
 /* The family of graph (made on first need); NULL when out of memory. */
 graph_family *graph_family_of(graph_h *graph);
 /* Wraps body, a conditional node's body in graph's family (counted), around obj; false after

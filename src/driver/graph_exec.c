@@ -50,7 +50,7 @@ static napi_value graph_instantiate(napi_env env, napi_callback_info info) {
   ctx_rec *ctx = ctx_rec_current(env);
   if (!ctx) return NULL;
   graph_exec_h *exec = calloc(1, sizeof *exec);
-  if (!exec || !pins_append(&exec->pins, &graph->pins)) {
+  if (!exec || !pins_append(&exec->pins, graph_pins_of(graph))) {
     free(exec);
     ctx_rec_release(ctx);
     return throw_oom(env);
@@ -124,7 +124,7 @@ static napi_value graph_exec_update(napi_env env, napi_callback_info info) {
   graph_h *graph = exec ? graph_get(env, argv[1]) : NULL;
   if (!graph) return NULL;
   graph_pins pins = {0};
-  if (!pins_append(&pins, &graph->pins)) return throw_oom(env);
+  if (!pins_append(&pins, graph_pins_of(graph))) return throw_oom(env);
   CUgraphExecUpdateResultInfo result_info = {0};
   CUresult result = DRV(cuGraphExecUpdate, exec->handle, graph->handle, &result_info);
   if (result != CUDA_SUCCESS) pins_release(&pins);

@@ -97,11 +97,11 @@ static napi_value graph_add_child(napi_env env, napi_callback_info info) {
   ARGS(env, info, 3);
   graph_h *child = graph_get(env, argv[2]);
   if (!child) return NULL;
-  graph_h *graph = child ? graph_get(env, argv[0]) : NULL;
+  graph_h *graph = graph_get(env, argv[0]);
   if (!graph) return NULL;
   /* the copy's kernels keep their modules loaded as the child's do (a failed add keeps them too,
    * until the graph goes: harmless) */
-  if (!pins_append(&graph->pins, &child->pins)) return throw_oom(env);
+  if (!pins_append(graph_pins_of(graph), graph_pins_of(child))) return throw_oom(env);
   return graph_add_node(env, argv[0], argv[1], make_child, &child->handle,
                         "cuGraphAddChildGraphNode", NULL, NULL);
 }

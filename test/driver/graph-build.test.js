@@ -417,7 +417,7 @@ describe('graphs built node by node (stand-in driver)', function () {
     );
   });
 
-  it('a kernel node keeps its module loaded: free() is refused while a Graph or GraphExec uses it', function () {
+  it("a kernel node keeps its module loaded: free() is refused while a Graph or GraphExec uses it, or a child copy of one, a body's included", function () {
     run(`
       const module = new cuda.Module(MODULE);
       const g = new cuda.Graph();
@@ -440,6 +440,30 @@ describe('graphs built node by node (stand-in driver)', function () {
       assert.throws(() => again.free(), { name: 'LogicError' });
       parent.destroy();
       again.free();
+      // a graph made a child of itself: the driver refuses, its pins stay as they were
+      const self = new cuda.Module(MODULE);
+      const g2 = new cuda.Graph();
+      for (let i = 0; i < 5; i++) g2.addEventRecord(new cuda.Event());
+      g2.addKernel(self.getFunction('empty'), { block: 1 });
+      assert.throws(() => g2.addChildGraph(g2), { name: 'LogicError', message: 'cuGraphAddChildGraphNode failed: invalid argument' });
+      assert.throws(() => self.free(), { name: 'LogicError' });
+      g2.destroy();
+      self.free();
+      // a conditional node's body made a child elsewhere: the copy keeps the body's modules loaded
+      const inBody = new cuda.Module(MODULE);
+      const top = new cuda.Graph();
+      const { bodies } = top.addConditional(top.conditionalHandle({ default: 0 }), 'if');
+      bodies[0].addKernel(inBody.getFunction('empty'), { block: 1 });
+      const other = new cuda.Graph();
+      other.addChildGraph(bodies[0]);
+      top.destroy();
+      assert.throws(() => inBody.free(), { name: 'LogicError' });
+      const run = other.instantiate();
+      other.destroy();
+      run.launch();
+      assert.throws(() => inBody.free(), { name: 'LogicError' });
+      run.destroy();
+      inBody.free();
     `);
   });
 

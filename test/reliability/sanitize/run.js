@@ -5,7 +5,8 @@
 // build/ is untouched; then the CPU suite and the fuzzer (CUDADRV_SANITIZE_FUZZ_CALLS calls, 50,000
 // unless set, half in each mode) run under them. Any report fails the run. Node is not built with
 // ASan, so its runtime is preloaded (LD_PRELOAD) and its leak check is off: Node does not free
-// everything at exit, which is not ours to report.
+// everything at exit, which is not ours to report. To reproduce a fuzzer report of CI:
+// `node test/reliability/sanitize/run.js --fuzz-only --seed N` (the seed the report printed).
 const { execFileSync, spawnSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
@@ -43,9 +44,13 @@ function main() {
       // over the fuzzer's 20 s under ASan on a busy 2-core machine, which it reported as a hang.
       CUDADRV_FUZZ_HANG_MS: '60000',
     };
-    run(process.execPath, [path.join('node_modules', 'mocha', 'bin', 'mocha.js')], { cwd: stage, env });
+    const argv = process.argv.slice(2);
+    if (!argv.includes('--fuzz-only')) {
+      run(process.execPath, [path.join('node_modules', 'mocha', 'bin', 'mocha.js')], { cwd: stage, env });
+    }
     const calls = Number(process.env.CUDADRV_SANITIZE_FUZZ_CALLS || 50000);
-    const seed = Math.floor(Math.random() * 2 ** 31);
+    const seedAt = argv.indexOf('--seed');
+    const seed = seedAt >= 0 ? Number(argv[seedAt + 1]) : Math.floor(Math.random() * 2 ** 31);
     run(
       process.execPath,
       [path.join('test', 'reliability', 'fuzz', 'run.js'), '--calls', String(calls / 2), '--seed', String(seed)],
