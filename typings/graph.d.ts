@@ -128,6 +128,11 @@ export declare class Graph {
   addEventRecord(event: Event, options?: NodeOptions): GraphNode;
   /** A node that waits for event's last record: the nodes after it run after the work recorded there. */
   addEventWait(event: Event, options?: NodeOptions): GraphNode;
+  /** A node that calls fn on the main thread each time a launch reaches it (CUDA 11.3). The nodes
+   * after it do not wait for fn; calls come in launch order, before a wait for the launch's stream
+   * settles; what fn throws is an uncaught exception. fn is held until no graph, GraphExec or
+   * launch can reach the node. */
+  addHostFunc(fn: () => unknown, options?: NodeOptions): GraphNode;
   /** A node that runs a copy of child, made now. */
   addChildGraph(child: Graph, options?: NodeOptions): GraphNode;
   /** A condition for this graph's conditional nodes (and their bodies'), in the current context (CUDA 12.3). */

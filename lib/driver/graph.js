@@ -215,6 +215,20 @@ class Graph {
     return this.#node(binding.graphAddEvent(this, after, event, true), event);
   }
 
+  /**
+   * A node that calls fn (with no arguments) on the main thread each time a launch reaches it.
+   * The nodes after it do not wait for fn: the GPU never waits for JavaScript, so fn sees the work
+   * of the nodes before it done, and maybe some after. Calls come in launch order, each before
+   * the Promise of a wait for the stream the launch was on settles. What fn throws is an uncaught
+   * exception. The driver holds fn (a CUDA 11.3 user object) until no graph, GraphExec or launch
+   * can reach the node; a fn that refers to the graph keeps it until destroy().
+   */
+  addHostFunc(fn, options) {
+    const after = this.#after(options, ['after'], 'addHostFunc');
+    check.func('fn', fn);
+    return this.#node(binding.graphAddHost(this, after, fn));
+  }
+
   /** A node that runs a copy of child, made now: later changes to child do not reach it. */
   addChildGraph(child, options) {
     const after = this.#after(options, ['after'], 'addChildGraph');

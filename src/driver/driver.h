@@ -125,6 +125,10 @@ typedef void (*wait_done_fn)(napi_env env, wait_op *op, void *data);
 napi_value promise_resolved(napi_env env, napi_value value);
 /* A Promise already rejected with the driver error for result. */
 napi_value promise_rejected(napi_env env, CUresult result, const char *api);
+/* A Promise resolved with value, for a wait found complete: at once, or through the channel
+ * where channel_post calls are on their way, so that those made before the work waited on ended
+ * run before the Promise settles. */
+napi_value wait_done(napi_env env, napi_value value, const char *api);
 /* A Promise resolved with value (the object waited on) when stream has passed everything
  * enqueued so far; keeps value alive until then. */
 napi_value wait_stream(napi_env env, CUstream stream, napi_value value, const char *api);
@@ -155,6 +159,15 @@ napi_value run_on_thread(napi_env env, work_fn work, settle_fn settle, void (*re
 typedef bool (*post_fn)(void (*run)(void *op), void *op);
 napi_value run_posted(napi_env env, work_fn work, settle_fn settle, void (*release)(void *arg),
                       void *arg, post_fn post, size_t stack_size);
+
+/* A hold on the instance's channel to the main thread, for channel_post from any thread later;
+ * channel_drop (any thread) lets it go. */
+wait_channel *channel_hold(napi_env env);
+void channel_drop(wait_channel *channel);
+/* Any thread: has the main thread call call(env, arg) soon, in order with the channel's other
+ * posts and waits; or call(NULL, arg), on this thread or the main one, where the instance is gone
+ * or going (call must then let go of arg without Node-API). Does not keep the event loop alive. */
+void channel_post(wait_channel *channel, void (*call)(napi_env env, void *arg), void *arg);
 
 /* ---- graphs (graph.c) ---- */
 
@@ -193,6 +206,7 @@ bool event_init(napi_env env, napi_value exports);
 bool profiler_init(napi_env env, napi_value exports);
 bool graph_init(napi_env env, napi_value exports);
 bool graph_nodes_init(napi_env env, napi_value exports);
+bool graph_host_init(napi_env env, napi_value exports);
 bool graph_capture_init(napi_env env, napi_value exports);
 bool graph_exec_init(napi_env env, napi_value exports);
 

@@ -114,7 +114,7 @@ static napi_value event_synchronize(napi_env env, napi_callback_info info) {
   event_h *event = get_event(env, argv[0]);
   if (!event) return NULL;
   CUresult result = DRV(cuEventQuery, event->handle);
-  if (result == CUDA_SUCCESS) return promise_resolved(env, argv[0]);
+  if (result == CUDA_SUCCESS) return wait_done(env, argv[0], "cuEventSynchronize");
   if (result != CUDA_ERROR_NOT_READY) return promise_rejected(env, result, "cuEventSynchronize");
   if (!ctx_enter(event->ctx)) return throw_logic(env, "the Event's context has been detached");
   CUstream waiter;

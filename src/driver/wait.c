@@ -23,10 +23,11 @@ struct wait_channel {
   pthread_mutex_t lock;
   pthread_cond_t worked; /* working fell to 0 */
   napi_threadsafe_function tsfn;
-  bool closed;     /* the addon instance is gone: send nothing */
-  int working;     /* run_posted work queued or running (under lock) */
-  atomic_int refs; /* the instance's, plus one per wait in flight */
-  int pending;     /* waits not yet settled (main thread only) */
+  bool closed;       /* the addon instance is gone: send nothing */
+  int working;       /* run_posted work queued or running (under lock) */
+  atomic_int refs;   /* the instance's, plus one per wait in flight */
+  int pending;       /* waits not yet settled (main thread only) */
+  atomic_int posted; /* channel_post calls not yet made */
 };
 
 struct wait_op {
@@ -44,6 +45,8 @@ struct wait_op {
   work_fn work;
   settle_fn settle;
   void (*release)(void *arg);
+  /* a call posted by channel_post */
+  void (*call)(napi_env env, void *arg);
 };
 
 static void channel_release(wait_channel *channel) {
@@ -112,15 +115,20 @@ static void wait_cancel(napi_env env, wait_op *op) {
   channel_release(channel);
 }
 
-/* Any thread: hands the finished wait to the main thread, or drops it if the instance is gone. */
-static void wait_finish(wait_op *op, CUresult status) {
-  wait_channel *channel = op->channel;
-  op->status = status;
+/* Any thread: queues op for the main thread; false where the instance is gone or going. */
+static bool channel_send(wait_channel *channel, wait_op *op) {
   pthread_mutex_lock(&channel->lock);
   bool sent = !channel->closed && !threads_exiting() &&
               napi_call_threadsafe_function(channel->tsfn, op, napi_tsfn_nonblocking) == napi_ok;
   pthread_mutex_unlock(&channel->lock);
-  if (!sent) {
+  return sent;
+}
+
+/* Any thread: hands the finished wait to the main thread, or drops it if the instance is gone. */
+static void wait_finish(wait_op *op, CUresult status) {
+  wait_channel *channel = op->channel;
+  op->status = status;
+  if (!channel_send(channel, op)) {
     op_free(op);
     channel_release(channel);
   }
@@ -143,7 +151,10 @@ static void wait_settle(napi_env env, napi_value unused, void *context, void *da
   (void)unused;
   wait_channel *channel = context;
   wait_op *op = data;
-  if (env) {
+  if (op->call) {
+    op->call(env, op->arg);
+    atomic_fetch_sub(&channel->posted, 1);
+  } else if (env) {
     if (!op->deferred) {
       /* a keep-alive: letting go of value is all there is to do */
     } else if (op->settle) {
@@ -161,6 +172,41 @@ static void wait_settle(napi_env env, napi_value unused, void *context, void *da
   }
   op_free(op);
   channel_release(channel);
+}
+
+wait_channel *channel_hold(napi_env env) {
+  wait_channel *channel = state_of(env)->waits;
+  atomic_fetch_add(&channel->refs, 1);
+  return channel;
+}
+
+void channel_drop(wait_channel *channel) { channel_release(channel); }
+
+void channel_post(wait_channel *channel, void (*call)(napi_env env, void *arg), void *arg) {
+  wait_op *op = calloc(1, sizeof *op);
+  if (!op) {
+    call(NULL, arg);
+    return;
+  }
+  op->channel = channel;
+  op->call = call;
+  op->arg = arg;
+  atomic_fetch_add(&channel->refs, 1);
+  atomic_fetch_add(&channel->posted, 1);
+  if (!channel_send(channel, op)) {
+    free(op);
+    atomic_fetch_sub(&channel->posted, 1);
+    channel_release(channel);
+    call(NULL, arg);
+  }
+}
+
+napi_value wait_done(napi_env env, napi_value value, const char *api) {
+  if (!atomic_load(&state_of(env)->waits->posted)) return promise_resolved(env, value);
+  napi_value promise;
+  wait_op *op = wait_begin(env, value, api, &promise);
+  if (op) wait_finish(op, CUDA_SUCCESS); /* through the channel, behind the calls */
+  return op ? promise : NULL;
 }
 
 /* The driver's thread: the stream got here. */
@@ -183,7 +229,7 @@ napi_value wait_stream(napi_env env, CUstream stream, napi_value value, const ch
   CUresult status = DRV(cuStreamQuery, stream);
   for (double start = now_us(); status == CUDA_ERROR_NOT_READY && now_us() - start < POLL_US;)
     status = DRV(cuStreamQuery, stream);
-  if (status == CUDA_SUCCESS) return promise_resolved(env, value);
+  if (status == CUDA_SUCCESS) return wait_done(env, value, api);
   if (status == CUDADRV_ERROR_MISSING) return promise_rejected(env, status, "cuStreamQuery");
   if (status != CUDA_ERROR_NOT_READY) return promise_rejected(env, status, api);
   return wait_enqueue(env, stream, value, api);

@@ -4,13 +4,11 @@
 // parameter bytes, and keep the nodes' dependencies, so that what cudadrv gave the driver is
 // checked call by call. The GPU runs the same shapes against CPU references in graph.test.js.
 const assert = require('assert');
-const { spawnSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { standInDriver } = require('../support/stand-in-driver');
-
-const ROOT = path.join(__dirname, '..', '..');
+const { runInChild, ROOT } = require('../support/graph-child');
 
 describe('graphs built node by node (stand-in driver)', function () {
   this.timeout(60000);
@@ -19,28 +17,7 @@ describe('graphs built node by node (stand-in driver)', function () {
   beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cudadrv-graph-'))));
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  // Runs body in a child process with a context current, cuda, assert, the stand-in's module
-  // text MODULE and log() (the stand-in's log lines so far); the child's stdout is returned.
-  function run(body, extraEnv = {}) {
-    const log = path.join(dir, 'log');
-    const script = `
-      const assert = require('assert');
-      const fs = require('fs');
-      const cuda = require(${JSON.stringify(ROOT)});
-      const log = () => (fs.existsSync(${JSON.stringify(log)}) ? fs.readFileSync(${JSON.stringify(log)}, 'utf8').trim().split('\\n') : []).filter((line) => !line.startsWith('load '));
-      const MODULE = 'entry empty\\nentry args4 8 8 4 4\\n';
-      cuda.init();
-      const ctx = new cuda.Device(0).makeContext();
-      (async () => {
-        ${body}
-      })().then(() => ctx.detach(), (error) => { console.error(error); process.exitCode = 1; });`;
-    const child = spawnSync(process.execPath, ['--expose-gc', '-e', script], {
-      encoding: 'utf8',
-      env: { ...process.env, LD_LIBRARY_PATH: standIn.dir, FAKE_CUDA_LOG: log, ...extraEnv },
-    });
-    assert.strictEqual(child.status, 0, child.stdout + child.stderr);
-    return child.stdout;
-  }
+  const run = (body, extraEnv) => runInChild(standIn, dir, body, extraEnv);
 
   it('memset and copy nodes run at each launch, after their dependencies, on random data (CPU reference)', function () {
     run(`

@@ -491,6 +491,42 @@ describeGpu('graphs built node by node', function () {
     );
   });
 
+  it('host nodes: fn runs on the main thread at each launch, sees the nodes before it done, and is let go once the driver is done with it', async function () {
+    const a = cuda.memAlloc(N * 4);
+    const k = 2 + Math.floor(Math.random() * 50);
+    const seen = [];
+    let gone = false;
+    const registry = new FinalizationRegistry(() => (gone = true));
+    let graph = new cuda.Graph();
+    const times = graph.addKernel(scale, a, cuda.int32(k), cuda.int32(N), { grid, block: 128 });
+    (() => {
+      const fn = () => seen.push(cuda.fromDevice(a, N, 'int32'));
+      registry.register(fn, 'fn');
+      assert.strictEqual(graph.addHostFunc(fn, { after: times }).type, 'host');
+    })();
+    let exec = graph.instantiate();
+    graph.destroy();
+    graph = null;
+    for (let launch = 0; launch < 3; launch++) {
+      const host = randomInts(N);
+      cuda.memcpyHtoD(a, host);
+      exec.launch(stream);
+      await stream.synchronize();
+      assert.strictEqual(seen.length, launch + 1, 'the call came before the wait settled');
+      assert.deepStrictEqual(
+        seen[launch],
+        host.map((x) => Math.imul(x, k)),
+      );
+    }
+    exec.destroy();
+    exec = null;
+    for (let i = 0; i < 50 && !gone; i++) {
+      global.gc?.();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    if (global.gc) assert.ok(gone, 'the driver released the user object, and fn with it');
+  });
+
   it('what only a GraphExec holds survives garbage collection; a module its kernels use cannot be freed', async function () {
     const host = randomInts(N);
     const result = cuda.memAlloc(N * 4);

@@ -339,6 +339,7 @@ const OPERATIONS = {
             const child = new cuda.Graph();
             try {
               child.addEmpty();
+              child.addHostFunc(() => {});
               graph.addChildGraph(child, { after: kernel });
             } finally {
               child.destroy();

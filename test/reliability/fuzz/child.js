@@ -72,6 +72,11 @@ const MAKERS = [
   () => new cuda.Graph().addEmpty(),
   () => {
     const g = new cuda.Graph();
+    g.addHostFunc(() => {});
+    return g.instantiate();
+  },
+  () => {
+    const g = new cuda.Graph();
     g.addKernel(new cuda.Module(IMAGE).getFunction('add'), cuda.memAlloc(64), cuda.memAlloc(64), cuda.int32(1), {
       block: 1,
     });

@@ -115,7 +115,8 @@ CUresult obj_add(uintptr_t key, obj_kind kind, size_t size) {
   /* contexts, and what lives outside any context (libraries, linker states, graphs), have no
    * owner */
   CUcontext owner = kind == OBJ_CONTEXT || kind == OBJ_PRIMARY || kind == OBJ_LIBRARY ||
-                            kind == OBJ_GRAPH || kind == OBJ_KERNEL || kind == OBJ_LINK
+                            kind == OBJ_GRAPH || kind == OBJ_KERNEL || kind == OBJ_LINK ||
+                            kind == OBJ_USER_OBJECT
                         ? NULL
                         : current_context();
   pthread_mutex_lock(&lock);

@@ -47,13 +47,14 @@ typedef enum {
   OBJ_LIBRARY,
   OBJ_KERNEL,
   OBJ_LINK,
+  OBJ_USER_OBJECT,
   OBJ_KINDS
 } obj_kind;
 /* The names of the live counts, in obj_kind's order; then "stale". */
 #define FAKE_COUNT_NAMES                                                                           \
   "contexts", "primary", "device_memory", "host_memory", "registered", "managed", "ipc_memory",    \
       "globals", "streams", "events", "modules", "arrays", "textures", "graphs", "graph_execs",    \
-      "functions", "references", "libraries", "kernels", "links"
+      "functions", "references", "libraries", "kernels", "links", "user_objects"
 
 typedef struct {
   uintptr_t key;
@@ -105,6 +106,10 @@ CUresult fake_event_record(CUevent event, CUstream stream);
 CUresult fake_launch(CUfunction f, const CUlaunchConfig *c, void **params, void **extra,
                      const char *attrs);
 
+/* User objects (userobj.c): take count more references of object (false where it is not a live
+ * one), or drop count, the last running its destructor. */
+bool fake_user_object_take(CUuserObject object, unsigned int count);
+void fake_user_object_drop(CUuserObject object, unsigned int count);
 /* A new empty graph (graph.c). */
 CUresult fake_graph_new(CUgraph *graph);
 /* Whether each of the count nodes is a node of graph. */

@@ -2,10 +2,13 @@
  * with their dependencies, instantiated into a copy, and run at cuGraphLaunch in the order they
  * were added (which respects every dependency): memsets and copies move real bytes, kernels are
  * logged as launches are, each node run is logged as "graph node <index> <type>". A node turned off
- * in an exec is skipped. Event nodes record their event, or check it is alive. cuGraphDebugDotPrint
+ * in an exec is skipped. Event nodes record their event, or check it is alive; host nodes call
+ * their function on the launching thread. A graph owns user objects' references, which its copies
+ * take too (userobj.c). cuGraphDebugDotPrint
  * writes a small DOT file of nodes and edges. */
 #include "fake.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +29,7 @@ struct CUgraphNode_st {
   size_t param_size;
   CUgraph child; /* a copy, owned */
   CUevent event; /* an event record or wait node's */
+  CUDA_HOST_NODE_PARAMS host;
   /* a conditional node: its handle, kind, and bodies (owned, registered as graphs) */
   CUgraphConditionalHandle handle;
   CUgraphConditionalNodeType cond_type;
@@ -36,6 +40,11 @@ struct CUgraphNode_st {
 struct CUgraph_st {
   CUgraphNode *nodes;
   size_t count;
+  struct graph_ref {
+    CUuserObject object;
+    unsigned int count;
+  } * refs; /* the user objects' references it owns */
+  size_t ref_count;
 };
 struct CUgraphExec_st {
   CUgraph copy;
@@ -90,6 +99,9 @@ static void graph_free(CUgraph g) {
     free(n->params);
     free(n);
   }
+  for (size_t i = 0; i < g->ref_count; i++)
+    fake_user_object_drop(g->refs[i].object, g->refs[i].count);
+  free(g->refs);
   free(g->nodes);
   free(g);
 }
@@ -132,6 +144,12 @@ static CUgraphNode node_copy(CUgraph into, CUgraphNode n) {
 static CUgraph graph_copy(CUgraph g) {
   CUgraph c = graph_alloc();
   if (!c) return NULL;
+  c->refs = g->ref_count ? malloc(g->ref_count * sizeof *c->refs) : NULL;
+  if (g->ref_count && !c->refs) return free(c), NULL;
+  for (; c->ref_count < g->ref_count; c->ref_count++) { /* a copy takes the same references */
+    c->refs[c->ref_count] = g->refs[c->ref_count];
+    fake_user_object_take(c->refs[c->ref_count].object, c->refs[c->ref_count].count);
+  }
   c->nodes = g->count ? malloc(g->count * sizeof *c->nodes) : NULL;
   if (g->count && !c->nodes) return free(c), NULL;
   for (; c->count < g->count; c->count++) {
@@ -204,6 +222,30 @@ static CUresult add_node(CUgraph graph, const CUgraphNode *deps, size_t count, C
   graph->nodes[graph->count++] = n;
   *out = n;
   return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphRetainUserObject(CUgraph graph, CUuserObject object, unsigned int count,
+                                        unsigned int flags) {
+  ENTER();
+  if (!obj_live((uintptr_t)graph, OBJ_GRAPH) || !obj_live((uintptr_t)object, OBJ_USER_OBJECT) ||
+      !count || count > INT_MAX || flags > CU_GRAPH_USER_OBJECT_MOVE)
+    return CUDA_ERROR_INVALID_VALUE;
+  struct graph_ref *grown = realloc(graph->refs, (graph->ref_count + 1) * sizeof *grown);
+  if (!grown) return CUDA_ERROR_OUT_OF_MEMORY;
+  graph->refs = grown;
+  /* MOVE: the caller's references become the graph's */
+  if (!(flags & CU_GRAPH_USER_OBJECT_MOVE)) fake_user_object_take(object, count);
+  graph->refs[graph->ref_count++] = (struct graph_ref){object, count};
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphAddHostNode(CUgraphNode *node, CUgraph graph, const CUgraphNode *deps,
+                                   size_t count, const CUDA_HOST_NODE_PARAMS *p) {
+  ENTER();
+  if (!p || !p->fn) return CUDA_ERROR_INVALID_VALUE;
+  CUresult result = add_node(graph, deps, count, CU_GRAPH_NODE_TYPE_HOST, node);
+  if (result == CUDA_SUCCESS) (*node)->host = *p;
+  return result;
 }
 
 EXPORT CUresult cuGraphAddEmptyNode(CUgraphNode *node, CUgraph graph, const CUgraphNode *deps,
@@ -566,6 +608,8 @@ static CUresult run(CUgraph g, CUstream stream, const char *prefix) {
       char inner[64];
       snprintf(inner, sizeof inner, "%s%zu.", prefix, i);
       result = run(n->child, stream, inner);
+    } else if (n->type == CU_GRAPH_NODE_TYPE_HOST) {
+      n->host.fn(n->host.userData);
     } else if (n->type == CU_GRAPH_NODE_TYPE_EVENT_RECORD) {
       result = fake_event_record(n->event, stream); /* a destroyed event: stale, an error */
     } else if (n->type == CU_GRAPH_NODE_TYPE_WAIT_EVENT) {

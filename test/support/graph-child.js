@@ -1,0 +1,32 @@
+'use strict';
+// Runs a test's body in a child process on the stand-in driver (graph-build and graph-host tests),
+// with a context current and, in scope: cuda, assert, fs, the stand-in's module text MODULE and
+// log() (the stand-in's log lines so far, in dir/log). Asserts the child exits 0; returns its stdout.
+const assert = require('assert');
+const { spawnSync } = require('child_process');
+const path = require('path');
+
+const ROOT = path.join(__dirname, '..', '..');
+
+function runInChild(standIn, dir, body, extraEnv = {}) {
+  const log = path.join(dir, 'log');
+  const script = `
+    const assert = require('assert');
+    const fs = require('fs');
+    const cuda = require(${JSON.stringify(ROOT)});
+    const log = () => (fs.existsSync(${JSON.stringify(log)}) ? fs.readFileSync(${JSON.stringify(log)}, 'utf8').trim().split('\\n') : []).filter((line) => !line.startsWith('load '));
+    const MODULE = 'entry empty\\nentry args4 8 8 4 4\\n';
+    cuda.init();
+    const ctx = new cuda.Device(0).makeContext();
+    (async () => {
+      ${body}
+    })().then(() => ctx.detach(), (error) => { console.error(error); process.exitCode = 1; });`;
+  const child = spawnSync(process.execPath, ['--expose-gc', '-e', script], {
+    encoding: 'utf8',
+    env: { ...process.env, LD_LIBRARY_PATH: standIn.dir, FAKE_CUDA_LOG: log, ...extraEnv },
+  });
+  assert.strictEqual(child.status, 0, child.stdout + child.stderr);
+  return child.stdout;
+}
+
+module.exports = { runInChild, ROOT };
