@@ -23,6 +23,7 @@
         "src/driver/graph_capture.c",
         "src/driver/graph_exec.c",
         "src/driver/graph_host.c",
+        "src/driver/graph_memory.c",
         "src/driver/graph_nodes.c",
         "src/driver/handles.c",
         "src/driver/profiler.c",

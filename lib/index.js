@@ -12,7 +12,7 @@ const { Device } = require('./driver/device');
 const { Context } = require('./driver/context');
 const { Stream } = require('./driver/stream');
 const { Event } = require('./driver/event');
-const { Graph, GraphExec, GraphNode, ConditionalHandle } = require('./driver/graph');
+const { Graph, GraphExec, GraphNode, ConditionalHandle, GraphMemory } = require('./driver/graph');
 const deviceMemory = require('./memory/device-memory');
 const copies = require('./memory/copies');
 const hostMemory = require('./memory/host-memory');
@@ -109,6 +109,7 @@ module.exports = {
   GraphExec,
   GraphNode,
   ConditionalHandle,
+  GraphMemory,
   initializeProfiler,
   startProfiler,
   stopProfiler,

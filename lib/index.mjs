@@ -184,7 +184,7 @@ export const {
 export const { nvrtcVersion } = cuda;
 
 // graphs
-export const { Graph, GraphExec, GraphNode, ConditionalHandle } = cuda;
+export const { Graph, GraphExec, GraphNode, ConditionalHandle, GraphMemory } = cuda;
 
 // the subpaths' namespaces (loaded here at import; require('cudadrv') loads them on first use)
 export const { compiler, tools } = cuda;

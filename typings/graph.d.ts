@@ -93,6 +93,22 @@ export declare class ConditionalHandle {
   readonly graph: Graph;
 }
 
+/**
+ * Device memory a graph allocates at each launch (graph.addMemAlloc()): its address is fixed when
+ * the node is made. Once a free node for it is added, using it in anything new is a LogicError.
+ */
+export declare class GraphMemory {
+  private constructor();
+  /** Its device address; a LogicError once a free node frees it. */
+  getPointer(): bigint;
+  /** Its device address, as getPointer() gives it. */
+  readonly ptr: bigint;
+  /** Its size in bytes. */
+  readonly size: number;
+  /** Whether a free node frees it. */
+  readonly freed: boolean;
+}
+
 /** A node of a Graph, from graph.addKernel() and the other add methods, or graph.nodes(). */
 export declare class GraphNode {
   private constructor(graph: Graph, index: number);
@@ -133,6 +149,13 @@ export declare class Graph {
    * settles; what fn throws is an uncaught exception. fn is held until no graph, GraphExec or
    * launch can reach the node. */
   addHostFunc(fn: () => unknown, options?: NodeOptions): GraphNode;
+  /** An allocation node (CUDA 11.4): bytes of the current device allocated at each launch when the
+   * node runs, at memory's address, fixed now. A free node, here or in another graph, frees it, or
+   * the next launch of a GraphExec instantiated with autoFreeOnLaunch. */
+  addMemAlloc(bytes: number, options?: NodeOptions): { node: GraphNode; memory: GraphMemory };
+  /** A free node (CUDA 11.4) for an allocation node's memory; memory is a LogicError in anything
+   * new from now on. */
+  addMemFree(memory: GraphMemory, options?: NodeOptions): GraphNode;
   /** A node that runs a copy of child, made now. */
   addChildGraph(child: Graph, options?: NodeOptions): GraphNode;
   /** A condition for this graph's conditional nodes (and their bodies'), in the current context (CUDA 12.3). */

@@ -18,6 +18,7 @@ const { Context } = require('./context');
 const { Event } = require('./event');
 const { ConditionalHandle, CONDITIONAL_TYPES, COND_ASSIGN_DEFAULT, makeHandle } = require('./conditional');
 const { LogicError } = require('./errors');
+const { GraphMemory, makeGraphMemory, freedByNode } = require('./graph-memory');
 const { CudaResult, GraphNodeType, GraphInstantiateFlags, GraphDebugDotFlags } = require('./constants');
 
 // CUgraphExecUpdateResult → why the driver refused an update.
@@ -49,6 +50,25 @@ const kernelNodes = new WeakMap();
 // Lets a Graph be made around a graph C wraps (a capture's, a conditional node's body) rather
 // than a new one of cuGraphCreate.
 let adopting = false;
+
+// The indices of after (a GraphNode, an array of them, or undefined: none) in graph, for C.
+function nodeIndices(graph, after) {
+  if (after === undefined) return NONE;
+  const list = after instanceof GraphNode ? [after] : after;
+  if (!Array.isArray(list))
+    throw new TypeError(`after must be a GraphNode or an array of them, not ${check.describe(after)}`);
+  return Uint32Array.from(list, (node, i) => GraphNode.indexIn(graph, node, `after[${i}]`));
+}
+
+// A Graph around a graph C wraps next (a capture's, a conditional node's body), not a new one.
+function adoptedGraph() {
+  adopting = true;
+  try {
+    return new Graph();
+  } finally {
+    adopting = false;
+  }
+}
 
 // options, undefined or a plain object of the given keys; a TypeError naming what takes it.
 function checkKeys(options, keys, what) {
@@ -118,12 +138,7 @@ class Graph {
   #after(options, keys, method) {
     checkKeys(options, keys, `graph.${method}()`);
     if (options === undefined) return NONE;
-    const { after } = options;
-    if (after === undefined) return NONE;
-    const list = after instanceof GraphNode ? [after] : after;
-    if (!Array.isArray(list))
-      throw new TypeError(`after must be a GraphNode or an array of them, not ${check.describe(after)}`);
-    return Uint32Array.from(list, (node, i) => GraphNode.indexIn(this, node, `after[${i}]`));
+    return nodeIndices(this, options.after);
   }
 
   #node(index, ...uses) {
@@ -229,6 +244,34 @@ class Graph {
     return this.#node(binding.graphAddHost(this, after, fn));
   }
 
+  /**
+   * An allocation node (CUDA 11.4): `bytes` bytes of the current context's device, allocated each
+   * time a launch runs the node. Returns `{ node, memory }`: memory's address is fixed now, for
+   * the nodes after this one; a free node (here or in another graph) frees it, or the next launch
+   * of a GraphExec instantiated with `autoFreeOnLaunch`. The driver refuses to launch the graph
+   * again while the last launch's allocation is not freed, and to instantiate a graph with memory
+   * nodes twice at a time.
+   */
+  addMemAlloc(bytes, options) {
+    const after = this.#after(options, ['after'], 'addMemAlloc');
+    bytes = check.size('bytes', bytes);
+    const [index, ptr] = binding.graphAddMemAlloc(this, after, bytes);
+    return { node: this.#node(index), memory: makeGraphMemory(ptr, bytes) };
+  }
+
+  /**
+   * A free node (CUDA 11.4): frees memory, which an allocation node of this graph or another
+   * gave. From now on, memory is a LogicError in anything new: only nodes already added may use
+   * it, and of them, only those this node runs after.
+   */
+  addMemFree(memory, options) {
+    const after = this.#after(options, ['after'], 'addMemFree');
+    check.instance('memory', memory, GraphMemory);
+    const index = binding.graphAddMemFree(this, after, memory.getPointer());
+    freedByNode.add(memory);
+    return this.#node(index);
+  }
+
   /** A node that runs a copy of child, made now: later changes to child do not reach it. */
   addChildGraph(child, options) {
     const after = this.#after(options, ['after'], 'addChildGraph');
@@ -268,13 +311,7 @@ class Graph {
     }
     const size = options?.size ?? 1;
     check.integer('size', size, 1, kind === 'switch' ? 256 : kind === 'if' ? 2 : 1);
-    adopting = true;
-    let bodies;
-    try {
-      bodies = Array.from({ length: size }, () => new Graph());
-    } finally {
-      adopting = false;
-    }
+    const bodies = Array.from({ length: size }, adoptedGraph);
     const index = binding.graphAddConditional(this, after, handle.value, CONDITIONAL_TYPES[kind], bodies);
     for (const body of bodies) held.set(body, held.get(this)); // what bodies use, the graph keeps
     return { node: this.#node(index, handle), bodies };
@@ -440,61 +477,8 @@ function execNode(exec, node, method) {
   return [mine.graph, GraphNode.indexIn(mine.graph, node, 'node')];
 }
 
-// Stream → the Graph its capture records into (stream.beginCapture(mode, { into })).
-const captures = new WeakMap();
-
-// stream.beginCapture(mode, options): into a new graph, or into options.into after options.after.
-function beginCapture(stream, mode, options) {
-  checkKeys(options, ['into', 'after'], 'stream.beginCapture()');
-  if (options?.into === undefined) {
-    if (options?.after !== undefined)
-      throw new TypeError('stream.beginCapture(): after needs into, the graph it names nodes of');
-    binding.streamBeginCapture(stream, mode);
-    captures.delete(stream);
-    return;
-  }
-  const graph = check.instance('into', options.into, Graph);
-  const list = options.after === undefined ? [] : options.after instanceof GraphNode ? [options.after] : options.after;
-  if (!Array.isArray(list))
-    throw new TypeError(`after must be a GraphNode or an array of them, not ${check.describe(options.after)}`);
-  const after = Uint32Array.from(list, (node, i) => GraphNode.indexIn(graph, node, `after[${i}]`));
-  binding.streamBeginCaptureToGraph(stream, graph, after, mode);
-  captures.set(stream, graph);
-}
-
-// stream.endCapture(): the Graph the capture recorded into (a new one unless it was given).
-function graphFromCapture(stream) {
-  const into = captures.get(stream);
-  if (into !== undefined) {
-    binding.streamEndCaptureInto(stream, into);
-    captures.delete(stream);
-    return into;
-  }
-  adopting = true;
-  let graph;
-  try {
-    graph = new Graph();
-  } finally {
-    adopting = false;
-  }
-  binding.streamEndCapture(stream, graph);
-  return graph;
-}
-
-const CAPTURE_STATUS = ['none', 'active', 'invalidated'];
-
-// stream.captureInfo(): { status, id, graph, dependencies }.
-function captureInfo(stream) {
-  const into = captures.get(stream);
-  const [status, id, deps] = binding.streamCaptureInfo(stream, into);
-  const name = CAPTURE_STATUS[status] ?? 'unknown';
-  if (name !== 'active') return { status: name, id: null, graph: null, dependencies: [] };
-  const dependencies = Array.isArray(deps) ? deps.map((index) => new GraphNode(into, index)) : deps;
-  return { status: name, id, graph: Array.isArray(deps) ? into : null, dependencies };
-}
-
-module.exports = { Graph, GraphExec, GraphNode, ConditionalHandle };
+module.exports = { Graph, GraphExec, GraphNode, ConditionalHandle, GraphMemory };
 // Internal (not enumerable, so not re-exported by index.js).
-for (const [name, value] of Object.entries({ beginCapture, graphFromCapture, captureInfo })) {
+for (const [name, value] of Object.entries({ checkKeys, nodeIndices, adoptedGraph })) {
   Object.defineProperty(module.exports, name, { value });
 }

@@ -5,7 +5,7 @@ const { Context } = require('./context');
 const check = require('../internal/checks');
 const { signalOf, abortable } = require('../internal/abort');
 const { StreamCaptureMode } = require('./constants');
-const { beginCapture, graphFromCapture, captureInfo } = require('./graph');
+const { beginCapture, graphFromCapture, captureInfo } = require('./graph-capture');
 
 /** A CUDA stream in the current context: `new Stream(flags?, priority?)`. */
 class Stream {

@@ -207,6 +207,7 @@ bool profiler_init(napi_env env, napi_value exports);
 bool graph_init(napi_env env, napi_value exports);
 bool graph_nodes_init(napi_env env, napi_value exports);
 bool graph_host_init(napi_env env, napi_value exports);
+bool graph_memory_init(napi_env env, napi_value exports);
 bool graph_capture_init(napi_env env, napi_value exports);
 bool graph_exec_init(napi_env env, napi_value exports);
 

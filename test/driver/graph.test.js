@@ -527,6 +527,46 @@ describeGpu('graphs built node by node', function () {
     if (global.gc) assert.ok(gone, 'the driver released the user object, and fn with it');
   });
 
+  it('memory nodes: a kernel works in memory the graph allocates and frees at each launch, on random data (CPU reference)', async function () {
+    const out = cuda.memAlloc(N * 4);
+    const src = cuda.memAlloc(N * 4);
+    const k = 2 + Math.floor(Math.random() * 50);
+    const graph = new cuda.Graph();
+    const { node, memory } = graph.addMemAlloc(N * 4);
+    const copyIn = graph.addMemcpy(memory, src, N * 4, { after: node });
+    const times = graph.addKernel(scale, memory, cuda.int32(k), cuda.int32(N), { grid, block: 128, after: copyIn });
+    const copyOut = graph.addMemcpy(out, memory, N * 4, { after: times });
+    graph.addMemFree(memory, { after: copyOut });
+    assert.deepStrictEqual(
+      graph.nodes().map((n) => n.type),
+      ['memAlloc', 'memcpy', 'kernel', 'memcpy', 'memFree'],
+    );
+    const exec = graph.instantiate();
+    for (let launch = 0; launch < 3; launch++) {
+      const host = randomInts(N);
+      cuda.memcpyHtoD(src, host);
+      exec.launch(stream);
+      await stream.synchronize();
+      assert.deepStrictEqual(
+        cuda.fromDevice(out, N, 'int32'),
+        host.map((x) => Math.imul(x, k)),
+      );
+    }
+    // left allocated by a graph without a free node: used outside, freed by another graph
+    const keep = new cuda.Graph();
+    const kept = keep.addMemAlloc(N * 4);
+    keep.addMemset(kept.memory, 5, N, { elementSize: 4, after: kept.node });
+    const keepExec = keep.instantiate();
+    keepExec.launch(stream);
+    await stream.synchronize();
+    assert.deepStrictEqual(cuda.fromDevice(kept.memory, N, 'int32'), new Int32Array(N).fill(5));
+    const freeing = new cuda.Graph();
+    freeing.addMemFree(kept.memory);
+    freeing.instantiate().launch(stream);
+    await stream.synchronize();
+    assert.throws(() => kept.memory.getPointer(), { name: 'LogicError' });
+  });
+
   it('what only a GraphExec holds survives garbage collection; a module its kernels use cannot be freed', async function () {
     const host = randomInts(N);
     const result = cuda.memAlloc(N * 4);

@@ -344,6 +344,8 @@ const OPERATIONS = {
             } finally {
               child.destroy();
             }
+            const allocated = graph.addMemAlloc(64, { after: copy });
+            graph.addMemFree(allocated.memory, { after: allocated.node });
             const cases = graph.addConditional(graph.conditionalHandle({ default: 1 }), 'switch', {
               size: 2,
               after: copy,

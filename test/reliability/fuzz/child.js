@@ -77,6 +77,13 @@ const MAKERS = [
   },
   () => {
     const g = new cuda.Graph();
+    const { node, memory } = g.addMemAlloc(256);
+    g.addMemFree(memory, { after: g.addMemset(memory, 1, 256, { after: node }) });
+    return g;
+  },
+  () => new cuda.Graph().addMemAlloc(256).memory,
+  () => {
+    const g = new cuda.Graph();
     g.addKernel(new cuda.Module(IMAGE).getFunction('add'), cuda.memAlloc(64), cuda.memAlloc(64), cuda.int32(1), {
       block: 1,
     });

@@ -29,7 +29,7 @@ static int devices(void) {
   const char *n = getenv("FAKE_CUDA_DEVICES");
   return n && atoi(n) == 2 ? 2 : 1;
 }
-static bool is_device(CUdevice d) { return d >= 0 && d < devices(); }
+bool fake_is_device(CUdevice d) { return d >= 0 && d < devices(); }
 
 static bool is_primary(CUcontext ctx) { return ctx >= primary && ctx < primary + MAX_DEVICES; }
 
@@ -50,7 +50,7 @@ CUcontext current_context(void) {
 
 EXPORT CUresult cuDeviceGet(CUdevice *device, int ordinal) {
   ENTER();
-  if (!is_device(ordinal)) return CUDA_ERROR_INVALID_DEVICE;
+  if (!fake_is_device(ordinal)) return CUDA_ERROR_INVALID_DEVICE;
   *device = ordinal;
   return CUDA_SUCCESS;
 }
@@ -61,14 +61,14 @@ EXPORT CUresult cuDeviceGetCount(int *count) {
 }
 EXPORT CUresult cuDeviceGetName(char *name, int length, CUdevice device) {
   ENTER();
-  if (!is_device(device)) return CUDA_ERROR_INVALID_DEVICE;
+  if (!fake_is_device(device)) return CUDA_ERROR_INVALID_DEVICE;
   if (length < 1) return CUDA_ERROR_INVALID_VALUE;
   snprintf(name, (size_t)length, "stand-in driver");
   return CUDA_SUCCESS;
 }
 EXPORT CUresult cuDeviceGetAttribute(int *value, CUdevice_attribute attribute, CUdevice device) {
   ENTER();
-  if (!is_device(device)) return CUDA_ERROR_INVALID_DEVICE;
+  if (!fake_is_device(device)) return CUDA_ERROR_INVALID_DEVICE;
   switch (attribute) {
   case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *value = 9; return CUDA_SUCCESS;
   case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *value = 0; return CUDA_SUCCESS;
@@ -80,13 +80,13 @@ EXPORT CUresult cuDeviceGetAttribute(int *value, CUdevice_attribute attribute, C
 }
 EXPORT CUresult cuDeviceTotalMem(size_t *bytes, CUdevice device) {
   ENTER();
-  if (!is_device(device)) return CUDA_ERROR_INVALID_DEVICE;
+  if (!fake_is_device(device)) return CUDA_ERROR_INVALID_DEVICE;
   *bytes = (size_t)80 << 30;
   return CUDA_SUCCESS;
 }
 EXPORT CUresult cuDeviceGetPCIBusId(char *id, int length, CUdevice device) {
   ENTER();
-  if (!is_device(device)) return CUDA_ERROR_INVALID_DEVICE;
+  if (!fake_is_device(device)) return CUDA_ERROR_INVALID_DEVICE;
   if (length < 1) return CUDA_ERROR_INVALID_VALUE;
   snprintf(id, (size_t)length, "00000000:%02X:00.0", 0x18 + device);
   return CUDA_SUCCESS;
@@ -103,13 +103,13 @@ EXPORT CUresult cuDeviceGetByPCIBusId(CUdevice *device, const char *id) {
 }
 EXPORT CUresult cuDeviceCanAccessPeer(int *can, CUdevice device, CUdevice peer) {
   ENTER();
-  if (!is_device(device) || !is_device(peer)) return CUDA_ERROR_INVALID_DEVICE;
+  if (!fake_is_device(device) || !fake_is_device(peer)) return CUDA_ERROR_INVALID_DEVICE;
   *can = device != peer;
   return CUDA_SUCCESS;
 }
 EXPORT CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice device) {
   ENTER();
-  if (!is_device(device)) return CUDA_ERROR_INVALID_DEVICE;
+  if (!fake_is_device(device)) return CUDA_ERROR_INVALID_DEVICE;
   for (int i = 0; i < 16; i++) uuid->bytes[i] = (char)(0xa0 + i + 16 * device);
   return CUDA_SUCCESS;
 }
@@ -117,7 +117,7 @@ EXPORT CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice device) {
 /* ---- contexts ---- */
 
 static CUresult create_context(CUcontext *ctx, unsigned int flags, CUdevice dev) {
-  if (!is_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+  if (!fake_is_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
   if (depth == (int)(sizeof stack / sizeof *stack)) return CUDA_ERROR_OUT_OF_MEMORY;
   /* the last context destroyed is made again at its address (a stale handle then names a new one)
    */
@@ -155,7 +155,7 @@ EXPORT CUresult cuCtxDestroy(CUcontext ctx) {
 }
 EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev) {
   ENTER();
-  if (!is_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+  if (!fake_is_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
   if (primary_count[dev]++ == 0) {
     CUresult result = obj_add((uintptr_t)&primary[dev], OBJ_PRIMARY, 0);
     if (result != CUDA_SUCCESS) return primary_count[dev]--, result;
@@ -166,7 +166,7 @@ EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev) {
 }
 EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice dev) {
   ENTER();
-  if (!is_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+  if (!fake_is_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
   if (!primary_count[dev]) return CUDA_ERROR_INVALID_CONTEXT;
   if (--primary_count[dev] == 0) {
     obj_remove((uintptr_t)&primary[dev], OBJ_PRIMARY);
@@ -179,14 +179,14 @@ EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice dev) {
 }
 EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active) {
   ENTER();
-  if (!is_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+  if (!fake_is_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
   *flags = primary[dev].flags;
   *active = primary_count[dev] > 0;
   return CUDA_SUCCESS;
 }
 EXPORT CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags) {
   ENTER();
-  if (!is_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+  if (!fake_is_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
   if (flags & ~0x1fu) return CUDA_ERROR_INVALID_VALUE;
   primary[dev].flags = flags;
   return CUDA_SUCCESS;

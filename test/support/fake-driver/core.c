@@ -116,7 +116,7 @@ CUresult obj_add(uintptr_t key, obj_kind kind, size_t size) {
    * owner */
   CUcontext owner = kind == OBJ_CONTEXT || kind == OBJ_PRIMARY || kind == OBJ_LIBRARY ||
                             kind == OBJ_GRAPH || kind == OBJ_KERNEL || kind == OBJ_LINK ||
-                            kind == OBJ_USER_OBJECT
+                            kind == OBJ_USER_OBJECT || kind == OBJ_GRAPH_MEMORY
                         ? NULL
                         : current_context();
   pthread_mutex_lock(&lock);
@@ -190,7 +190,9 @@ void obj_drop_context(CUcontext ctx) {
   pthread_mutex_unlock(&lock);
 }
 
-static bool is_memory(obj_kind kind) { return kind >= OBJ_DEVICE_MEMORY && kind <= OBJ_GLOBAL; }
+static bool is_memory(obj_kind kind) {
+  return kind >= OBJ_DEVICE_MEMORY && kind <= OBJ_GRAPH_MEMORY;
+}
 
 static bool holds(const obj *o, uintptr_t address, size_t bytes) {
   return o->key && is_memory(o->kind) && address >= o->key && address - o->key <= o->size &&

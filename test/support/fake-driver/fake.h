@@ -35,6 +35,7 @@ typedef enum {
   OBJ_MANAGED,
   OBJ_IPC_MEMORY,
   OBJ_GLOBAL,
+  OBJ_GRAPH_MEMORY,
   OBJ_STREAM,
   OBJ_EVENT,
   OBJ_MODULE,
@@ -53,8 +54,8 @@ typedef enum {
 /* The names of the live counts, in obj_kind's order; then "stale". */
 #define FAKE_COUNT_NAMES                                                                           \
   "contexts", "primary", "device_memory", "host_memory", "registered", "managed", "ipc_memory",    \
-      "globals", "streams", "events", "modules", "arrays", "textures", "graphs", "graph_execs",    \
-      "functions", "references", "libraries", "kernels", "links", "user_objects"
+      "globals", "graph_memory", "streams", "events", "modules", "arrays", "textures", "graphs",   \
+      "graph_execs", "functions", "references", "libraries", "kernels", "links", "user_objects"
 
 typedef struct {
   uintptr_t key;
@@ -110,6 +111,25 @@ CUresult fake_launch(CUfunction f, const CUlaunchConfig *c, void **params, void 
  * one), or drop count, the last running its destructor. */
 bool fake_user_object_take(CUuserObject object, unsigned int count);
 void fake_user_object_drop(CUuserObject object, unsigned int count);
+/* Whether d is one of the stand-in's devices (context.c). */
+bool fake_is_device(CUdevice d);
+/* Graph memory (graphmem.c): the bytes of a graph's allocation node, shared by the node's copies
+ * (held and dropped), live in the object table from the time a launch allocates them to the time
+ * a free node, cuMemFree or cuMemFreeAsync frees them. */
+typedef struct fake_graph_memory fake_graph_memory;
+fake_graph_memory *fake_graph_memory_new(size_t bytes);
+void fake_graph_memory_hold(fake_graph_memory *m);
+void fake_graph_memory_drop(fake_graph_memory *m);
+CUdeviceptr fake_graph_memory_address(const fake_graph_memory *m);
+bool fake_graph_memory_live(const fake_graph_memory *m);
+/* Allocates m at a launch: an error where its bytes are still allocated. */
+CUresult fake_graph_memory_alloc(fake_graph_memory *m);
+/* Frees the graph memory at ptr: an error where there is none allocated there. */
+CUresult fake_graph_memory_free(CUdeviceptr ptr);
+/* Whether bytes at ptr are inside an allocation node's (allocated or not). */
+bool fake_graph_memory_holds(CUdeviceptr ptr, size_t bytes);
+/* Whether ptr is where an allocation node's bytes are (allocated or not). */
+bool fake_graph_memory_at(CUdeviceptr ptr);
 /* A new empty graph (graph.c). */
 CUresult fake_graph_new(CUgraph *graph);
 /* Whether each of the count nodes is a node of graph. */

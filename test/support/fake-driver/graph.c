@@ -3,9 +3,9 @@
  * were added (which respects every dependency): memsets and copies move real bytes, kernels are
  * logged as launches are, each node run is logged as "graph node <index> <type>". A node turned off
  * in an exec is skipped. Event nodes record their event, or check it is alive; host nodes call
- * their function on the launching thread. A graph owns user objects' references, which its copies
- * take too (userobj.c). cuGraphDebugDotPrint
- * writes a small DOT file of nodes and edges. */
+ * their function on the launching thread; memory nodes allocate and free graph memory (graphmem.c).
+ * A graph owns user objects' references, which its copies take too (userobj.c).
+ * cuGraphDebugDotPrint writes a small DOT file of nodes and edges. */
 #include "fake.h"
 
 #include <limits.h>
@@ -30,6 +30,8 @@ struct CUgraphNode_st {
   CUgraph child; /* a copy, owned */
   CUevent event; /* an event record or wait node's */
   CUDA_HOST_NODE_PARAMS host;
+  fake_graph_memory *memory; /* an allocation node's, held by each copy */
+  CUdeviceptr freed;         /* a free node's address */
   /* a conditional node: its handle, kind, and bodies (owned, registered as graphs) */
   CUgraphConditionalHandle handle;
   CUgraphConditionalNodeType cond_type;
@@ -48,6 +50,7 @@ struct CUgraph_st {
 };
 struct CUgraphExec_st {
   CUgraph copy;
+  unsigned long long flags;
   CUgraph source; /* compared, never read: its conditional handles are reset at launches */
   int launches;
 };
@@ -97,6 +100,7 @@ static void graph_free(CUgraph g) {
     free(n->bodies);
     free(n->deps);
     free(n->params);
+    if (n->memory) fake_graph_memory_drop(n->memory);
     free(n);
   }
   for (size_t i = 0; i < g->ref_count; i++)
@@ -118,6 +122,7 @@ static CUgraphNode node_copy(CUgraph into, CUgraphNode n) {
   c->deps = n->dep_count ? malloc(n->dep_count * sizeof *c->deps) : NULL;
   c->params = n->param_size ? malloc(n->param_size) : NULL;
   c->child = n->child ? graph_copy(n->child) : NULL;
+  if (n->memory) fake_graph_memory_hold(n->memory);
   c->bodies = n->body_count ? calloc(n->body_count, sizeof *c->bodies) : NULL;
   c->bodies_registered = false;
   bool copied = !n->body_count || c->bodies;
@@ -248,10 +253,41 @@ EXPORT CUresult cuGraphAddHostNode(CUgraphNode *node, CUgraph graph, const CUgra
   return result;
 }
 
+EXPORT CUresult cuGraphAddMemAllocNode(CUgraphNode *node, CUgraph graph, const CUgraphNode *deps,
+                                       size_t count, CUDA_MEM_ALLOC_NODE_PARAMS *p) {
+  ENTER();
+  if (!p || !p->bytesize || p->poolProps.allocType != CU_MEM_ALLOCATION_TYPE_PINNED ||
+      p->poolProps.location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
+      !fake_is_device(p->poolProps.location.id) || p->accessDescCount)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (p->bytesize > ((size_t)1 << 40)) return CUDA_ERROR_OUT_OF_MEMORY;
+  fake_graph_memory *memory = fake_graph_memory_new(p->bytesize);
+  if (!memory) return CUDA_ERROR_OUT_OF_MEMORY;
+  CUresult result = add_node(graph, deps, count, CU_GRAPH_NODE_TYPE_MEM_ALLOC, node);
+  if (result != CUDA_SUCCESS) return fake_graph_memory_drop(memory), result;
+  (*node)->memory = memory;
+  p->dptr = fake_graph_memory_address(memory);
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphAddMemFreeNode(CUgraphNode *node, CUgraph graph, const CUgraphNode *deps,
+                                      size_t count, CUdeviceptr dptr) {
+  ENTER();
+  if (!fake_graph_memory_at(dptr)) return CUDA_ERROR_INVALID_VALUE; /* no allocation node's */
+  CUresult result = add_node(graph, deps, count, CU_GRAPH_NODE_TYPE_MEM_FREE, node);
+  if (result == CUDA_SUCCESS) (*node)->freed = dptr;
+  return result;
+}
+
 EXPORT CUresult cuGraphAddEmptyNode(CUgraphNode *node, CUgraph graph, const CUgraphNode *deps,
                                     size_t count) {
   ENTER();
   return add_node(graph, deps, count, CU_GRAPH_NODE_TYPE_EMPTY, node);
+}
+
+/* Whether a node may name bytes at ptr: device memory, or graph memory, allocated or not. */
+static bool node_range(CUdeviceptr ptr, size_t bytes) {
+  return device_range(ptr, bytes) == CUDA_SUCCESS || fake_graph_memory_holds(ptr, bytes);
 }
 
 EXPORT CUresult cuGraphAddMemsetNode(CUgraphNode *node, CUgraph graph, const CUgraphNode *deps,
@@ -262,7 +298,7 @@ EXPORT CUresult cuGraphAddMemsetNode(CUgraphNode *node, CUgraph graph, const CUg
   unsigned int e = p->elementSize;
   if ((e != 1 && e != 2 && e != 4) || !p->width || !p->height || p->dst % e ||
       (p->height > 1 && p->pitch < p->width * e) ||
-      device_range(p->dst, (p->height - 1) * p->pitch + p->width * e))
+      !node_range(p->dst, (p->height - 1) * p->pitch + p->width * e))
     return CUDA_ERROR_INVALID_VALUE;
   CUresult result = add_node(graph, deps, count, CU_GRAPH_NODE_TYPE_MEMSET, node);
   if (result == CUDA_SUCCESS) (*node)->memset = *p;
@@ -275,7 +311,7 @@ EXPORT CUresult cuGraphAddMemcpyNode(CUgraphNode *node, CUgraph graph, const CUg
   if (!live_context(ctx, true)) return CUDA_ERROR_INVALID_CONTEXT;
   if (p->srcMemoryType != CU_MEMORYTYPE_DEVICE || p->dstMemoryType != CU_MEMORYTYPE_DEVICE ||
       p->Height != 1 || p->Depth != 1 || !p->WidthInBytes ||
-      device_range(p->srcDevice, p->WidthInBytes) || device_range(p->dstDevice, p->WidthInBytes))
+      !node_range(p->srcDevice, p->WidthInBytes) || !node_range(p->dstDevice, p->WidthInBytes))
     return CUDA_ERROR_INVALID_VALUE; /* what cudadrv makes: 1D device-to-device */
   CUresult result = add_node(graph, deps, count, CU_GRAPH_NODE_TYPE_MEMCPY, node);
   if (result == CUDA_SUCCESS) (*node)->copy = *p;
@@ -467,13 +503,14 @@ EXPORT CUresult cuGraphDebugDotPrint(CUgraph graph, const char *path, unsigned i
   return CUDA_SUCCESS;
 }
 
-static CUresult instantiate(CUgraphExec *exec, CUgraph graph) {
+static CUresult instantiate(CUgraphExec *exec, CUgraph graph, unsigned long long flags) {
   if (in_context() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
   struct CUgraphExec_st *e = calloc(1, sizeof *e);
   if (!e || !(e->copy = graph_copy(graph))) return free(e), CUDA_ERROR_OUT_OF_MEMORY;
   CUresult result = obj_add((uintptr_t)e, OBJ_GRAPH_EXEC, 0);
   if (result != CUDA_SUCCESS) return graph_free(e->copy), free(e), result;
   e->source = graph;
+  e->flags = flags;
   *exec = e;
   return CUDA_SUCCESS;
 }
@@ -482,7 +519,7 @@ EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec *exec, CUgraph graph,
                                             unsigned long long flags) {
   ENTER();
   if (!obj_live((uintptr_t)graph, OBJ_GRAPH) || flags > 15) return CUDA_ERROR_INVALID_VALUE;
-  return instantiate(exec, graph);
+  return instantiate(exec, graph, flags);
 }
 
 EXPORT CUresult cuGraphInstantiateWithParams(CUgraphExec *exec, CUgraph graph,
@@ -502,7 +539,7 @@ EXPORT CUresult cuGraphInstantiateWithParams(CUgraphExec *exec, CUgraph graph,
         p->hErrNode_out = graph->nodes[i];
         return CUDA_ERROR_INVALID_VALUE;
       }
-  CUresult result = instantiate(exec, graph);
+  CUresult result = instantiate(exec, graph, p->flags);
   if (result == CUDA_SUCCESS && upload)
     log_line("graph upload stream=%d", stream_id(p->hUploadStream));
   return result;
@@ -608,6 +645,10 @@ static CUresult run(CUgraph g, CUstream stream, const char *prefix) {
       char inner[64];
       snprintf(inner, sizeof inner, "%s%zu.", prefix, i);
       result = run(n->child, stream, inner);
+    } else if (n->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC) {
+      result = fake_graph_memory_alloc(n->memory); /* allocated still: freed by nothing since */
+    } else if (n->type == CU_GRAPH_NODE_TYPE_MEM_FREE) {
+      result = fake_graph_memory_free(n->freed);
     } else if (n->type == CU_GRAPH_NODE_TYPE_HOST) {
       n->host.fn(n->host.userData);
     } else if (n->type == CU_GRAPH_NODE_TYPE_EVENT_RECORD) {
@@ -637,6 +678,12 @@ EXPORT CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream) {
     return CUDA_ERROR_INVALID_HANDLE;
   exec->launches++;
   log_line("graph launch stream=%d", stream_id(stream));
+  for (size_t i = 0; i < exec->copy->count; i++) { /* what the last launch left allocated */
+    fake_graph_memory *m = exec->copy->nodes[i]->memory;
+    if (m && fake_graph_memory_live(m) &&
+        exec->flags & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH)
+      fake_graph_memory_free(fake_graph_memory_address(m));
+  }
   for (unsigned int h = 0; h < handle_count; h++)
     if (handles[h].graph == exec->source && handles[h].flags & CU_GRAPH_COND_ASSIGN_DEFAULT)
       handles[h].value = handles[h].default_value;

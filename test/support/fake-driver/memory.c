@@ -32,6 +32,10 @@ EXPORT CUresult cuMemAlloc(CUdeviceptr *ptr, size_t bytes) {
 /* Device and managed memory alike. */
 static CUresult release_device(CUdeviceptr ptr) {
   obj o;
+  if (fake_graph_memory_at(ptr)) { /* its graph keeps the bytes for the next launch */
+    if (in_context() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
+    return fake_graph_memory_free(ptr);
+  }
   bool managed = obj_memory((uintptr_t)ptr, 0, &o) && o.key == ptr && o.kind == OBJ_MANAGED;
   return release(ptr, managed ? OBJ_MANAGED : OBJ_DEVICE_MEMORY);
 }
