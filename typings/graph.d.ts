@@ -109,6 +109,14 @@ export declare class GraphMemory {
   readonly freed: boolean;
 }
 
+/** What graph.addMemAlloc() returns. */
+export interface MemAllocNode {
+  /** The allocation node. */
+  node: GraphNode;
+  /** The memory it allocates at each launch. */
+  memory: GraphMemory;
+}
+
 /** A node of a Graph, from graph.addKernel() and the other add methods, or graph.nodes(). */
 export declare class GraphNode {
   private constructor(graph: Graph, index: number);
@@ -152,7 +160,7 @@ export declare class Graph {
   /** An allocation node (CUDA 11.4): bytes of the current device allocated at each launch when the
    * node runs, at memory's address, fixed now. A free node, here or in another graph, frees it, or
    * the next launch of a GraphExec instantiated with autoFreeOnLaunch. */
-  addMemAlloc(bytes: number, options?: NodeOptions): { node: GraphNode; memory: GraphMemory };
+  addMemAlloc(bytes: number, options?: NodeOptions): MemAllocNode;
   /** A free node (CUDA 11.4) for an allocation node's memory; memory is a LogicError in anything
    * new from now on. */
   addMemFree(memory: GraphMemory, options?: NodeOptions): GraphNode;
