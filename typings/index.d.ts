@@ -293,7 +293,9 @@ export declare class Stream {
    * RELAXED by default); with `{ into, after }`, into a Graph of yours after those of its nodes
    * (CUDA 12.3). */
   beginCapture(mode?: number, options?: CaptureOptions): this;
-  /** Ends the capture and returns the recorded work (the Graph given as `into`, where one was). */
+  /** Ends the capture and returns the recorded work (the Graph given as `into`, where one was),
+   * which keeps alive what the captured work used: kernels and their modules, device memory,
+   * page-locked buffers. */
   endCapture(): Graph;
   /** Whether the stream is capturing (an invalidated capture counts). */
   isCapturing(): boolean;

@@ -1,12 +1,16 @@
 'use strict';
 // Stream capture into graphs, for stream.beginCapture(), endCapture() and captureInfo() (stream.js):
-// into a new Graph, or into one of the user's after some of its nodes.
+// into a new Graph, or into one of the user's after some of its nodes. What the captured work
+// uses (internal/capture-keep.js) becomes the graph's to keep.
 const binding = require('../internal/binding');
 const check = require('../internal/checks');
-const { Graph, GraphNode, checkKeys, nodeIndices, adoptedGraph } = require('./graph');
+const { openCapture, closeCapture } = require('../internal/capture-keep');
+const { Graph, GraphNode, checkKeys, nodeIndices, adoptedGraph, holdFor } = require('./graph');
 
 // Stream → the Graph its capture records into (stream.beginCapture(mode, { into })).
 const captures = new WeakMap();
+// Stream → the id of the capture it began.
+const ids = new WeakMap();
 
 // stream.beginCapture(mode, options): into a new graph, or into options.into after options.after.
 function beginCapture(stream, mode, options) {
@@ -16,24 +20,37 @@ function beginCapture(stream, mode, options) {
       throw new TypeError('stream.beginCapture(): after needs into, the graph it names nodes of');
     binding.streamBeginCapture(stream, mode);
     captures.delete(stream);
-    return;
+  } else {
+    const graph = check.instance('into', options.into, Graph);
+    binding.streamBeginCaptureToGraph(stream, graph, nodeIndices(graph, options.after), mode);
+    captures.set(stream, graph);
   }
-  const graph = check.instance('into', options.into, Graph);
-  binding.streamBeginCaptureToGraph(stream, graph, nodeIndices(graph, options.after), mode);
-  captures.set(stream, graph);
+  ids.set(stream, openCapture(stream));
 }
 
-// stream.endCapture(): the Graph the capture recorded into (a new one unless it was given).
+// stream.endCapture(): the Graph the capture recorded into (a new one unless it was given), which
+// keeps what the captured work uses.
 function graphFromCapture(stream) {
   const into = captures.get(stream);
-  if (into !== undefined) {
-    binding.streamEndCaptureInto(stream, into);
-    captures.delete(stream);
-    return into;
+  const graph = into ?? adoptedGraph();
+  try {
+    if (into !== undefined) binding.streamEndCaptureInto(stream, into);
+    else binding.streamEndCapture(stream, graph);
+  } catch (error) {
+    if (binding.streamIsCapturing(stream) === 0) forget(stream); // it ended, and failed
+    throw error;
   }
-  const graph = adoptedGraph();
-  binding.streamEndCapture(stream, graph);
+  const { uses, kernels } = forget(stream);
+  holdFor(graph, uses, kernels);
   return graph;
+}
+
+// The capture stream began is over: what its work used.
+function forget(stream) {
+  const id = ids.get(stream);
+  ids.delete(stream);
+  captures.delete(stream);
+  return closeCapture(id);
 }
 
 const CAPTURE_STATUS = ['none', 'active', 'invalidated'];

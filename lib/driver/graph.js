@@ -5,8 +5,9 @@
 //
 // A node is named to C by its index in its graph (src/driver/graph.c keeps the table). What the
 // nodes use (kernels and their modules, device memory, child graphs) is held by the Graph, and by
-// each GraphExec made from it, so that garbage collection never frees it under them; C also
-// refuses to unload a module whose kernels a graph uses.
+// each GraphExec made from it, so that garbage collection never frees it under them (a captured
+// graph holds what internal/capture-keep.js kept of its work); C also refuses to unload a module
+// whose kernels a graph uses.
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
@@ -68,6 +69,13 @@ function adoptedGraph() {
   } finally {
     adopting = false;
   }
+}
+
+// A captured graph keeps uses, and the modules of kernels (their internal state) stay loaded.
+function holdFor(graph, uses, kernels) {
+  const set = held.get(graph);
+  for (const use of uses) set.add(use);
+  for (const k of kernels) binding.graphPinKernel(graph, k);
 }
 
 // options, undefined or a plain object of the given keys; a TypeError naming what takes it.
@@ -380,6 +388,7 @@ class Graph {
   /** Destroys the graph; its GraphExecs stay usable. A second destroy() does nothing. */
   destroy() {
     binding.graphDestroy(this);
+    held.set(this, new Set()); // its GraphExecs hold their own
   }
 
   [Symbol.dispose]() {
@@ -479,6 +488,6 @@ function execNode(exec, node, method) {
 
 module.exports = { Graph, GraphExec, GraphNode, ConditionalHandle, GraphMemory };
 // Internal (not enumerable, so not re-exported by index.js).
-for (const [name, value] of Object.entries({ checkKeys, nodeIndices, adoptedGraph })) {
+for (const [name, value] of Object.entries({ checkKeys, nodeIndices, adoptedGraph, holdFor })) {
   Object.defineProperty(module.exports, name, { value });
 }

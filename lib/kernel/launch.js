@@ -13,6 +13,7 @@ const { LogicError } = require('../driver/errors');
 const { Stream } = require('../driver/stream');
 const { Event } = require('../driver/event');
 const { checkSignal, abortError, abortable } = require('../internal/abort');
+const { open: openCaptures, keepForCapture } = require('../internal/capture-keep');
 const check = require('../internal/checks');
 const layouts = require('../internal/layouts');
 const { memAlloc } = require('../memory/device-memory');
@@ -273,6 +274,7 @@ function callKernel(k, list) {
   writeDims(format.u32, options.grid, options.block, options);
   format.pack(list);
   launchOn(format, options.stream);
+  if (openCaptures.size !== 0) keepForCapture(options.stream, k, list.slice(0, n));
   return undefined;
 }
 
@@ -413,6 +415,7 @@ function checkArity(count, expected, options, method, k) {
 // per argument so that a call allocates nothing and makes one call into C.
 function preparedFunctions(k, fields, compiled) {
   const params = fields.map((f, i) => `a${i}, `).join('');
+  const args = fields.map((f, i) => `a${i}`).join(', ');
   const statements = packerStatements(fields, compiled.offsets, (i) => `a${i}`);
   const n = fields.length;
   const body = (method, expected, stream) => `
@@ -420,7 +423,12 @@ function preparedFunctions(k, fields, compiled) {
     writeDims(dims, grid, block, options);
     ${statements.join('\n    ')}
     if (${stream} !== launcher.stream) bindStream(launcher, ${stream});
-    launch();`;
+    launch();${
+      stream === 'null'
+        ? ''
+        : `
+    if (openCaptures.size !== 0) keepForCapture(stream, k, [${args}]);`
+    }`;
   const source = `
   return [
     function preparedCall(grid, block, ${params}options) {${body('preparedCall', n + 2, 'null')}
@@ -436,6 +444,8 @@ function preparedFunctions(k, fields, compiled) {
     writeDims,
     checkArity,
     bindStream,
+    openCaptures,
+    keepForCapture,
   });
 }
 

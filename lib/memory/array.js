@@ -2,6 +2,7 @@
 // CUDA arrays (PyCUDA's Array, here CudaArray), their descriptors, and the copies into and out of
 // them by byte offset.
 const binding = require('../internal/binding');
+const { keepForCapture } = require('../internal/capture-keep');
 const check = require('../internal/checks');
 const { ArrayFormat } = require('../driver/constants');
 const { LogicError } = require('../driver/errors');
@@ -134,6 +135,7 @@ function memcpyHtoAAsync(array, index, src, stream = null) {
     streamArg(stream),
     host.needsKeeping(view) ? [view, array] : array,
   );
+  keepForCapture(stream, null, [view, array]);
 }
 
 /** memcpyAtoH on stream; page-locked dest is kept alive until the stream has passed the copy. */
@@ -146,6 +148,7 @@ function memcpyAtoHAsync(dest, array, index, stream = null) {
     streamArg(stream),
     host.needsKeeping(view) ? [view, array] : array,
   );
+  keepForCapture(stream, null, [view, array]);
 }
 
 /** Copies bytes of device memory src into array from byte offset index. */

@@ -10,6 +10,7 @@ const { Stream, streamArg } = require('../driver/stream');
 const { MemoryType } = require('../driver/constants');
 const { LogicError } = require('../driver/errors');
 const { devicePointer, deviceExtent, fits } = require('../internal/pointer');
+const { keepForCapture } = require('../internal/capture-keep');
 const { CudaArray } = require('./array');
 const host = require('./host-memory');
 
@@ -37,6 +38,7 @@ function memcpyHtoDAsync(dest, src, stream = null) {
   stream = streamArg(stream);
   fits(view.byteLength, dest, 'memcpyHtoDAsync(dest, src)');
   binding.memcpyHtoDAsync(ptr, view, stream, host.needsKeeping(view) ? view : undefined);
+  keepForCapture(stream, null, [dest, view]);
 }
 
 /** memcpyDtoH on stream; returns at once for page-locked dest (pageable dest is filled before
@@ -47,6 +49,7 @@ function memcpyDtoHAsync(dest, src, stream = null) {
   stream = streamArg(stream);
   fits(view.byteLength, src, 'memcpyDtoHAsync(dest, src)');
   binding.memcpyDtoHAsync(view, ptr, stream, host.needsKeeping(view) ? view : undefined);
+  keepForCapture(stream, null, [view, src]);
 }
 
 // size of a device-to-device copy: given, or all of src where its size is known.
@@ -75,6 +78,7 @@ function memcpyDtoDAsync(dest, src, size, stream = null) {
   fits(size, dest, 'memcpyDtoDAsync: dest');
   fits(size, src, 'memcpyDtoDAsync: src');
   binding.memcpyDtoD(to, from, size, stream);
+  keepForCapture(stream, null, [dest, src]);
 }
 
 function contextArg(name, context) {
@@ -100,6 +104,7 @@ function peer(dest, src, size, destContext, srcContext, stream) {
     size,
     stream,
   );
+  keepForCapture(stream, null, [dest, src]);
 }
 
 /** Copies size bytes from src in srcContext to dest in destContext (both the current context by
@@ -131,6 +136,7 @@ function memset(width, dest, value, count, stream) {
   count = check.size('count', count);
   fits(count * width, dest, `memsetD${width * 8}(dest, value, ${count})`);
   MEMSET[width](ptr, value, count, stream);
+  keepForCapture(stream, null, [dest]);
 }
 
 function memset2D(width, dest, pitch, value, columns, rows, stream) {
@@ -144,6 +150,7 @@ function memset2D(width, dest, pitch, value, columns, rows, stream) {
   }
   if (rows && columns) fits(pitch * (rows - 1) + columns * width, dest, `memsetD2D${width * 8}`);
   MEMSET_2D[width](ptr, pitch, value, columns, rows, stream);
+  keepForCapture(stream, null, [dest]);
 }
 
 /** Sets count bytes at dest to value. */
@@ -334,6 +341,7 @@ class Memcpy2D {
     const fields = this._fields();
     if (streamOrOptions === null || streamOrOptions instanceof Stream) {
       this._copy(fields, false, streamOrOptions, this._keep());
+      keepForCapture(streamOrOptions, null, [this, this._keep()]);
       return;
     }
     if (streamOrOptions !== undefined && typeof streamOrOptions !== 'object') {

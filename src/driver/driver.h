@@ -190,6 +190,10 @@ typedef CUresult (*node_maker)(void *arg, CUgraph graph, const CUgraphNode *deps
 napi_value graph_add_node(napi_env env, napi_value graph, napi_value deps, node_maker make,
                           void *arg, const char *api, void *obj, const graph_pin_ops *ops);
 
+/* Pins obj for as long as the Graph object graph or a GraphExec made from it later lives (what a
+ * captured node uses); false after throwing. */
+bool graph_pin_use(napi_env env, napi_value graph, void *obj, const graph_pin_ops *ops);
+
 /* The executable graph and the node of the (exec, graph, node index) arguments of a call on one
  * node of a GraphExec: node must be of the Graph exec was instantiated from. false after
  * throwing. */

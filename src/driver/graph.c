@@ -180,19 +180,33 @@ bool arg_nodes(napi_env env, napi_value v, const graph_h *graph, CUgraphNode **n
   return true;
 }
 
+/* Room for one more pin; false after throwing. */
+static bool pin_room(napi_env env, graph_pins *pins) {
+  if (pins->count < pins->room) return true;
+  uint32_t room = pins->room ? 2 * pins->room : 4;
+  graph_pin *grown = realloc(pins->at, room * sizeof *grown);
+  if (!grown) return throw_oom(env), false;
+  pins->at = grown;
+  pins->room = room;
+  return true;
+}
+
+bool graph_pin_use(napi_env env, napi_value graph_value, void *obj, const graph_pin_ops *ops) {
+  graph_h *graph = graph_get(env, graph_value);
+  graph_pins *pins = graph ? graph_pins_of(graph) : NULL;
+  if (!pins || !pin_room(env, pins)) return false;
+  pins->at[pins->count++] = (graph_pin){obj, ops};
+  ops->retain(obj);
+  return true;
+}
+
 napi_value graph_add_node(napi_env env, napi_value graph_value, napi_value deps_value,
                           node_maker make, void *arg, const char *api, void *obj,
                           const graph_pin_ops *ops) {
   graph_h *graph = graph_get(env, graph_value);
   if (!graph || !node_room(env, graph)) return NULL;
   graph_pins *pins = graph_pins_of(graph);
-  if (ops && pins->count == pins->room) {
-    uint32_t room = pins->room ? 2 * pins->room : 4;
-    graph_pin *grown = realloc(pins->at, room * sizeof *grown);
-    if (!grown) return throw_oom(env);
-    pins->at = grown;
-    pins->room = room;
-  }
+  if (ops && !pin_room(env, pins)) return NULL;
   CUgraphNode *deps;
   uint32_t count;
   if (!arg_nodes(env, deps_value, graph, &deps, &count)) return NULL;

@@ -53,8 +53,7 @@ bool func_wrap(napi_env env, napi_value obj, CUfunction handle, module_h *module
   return true;
 }
 
-/* The kernel in v, or NULL after throwing: LogicError once its module is freed. */
-static func_h *func_get(napi_env env, napi_value v) {
+func_h *func_get(napi_env env, napi_value v) {
   func_h *fn = handle_get(env, v, &FUNCTION_KIND);
   const char *gone = fn ? module_gone(fn->module) : NULL;
   if (gone) {
@@ -389,6 +388,7 @@ bool launch_init(napi_env env, napi_value exports) {
   static const export_fn fns[] = {
       {"launcherCreate", launcher_create},
       {"launchWait", launch_wait},
+      {"graphPinKernel", graph_pin_kernel},
       {"funcGetParamInfo", func_get_param_info},
       {"funcGetAttribute", func_get_attribute},
       {"funcSetAttribute", func_set_attribute},

@@ -29,8 +29,14 @@ typedef struct launcher {
 /* The launcher's buffer as it is now: its header, or NULL after throwing where it was detached. */
 const uint32_t *launcher_header(napi_env env, const launcher *l);
 
+/* The kernel v (lib/'s internal state object), or NULL after throwing (a LogicError once its
+ * module is unloaded). */
+func_h *func_get(napi_env env, napi_value v);
+
 /* The launcher's functions for graphs (graph_kernel.c), bound to it like launch and setStream. */
 napi_value launcher_add_to_graph(napi_env env, napi_callback_info info);
 napi_value launcher_set_in_graph_exec(napi_env env, napi_callback_info info);
+/* graphPinKernel(graph, kernel), for captured graphs. */
+napi_value graph_pin_kernel(napi_env env, napi_callback_info info);
 
 #endif

@@ -139,6 +139,46 @@ describeGpu('CUDA graphs', function () {
     assert.deepStrictEqual(await download(b), new Int32Array(N).fill(value + 1));
   });
 
+  it("a captured graph keeps the module, memory and page-locked buffer its work used, a joined stream's too, once they are dropped and collected", async function () {
+    const host = randomInts(N);
+    const result = cuda.memAlloc(N * 4);
+    const [exec, moduleRef] = (() => {
+      const { SourceModule } = require('../../lib/compiler');
+      const own = new SourceModule(SOURCE);
+      const input = cuda.pagelockedEmpty(N, 'int32');
+      input.set(host);
+      const a = cuda.memAlloc(N * 4);
+      const side = new cuda.Stream(cuda.StreamFlags.NON_BLOCKING);
+      const fork = new cuda.Event();
+      const join = new cuda.Event();
+      stream.beginCapture();
+      cuda.memcpyHtoDAsync(a, input, stream);
+      side.waitForEvent(fork.record(stream)); // side joins the capture
+      own.getFunction('scale')(a, cuda.int32(3), cuda.int32(N), { ...launch, stream: side });
+      stream.waitForEvent(join.record(side));
+      own.getFunction('add_one')(a, cuda.int32(N), launch);
+      cuda.memcpyDtoDAsync(result, a, N * 4, stream);
+      return [stream.endCapture().instantiate(), new WeakRef(own)];
+    })();
+    for (let i = 0; i < 4; i++) {
+      global.gc();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    // memory freed under the graph would be handed out again here, and overwritten
+    const churn = Array.from({ length: 8 }, () => cuda.memAlloc(N * 4));
+    for (const memory of churn) cuda.memsetD32(memory, 0x5a5a5a5a, N);
+    cuda.Context.synchronizeSync();
+    assert.ok(moduleRef.deref(), "the graph's GraphExec keeps the module");
+    assert.throws(() => moduleRef.deref().free(), { name: 'LogicError', message: /destroy them first/ });
+    exec.launch(stream);
+    assert.deepStrictEqual(
+      await download(result),
+      host.map((x) => (Math.imul(x, 3) + 1) | 0),
+    );
+    exec.destroy();
+    for (const memory of churn) memory.free();
+  });
+
   it('a GraphExec launches many times, on any stream, and outlives its Graph and its stream', async function () {
     const host = randomInts(N);
     const device = upload(host);

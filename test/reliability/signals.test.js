@@ -123,6 +123,15 @@ describe('SIGINT and SIGTERM with live GPU objects (stand-in driver)', function 
       const env = { LD_LIBRARY_PATH: standIn.dir, FAKE_CUDA_SYNC_MS: '20000' };
       assertEndedBy(await signalled('during-context-wait', signal, { env }), signal);
     });
+    it(`${signal} while a graph's host-function nodes are called and posted: ended by the signal within 1 s`, async function () {
+      assertEndedBy(await signalled('during-host-calls', signal, { env: { LD_LIBRARY_PATH: standIn.dir } }), signal);
+    });
+    it(`${signal} while host-function nodes are called, with the user's handler: it runs and its exit status stands`, async function () {
+      const env = { LD_LIBRARY_PATH: standIn.dir };
+      const result = await signalled('during-host-calls', signal, { env, handler: true });
+      assert.deepStrictEqual({ code: result.code, signal: result.signal }, { code: 7, signal: null }, result.stderr);
+      assert.match(result.stdout, /handled/);
+    });
     it(`${signal} idle, with the user's handler: the handler runs and its exit status stands`, async function () {
       const result = await signalled('idle', signal, { env: { LD_LIBRARY_PATH: standIn.dir }, handler: true });
       assert.deepStrictEqual({ code: result.code, signal: result.signal }, { code: 7, signal: null }, result.stderr);
@@ -131,9 +140,17 @@ describe('SIGINT and SIGTERM with live GPU objects (stand-in driver)', function 
   }
 });
 
-describeGpu('SIGINT and SIGTERM during a wait on a long kernel', function () {
+describeGpu('SIGINT and SIGTERM on the GPU: a wait on a long kernel, host-function nodes called', function () {
   this.timeout(60000);
   for (const signal of ['SIGINT', 'SIGTERM']) {
+    it(`${signal} while a graph's host-function nodes are called on the GPU, with the user's handler: it runs and its exit status stands`, async function () {
+      const result = await signalled('during-host-calls', signal, { handler: true });
+      assert.deepStrictEqual({ code: result.code, signal: result.signal }, { code: 7, signal: null }, result.stderr);
+      assert.ok(result.elapsed < 1000, `ended ${result.elapsed} ms after ${signal}`);
+    });
+    it(`${signal} while a graph's host-function nodes are called on the GPU: ended by the signal within 1 s`, async function () {
+      assertEndedBy(await signalled('during-host-calls', signal), signal);
+    });
     it(`${signal} while a 10 s kernel is awaited: ended by the signal within 1 s`, async function () {
       assertEndedBy(await signalled('during-kernel', signal, { delay: 500 }), signal);
     });

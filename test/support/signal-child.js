@@ -78,5 +78,30 @@ const STATES = {
     stream.synchronize();
     ready();
   },
+  // A graph with host-function nodes relaunched without end, so that the signal finds host calls
+  // posted to the main thread and the driver calling more (on the stand-in or a GPU).
+  'during-host-calls'() {
+    globalThis.kept = new cuda.Device(0).makeContext();
+    const memory = cuda.memAlloc(1 << 20);
+    const graph = new cuda.Graph();
+    let calls = 0;
+    let said = false;
+    let node = graph.addMemset(memory, 1, 1 << 20);
+    for (let i = 0; i < 8; i++) {
+      node = graph.addHostFunc(() => calls++, { after: node });
+      node = graph.addMemset(memory, i, 1 << 20, { after: node });
+    }
+    const exec = graph.instantiate();
+    const stream = new cuda.Stream();
+    const relaunch = () => {
+      for (let i = 0; i < 16; i++) exec.launch(stream);
+      if (calls > 0 && !said) {
+        said = true;
+        ready();
+      }
+      setImmediate(relaunch);
+    };
+    relaunch();
+  },
 };
 STATES[state]();

@@ -1,0 +1,118 @@
+'use strict';
+// What a captured graph keeps alive, on the stand-in driver (no GPU needed): the kernels (their
+// modules stay loaded), device memory and page-locked buffers that the captured work used, until
+// the graph and its GraphExecs are gone. The GPU runs a captured graph after its inputs were
+// dropped and collected, against a CPU reference, in graph.test.js.
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const { standInDriver } = require('../support/stand-in-driver');
+const { runInChild, ROOT } = require('../support/graph-child');
+
+describe('captured graphs keep what their work uses (stand-in driver)', function () {
+  this.timeout(60000);
+  const standIn = standInDriver();
+  let dir;
+  beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cudadrv-capture-'))));
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  const run = (body) => {
+    const counts = path.join(dir, 'counts');
+    return runInChild(
+      standIn,
+      dir,
+      `
+      const { liveCounts } = require(${JSON.stringify(path.join(ROOT, 'test/support/stand-in-driver'))});
+      const { open } = require(${JSON.stringify(path.join(ROOT, 'lib/internal/capture-keep'))});
+      const counts = () => liveCounts(${JSON.stringify(counts)});
+      const collect = async () => { for (let i = 0; i < 4; i++) { global.gc(); await new Promise((r) => setImmediate(r)); } cuda.Context.synchronizeSync(); };
+      ${body}`,
+      { FAKE_CUDA_COUNTS: counts, FAKE_CUDA_FAIL: '' },
+    );
+  };
+
+  it('kernels, device memory and page-locked buffers of captured work outlive their JS references while the graph or a GraphExec lives', function () {
+    run(`
+      const stream = new cuda.Stream();
+      // (a module keeps its kernels, and a kernel its last call's arguments: the module is made here)
+      const capture = (into) => {
+        const module = new cuda.Module(MODULE);
+        const a = cuda.memAlloc(256), b = cuda.memAlloc(256);
+        const pinned = cuda.pagelockedEmpty(64, 'float32');
+        const kernel = module.getFunction('args4');
+        const prepared = module.getFunction('empty').prepare('');
+        stream.beginCapture(undefined, into === undefined ? undefined : { into });
+        cuda.memsetD32Async(a, 7, 64, stream);
+        cuda.memcpyHtoDAsync(b, pinned, stream);
+        kernel(a, b, cuda.int32(1), cuda.float32(2), { block: 1, stream });
+        prepared.preparedAsyncCall(1, 1, stream);
+        cuda.memcpyDtoHAsync(pinned, a, stream);
+        return [stream.endCapture(), new WeakRef(module)];
+      };
+      const refused = { name: 'LogicError', message: 'module.free(): a Graph or GraphExec has kernel nodes of this module; destroy them first' };
+      let [graph, module] = capture();
+      assert.strictEqual(open.size, 0, 'the capture is closed');
+      await collect();
+      let now = counts();
+      assert.deepStrictEqual([now.modules, now.device_memory, now.host_memory], [1, 2, 1], 'the graph keeps them');
+      assert.throws(() => module.deref().free(), refused);
+      let exec = graph.instantiate();
+      graph.destroy();
+      graph = null;
+      await collect();
+      now = counts();
+      assert.deepStrictEqual([now.modules, now.device_memory, now.host_memory], [1, 2, 1], 'the GraphExec keeps them');
+      assert.throws(() => module.deref().free(), refused);
+      exec.launch(stream);
+      exec = null;
+      await collect();
+      await collect();
+      now = counts();
+      assert.deepStrictEqual([now.modules, now.device_memory, now.host_memory, now.graphs, now.graph_execs], [0, 0, 0, 0, 0], 'all let go');
+      // into a graph of the user's: that graph keeps them
+      const mine = new cuda.Graph();
+      [graph, module] = capture(mine);
+      assert.strictEqual(graph, mine);
+      graph = null;
+      await collect();
+      now = counts();
+      assert.deepStrictEqual([now.modules, now.device_memory, now.host_memory], [1, 2, 1]);
+      assert.throws(() => module.deref().free(), refused);
+      mine.destroy();
+      module.deref().free();
+    `);
+  });
+
+  it('work outside any capture keeps nothing, and a failed capture forgets what it kept', function () {
+    run(`
+      const stream = new cuda.Stream(), other = new cuda.Stream();
+      (() => {
+        const a = cuda.memAlloc(256);
+        stream.beginCapture();
+        cuda.memsetD8Async(a, 1, 256, other); // another stream: not captured
+        cuda.memcpyDtoDAsync(a, a, 256, other);
+        assert.strictEqual(stream.endCapture().nodeCount, 0);
+      })();
+      await collect();
+      assert.strictEqual(counts().device_memory, 0, 'work on a stream outside the capture is not kept by the graph');
+      // a capture that cannot end (the stream is not capturing) keeps no record
+      assert.throws(() => stream.endCapture(), { name: 'LogicError', message: /not capturing/ });
+      assert.strictEqual(open.size, 0);
+      // an end the driver refuses leaves the capture going on, and its record with it
+      const g = new cuda.Graph();
+      stream.beginCapture(undefined, { into: g });
+      cuda.memcpyDtoDAsync(cuda.memAlloc(64), cuda.memAlloc(64), 64, stream);
+      process.env.FAKE_CUDA_FAIL = 'cuStreamEndCapture:1:700';
+      assert.throws(() => stream.endCapture(), { message: /cuStreamEndCapture/ });
+      process.env.FAKE_CUDA_FAIL = '';
+      assert.deepStrictEqual([stream.isCapturing(), open.size], [true, 1]);
+      assert.strictEqual(stream.endCapture(), g);
+      assert.strictEqual(open.size, 0);
+      await collect();
+      assert.strictEqual(counts().device_memory, 2, 'the graph keeps the memory its captured copy uses');
+      g.destroy();
+      await collect();
+      assert.strictEqual(counts().device_memory, 0, 'the destroyed graph let go');
+    `);
+  });
+});
