@@ -24,6 +24,7 @@
         "src/driver/graph_exec.c",
         "src/driver/graph_host.c",
         "src/driver/graph_memory.c",
+        "src/driver/graph_params.c",
         "src/driver/graph_nodes.c",
         "src/driver/handles.c",
         "src/driver/profiler.c",

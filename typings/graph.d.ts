@@ -117,6 +117,59 @@ export interface MemAllocNode {
   memory: GraphMemory;
 }
 
+/** What a kernel node holds, read back by node.params(). */
+export interface KernelNodeParams {
+  /** The Kernel, where graph.addKernel() made the node; else null. */
+  kernel: Kernel | null;
+  /** Its grid, [x, y, z]. */
+  grid: [number, number, number];
+  /** Its block, [x, y, z]. */
+  block: [number, number, number];
+  /** Dynamic shared memory bytes. */
+  shared: number;
+  /** The parameter bytes, or null where the node was not given them as one buffer. */
+  args: Uint8Array | null;
+}
+
+/** What a memset node holds, read back by node.params(). */
+export interface MemsetNodeParams {
+  /** The device address it sets. */
+  dest: bigint;
+  /** The value of each element. */
+  value: number;
+  /** 1, 2 or 4 bytes. */
+  elementSize: number;
+  /** Elements in a row. */
+  width: number;
+  /** Rows. */
+  height: number;
+  /** Bytes from a row to the next. */
+  pitch: number;
+}
+
+/** What a copy node holds, read back by node.params(). */
+export interface MemcpyNodeParams {
+  /** The device address it copies to; null for host memory or an array. */
+  dest: bigint | null;
+  /** The device address it copies from; null for host memory or an array. */
+  src: bigint | null;
+  /** Bytes in a row. */
+  width: number;
+  /** Rows. */
+  height: number;
+  /** Layers. */
+  depth: number;
+}
+
+/** What a memory node holds, read back by node.params(): an allocation node's address and size,
+ * a free node's address. */
+export interface MemoryNodeParams {
+  /** The device address allocated or freed. */
+  ptr: bigint;
+  /** An allocation node's size in bytes. */
+  bytes?: number;
+}
+
 /** A node of a Graph, from graph.addKernel() and the other add methods, or graph.nodes(). */
 export declare class GraphNode {
   private constructor(graph: Graph, index: number);
@@ -126,6 +179,9 @@ export declare class GraphNode {
   readonly index: number;
   /** What it does. */
   readonly type: GraphNodeKind;
+  /** What the driver holds for a kernel, memset, copy or memory node, read back; null for a node
+   * of another kind. */
+  params(): KernelNodeParams | MemsetNodeParams | MemcpyNodeParams | MemoryNodeParams | null;
 }
 
 /**
@@ -143,6 +199,9 @@ export declare class Graph {
   /** A kernel node: the arguments a call of the kernel takes (device memory for pointers; no
    * In/Out/InOut), packed now, then its shape and dependencies. */
   addKernel(kernel: Kernel, ...args: [...KernelArgument[], KernelNodeOptions]): GraphNode;
+  /** Makes a kernel node (of graph.addKernel()) launch other arguments and shape in the GraphExecs
+   * instantiated from now on; its kernel cannot change. */
+  setKernelArgs(node: GraphNode, ...args: [...KernelArgument[], Omit<KernelNodeOptions, 'after'>]): this;
   /** A memset node: count elements of elementSize bytes at dest set to value (height rows, pitch bytes apart). */
   addMemset(dest: DevicePointerLike, value: number, count: number, options?: MemsetNodeOptions): GraphNode;
   /** A copy node: bytes bytes from device memory src to device memory dest. */

@@ -5,7 +5,7 @@
 const binding = require('../internal/binding');
 const check = require('../internal/checks');
 const { openCapture, closeCapture } = require('../internal/capture-keep');
-const { Graph, GraphNode, checkKeys, nodeIndices, adoptedGraph, holdFor } = require('./graph');
+const { Graph, GraphNode, nodeIndices, adoptedGraph, holdFor } = require('./graph');
 
 // Stream → the Graph its capture records into (stream.beginCapture(mode, { into })).
 const captures = new WeakMap();
@@ -14,7 +14,7 @@ const ids = new WeakMap();
 
 // stream.beginCapture(mode, options): into a new graph, or into options.into after options.after.
 function beginCapture(stream, mode, options) {
-  checkKeys(options, ['into', 'after'], 'stream.beginCapture()');
+  check.keys(options, ['into', 'after'], 'stream.beginCapture()');
   if (options?.into === undefined) {
     if (options?.after !== undefined)
       throw new TypeError('stream.beginCapture(): after needs into, the graph it names nodes of');

@@ -19,8 +19,9 @@ const { Context } = require('./context');
 const { Event } = require('./event');
 const { ConditionalHandle, CONDITIONAL_TYPES, COND_ASSIGN_DEFAULT, makeHandle } = require('./conditional');
 const { LogicError } = require('./errors');
+const { GraphNode, graphs, kernelNodes } = require('./graph-node');
 const { GraphMemory, makeGraphMemory, freedByNode } = require('./graph-memory');
-const { CudaResult, GraphNodeType, GraphInstantiateFlags, GraphDebugDotFlags } = require('./constants');
+const { CudaResult, GraphInstantiateFlags, GraphDebugDotFlags } = require('./constants');
 
 // CUgraphExecUpdateResult → why the driver refused an update.
 const UPDATE_FAILURES = {
@@ -34,20 +35,11 @@ const UPDATE_FAILURES = {
   8: "a node's attributes changed in a way an update cannot follow",
 };
 
-const TYPE_NAMES = Object.fromEntries(
-  Object.entries(GraphNodeType).map(([name, value]) => [
-    value,
-    name.toLowerCase().replace(/_(.)/g, (m, c) => c.toUpperCase()),
-  ]),
-);
-
 // No dependencies: C takes them as a Uint32Array of node indices (reading one runs no JS).
 const NONE = new Uint32Array(0);
 
 // What a Graph or GraphExec keeps alive for its nodes.
 const held = new WeakMap();
-// Graph → Map(node index → the Kernel of its kernel node), for exec.setKernelArgs().
-const kernelNodes = new WeakMap();
 // Lets a Graph be made around a graph C wraps (a capture's, a conditional node's body) rather
 // than a new one of cuGraphCreate.
 let adopting = false;
@@ -78,54 +70,6 @@ function holdFor(graph, uses, kernels) {
   for (const k of kernels) binding.graphPinKernel(graph, k);
 }
 
-// options, undefined or a plain object of the given keys; a TypeError naming what takes it.
-function checkKeys(options, keys, what) {
-  if (options === undefined) return;
-  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-    throw new TypeError(`${what}: the options must be an object, not ${check.describe(options)}`);
-  }
-  for (const key of Object.keys(options)) {
-    if (!keys.includes(key))
-      throw new TypeError(`${what}: unknown option '${key}'; the options are ${keys.join(', ')}`);
-  }
-}
-
-/** A node of a Graph: `graph.addKernel(...)` and the other add methods return one. */
-class GraphNode {
-  #graph;
-  #index;
-
-  constructor(graph, index) {
-    if (!(graph instanceof Graph))
-      throw new TypeError('a GraphNode comes from a graph.add...() method or graph.nodes()');
-    this.#graph = graph;
-    this.#index = index;
-  }
-
-  /** The graph the node belongs to. */
-  get graph() {
-    return this.#graph;
-  }
-
-  /** Its position in graph.nodes(). */
-  get index() {
-    return this.#index;
-  }
-
-  /** What it does: 'kernel', 'memcpy', 'memset', 'host', 'graph' (a child graph), 'empty',
-   * 'waitEvent', 'eventRecord', 'memAlloc', 'memFree', 'conditional'... */
-  get type() {
-    return TYPE_NAMES[binding.graphNodeTypes(this.#graph)[this.#index]] ?? 'unknown';
-  }
-
-  // The index of node in graph, for C; a TypeError or LogicError where it is not one of its nodes.
-  static indexIn(graph, node, what) {
-    if (!(node instanceof GraphNode)) throw new TypeError(`${what} must be a GraphNode, not ${check.describe(node)}`);
-    if (node.#graph !== graph) throw new LogicError(`${what} is a node of another Graph`);
-    return node.#index;
-  }
-}
-
 /**
  * Work recorded once and launched many times: `new Graph()` and its add methods, or
  * `stream.beginCapture()` ... `stream.endCapture()`. Nothing in a graph runs until an
@@ -135,6 +79,7 @@ class Graph {
   constructor() {
     if (!adopting) binding.graphCreate(this);
     held.set(this, new Set());
+    graphs.add(this);
   }
 
   /** How many nodes the graph holds. */
@@ -144,15 +89,25 @@ class Graph {
 
   // The node indices of options.after (undefined: none) for C, and options checked.
   #after(options, keys, method) {
-    checkKeys(options, keys, `graph.${method}()`);
+    check.keys(options, keys, `graph.${method}()`);
     if (options === undefined) return NONE;
     return nodeIndices(this, options.after);
   }
 
   #node(index, ...uses) {
-    const set = held.get(this);
-    for (const use of uses) if ((use !== null && typeof use === 'object') || typeof use === 'function') set.add(use);
+    keep(held.get(this), uses);
     return new GraphNode(this, index);
+  }
+
+  /**
+   * Makes a kernel node that addKernel() made launch other arguments and shape in the GraphExecs
+   * instantiated from now on (exec.setKernelArgs() changes one GraphExec):
+   * `graph.setKernelArgs(node, ...args, { grid, block, shared })`, a call of the node's kernel
+   * (which cannot change), packed now.
+   */
+  setKernelArgs(node, ...list) {
+    setKernelArgs(null, this, GraphNode.indexIn(this, node, 'node'), list, held.get(this));
+    return this;
   }
 
   /** A node that does nothing: joins its dependencies (`{ after: [a, b] }`) for the nodes after it. */
@@ -294,7 +249,7 @@ class Graph {
    * unless `{ resetEachLaunch: false }`.
    */
   conditionalHandle(options) {
-    checkKeys(options, ['default', 'resetEachLaunch'], 'graph.conditionalHandle()');
+    check.keys(options, ['default', 'resetEachLaunch'], 'graph.conditionalHandle()');
     const { default: value = 0, resetEachLaunch = true } = options ?? {};
     check.integer('default', value, 0, 2 ** 32 - 1);
     if (typeof resetEachLaunch !== 'boolean') {
@@ -361,7 +316,7 @@ class Graph {
     let flags = 0;
     let upload = null;
     if (options !== undefined) {
-      checkKeys(options, ['upload', 'autoFreeOnLaunch', 'deviceLaunch', 'useNodePriority'], 'graph.instantiate()');
+      check.keys(options, ['upload', 'autoFreeOnLaunch', 'deviceLaunch', 'useNodePriority'], 'graph.instantiate()');
       if (options.upload !== undefined) {
         upload = options.upload; // C checks that it is a Stream
         flags |= GraphInstantiateFlags.UPLOAD;
@@ -444,14 +399,7 @@ class GraphExec {
    */
   setKernelArgs(node, ...list) {
     const [graph, index] = execNode(this, node, 'setKernelArgs');
-    const kernel = kernelNodes.get(graph)?.get(index);
-    if (kernel === undefined) {
-      throw new TypeError('exec.setKernelArgs(): node is not a kernel node made by graph.addKernel()');
-    }
-    kernel[SET_KERNEL_NODE](this, graph, index, list);
-    const { uses } = held.get(this);
-    for (const use of list.slice(0, -1))
-      if ((use !== null && typeof use === 'object') || typeof use === 'function') uses.add(use);
+    setKernelArgs(this, graph, index, list, held.get(this).uses);
     return this;
   }
 
@@ -479,6 +427,21 @@ class GraphExec {
   }
 }
 
+// Adds the objects among values to the set uses.
+function keep(uses, values) {
+  for (const use of values) if ((use !== null && typeof use === 'object') || typeof use === 'function') uses.add(use);
+}
+
+// Kernel node index of graph launches list (a call's arguments and options) in exec, or in graph
+// where exec is null; uses keeps the arguments.
+function setKernelArgs(exec, graph, index, list, uses) {
+  const kernel = kernelNodes.get(graph)?.get(index);
+  const method = exec === null ? 'graph.setKernelArgs()' : 'exec.setKernelArgs()';
+  if (kernel === undefined) throw new TypeError(`${method}: node is not a kernel node made by graph.addKernel()`);
+  kernel[SET_KERNEL_NODE](exec, graph, index, list);
+  keep(uses, list.slice(0, -1));
+}
+
 // The graph exec was made from and node's index in it, for C.
 function execNode(exec, node, method) {
   const mine = held.get(exec);
@@ -488,6 +451,6 @@ function execNode(exec, node, method) {
 
 module.exports = { Graph, GraphExec, GraphNode, ConditionalHandle, GraphMemory };
 // Internal (not enumerable, so not re-exported by index.js).
-for (const [name, value] of Object.entries({ checkKeys, nodeIndices, adoptedGraph, holdFor })) {
+for (const [name, value] of Object.entries({ nodeIndices, adoptedGraph, holdFor })) {
   Object.defineProperty(module.exports, name, { value });
 }

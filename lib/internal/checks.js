@@ -76,6 +76,19 @@ function options(name, value) {
   return value;
 }
 
+/** options, undefined or a plain object of none but the given keys; a TypeError naming what
+ * takes them otherwise. */
+function keys(options, names, what) {
+  if (options === undefined) return;
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new TypeError(`${what}: the options must be an object, not ${describe(options)}`);
+  }
+  for (const key of Object.keys(options)) {
+    if (!names.includes(key))
+      throw new TypeError(`${what}: unknown option '${key}'; the options are ${names.join(', ')}`);
+  }
+}
+
 /** A Uint8Array over the bytes of an ArrayBuffer, SharedArrayBuffer or view; a TypeError naming
  * the argument where its buffer was detached (transferred away), which no view can be made on. */
 function uint8View(name, value) {
@@ -100,4 +113,4 @@ function imageBytes(image, holds) {
   );
 }
 
-module.exports = { describe, integer, size, member, viewBytes, func, instance, options, uint8View, imageBytes };
+module.exports = { describe, integer, size, member, viewBytes, func, instance, options, keys, uint8View, imageBytes };

@@ -149,7 +149,7 @@ function compileFormat(k, fields) {
 }
 
 function launcherOf(k, size, offsets) {
-  const [launch, buffer, setStream, addToGraph, setInGraphExec] = binding.launcherCreate(k, size);
+  const [launch, buffer, setStream, addToGraph, setInGraphExec, setInGraph] = binding.launcherCreate(k, size);
   return {
     offsets,
     size,
@@ -157,6 +157,7 @@ function launcherOf(k, size, offsets) {
     setStream,
     addToGraph,
     setInGraphExec,
+    setInGraph,
     stream: null, // the stream bound in C
     u32: new Uint32Array(buffer, 0, HEADER_WORDS),
     views: viewsOf(buffer, HEADER_BYTES, size),
@@ -318,9 +319,11 @@ function addKernelNode(k, graph, deps, list) {
   return packNode(k, list, 'graph.addKernel').addToGraph(graph, deps);
 }
 
-// Node index of graph, a kernel node of k, launches list's arguments in exec from now on.
+// Node index of graph, a kernel node of k, launches list's arguments in exec from now on (exec
+// null: in graph, for the GraphExecs instantiated later).
 function setKernelNode(k, exec, graph, index, list) {
-  packNode(k, list, 'exec.setKernelArgs').setInGraphExec(exec, graph, index);
+  if (exec === null) packNode(k, list, 'graph.setKernelArgs').setInGraph(graph, index);
+  else packNode(k, list, 'exec.setKernelArgs').setInGraphExec(exec, graph, index);
 }
 
 // With In/Out/InOut or timeKernel: copies in, launches, and returns a Promise that settles once

@@ -95,7 +95,9 @@ typedef CUresult(CUDAAPI *PFN_cuProfilerInitialize_v4000)(const char *configFile
   X(cuGraphAddNode, 12030) X(cuGraphAddEventRecordNode, 11010) X(cuGraphAddEventWaitNode, 11010) \
   X(cuGraphAddHostNode, 10000) X(cuUserObjectCreate, 11030) X(cuUserObjectRelease, 11030) \
   X(cuGraphRetainUserObject, 11030) X(cuGraphAddMemAllocNode, 11040) \
-  X(cuGraphAddMemFreeNode, 11040) \
+  X(cuGraphAddMemFreeNode, 11040) X(cuGraphKernelNodeSetParams, 12000) \
+  X(cuGraphMemsetNodeGetParams, 10000) X(cuGraphMemcpyNodeGetParams, 10000) \
+  X(cuGraphMemAllocNodeGetParams, 11040) X(cuGraphMemFreeNodeGetParams, 11040) \
   X(cuProfilerStart, 4000) X(cuProfilerStop, 4000) X(cuProfilerInitialize, 4000)
 
 /* Calls resolved at an older ABI than the one cuda.h now declares under their name, because that

@@ -194,6 +194,9 @@ napi_value graph_add_node(napi_env env, napi_value graph, napi_value deps, node_
  * captured node uses); false after throwing. */
 bool graph_pin_use(napi_env env, napi_value graph, void *obj, const graph_pin_ops *ops);
 
+/* The node of the Graph object graph that index names; false after throwing. */
+bool graph_node_arg(napi_env env, napi_value graph, napi_value index, CUgraphNode *node);
+
 /* The executable graph and the node of the (exec, graph, node index) arguments of a call on one
  * node of a GraphExec: node must be of the Graph exec was instantiated from. false after
  * throwing. */
@@ -212,6 +215,7 @@ bool graph_init(napi_env env, napi_value exports);
 bool graph_nodes_init(napi_env env, napi_value exports);
 bool graph_host_init(napi_env env, napi_value exports);
 bool graph_memory_init(napi_env env, napi_value exports);
+bool graph_params_init(napi_env env, napi_value exports);
 bool graph_capture_init(napi_env env, napi_value exports);
 bool graph_exec_init(napi_env env, napi_value exports);
 

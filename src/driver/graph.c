@@ -151,6 +151,11 @@ bool arg_node(napi_env env, napi_value v, const graph_h *graph, CUgraphNode *nod
   return true;
 }
 
+bool graph_node_arg(napi_env env, napi_value graph_value, napi_value index, CUgraphNode *node) {
+  graph_h *graph = graph_get(env, graph_value);
+  return graph && arg_node(env, index, graph, node);
+}
+
 bool arg_nodes(napi_env env, napi_value v, const graph_h *graph, CUgraphNode **nodes,
                uint32_t *count) {
   /* a Uint32Array, whose reading runs no JS: a getter of an Array's element could destroy the

@@ -1,6 +1,7 @@
 /* graph_kernel: kernel nodes of graphs, made and changed from a launcher's buffer, which a call's
  * arguments were packed into as for a launch: the header's grid, block and shared bytes, then the
  * parameters, which the driver copies. */
+#include <stdio.h>
 #include <string.h>
 
 #include "launcher.h"
@@ -51,24 +52,53 @@ static const uint32_t *launcher_of_call(napi_env env, napi_callback_info info, s
   return launcher_header(env, *l);
 }
 
+/* Whether node runs l's kernel; false after throwing a LogicError (a node's kernel cannot change:
+ * what its graph pins stays the same). */
+static bool same_kernel(napi_env env, const launcher *l, CUgraphNode node, const char *method) {
+  CUDA_KERNEL_NODE_PARAMS now;
+  CUresult result = DRV(cuGraphKernelNodeGetParams, node, &now);
+  if (result != CUDA_SUCCESS) return throw_cu(env, result, "cuGraphKernelNodeGetParams"), false;
+  if (now.func == l->fn->handle) return true;
+  char message[160];
+  snprintf(message, sizeof message,
+           "%s: the node runs another kernel; a node's kernel cannot change", method);
+  return throw_logic(env, message), false;
+}
+
 /* setInGraphExec(exec, graph, node): the kernel node of exec launches as the buffer says now; it
- * must run this kernel already (what it pins stays the same). */
+ * must run this kernel already. */
 napi_value launcher_set_in_graph_exec(napi_env env, napi_callback_info info) {
   napi_value argv[3];
   launcher *l;
   const uint32_t *h = launcher_of_call(env, info, 3, argv, &l);
   CUgraphExec exec;
   CUgraphNode node;
-  if (!h || !graph_exec_node(env, argv, &exec, &node)) return NULL;
-  CUDA_KERNEL_NODE_PARAMS now, params;
-  CU_CALL(env, cuGraphKernelNodeGetParams, node, &now);
-  if (now.func != l->fn->handle)
-    return throw_logic(env, "exec.setKernelArgs(): the node runs another kernel; a node's kernel "
-                            "cannot change");
+  if (!h || !graph_exec_node(env, argv, &exec, &node) ||
+      !same_kernel(env, l, node, "exec.setKernelArgs()"))
+    return NULL;
   void *extra[5];
   size_t size;
+  CUDA_KERNEL_NODE_PARAMS params;
   if (!node_params(env, l, h, extra, &size, &params)) return NULL;
   CU_CALL(env, cuGraphExecKernelNodeSetParams, exec, node, &params);
+  return NULL;
+}
+
+/* setInGraph(graph, node): the kernel node of graph launches as the buffer says now (in the
+ * GraphExecs instantiated from then on); it must run this kernel already. */
+napi_value launcher_set_in_graph(napi_env env, napi_callback_info info) {
+  napi_value argv[2];
+  launcher *l;
+  const uint32_t *h = launcher_of_call(env, info, 2, argv, &l);
+  CUgraphNode node;
+  if (!h || !graph_node_arg(env, argv[0], argv[1], &node) ||
+      !same_kernel(env, l, node, "graph.setKernelArgs()"))
+    return NULL;
+  void *extra[5];
+  size_t size;
+  CUDA_KERNEL_NODE_PARAMS params;
+  if (!node_params(env, l, h, extra, &size, &params)) return NULL;
+  CU_CALL(env, cuGraphKernelNodeSetParams, node, &params);
   return NULL;
 }
 

@@ -183,7 +183,8 @@ static napi_value launch_wait(napi_env env, napi_callback_info info) {
   return wait_stream(env, stream, NULL, "cuLaunchKernel");
 }
 
-/* launcherCreate(kernel, size): [launch, buffer, setStream] for parameters of size bytes. */
+/* launcherCreate(kernel, size): [launch, buffer, setStream and the graph functions] for
+ * parameters of size bytes. */
 static napi_value launcher_create(napi_env env, napi_callback_info info) {
   ARGS(env, info, 2);
   func_h *fn = func_get(env, argv[0]);
@@ -214,7 +215,8 @@ static napi_value launcher_create(napi_env env, napi_callback_info info) {
   } bound[] = {{"launch", launcher_launch},
                {"setStream", launcher_set_stream},
                {"addToGraph", launcher_add_to_graph},
-               {"setInGraphExec", launcher_set_in_graph_exec}};
+               {"setInGraphExec", launcher_set_in_graph_exec},
+               {"setInGraph", launcher_set_in_graph}};
   enum { BOUND = sizeof bound / sizeof bound[0] };
   napi_value functions[BOUND];
   l->refs = 1; /* ours until the functions hold it */
@@ -229,12 +231,12 @@ static napi_value launcher_create(napi_env env, napi_callback_info info) {
   }
   launcher_finalize(env, l, NULL); /* lets go of ours: freed here where no function holds it */
   if (status != napi_ok) return napi_fail(env, status);
-  NAPI_CALL(env, napi_create_array_with_length(env, 5, &result));
+  /* [launch, buffer, setStream, addToGraph, setInGraphExec, setInGraph] */
+  NAPI_CALL(env, napi_create_array_with_length(env, BOUND + 1, &result));
   NAPI_CALL(env, napi_set_element(env, result, 0, functions[0]));
   NAPI_CALL(env, napi_set_element(env, result, 1, buffer));
-  NAPI_CALL(env, napi_set_element(env, result, 2, functions[1]));
-  NAPI_CALL(env, napi_set_element(env, result, 3, functions[2]));
-  NAPI_CALL(env, napi_set_element(env, result, 4, functions[3]));
+  for (uint32_t i = 1; i < BOUND; i++)
+    NAPI_CALL(env, napi_set_element(env, result, i + 1, functions[i]));
   return result;
 }
 

@@ -78,6 +78,70 @@ describe('graphs built node by node (stand-in driver)', function () {
     `);
   });
 
+  it('node.params() reads back what the driver holds; graph.setKernelArgs() changes a kernel node for later instantiations', function () {
+    run(`
+      const binding = require(${JSON.stringify(path.join(ROOT, 'lib/internal/binding'))});
+      const module = new cuda.Module(MODULE);
+      const args4 = module.getFunction('args4');
+      const [a, b] = [cuda.memAlloc(4096), cuda.memAlloc(4096)];
+      const n = (Math.random() * 2 ** 31) | 0, x = Math.fround(Math.random());
+      const g = new cuda.Graph();
+      const kernel = g.addKernel(args4, a, b, cuda.int32(n), cuda.float32(x), { grid: [3, 2], block: [32, 4], shared: 256 });
+      const value = (Math.random() * 2 ** 32) >>> 0, width = 1 + Math.floor(Math.random() * 32);
+      const set = g.addMemset(a.slice(64), value, width, { elementSize: 4, pitch: 256, height: 3, after: kernel });
+      const bytes = 1 + Math.floor(Math.random() * 4000);
+      const copy = g.addMemcpy(b, a, bytes, { after: set });
+      const { node: alloc, memory } = g.addMemAlloc(1000, { after: copy });
+      const address = memory.ptr;
+      const free = g.addMemFree(memory, { after: alloc });
+      const empty = g.addEmpty({ after: free });
+      // the bytes a call gives, from the stand-in's log
+      args4(a, b, cuda.int32(n), cuda.float32(x), { block: 1 });
+      const hex = (array) => Buffer.from(array).toString('hex');
+      const callBytes = log()[0].split('params=')[1];
+      const read = kernel.params();
+      assert.deepStrictEqual(
+        { ...read, args: hex(read.args) },
+        { kernel: args4, grid: [3, 2, 1], block: [32, 4, 1], shared: 256, args: callBytes },
+      );
+      assert.deepStrictEqual(set.params(), { dest: a.ptr + 64n, value, elementSize: 4, width, height: 3, pitch: 256 });
+      assert.deepStrictEqual(copy.params(), { dest: b.ptr, src: a.ptr, width: bytes, height: 1, depth: 1 });
+      assert.deepStrictEqual(alloc.params(), { ptr: address, bytes: 1000 });
+      assert.deepStrictEqual(free.params(), { ptr: address });
+      assert.strictEqual(empty.params(), null);
+      const s = new cuda.Stream();
+      const exec0 = g.instantiate();
+      // graph.setKernelArgs: the graph's node changes; GraphExecs made before keep theirs
+      const m = (Math.random() * 2 ** 31) | 0;
+      assert.strictEqual(g.setKernelArgs(kernel, b, a, cuda.int32(m), cuda.float32(0.5), { grid: 7, block: 64 }), g);
+      args4(b, a, cuda.int32(m), cuda.float32(0.5), { block: 1 });
+      const changed = kernel.params();
+      assert.deepStrictEqual([hex(changed.args), changed.grid, changed.block, changed.shared], [log()[1].split('params=')[1], [7, 1, 1], [64, 1, 1], 0]);
+      exec0.launch(s);
+      g.instantiate().launch(s);
+      const launches = log().filter((line) => line.startsWith('launch args4'));
+      assert.match(launches[2], /grid=3,2,1 block=32,4,1 shared=256 .*params=/);
+      assert.strictEqual(launches[2].split('params=')[1], callBytes, 'the GraphExec made before keeps the first arguments');
+      assert.match(launches[3], /grid=7,1,1 block=64,1,1 shared=0 /);
+      assert.strictEqual(launches[3].split('params=')[1], changed.args.length ? hex(changed.args) : '', 'a new GraphExec launches the new ones');
+      // bad input
+      const cases = [
+        [() => g.setKernelArgs(empty, { block: 1 }), 'TypeError', 'graph.setKernelArgs(): node is not a kernel node made by graph.addKernel()'],
+        [() => g.setKernelArgs(new cuda.Graph().addEmpty(), { block: 1 }), 'LogicError', 'node is a node of another Graph'],
+        [() => g.setKernelArgs({}, { block: 1 }), 'TypeError', 'node must be a GraphNode, not an Object'],
+        [() => g.setKernelArgs(kernel, a, { block: 1 }), 'TypeError', /takes 4 parameters/],
+      ];
+      for (const [fn, name, message] of cases) assert.throws(fn, { name, message });
+      // C checks the kernel and the node, whatever lib/ asked
+      const [, , , , , setInGraph] = binding.launcherCreate(module.getFunction('empty')._k, 0);
+      assert.throws(() => setInGraph(g, kernel.index), { name: 'LogicError', message: "graph.setKernelArgs(): the node runs another kernel; a node's kernel cannot change" });
+      assert.throws(() => setInGraph(g, 99), { name: 'RangeError', message: 'no such node in this graph' });
+      assert.throws(() => binding.graphNodeParams(g, 99), { name: 'RangeError', message: 'no such node in this graph' });
+      g.destroy();
+      assert.throws(() => kernel.params(), { name: 'LogicError', message: /destroyed/ });
+    `);
+  });
+
   it("setKernelArgs() makes a kernel node of an exec launch other bytes and shape; the node's kernel cannot change", function () {
     run(`
       const binding = require(${JSON.stringify(path.join(ROOT, 'lib/internal/binding'))});

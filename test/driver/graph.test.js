@@ -106,6 +106,11 @@ describeGpu('CUDA graphs', function () {
     });
     assert.ok(graph instanceof cuda.Graph);
     assert.strictEqual(graph.nodeCount, 3);
+    const captured = graph.nodes()[0].params();
+    assert.deepStrictEqual(
+      [captured.kernel, captured.grid, captured.block, captured.shared],
+      [null, [Math.ceil(N / 128), 1, 1], [128, 1, 1], 0],
+    );
     assert.deepStrictEqual(await download(device), host, 'capturing ran nothing');
 
     const exec = graph.instantiate();
@@ -407,6 +412,47 @@ describeGpu('graphs built node by node', function () {
     assert.deepStrictEqual(
       await read(a),
       host.map((x) => Math.imul(x, k)),
+    );
+  });
+
+  it('node.params() reads back what the driver holds; graph.setKernelArgs() changes what later instances compute', async function () {
+    const host = randomInts(N);
+    const a = cuda.memAlloc(N * 4);
+    const src = cuda.toDevice(host);
+    const graph = new cuda.Graph();
+    const copy = graph.addMemcpy(a, src, N * 4);
+    const node = graph.addKernel(scale, a, cuda.int32(2), cuda.int32(N), { grid, block: 128, shared: 64, after: copy });
+    const value = (Math.random() * 2 ** 31) | 0;
+    const set = graph.addMemset(cuda.memAlloc(4 * N), value, 16, { elementSize: 4, after: node });
+    assert.deepStrictEqual(copy.params(), { dest: a.ptr, src: src.ptr, width: N * 4, height: 1, depth: 1 });
+    assert.deepStrictEqual(
+      { ...set.params(), dest: null },
+      { dest: null, value, elementSize: 4, width: 16, height: 1, pitch: 64 },
+    );
+    const read0 = node.params();
+    assert.deepStrictEqual(
+      [read0.kernel, read0.grid, read0.block, read0.shared],
+      [scale, [grid, 1, 1], [128, 1, 1], 64],
+    );
+    const expected = new DataView(new ArrayBuffer(16));
+    expected.setBigUint64(0, a.ptr, true);
+    expected.setInt32(8, 2, true);
+    expected.setInt32(12, N, true);
+    assert.deepStrictEqual(read0.args, new Uint8Array(expected.buffer), 'the parameter bytes the driver holds');
+    const before = graph.instantiate();
+    const k = 3 + Math.floor(Math.random() * 100);
+    graph.setKernelArgs(node, a, cuda.int32(k), cuda.int32(N), { grid, block: 128 });
+    assert.strictEqual(new DataView(node.params().args.buffer).getInt32(8, true), k);
+    graph.instantiate().launch(stream);
+    assert.deepStrictEqual(
+      await read(a),
+      host.map((x) => Math.imul(x, k)),
+    );
+    before.launch(stream);
+    assert.deepStrictEqual(
+      await read(a),
+      host.map((x) => Math.imul(x, 2)),
+      'an instance made before keeps the first arguments',
     );
   });
 

@@ -36,6 +36,12 @@ function built(kernel: cuda.Kernel, a: cuda.DeviceAllocation, b: cuda.DeviceAllo
   exec.setKernelArgs(run, a, cuda.int32(128), { block: 128, after: run });
   // @ts-expect-error: a kernel node takes no stream
   graph.addKernel(kernel, b, { block: 1, stream });
+  graph.setKernelArgs(run, b, cuda.int32(64), { grid: 4, block: 64 }).instantiate();
+  const params = run.params();
+  if (params !== null && 'args' in params) console.log(params.grid[0], params.kernel, params.args?.byteLength);
+  if (params !== null && 'pitch' in params) console.log(params.dest + 1n, params.elementSize);
+  const readCopy = copy.params() as cuda.MemcpyNodeParams;
+  console.log(readCopy.src, readCopy.width);
   console.log(kind, index, same, edges, dot, on, graph.nodes().length, graph.addEmpty().type);
 }
 

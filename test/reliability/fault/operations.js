@@ -355,7 +355,8 @@ const OPERATIONS = {
             s.captureInfo();
             s.isCapturing();
             s.endCapture();
-            graph.nodes().map((node) => node.type);
+            graph.nodes().map((node) => [node.type, node.params()]);
+            graph.setKernelArgs(kernel, m, m, cuda.int32(3), { block: 1 });
             graph.edges();
             graph.toDot();
             const exec = graph.instantiate({ upload: s });

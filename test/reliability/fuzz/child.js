@@ -89,6 +89,29 @@ const MAKERS = [
     });
     return g.instantiate();
   },
+  () =>
+    new cuda.Graph().addKernel(
+      new cuda.Module(IMAGE).getFunction('add'),
+      cuda.memAlloc(64),
+      cuda.memAlloc(64),
+      cuda.int32(1),
+      {
+        block: 1,
+      },
+    ),
+  () => {
+    const s = new cuda.Stream();
+    s.beginCapture();
+    const add = new cuda.Module(IMAGE).getFunction('add');
+    add(cuda.memAlloc(64), cuda.memAlloc(64), cuda.int32(1), { block: 1, stream: s });
+    cuda.memsetD8Async(cuda.memAlloc(64), 1, 64, s);
+    return s.endCapture();
+  },
+  () => {
+    const s = new cuda.Stream(); // left capturing: what random calls enqueue on it is kept
+    s.beginCapture();
+    return s;
+  },
   () => new cuda.Memcpy2D(),
   () => new cuda.Memcpy3D(),
   () => new cuda.Memcpy3DPeer(),

@@ -121,6 +121,7 @@ fake_graph_memory *fake_graph_memory_new(size_t bytes);
 void fake_graph_memory_hold(fake_graph_memory *m);
 void fake_graph_memory_drop(fake_graph_memory *m);
 CUdeviceptr fake_graph_memory_address(const fake_graph_memory *m);
+size_t fake_graph_memory_size(const fake_graph_memory *m);
 bool fake_graph_memory_live(const fake_graph_memory *m);
 /* Allocates m at a launch: an error where its bytes are still allocated. */
 CUresult fake_graph_memory_alloc(fake_graph_memory *m);

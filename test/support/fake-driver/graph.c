@@ -27,8 +27,9 @@ struct CUgraphNode_st {
   CUlaunchConfig launch;
   unsigned char *params;
   size_t param_size;
-  CUgraph child; /* a copy, owned */
-  CUevent event; /* an event record or wait node's */
+  void *extra[5]; /* what cuGraphKernelNodeGetParams gives */
+  CUgraph child;  /* a copy, owned */
+  CUevent event;  /* an event record or wait node's */
   CUDA_HOST_NODE_PARAMS host;
   fake_graph_memory *memory; /* an allocation node's, held by each copy */
   CUdeviceptr freed;         /* a free node's address */
@@ -365,11 +366,19 @@ EXPORT CUresult cuGraphAddKernelNode(CUgraphNode *node, CUgraph graph, const CUg
   return CUDA_SUCCESS;
 }
 
+/* Whether node is a node of a live graph, of that type. */
+static bool typed_node(CUgraphNode node, CUgraphNodeType type) {
+  return node && obj_is((uintptr_t)node->graph, OBJ_GRAPH) && node_of(node->graph, node) &&
+         node->type == type;
+}
+
+/* The parameters come back as the driver's do: extra, owned by the node, over its own copy. */
 EXPORT CUresult cuGraphKernelNodeGetParams(CUgraphNode node, CUDA_KERNEL_NODE_PARAMS *p) {
   ENTER();
-  if (!node || !obj_is((uintptr_t)node->graph, OBJ_GRAPH) || !node_of(node->graph, node) ||
-      node->type != CU_GRAPH_NODE_TYPE_KERNEL)
-    return CUDA_ERROR_INVALID_VALUE;
+  if (!typed_node(node, CU_GRAPH_NODE_TYPE_KERNEL)) return CUDA_ERROR_INVALID_VALUE;
+  void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, node->params, CU_LAUNCH_PARAM_BUFFER_SIZE,
+                   &node->param_size, CU_LAUNCH_PARAM_END};
+  memcpy(node->extra, extra, sizeof extra);
   *p = (CUDA_KERNEL_NODE_PARAMS){.func = node->func,
                                  .gridDimX = node->launch.gridDimX,
                                  .gridDimY = node->launch.gridDimY,
@@ -377,7 +386,41 @@ EXPORT CUresult cuGraphKernelNodeGetParams(CUgraphNode node, CUDA_KERNEL_NODE_PA
                                  .blockDimX = node->launch.blockDimX,
                                  .blockDimY = node->launch.blockDimY,
                                  .blockDimZ = node->launch.blockDimZ,
-                                 .sharedMemBytes = node->launch.sharedMemBytes};
+                                 .sharedMemBytes = node->launch.sharedMemBytes,
+                                 .extra = node->param_size ? node->extra : NULL};
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphKernelNodeSetParams(CUgraphNode node, const CUDA_KERNEL_NODE_PARAMS *p) {
+  ENTER();
+  if (!typed_node(node, CU_GRAPH_NODE_TYPE_KERNEL) || !p) return CUDA_ERROR_INVALID_VALUE;
+  return kernel_params(node, p);
+}
+EXPORT CUresult cuGraphMemsetNodeGetParams(CUgraphNode node, CUDA_MEMSET_NODE_PARAMS *p) {
+  ENTER();
+  if (!typed_node(node, CU_GRAPH_NODE_TYPE_MEMSET) || !p) return CUDA_ERROR_INVALID_VALUE;
+  *p = node->memset;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphMemcpyNodeGetParams(CUgraphNode node, CUDA_MEMCPY3D *p) {
+  ENTER();
+  if (!typed_node(node, CU_GRAPH_NODE_TYPE_MEMCPY) || !p) return CUDA_ERROR_INVALID_VALUE;
+  *p = node->copy;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphMemAllocNodeGetParams(CUgraphNode node, CUDA_MEM_ALLOC_NODE_PARAMS *p) {
+  ENTER();
+  if (!typed_node(node, CU_GRAPH_NODE_TYPE_MEM_ALLOC) || !p) return CUDA_ERROR_INVALID_VALUE;
+  *p = (CUDA_MEM_ALLOC_NODE_PARAMS){
+      .poolProps = {.allocType = CU_MEM_ALLOCATION_TYPE_PINNED,
+                    .location = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0}},
+      .bytesize = fake_graph_memory_size(node->memory),
+      .dptr = fake_graph_memory_address(node->memory)};
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphMemFreeNodeGetParams(CUgraphNode node, CUdeviceptr *ptr) {
+  ENTER();
+  if (!typed_node(node, CU_GRAPH_NODE_TYPE_MEM_FREE) || !ptr) return CUDA_ERROR_INVALID_VALUE;
+  *ptr = node->freed;
   return CUDA_SUCCESS;
 }
 

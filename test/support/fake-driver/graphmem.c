@@ -58,6 +58,7 @@ void fake_graph_memory_drop(fake_graph_memory *m) {
 CUdeviceptr fake_graph_memory_address(const fake_graph_memory *m) {
   return (CUdeviceptr)(uintptr_t)m->bytes;
 }
+size_t fake_graph_memory_size(const fake_graph_memory *m) { return m->size; }
 
 bool fake_graph_memory_live(const fake_graph_memory *m) { return m->live; }
 
