@@ -256,6 +256,10 @@ export declare class GraphExec {
   readonly context: Context;
   /** Enqueues the whole graph on stream (the default stream when omitted). */
   launch(stream?: Stream | null): this;
+  /** The handle a kernel launches it by (cudaGraphLaunch in a DynamicSourceModule's kernel that
+   * runs in a graph): pass `cuda.uint64(exec.deviceHandle)`. A LogicError unless instantiated
+   * with `{ deviceLaunch: true }`; uploads it where it was not. Keeps nothing alive. */
+  readonly deviceHandle: bigint;
   /** Uploads it ahead of the first launch. */
   upload(stream?: Stream | null): this;
   /** Later launches run graph's parameters; a LogicError when graph's shape differs. */

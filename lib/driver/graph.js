@@ -334,7 +334,8 @@ class Graph {
     }
     const exec = Object.create(GraphExec.prototype);
     binding.graphInstantiate(this, exec, flags, upload);
-    held.set(exec, { graph: this, uses: new Set(held.get(this)), upload });
+    const deviceLaunch = (flags & GraphInstantiateFlags.DEVICE_LAUNCH) !== 0;
+    held.set(exec, { graph: this, uses: new Set(held.get(this)), upload, deviceLaunch, uploaded: upload !== null });
     /** The Context the GraphExec was instantiated in (kept alive by it). */
     exec.context = Context.getCurrent();
     return exec;
@@ -363,10 +364,33 @@ class GraphExec {
     return this;
   }
 
+  /**
+   * The handle a kernel launches this graph by (a CUgraphExec, as a bigint): pass it as
+   * `cuda.uint64(exec.deviceHandle)` to a kernel of a DynamicSourceModule, itself a node of a
+   * graph, that calls `cudaGraphLaunch(exec, cudaStreamGraphFireAndForget)` (or TailLaunch). The
+   * GraphExec must be instantiated with `{ deviceLaunch: true }` (a LogicError otherwise: device
+   * code launching another one faults, and the context is lost); it is uploaded now if it was not.
+   * Keep the GraphExec until those kernels have run: the handle keeps nothing alive.
+   */
+  get deviceHandle() {
+    const mine = held.get(this);
+    if (!mine?.deviceLaunch) {
+      binding.graphExecHandle(this); // a TypeError or LogicError for what is not a live GraphExec
+      throw new LogicError(
+        'exec.deviceHandle: this GraphExec was not instantiated for device launch; ' +
+          'instantiate the graph with { deviceLaunch: true }',
+      );
+    }
+    if (!mine.uploaded) this.upload(null);
+    return binding.graphExecHandle(this);
+  }
+
   /** Uploads the graph to the device on stream, so that the first launch costs no more than the
    * next ones. Optional. */
   upload(stream = null) {
     binding.graphExecUpload(this, stream);
+    const mine = held.get(this);
+    if (mine) mine.uploaded = true;
     return this;
   }
 

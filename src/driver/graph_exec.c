@@ -116,6 +116,13 @@ static napi_value graph_exec_upload(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+/* graphExecHandle(exec): the CUgraphExec, for device code to launch (cudaGraphLaunch). */
+static napi_value graph_exec_handle(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  graph_exec_h *exec = handle_get(env, argv[0], &GRAPH_EXEC_KIND);
+  return exec ? make_ptr(env, (CUdeviceptr)(uintptr_t)exec->handle) : NULL;
+}
+
 /* graphExecUpdate(exec, graph): 0 once exec runs graph's parameters, else the
  * CUgraphExecUpdateResult saying why the driver refused (lib/ builds the error). */
 static napi_value graph_exec_update(napi_env env, napi_callback_info info) {
@@ -188,6 +195,7 @@ bool graph_exec_init(napi_env env, napi_value exports) {
       {"graphExecDestroy", graph_exec_destroy},
       {"graphExecLaunch", graph_exec_launch},
       {"graphExecUpload", graph_exec_upload},
+      {"graphExecHandle", graph_exec_handle},
       {"graphExecUpdate", graph_exec_update},
       {"graphExecSetEnabled", graph_exec_set_enabled},
       {"graphExecGetEnabled", graph_exec_get_enabled},

@@ -137,6 +137,22 @@ describe('graphs built node by node (stand-in driver)', function () {
       assert.throws(() => setInGraph(g, kernel.index), { name: 'LogicError', message: "graph.setKernelArgs(): the node runs another kernel; a node's kernel cannot change" });
       assert.throws(() => setInGraph(g, 99), { name: 'RangeError', message: 'no such node in this graph' });
       assert.throws(() => binding.graphNodeParams(g, 99), { name: 'RangeError', message: 'no such node in this graph' });
+      // the handle device code launches: the driver's CUgraphExec, distinct per instance
+      const small = new cuda.Graph();
+      small.addMemset(a, 1, 16);
+      const [one, two] = [small.instantiate({ deviceLaunch: true }), small.instantiate({ deviceLaunch: true, upload: s })];
+      const uploads = () => log().filter((line) => line.startsWith('graph upload')).length;
+      const before = uploads();
+      assert.strictEqual(typeof one.deviceHandle, 'bigint');
+      assert.strictEqual(uploads(), before + 1, 'deviceHandle uploaded the instance');
+      assert.ok(one.deviceHandle !== 0n && one.deviceHandle !== two.deviceHandle && one.deviceHandle === one.deviceHandle);
+      assert.strictEqual(uploads(), before + 1, 'once');
+      assert.throws(() => small.instantiate().deviceHandle, {
+        name: 'LogicError',
+        message: 'exec.deviceHandle: this GraphExec was not instantiated for device launch; instantiate the graph with { deviceLaunch: true }',
+      });
+      one.destroy();
+      assert.throws(() => one.deviceHandle, { name: 'LogicError', message: /destroyed/ });
       g.destroy();
       assert.throws(() => kernel.params(), { name: 'LogicError', message: /destroyed/ });
     `);

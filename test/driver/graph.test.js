@@ -415,6 +415,40 @@ describeGpu('graphs built node by node', function () {
     );
   });
 
+  it('device-side launch: a kernel launches a GraphExec instantiated for it, which computes what the CPU does', async function () {
+    const { DynamicSourceModule } = require('../../lib/compiler');
+    const launcher = new DynamicSourceModule(`
+      extern "C" __global__ void launch_graph(cudaGraphExec_t exec, int *status) {
+        status[0] = (int)cudaGraphLaunch(exec, cudaStreamGraphFireAndForget);
+      }`).getFunction('launch_graph');
+    const host = randomInts(N);
+    const a = cuda.toDevice(host);
+    const graph = new cuda.Graph();
+    const k = 2 + Math.floor(Math.random() * 50);
+    const times = graph.addKernel(scale, a, cuda.int32(k), cuda.int32(N), { grid, block: 128 });
+    graph.addKernel(addOne, a, cuda.int32(N), { grid, block: 128, after: times });
+    const exec = graph.instantiate({ deviceLaunch: true }); // deviceHandle uploads it
+    assert.strictEqual(typeof exec.deviceHandle, 'bigint');
+    // device code launching an instance not made for it faults (the context is lost): refused
+    assert.throws(() => graph.instantiate().deviceHandle, { name: 'LogicError', message: /deviceLaunch: true/ });
+    const status = cuda.memAlloc(4);
+    cuda.memsetD32(status, 0xffff, 1);
+    // a graph launches from a kernel that runs in a graph itself
+    const outer = new cuda.Graph();
+    outer.addKernel(launcher, cuda.uint64(exec.deviceHandle), status, { block: 1 });
+    const run = outer.instantiate();
+    const rounds = 1 + Math.floor(Math.random() * 3);
+    for (let i = 0; i < rounds; i++) run.launch(stream);
+    let expected = host;
+    for (let i = 0; i < rounds; i++) expected = expected.map((x) => (Math.imul(x, k) + 1) | 0);
+    assert.deepStrictEqual(await read(a), expected);
+    const got = new Int32Array(1);
+    cuda.memcpyDtoH(got, status);
+    assert.strictEqual(got[0], 0, 'cudaGraphLaunch returned cudaSuccess');
+    exec.destroy();
+    assert.throws(() => exec.deviceHandle, { name: 'LogicError', message: /destroyed/ });
+  });
+
   it('node.params() reads back what the driver holds; graph.setKernelArgs() changes what later instances compute', async function () {
     const host = randomInts(N);
     const a = cuda.memAlloc(N * 4);

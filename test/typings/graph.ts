@@ -40,6 +40,8 @@ function built(kernel: cuda.Kernel, a: cuda.DeviceAllocation, b: cuda.DeviceAllo
   const params = run.params();
   if (params !== null && 'args' in params) console.log(params.grid[0], params.kernel, params.args?.byteLength);
   if (params !== null && 'pitch' in params) console.log(params.dest + 1n, params.elementSize);
+  const handle: bigint = graph.instantiate({ deviceLaunch: true }).deviceHandle;
+  console.log(cuda.uint64(handle));
   const readCopy = copy.params() as cuda.MemcpyNodeParams;
   console.log(readCopy.src, readCopy.width);
   console.log(kind, index, same, edges, dot, on, graph.nodes().length, graph.addEmpty().type);

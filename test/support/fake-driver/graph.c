@@ -737,5 +737,6 @@ EXPORT CUresult cuGraphUpload(CUgraphExec exec, CUstream stream) {
   ENTER();
   if (!obj_live((uintptr_t)exec, OBJ_GRAPH_EXEC) || !stream_ok(stream))
     return CUDA_ERROR_INVALID_HANDLE;
+  log_line("graph upload stream=%d", stream_id(stream));
   return CUDA_SUCCESS;
 }
