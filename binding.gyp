@@ -35,6 +35,7 @@
         "src/memory/host_views.c",
         "src/memory/allocations.c",
         "src/memory/copies.c",
+        "src/memory/graph_copy.c",
         "src/memory/device_memory.c",
         "src/memory/mempool.c",
         "src/memory/reaper.c",

@@ -50,9 +50,9 @@ NAPI_MODULE_INIT() {
       device_init,     context_init,       stream_init,      event_init,         profiler_init,
       graph_init,      graph_nodes_init,   graph_host_init,  graph_memory_init,  graph_params_init,
       graph_exec_init, graph_capture_init, allocations_init, device_memory_init, copies_init,
-      mempool_init,    host_memory_init,   array_init,       texobj_init,        module_init,
-      texref_init,     launch_init,        nvrtc_init,       link_init,          library_init,
-      digest_init,     files_init,         file_writer_init,
+      graph_copy_init, mempool_init,       host_memory_init, array_init,         texobj_init,
+      module_init,     texref_init,        launch_init,      nvrtc_init,         link_init,
+      library_init,    digest_init,        files_init,       file_writer_init,
   };
   for (size_t i = 0; i < sizeof families / sizeof families[0]; i++)
     if (!families[i](env, exports)) return NULL;

@@ -204,8 +204,15 @@ export declare class Graph {
   setKernelArgs(node: GraphNode, ...args: [...KernelArgument[], Omit<KernelNodeOptions, 'after'>]): this;
   /** A memset node: count elements of elementSize bytes at dest set to value (height rows, pitch bytes apart). */
   addMemset(dest: DevicePointerLike, value: number, count: number, options?: MemsetNodeOptions): GraphNode;
-  /** A copy node: bytes bytes from device memory src to device memory dest. */
-  addMemcpy(dest: DevicePointerLike, src: DevicePointerLike, bytes: number, options?: NodeOptions): GraphNode;
+  /** A copy node: bytes bytes from src to dest, each device memory or an array of page-locked
+   * host memory (pagelockedEmpty()), not both host; such an array's allocation refuses free()
+   * while the graph or a GraphExec of it lives. */
+  addMemcpy(
+    dest: DevicePointerLike | ArrayBufferView | ArrayBuffer,
+    src: DevicePointerLike | ArrayBufferView | ArrayBuffer,
+    bytes: number,
+    options?: NodeOptions,
+  ): GraphNode;
   /** A node that records event (as event.record(stream) does); the graph keeps the event's
    * driver object while it or a GraphExec of it lives, even after event.destroy(). */
   addEventRecord(event: Event, options?: NodeOptions): GraphNode;

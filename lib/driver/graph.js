@@ -162,14 +162,16 @@ class Graph {
     return this.#node(binding.graphAddMemset(this, after, ptr, stride, word, elementSize, count, rows), dest);
   }
 
-  /** A copy node: `bytes` bytes from device memory src to device memory dest. */
+  /**
+   * A copy node: `bytes` bytes from src to dest, each device memory or an array of page-locked
+   * host memory (pagelockedEmpty() and friends), not both host. A host array's allocation cannot
+   * be freed while the graph or a GraphExec of it lives (free() is a LogicError).
+   */
   addMemcpy(dest, src, bytes, options) {
     const after = this.#after(options, ['after'], 'addMemcpy');
     bytes = check.size('bytes', bytes);
     if (bytes === 0) throw new RangeError('a copy node copies at least one byte');
-    fits(bytes, dest, 'graph.addMemcpy() dest');
-    fits(bytes, src, 'graph.addMemcpy() src');
-    const node = binding.graphAddMemcpyDtoD(this, after, devicePointer(dest, 'dest'), devicePointer(src, 'src'), bytes);
+    const node = binding.graphAddMemcpy(this, after, copySide(dest, 'dest', bytes), copySide(src, 'src', bytes), bytes);
     return this.#node(node, dest, src);
   }
 
@@ -449,6 +451,15 @@ class GraphExec {
   [Symbol.dispose]() {
     this.destroy();
   }
+}
+
+// A side of a copy node for C: a host array as it is (C checks that it is page-locked), else the
+// address of device memory that holds bytes.
+function copySide(memory, name, bytes) {
+  if (ArrayBuffer.isView(memory)) return memory;
+  if (memory instanceof ArrayBuffer) return new Uint8Array(memory);
+  fits(bytes, memory, `graph.addMemcpy() ${name}`);
+  return devicePointer(memory, name);
 }
 
 // Adds the objects among values to the set uses.

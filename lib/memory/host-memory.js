@@ -234,9 +234,13 @@ function freeHost(allocation) {
   if (allocation._freed) return;
   try {
     binding.hostFree(allocation, true);
-  } finally {
-    allocation._freed = true; // the addon counts it freed even when the driver reports an error
+  } catch (error) {
+    // the addon counts it freed even when the driver reports an error; a refusal (a graph copies
+    // to or from it: a LogicError of the addon's own, naming no driver call) frees nothing
+    if (!(error instanceof LogicError) || error.api) allocation._freed = true;
+    throw error;
   }
+  allocation._freed = true;
 }
 
 // An array of (shape, dtype) over memory that allocate(allocation, bytes) returns as a Uint8Array.

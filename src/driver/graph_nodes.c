@@ -1,8 +1,8 @@
-/* graph_nodes: nodes of a graph that need only the driver: empty nodes (joins), memsets, copies
- * between device memory, and child graphs (copied into the node). Kernel nodes are kernel/'s
- * (launch.c), which packs their arguments as for a launch. Like the copies and memsets of
- * memory/, device addresses are lib/'s to check against the allocations they name: a wrong one
- * is the driver's error, in device memory, never a host write. */
+/* graph_nodes: nodes of a graph that need only the driver: empty nodes (joins), memsets and child
+ * graphs (copied into the node). Kernel nodes are kernel/'s (graph_kernel.c), which packs their
+ * arguments as for a launch; copy nodes memory/'s (graph_copy.c), which pins host memory. Like the
+ * copies and memsets of memory/, device addresses are lib/'s to check against the allocations they
+ * name: a wrong one is the driver's error, in device memory, never a host write. */
 #include <string.h>
 
 #include "graph.h"
@@ -19,11 +19,10 @@ static napi_value graph_add_empty(napi_env env, napi_callback_info info) {
   return graph_add_node(env, argv[0], argv[1], make_empty, NULL, "cuGraphAddEmptyNode", NULL, NULL);
 }
 
-/* A memset or copy node runs in the context current when it is made. */
+/* A memset node runs in the context current when it is made. */
 typedef struct in_context {
   CUcontext ctx;
   CUDA_MEMSET_NODE_PARAMS memset;
-  CUDA_MEMCPY3D copy;
 } in_context;
 
 static CUresult make_memset(void *arg, CUgraph graph, const CUgraphNode *deps, size_t count,
@@ -62,29 +61,6 @@ static napi_value graph_add_memset(napi_env env, napi_callback_info info) {
   m->height = height;
   if (!driver_ready(env) || !current(env, &p.ctx)) return NULL;
   return graph_add_node(env, argv[0], argv[1], make_memset, &p, "cuGraphAddMemsetNode", NULL, NULL);
-}
-
-static CUresult make_copy(void *arg, CUgraph graph, const CUgraphNode *deps, size_t count,
-                          CUgraphNode *node) {
-  in_context *p = arg;
-  return DRV(cuGraphAddMemcpyNode, node, graph, deps, count, &p->copy, p->ctx);
-}
-
-/* graphAddMemcpyDtoD(graph, deps, dest, src, bytes): a copy between device addresses. */
-static napi_value graph_add_memcpy_dtod(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 5);
-  in_context p = {0};
-  CUDA_MEMCPY3D *c = &p.copy;
-  size_t bytes;
-  if (!arg_ptr(env, argv[2], "dest", &c->dstDevice) ||
-      !arg_ptr(env, argv[3], "src", &c->srcDevice) || !arg_size(env, argv[4], "bytes", &bytes))
-    return NULL;
-  if (!bytes) return throw_range(env, "a copy node copies at least one byte");
-  c->srcMemoryType = c->dstMemoryType = CU_MEMORYTYPE_DEVICE;
-  c->WidthInBytes = bytes;
-  c->Height = c->Depth = 1;
-  if (!driver_ready(env) || !current(env, &p.ctx)) return NULL;
-  return graph_add_node(env, argv[0], argv[1], make_copy, &p, "cuGraphAddMemcpyNode", NULL, NULL);
 }
 
 static CUresult make_child(void *arg, CUgraph graph, const CUgraphNode *deps, size_t count,
@@ -198,7 +174,6 @@ bool graph_nodes_init(napi_env env, napi_value exports) {
   static const export_fn fns[] = {
       {"graphAddEmpty", graph_add_empty},
       {"graphAddMemset", graph_add_memset},
-      {"graphAddMemcpyDtoD", graph_add_memcpy_dtod},
       {"graphAddChild", graph_add_child},
       {"graphAddEvent", graph_add_event},
       {"graphConditionalHandle", graph_conditional_handle},

@@ -59,6 +59,20 @@ static void host_unref(napi_env env, host_mem *h) {
   free(h);
 }
 
+static void host_pin(void *obj) {
+  host_mem *h = obj;
+  h->pins++;
+  h->refs++;
+}
+
+static void host_unpin(void *obj) {
+  host_mem *h = obj;
+  h->pins--;
+  host_unref(h->env, h);
+}
+
+const graph_pin_ops HOST_PINS = {host_pin, host_unpin};
+
 void host_reclaim(napi_env env, tracked *node) {
   host_mem *h = host_of(node);
   host_release(h, false);
@@ -171,6 +185,7 @@ static host_mem *host_new(napi_env env, host_origin origin, size_t size, unsigne
     throw_oom(env);
     return NULL;
   }
+  h->env = env;
   h->origin = origin;
   h->size = size;
   h->flags = flags;
@@ -346,6 +361,9 @@ static napi_value host_free(napi_env env, napi_callback_info info) {
   host_mem *h = handle_get_any(env, argv[0], &HOST_KIND);
   bool detach;
   if (!h || !arg_bool(env, argv[1], &detach) || h->base.freed) return NULL;
+  if (h->pins)
+    return throw_logic(env, "free(): a Graph or GraphExec has copy nodes of this memory; destroy "
+                            "them first");
   napi_value buffer = NULL;
   if (detach && h->node.state)
     NAPI_CALL(env, napi_get_reference_value(env, h->node.owner, &buffer));

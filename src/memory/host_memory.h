@@ -16,7 +16,9 @@ typedef struct host_mem {
   size_t size;
   unsigned int flags;
   ctx_rec *ctx;    /* NULL for aligned memory */
-  int refs;        /* the wrapper's, and the ArrayBuffer's finalizer's for an allocation */
+  int refs;        /* the wrapper's, the ArrayBuffer's finalizer's for an allocation, a pin's */
+  int pins;        /* graphs and GraphExecs whose copy nodes use it: no free() meanwhile */
+  napi_env env;    /* where its last reference may be let go by an unpin */
   napi_ref *views; /* weak: ArrayBuffers over the memory made by asBuffer(), detached with it */
   uint32_t view_count, view_room;
 } host_mem;
@@ -24,6 +26,9 @@ typedef struct host_mem {
 static inline host_mem *host_of(const tracked *node) {
   return (host_mem *)((char *)node - offsetof(host_mem, node));
 }
+
+/* What a graph's copy node pins: a page-locked allocation (main thread). */
+extern const graph_pin_ops HOST_PINS;
 
 /* The reclaim of a host allocation (what marks a tracked node as one). */
 void host_reclaim(napi_env env, tracked *node);

@@ -104,6 +104,7 @@ extern const handle_kind ARRAY_KIND;
 bool allocations_init(napi_env env, napi_value exports);
 bool device_memory_init(napi_env env, napi_value exports);
 bool copies_init(napi_env env, napi_value exports);
+bool graph_copy_init(napi_env env, napi_value exports);
 bool mempool_init(napi_env env, napi_value exports);
 bool host_memory_init(napi_env env, napi_value exports);
 bool array_init(napi_env env, napi_value exports);

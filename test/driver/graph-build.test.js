@@ -78,6 +78,62 @@ describe('graphs built node by node (stand-in driver)', function () {
     `);
   });
 
+  it('copy nodes to and from page-locked host arrays move the bytes at each launch (CPU reference); the memory cannot be freed meanwhile', function () {
+    const counts = path.join(dir, 'counts');
+    run(
+      `
+      const { liveCounts } = require(${JSON.stringify(path.join(ROOT, 'test/support/stand-in-driver'))});
+      const N = 1024;
+      const input = cuda.pagelockedEmpty(N, 'uint32'), output = cuda.pagelockedEmpty(N, 'uint32');
+      const device = cuda.memAlloc(N * 4);
+      const g = new cuda.Graph();
+      const up = g.addMemcpy(device, input, N * 4);
+      const bump = g.addMemset(device.slice(8), 0xdeadbeef, 3, { elementSize: 4, after: up });
+      const half = (N / 2) * 4;
+      const down = g.addMemcpy(output.subarray(N / 2), device, half, { after: bump });
+      assert.deepStrictEqual(down.params(), { dest: null, src: device.ptr, width: half, height: 1, depth: 1 });
+      assert.deepStrictEqual(up.params(), { dest: device.ptr, src: null, width: N * 4, height: 1, depth: 1 });
+      const exec = g.instantiate();
+      for (let round = 0; round < 3; round++) {
+        input.set(new Uint32Array(N).map(() => (Math.random() * 2 ** 32) >>> 0)); // read at each launch
+        output.fill(0);
+        exec.launch();
+        const expected = new Uint32Array(N);
+        expected.set(input.subarray(0, N / 2), N / 2);
+        expected.fill(0xdeadbeef, N / 2 + 2, N / 2 + 5);
+        assert.deepStrictEqual(output, expected, 'round ' + round);
+      }
+      const refused = { name: 'LogicError', message: 'free(): a Graph or GraphExec has copy nodes of this memory; destroy them first' };
+      const allocation = cuda.hostAllocationOf(input);
+      assert.throws(() => allocation.free(), refused);
+      g.destroy();
+      assert.throws(() => allocation.free(), refused, 'the GraphExec still copies from it');
+      exec.destroy();
+      allocation.free();
+      cuda.hostAllocationOf(output).free();
+      assert.strictEqual(liveCounts(${JSON.stringify(counts)}).host_memory, 0);
+      // what a copy node refuses
+      const pinned = cuda.pagelockedEmpty(16, 'uint8');
+      const h = new cuda.Graph();
+      const cases = [
+        [() => h.addMemcpy(device, new Uint8Array(16), 16), 'TypeError', 'src must be device memory or an array of page-locked memory (pagelockedEmpty()): a graph copies at every launch, into or out of memory that must stay where it is'],
+        [() => h.addMemcpy(new ArrayBuffer(16), device, 16), 'TypeError', /^dest must be device memory or an array of page-locked memory/],
+        [() => h.addMemcpy(pinned, cuda.pagelockedEmpty(16, 'uint8'), 16), 'TypeError', 'a copy node copies to or from device memory; copy between two host arrays on the host'],
+        [() => h.addMemcpy(device, pinned, 17), 'RangeError', 'src holds 16 bytes, fewer than the 17 to copy'],
+        [() => h.addMemcpy(device, pinned.subarray(8), 9), 'RangeError', 'src holds 8 bytes, fewer than the 9 to copy'],
+        [() => h.addMemcpy(device, pinned, 0), 'RangeError', 'a copy node copies at least one byte'],
+        [() => h.addMemcpy(device, 'x', 1), 'TypeError', /src/],
+      ];
+      for (const [fn, name, message] of cases) assert.throws(fn, { name, message });
+      const freed = cuda.pagelockedEmpty(16, 'uint8');
+      cuda.hostAllocationOf(freed).free();
+      assert.throws(() => h.addMemcpy(device, freed, 16), { name: 'RangeError', message: 'src holds 0 bytes, fewer than the 16 to copy' });
+      assert.strictEqual(h.nodeCount, 0, 'no refused copy made a node');
+    `,
+      { FAKE_CUDA_COUNTS: counts },
+    );
+  });
+
   it('node.params() reads back what the driver holds; graph.setKernelArgs() changes a kernel node for later instantiations', function () {
     run(`
       const binding = require(${JSON.stringify(path.join(ROOT, 'lib/internal/binding'))});

@@ -449,6 +449,33 @@ describeGpu('graphs built node by node', function () {
     assert.throws(() => exec.deviceHandle, { name: 'LogicError', message: /destroyed/ });
   });
 
+  it('copy nodes between page-locked host arrays and the device: in, a kernel, out, at every launch (CPU reference)', async function () {
+    const input = cuda.pagelockedEmpty(N, 'int32');
+    const output = cuda.pagelockedEmpty(N, 'int32');
+    const a = cuda.memAlloc(N * 4);
+    const graph = new cuda.Graph();
+    const up = graph.addMemcpy(a, input, N * 4);
+    const k = 2 + Math.floor(Math.random() * 50);
+    const times = graph.addKernel(scale, a, cuda.int32(k), cuda.int32(N), { grid, block: 128, after: up });
+    graph.addMemcpy(output, a, N * 4, { after: times });
+    const exec = graph.instantiate();
+    for (let round = 0; round < 3; round++) {
+      input.set(randomInts(N)); // the node reads the array at each launch
+      output.fill(0);
+      exec.launch(stream);
+      await stream.synchronize();
+      assert.deepStrictEqual(
+        output,
+        input.map((x) => Math.imul(x, k)),
+        `round ${round}`,
+      );
+    }
+    assert.throws(() => cuda.hostAllocationOf(input).free(), { name: 'LogicError', message: /copy nodes/ });
+    graph.destroy();
+    exec.destroy();
+    cuda.hostAllocationOf(input).free();
+  });
+
   it('node.params() reads back what the driver holds; graph.setKernelArgs() changes what later instances compute', async function () {
     const host = randomInts(N);
     const a = cuda.memAlloc(N * 4);

@@ -42,6 +42,7 @@ function built(kernel: cuda.Kernel, a: cuda.DeviceAllocation, b: cuda.DeviceAllo
   if (params !== null && 'pitch' in params) console.log(params.dest + 1n, params.elementSize);
   const handle: bigint = graph.instantiate({ deviceLaunch: true }).deviceHandle;
   console.log(cuda.uint64(handle));
+  graph.addMemcpy(cuda.pagelockedEmpty(256, 'float32'), b, 1024, { after: copy });
   const readCopy = copy.params() as cuda.MemcpyNodeParams;
   console.log(readCopy.src, readCopy.width);
   console.log(kind, index, same, edges, dot, on, graph.nodes().length, graph.addEmpty().type);

@@ -344,6 +344,9 @@ const OPERATIONS = {
             } finally {
               child.destroy();
             }
+            const pinned = cuda.pagelockedEmpty(16, 'uint8');
+            graph.addMemcpy(pinned, m, 16, { after: copy });
+            graph.addMemcpy(m, pinned.subarray(8), 8, { after: copy });
             const allocated = graph.addMemAlloc(64, { after: copy });
             graph.addMemFree(allocated.memory, { after: allocated.node });
             const cases = graph.addConditional(graph.conditionalHandle({ default: 1 }), 'switch', {

@@ -112,6 +112,11 @@ const MAKERS = [
     s.beginCapture();
     return s;
   },
+  () => {
+    const g = new cuda.Graph();
+    g.addMemcpy(cuda.pagelockedEmpty(64, 'uint8'), cuda.memAlloc(64), 64);
+    return g;
+  },
   () => new cuda.Memcpy2D(),
   () => new cuda.Memcpy3D(),
   () => new cuda.Memcpy3DPeer(),

@@ -306,14 +306,23 @@ EXPORT CUresult cuGraphAddMemsetNode(CUgraphNode *node, CUgraph graph, const CUg
   return result;
 }
 
+/* A side of a copy node: device (or graph) memory, or page-locked host memory, live now. */
+static bool copy_side_ok(CUmemorytype type, CUdeviceptr device, const void *host, size_t bytes) {
+  obj o;
+  if (type == CU_MEMORYTYPE_DEVICE) return node_range(device, bytes);
+  return type == CU_MEMORYTYPE_HOST && obj_memory((uintptr_t)host, bytes, &o) &&
+         o.kind == OBJ_HOST_MEMORY;
+}
+
 EXPORT CUresult cuGraphAddMemcpyNode(CUgraphNode *node, CUgraph graph, const CUgraphNode *deps,
                                      size_t count, const CUDA_MEMCPY3D *p, CUcontext ctx) {
   ENTER();
   if (!live_context(ctx, true)) return CUDA_ERROR_INVALID_CONTEXT;
-  if (p->srcMemoryType != CU_MEMORYTYPE_DEVICE || p->dstMemoryType != CU_MEMORYTYPE_DEVICE ||
-      p->Height != 1 || p->Depth != 1 || !p->WidthInBytes ||
-      !node_range(p->srcDevice, p->WidthInBytes) || !node_range(p->dstDevice, p->WidthInBytes))
-    return CUDA_ERROR_INVALID_VALUE; /* what cudadrv makes: 1D device-to-device */
+  if (p->Height != 1 || p->Depth != 1 || !p->WidthInBytes ||
+      !copy_side_ok(p->srcMemoryType, p->srcDevice, p->srcHost, p->WidthInBytes) ||
+      !copy_side_ok(p->dstMemoryType, p->dstDevice, p->dstHost, p->WidthInBytes) ||
+      (p->srcMemoryType == CU_MEMORYTYPE_HOST && p->dstMemoryType == CU_MEMORYTYPE_HOST))
+    return CUDA_ERROR_INVALID_VALUE; /* what cudadrv makes: 1D, device or page-locked host */
   CUresult result = add_node(graph, deps, count, CU_GRAPH_NODE_TYPE_MEMCPY, node);
   if (result == CUDA_SUCCESS) (*node)->copy = *p;
   return result;
@@ -676,7 +685,12 @@ static CUresult run(CUgraph g, CUstream stream, const char *prefix) {
       result =
           fake_memset_2d(m->dst, m->pitch, m->value, m->elementSize, m->width, m->height, stream);
     } else if (n->type == CU_GRAPH_NODE_TYPE_MEMCPY) {
-      result = fake_copy_3d(&n->copy, stream);
+      const CUDA_MEMCPY3D *c = &n->copy; /* a real driver would touch freed host memory here */
+      bool host_gone = (c->srcMemoryType == CU_MEMORYTYPE_HOST &&
+                        !copy_side_ok(c->srcMemoryType, 0, c->srcHost, c->WidthInBytes)) ||
+                       (c->dstMemoryType == CU_MEMORYTYPE_HOST &&
+                        !copy_side_ok(c->dstMemoryType, 0, c->dstHost, c->WidthInBytes));
+      result = host_gone ? CUDA_ERROR_ILLEGAL_ADDRESS : fake_copy_3d(&n->copy, stream);
     } else if (n->type == CU_GRAPH_NODE_TYPE_KERNEL) {
       size_t size = n->param_size;
       void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, n->params, CU_LAUNCH_PARAM_BUFFER_SIZE,

@@ -1,0 +1,101 @@
+/* graph_copy: copy nodes of graphs, between device memory and device or page-locked host memory.
+ * A host side must lie in a live page-locked allocation of cudadrv's, which the node pins: its
+ * free() is refused while a Graph or GraphExec may copy to or from it (lib/ keeps its array with
+ * the graph, so that garbage collection cannot free it either). Device addresses are lib/'s to
+ * check against the allocations they name: a wrong one is the driver's error, in device memory. */
+#include <stdio.h>
+
+#include "host_memory.h"
+
+typedef struct copy_node {
+  CUcontext ctx; /* a copy node runs in the context current when it is made */
+  CUDA_MEMCPY3D copy;
+} copy_node;
+
+static CUresult make_copy(void *arg, CUgraph graph, const CUgraphNode *deps, size_t count,
+                          CUgraphNode *node) {
+  copy_node *c = arg;
+  return DRV(cuGraphAddMemcpyNode, node, graph, deps, count, &c->copy, c->ctx);
+}
+
+/* Whether node is a live page-locked allocation holding the bytes range = {address, size}. */
+static bool pinned_holds(const tracked *node, const void *arg) {
+  const uintptr_t *range = arg;
+  if (node->reclaim != host_reclaim) return false;
+  const host_mem *h = host_of(node);
+  uintptr_t start = (uintptr_t)h->data;
+  return h->origin == HOST_PINNED && !h->base.freed && range[0] >= start &&
+         range[0] - start <= h->size && range[1] <= h->size - (range[0] - start);
+}
+
+/* One side of a copy of bytes bytes: a device address (a bigint or number), or a host array in
+ * page-locked memory, whose allocation is *pinned. false after throwing. */
+static bool copy_side(napi_env env, napi_value v, const char *name, size_t bytes,
+                      CUmemorytype *type, CUdeviceptr *device, const void **host,
+                      host_mem **pinned) {
+  napi_valuetype kind;
+  NAPI_CALL_BOOL(env, napi_typeof(env, v, &kind));
+  if (kind == napi_bigint || kind == napi_number) {
+    *type = CU_MEMORYTYPE_DEVICE;
+    return arg_ptr(env, v, name, device);
+  }
+  void *data;
+  size_t length;
+  if (!arg_host(env, v, name, &data, &length)) return false;
+  char message[320];
+  if (length < bytes) {
+    snprintf(message, sizeof message, "%s holds %zu bytes, fewer than the %zu to copy", name,
+             length, bytes);
+    return throw_range(env, message), false;
+  }
+  uintptr_t range[2] = {(uintptr_t)data, bytes};
+  tracked *node = memory_find(env, pinned_holds, range);
+  if (!node) {
+    snprintf(message, sizeof message,
+             "%s must be device memory or an array of page-locked memory (pagelockedEmpty()): "
+             "a graph copies at every launch, into or out of memory that must stay where it is",
+             name);
+    return throw_type(env, message), false;
+  }
+  *type = CU_MEMORYTYPE_HOST;
+  *host = data;
+  *pinned = host_of(node);
+  return true;
+}
+
+/* graphAddMemcpy(graph, deps, dest, src, bytes): a copy of bytes bytes from src to dest, each a
+ * device address or an array of page-locked memory (not both host). */
+static napi_value graph_add_memcpy(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 5);
+  copy_node c = {0};
+  CUDA_MEMCPY3D *p = &c.copy;
+  host_mem *dest_pin = NULL, *src_pin = NULL;
+  const void *dest_host = NULL;
+  size_t bytes;
+  if (!arg_size(env, argv[4], "bytes", &bytes)) return NULL;
+  if (!bytes) return throw_range(env, "a copy node copies at least one byte");
+  if (!copy_side(env, argv[2], "dest", bytes, &p->dstMemoryType, &p->dstDevice, &dest_host,
+                 &dest_pin) ||
+      !copy_side(env, argv[3], "src", bytes, &p->srcMemoryType, &p->srcDevice, &p->srcHost,
+                 &src_pin))
+    return NULL;
+  if (dest_pin && src_pin)
+    return throw_type(env, "a copy node copies to or from device memory; copy between two host "
+                           "arrays on the host");
+  p->dstHost = (void *)dest_host; /* the driver writes it */
+  p->WidthInBytes = bytes;
+  p->Height = p->Depth = 1;
+  if (!driver_ready(env)) return NULL;
+  ctx_rec *rec = ctx_rec_current(env);
+  if (!rec) return NULL;
+  c.ctx = rec->handle;
+  ctx_rec_release(rec);
+  host_mem *pinned = dest_pin ? dest_pin : src_pin;
+  return graph_add_node(env, argv[0], argv[1], make_copy, &c, "cuGraphAddMemcpyNode", pinned,
+                        pinned ? &HOST_PINS : NULL);
+}
+
+bool graph_copy_init(napi_env env, napi_value exports) {
+  static const export_fn fns[] = {{"graphAddMemcpy", graph_add_memcpy}};
+  return EXPORTS(env, exports, fns);
+}
