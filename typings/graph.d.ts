@@ -2,7 +2,7 @@
 // launched many times for the cost of one launch.
 import type { Context, Event, Stream } from './index';
 import type { Dim3, Kernel, KernelArgument } from './kernel';
-import type { DevicePointerLike } from './memory';
+import type { DevicePointerLike, Memcpy2D, Memcpy3D } from './memory';
 
 /** What a node does (GraphNodeType's names, camelCased). */
 export type GraphNodeKind =
@@ -207,6 +207,9 @@ export declare class Graph {
   /** A copy node: bytes bytes from src to dest, each device memory or an array of page-locked
    * host memory (pagelockedEmpty()), not both host; such an array's allocation refuses free()
    * while the graph or a GraphExec of it lives. */
+  /** A copy node: the 2D or 3D copy a Memcpy2D or Memcpy3D describes now (device, page-locked
+   * host, unified memory or arrays; not host to host). */
+  addMemcpy(copy: Memcpy2D | Memcpy3D, options?: NodeOptions): GraphNode;
   addMemcpy(
     dest: DevicePointerLike | ArrayBufferView | ArrayBuffer,
     src: DevicePointerLike | ArrayBufferView | ArrayBuffer,

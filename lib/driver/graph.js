@@ -14,7 +14,7 @@ const path = require('path');
 const binding = require('../internal/binding');
 const check = require('../internal/checks');
 const { devicePointer, fits } = require('../internal/pointer');
-const { ADD_KERNEL_NODE, SET_KERNEL_NODE } = require('../internal/graph-nodes');
+const { ADD_KERNEL_NODE, SET_KERNEL_NODE, ADD_COPY_NODE } = require('../internal/graph-nodes');
 const { Context } = require('./context');
 const { Event } = require('./event');
 const { ConditionalHandle, CONDITIONAL_TYPES, COND_ASSIGN_DEFAULT, makeHandle } = require('./conditional');
@@ -166,8 +166,13 @@ class Graph {
    * A copy node: `bytes` bytes from src to dest, each device memory or an array of page-locked
    * host memory (pagelockedEmpty() and friends), not both host. A host array's allocation cannot
    * be freed while the graph or a GraphExec of it lives (free() is a LogicError).
+   * `graph.addMemcpy(copy, { after })`: the 2D or 3D copy a Memcpy2D or Memcpy3D describes now.
    */
   addMemcpy(dest, src, bytes, options) {
+    if (dest !== null && typeof dest === 'object' && typeof dest[ADD_COPY_NODE] === 'function') {
+      const [index, uses] = dest[ADD_COPY_NODE](this, this.#after(src, ['after'], 'addMemcpy'));
+      return this.#node(index, ...uses);
+    }
     const after = this.#after(options, ['after'], 'addMemcpy');
     bytes = check.size('bytes', bytes);
     if (bytes === 0) throw new RangeError('a copy node copies at least one byte');

@@ -11,6 +11,7 @@ const { MemoryType } = require('../driver/constants');
 const { LogicError } = require('../driver/errors');
 const { devicePointer, deviceExtent, fits } = require('../internal/pointer');
 const { keepForCapture } = require('../internal/capture-keep');
+const { ADD_COPY_NODE } = require('../internal/graph-nodes');
 const { CudaArray } = require('./array');
 const host = require('./host-memory');
 
@@ -355,6 +356,18 @@ class Memcpy2D {
   _copy(fields, aligned, stream, keep) {
     if (stream === undefined && !aligned) binding.memcpy2DUnaligned(fields, this._host('src'), this._host('dst'));
     else binding.memcpy2D(fields, this._host('src'), this._host('dst'), stream, keep);
+  }
+
+  // graph.addMemcpy(copy, { after }): a copy node of graph after deps (node indices), as run()
+  // would copy now; [its index, what it uses].
+  [ADD_COPY_NODE](graph, deps) {
+    if (this instanceof Memcpy3DPeer) {
+      throw new TypeError('graph.addMemcpy(): a Memcpy3DPeer cannot be a node; use a Memcpy3D within one context');
+    }
+    const planar = !(this instanceof Memcpy3D);
+    const index = binding.graphAddCopy(graph, deps, this._fields(), this._host('src'), this._host('dst'), planar);
+    const uses = [this.srcHost, this.dstHost, this.srcArray, this.dstArray, this._srcMemory, this._dstMemory];
+    return [index, uses.filter((use) => use !== null)];
   }
 }
 

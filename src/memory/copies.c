@@ -352,38 +352,45 @@ static napi_value memcpy_2d_unaligned(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+bool read_copy_3d(napi_env env, napi_value fields, napi_value src_host, napi_value dst_host,
+                  bool planar, CUDA_MEMCPY3D *p) {
+  CUDA_MEMCPY3D_PEER c;
+  if (!read_copy(env, fields, src_host, dst_host, &c, planar)) return false;
+  *p = (CUDA_MEMCPY3D){.srcXInBytes = c.srcXInBytes,
+                       .srcY = c.srcY,
+                       .srcZ = c.srcZ,
+                       .srcLOD = c.srcLOD,
+                       .srcMemoryType = c.srcMemoryType,
+                       .srcHost = c.srcHost,
+                       .srcDevice = c.srcDevice,
+                       .srcArray = c.srcArray,
+                       .srcPitch = c.srcPitch,
+                       .srcHeight = c.srcHeight,
+                       .dstXInBytes = c.dstXInBytes,
+                       .dstY = c.dstY,
+                       .dstZ = c.dstZ,
+                       .dstLOD = c.dstLOD,
+                       .dstMemoryType = c.dstMemoryType,
+                       .dstHost = c.dstHost,
+                       .dstDevice = c.dstDevice,
+                       .dstArray = c.dstArray,
+                       .dstPitch = c.dstPitch,
+                       .dstHeight = c.dstHeight,
+                       .WidthInBytes = c.WidthInBytes,
+                       .Height = c.Height,
+                       .Depth = c.Depth};
+  return true;
+}
+
 /* memcpy3D(fields, srcHost, dstHost, stream, keep): cuMemcpy3D, or cuMemcpy3DAsync. */
 static napi_value memcpy_3d(napi_env env, napi_callback_info info) {
   ARGS(env, info, 5);
-  CUDA_MEMCPY3D_PEER c;
+  CUDA_MEMCPY3D p;
   bool sync = is_undefined(env, argv[3]);
   CUstream stream = NULL;
-  if (!read_copy(env, argv[0], argv[1], argv[2], &c, false) ||
+  if (!read_copy_3d(env, argv[0], argv[1], argv[2], false, &p) ||
       (!sync && !arg_stream(env, argv[3], &stream)) || !driver_ready(env))
     return NULL;
-  CUDA_MEMCPY3D p = {.srcXInBytes = c.srcXInBytes,
-                     .srcY = c.srcY,
-                     .srcZ = c.srcZ,
-                     .srcLOD = c.srcLOD,
-                     .srcMemoryType = c.srcMemoryType,
-                     .srcHost = c.srcHost,
-                     .srcDevice = c.srcDevice,
-                     .srcArray = c.srcArray,
-                     .srcPitch = c.srcPitch,
-                     .srcHeight = c.srcHeight,
-                     .dstXInBytes = c.dstXInBytes,
-                     .dstY = c.dstY,
-                     .dstZ = c.dstZ,
-                     .dstLOD = c.dstLOD,
-                     .dstMemoryType = c.dstMemoryType,
-                     .dstHost = c.dstHost,
-                     .dstDevice = c.dstDevice,
-                     .dstArray = c.dstArray,
-                     .dstPitch = c.dstPitch,
-                     .dstHeight = c.dstHeight,
-                     .WidthInBytes = c.WidthInBytes,
-                     .Height = c.Height,
-                     .Depth = c.Depth};
   if (!p.WidthInBytes || !p.Height || !p.Depth) return NULL;
   if (sync) {
     CU_CALL(env, cuMemcpy3D, &p);

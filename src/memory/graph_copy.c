@@ -1,5 +1,7 @@
-/* graph_copy: copy nodes of graphs, between device memory and device or page-locked host memory.
- * A host side must lie in a live page-locked allocation of cudadrv's, which the node pins: its
+/* graph_copy: copy nodes of graphs, 1D between device memory and device or page-locked host
+ * memory, 2D and 3D as a Memcpy2D or Memcpy3D describes (device, host, unified memory, arrays).
+ * A host side must lie in a live page-locked (or managed) allocation of cudadrv's, which the node
+ * pins: its
  * free() is refused while a Graph or GraphExec may copy to or from it (lib/ keeps its array with
  * the graph, so that garbage collection cannot free it either). Device addresses are lib/'s to
  * check against the allocations they name: a wrong one is the driver's error, in device memory. */
@@ -18,14 +20,38 @@ static CUresult make_copy(void *arg, CUgraph graph, const CUgraphNode *deps, siz
   return DRV(cuGraphAddMemcpyNode, node, graph, deps, count, &c->copy, c->ctx);
 }
 
-/* Whether node is a live page-locked allocation holding the bytes range = {address, size}. */
+/* Whether node is a live page-locked or managed allocation holding the bytes range = {address,
+ * size}. */
 static bool pinned_holds(const tracked *node, const void *arg) {
   const uintptr_t *range = arg;
   if (node->reclaim != host_reclaim) return false;
   const host_mem *h = host_of(node);
   uintptr_t start = (uintptr_t)h->data;
-  return h->origin == HOST_PINNED && !h->base.freed && range[0] >= start &&
-         range[0] - start <= h->size && range[1] <= h->size - (range[0] - start);
+  return (h->origin == HOST_PINNED || h->origin == HOST_MANAGED) && !h->base.freed &&
+         range[0] >= start && range[0] - start <= h->size &&
+         range[1] <= h->size - (range[0] - start);
+}
+
+/* The allocation holding the bytes of host array v (bytes of them at least, where not 0), or NULL
+ * after throwing: a TypeError where v is not in page-locked or managed memory of cudadrv's. */
+static host_mem *pinned_array(napi_env env, napi_value v, const char *name, size_t bytes,
+                              void **data) {
+  size_t length;
+  if (!arg_host(env, v, name, data, &length)) return NULL;
+  char message[320];
+  if (length < bytes) {
+    snprintf(message, sizeof message, "%s holds %zu bytes, fewer than the %zu to copy", name,
+             length, bytes);
+    return throw_range(env, message), NULL;
+  }
+  uintptr_t range[2] = {(uintptr_t)*data, length};
+  tracked *node = memory_find(env, pinned_holds, range);
+  if (node) return host_of(node);
+  snprintf(message, sizeof message,
+           "%s must be device memory or an array of page-locked memory (pagelockedEmpty()): "
+           "a graph copies at every launch, into or out of memory that must stay where it is",
+           name);
+  return throw_type(env, message), NULL;
 }
 
 /* One side of a copy of bytes bytes: a device address (a bigint or number), or a host array in
@@ -40,26 +66,18 @@ static bool copy_side(napi_env env, napi_value v, const char *name, size_t bytes
     return arg_ptr(env, v, name, device);
   }
   void *data;
-  size_t length;
-  if (!arg_host(env, v, name, &data, &length)) return false;
-  char message[320];
-  if (length < bytes) {
-    snprintf(message, sizeof message, "%s holds %zu bytes, fewer than the %zu to copy", name,
-             length, bytes);
-    return throw_range(env, message), false;
-  }
-  uintptr_t range[2] = {(uintptr_t)data, bytes};
-  tracked *node = memory_find(env, pinned_holds, range);
-  if (!node) {
-    snprintf(message, sizeof message,
-             "%s must be device memory or an array of page-locked memory (pagelockedEmpty()): "
-             "a graph copies at every launch, into or out of memory that must stay where it is",
-             name);
-    return throw_type(env, message), false;
-  }
+  if (!(*pinned = pinned_array(env, v, name, bytes, &data))) return false;
   *type = CU_MEMORYTYPE_HOST;
   *host = data;
-  *pinned = host_of(node);
+  return true;
+}
+
+/* The current context's handle into c; false after throwing. */
+static bool in_current(napi_env env, copy_node *c) {
+  ctx_rec *rec = driver_ready(env) ? ctx_rec_current(env) : NULL;
+  if (!rec) return false;
+  c->ctx = rec->handle;
+  ctx_rec_release(rec);
   return true;
 }
 
@@ -85,17 +103,45 @@ static napi_value graph_add_memcpy(napi_env env, napi_callback_info info) {
   p->dstHost = (void *)dest_host; /* the driver writes it */
   p->WidthInBytes = bytes;
   p->Height = p->Depth = 1;
-  if (!driver_ready(env)) return NULL;
-  ctx_rec *rec = ctx_rec_current(env);
-  if (!rec) return NULL;
-  c.ctx = rec->handle;
-  ctx_rec_release(rec);
+  if (!in_current(env, &c)) return NULL;
   host_mem *pinned = dest_pin ? dest_pin : src_pin;
   return graph_add_node(env, argv[0], argv[1], make_copy, &c, "cuGraphAddMemcpyNode", pinned,
                         pinned ? &HOST_PINS : NULL);
 }
 
+/* graphAddCopy(graph, deps, fields, srcHost, dstHost, planar): the copy a Memcpy2D (planar) or
+ * Memcpy3D describes; a host side (or a unified one given as an array) must be page-locked or
+ * managed memory of cudadrv's, pinned with the node; not both. */
+static napi_value graph_add_copy(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 6);
+  copy_node c = {0};
+  bool planar;
+  if (!arg_bool(env, argv[5], &planar) ||
+      !read_copy_3d(env, argv[2], argv[3], argv[4], planar, &c.copy))
+    return NULL;
+  const CUDA_MEMCPY3D *p = &c.copy;
+  if (!p->WidthInBytes || !p->Height || !p->Depth)
+    return throw_range(env, "a copy node copies at least one byte");
+  host_mem *pinned = NULL;
+  const CUmemorytype types[] = {p->srcMemoryType, p->dstMemoryType};
+  const char *names[] = {"src", "dest"};
+  for (int i = 0; i < 2; i++) {
+    void *data;
+    if (types[i] == CU_MEMORYTYPE_ARRAY || types[i] == CU_MEMORYTYPE_DEVICE ||
+        is_undefined(env, argv[3 + i]))
+      continue; /* device memory (a unified side given as an address), or an array */
+    if (pinned)
+      return throw_type(env, "a copy node copies to or from device memory or an array; copy "
+                             "between two host arrays on the host");
+    if (!(pinned = pinned_array(env, argv[3 + i], names[i], 0, &data))) return NULL;
+  }
+  if (!in_current(env, &c)) return NULL;
+  return graph_add_node(env, argv[0], argv[1], make_copy, &c, "cuGraphAddMemcpyNode", pinned,
+                        pinned ? &HOST_PINS : NULL);
+}
+
 bool graph_copy_init(napi_env env, napi_value exports) {
-  static const export_fn fns[] = {{"graphAddMemcpy", graph_add_memcpy}};
+  static const export_fn fns[] = {{"graphAddMemcpy", graph_add_memcpy},
+                                  {"graphAddCopy", graph_add_copy}};
   return EXPORTS(env, exports, fns);
 }

@@ -105,6 +105,11 @@ bool allocations_init(napi_env env, napi_value exports);
 bool device_memory_init(napi_env env, napi_value exports);
 bool copies_init(napi_env env, napi_value exports);
 bool graph_copy_init(napi_env env, napi_value exports);
+/* The 2D or 3D copy that the BigUint64Array fields and srcHost, dstHost (host buffers, CudaArrays
+ * or undefined) describe, each side checked, in *p (planar: a 2D copy, one slice at z 0); false
+ * after throwing (copies.c). */
+bool read_copy_3d(napi_env env, napi_value fields, napi_value src_host, napi_value dst_host,
+                  bool planar, CUDA_MEMCPY3D *p);
 bool mempool_init(napi_env env, napi_value exports);
 bool host_memory_init(napi_env env, napi_value exports);
 bool array_init(napi_env env, napi_value exports);

@@ -134,6 +134,93 @@ describe('graphs built node by node (stand-in driver)', function () {
     );
   });
 
+  it('2D and 3D copy nodes from a Memcpy2D or Memcpy3D: device, page-locked host and array sides, at each launch (CPU reference)', function () {
+    run(`
+      const rand = (n) => Math.floor(Math.random() * n);
+      // 2D, device to device, with offsets and pitches
+      const [sp, dp, w, h] = [64 + rand(64), 64 + rand(64), 1 + rand(60), 1 + rand(16)];
+      const [sx, sy, dx, dy] = [rand(4), rand(4), rand(4), rand(4)];
+      const srcBytes = new Uint8Array(sp * (h + 4)).map(() => rand(256));
+      const src = cuda.toDevice(srcBytes), dst = cuda.memAlloc(dp * (h + 4));
+      const copy = new cuda.Memcpy2D();
+      copy.setSrcDevice(src);
+      copy.setDstDevice(dst);
+      Object.assign(copy, { srcXInBytes: sx, srcY: sy, srcPitch: sp, dstXInBytes: dx, dstY: dy, dstPitch: dp, widthInBytes: w, height: h });
+      const g = new cuda.Graph();
+      const node = g.addMemcpy(copy);
+      assert.deepStrictEqual(node.params(), { dest: dst.ptr, src: src.ptr, width: w, height: h, depth: 1 });
+      // 3D, page-locked host to device, then device to page-locked host, after it
+      const [W, H, D] = [1 + rand(32), 1 + rand(6), 1 + rand(4)];
+      const input = cuda.pagelockedEmpty(W * H * D, 'uint8'), output = cuda.pagelockedEmpty(W * H * D, 'uint8');
+      const middle = cuda.memAlloc(2 * W * H * D);
+      const [up, down] = [new cuda.Memcpy3D(), new cuda.Memcpy3D()];
+      up.setSrcHost(input);
+      up.setDstDevice(middle);
+      Object.assign(up, { srcPitch: W, srcHeight: H, dstPitch: 2 * W, dstHeight: H, widthInBytes: W, height: H, depth: D });
+      down.setSrcDevice(middle);
+      down.setDstHost(output);
+      Object.assign(down, { srcPitch: 2 * W, srcHeight: H, dstPitch: W, dstHeight: H, widthInBytes: W, height: H, depth: D });
+      g.addMemcpy(down, { after: g.addMemcpy(up, { after: node }) });
+      // the descriptors are read now: later changes reach no node
+      copy.widthInBytes = 1;
+      const exec = g.instantiate();
+      for (let round = 0; round < 2; round++) {
+        input.set(new Uint8Array(W * H * D).map(() => rand(256)));
+        output.fill(0);
+        cuda.memsetD8(dst, 0, dp * (h + 4));
+        exec.launch();
+        const expected = new Uint8Array(dp * (h + 4));
+        for (let r = 0; r < h; r++)
+          for (let c = 0; c < w; c++) expected[(dy + r) * dp + dx + c] = srcBytes[(sy + r) * sp + sx + c];
+        const got = new Uint8Array(dp * (h + 4));
+        cuda.memcpyDtoH(got, dst);
+        assert.deepStrictEqual(got, expected, '2D, round ' + round);
+        assert.deepStrictEqual(output, input, '3D there and back, round ' + round);
+      }
+      assert.throws(() => cuda.hostAllocationOf(input).free(), { name: 'LogicError', message: /copy nodes/ });
+      // an array side
+      const array = new cuda.CudaArray(Object.assign(new cuda.ArrayDescriptor(), { width: 16, height: 4, format: cuda.ArrayFormat.UNSIGNED_INT8, numChannels: 1 }));
+      const toArray = new cuda.Memcpy2D(), fromArray = new cuda.Memcpy2D();
+      const bytes = cuda.pagelockedEmpty(64, 'uint8'), back = cuda.pagelockedEmpty(64, 'uint8');
+      bytes.set(new Uint8Array(64).map(() => rand(256)));
+      toArray.setSrcHost(bytes);
+      toArray.setDstArray(array);
+      Object.assign(toArray, { srcPitch: 16, widthInBytes: 16, height: 4 });
+      fromArray.setSrcArray(array);
+      fromArray.setDstHost(back);
+      Object.assign(fromArray, { dstPitch: 16, widthInBytes: 16, height: 4 });
+      const a = new cuda.Graph();
+      a.addMemcpy(fromArray, { after: a.addMemcpy(toArray) });
+      a.instantiate().launch();
+      assert.deepStrictEqual(back, bytes);
+      // refused
+      const pageable = new cuda.Memcpy2D();
+      pageable.setSrcHost(new Uint8Array(64));
+      pageable.setDstDevice(dst);
+      Object.assign(pageable, { srcPitch: 16, dstPitch: 16, widthInBytes: 16, height: 4 });
+      const peer = new cuda.Memcpy3DPeer();
+      const unset = new cuda.Memcpy2D();
+      const far = new cuda.Memcpy2D();
+      far.setSrcHost(bytes);
+      far.setDstDevice(dst);
+      Object.assign(far, { srcPitch: 16, dstPitch: 16, widthInBytes: 16, height: 5 });
+      const empty = new cuda.Memcpy2D();
+      empty.setSrcDevice(src);
+      empty.setDstDevice(dst);
+      const b = new cuda.Graph();
+      const cases = [
+        [() => b.addMemcpy(pageable), 'TypeError', /^src must be device memory or an array of page-locked memory/],
+        [() => b.addMemcpy(peer), 'TypeError', 'graph.addMemcpy(): a Memcpy3DPeer cannot be a node; use a Memcpy3D within one context'],
+        [() => b.addMemcpy(unset), 'LogicError', /call setSrcHost/],
+        [() => b.addMemcpy(far), 'RangeError', /reaches byte 80 of src, which holds 64/],
+        [() => b.addMemcpy(empty), 'RangeError', 'a copy node copies at least one byte'],
+        [() => b.addMemcpy(copy, { before: node }), 'TypeError', /unknown option 'before'/],
+      ];
+      for (const [fn, name, message] of cases) assert.throws(fn, { name, message });
+      assert.strictEqual(b.nodeCount, 0);
+    `);
+  });
+
   it('node.params() reads back what the driver holds; graph.setKernelArgs() changes a kernel node for later instantiations', function () {
     run(`
       const binding = require(${JSON.stringify(path.join(ROOT, 'lib/internal/binding'))});

@@ -476,6 +476,45 @@ describeGpu('graphs built node by node', function () {
     cuda.hostAllocationOf(input).free();
   });
 
+  it('2D and 3D copy nodes: page-locked host to pitched device memory, a kernel, a 3D copy back (CPU reference)', async function () {
+    const [cols, rows, depth] = [100, 5, 2]; // N = 1000 ints
+    const input = cuda.pagelockedEmpty(N, 'int32');
+    const output = cuda.pagelockedEmpty(N, 'int32');
+    const pitch = 512;
+    const pitched = cuda.memAlloc(pitch * rows * depth);
+    const up = new cuda.Memcpy2D();
+    up.setSrcHost(input);
+    up.setDstDevice(pitched);
+    Object.assign(up, { srcPitch: cols * 4, dstPitch: pitch, widthInBytes: cols * 4, height: rows * depth });
+    const down = new cuda.Memcpy3D();
+    down.setSrcDevice(pitched);
+    down.setDstHost(output);
+    Object.assign(down, { srcPitch: pitch, srcHeight: rows, dstPitch: cols * 4, dstHeight: rows });
+    Object.assign(down, { widthInBytes: cols * 4, height: rows, depth });
+    const graph = new cuda.Graph();
+    const k = 2 + Math.floor(Math.random() * 50);
+    const times = graph.addKernel(scale, pitched, cuda.int32(k), cuda.int32((pitch / 4) * rows * depth), {
+      grid: Math.ceil(((pitch / 4) * rows * depth) / 128),
+      block: 128,
+      after: graph.addMemcpy(up),
+    });
+    graph.addMemcpy(down, { after: times });
+    const exec = graph.instantiate();
+    for (let round = 0; round < 2; round++) {
+      input.set(randomInts(N));
+      output.fill(0);
+      exec.launch(stream);
+      await stream.synchronize();
+      assert.deepStrictEqual(
+        output,
+        input.map((x) => Math.imul(x, k)),
+        `round ${round}`,
+      );
+    }
+    exec.destroy();
+    graph.destroy();
+  });
+
   it('node.params() reads back what the driver holds; graph.setKernelArgs() changes what later instances compute', async function () {
     const host = randomInts(N);
     const a = cuda.memAlloc(N * 4);

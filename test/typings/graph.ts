@@ -43,6 +43,8 @@ function built(kernel: cuda.Kernel, a: cuda.DeviceAllocation, b: cuda.DeviceAllo
   const handle: bigint = graph.instantiate({ deviceLaunch: true }).deviceHandle;
   console.log(cuda.uint64(handle));
   graph.addMemcpy(cuda.pagelockedEmpty(256, 'float32'), b, 1024, { after: copy });
+  const planar = new cuda.Memcpy2D();
+  graph.addMemcpy(planar, { after: graph.addMemcpy(new cuda.Memcpy3D()) });
   const readCopy = copy.params() as cuda.MemcpyNodeParams;
   console.log(readCopy.src, readCopy.width);
   console.log(kind, index, same, edges, dot, on, graph.nodes().length, graph.addEmpty().type);

@@ -347,6 +347,11 @@ const OPERATIONS = {
             const pinned = cuda.pagelockedEmpty(16, 'uint8');
             graph.addMemcpy(pinned, m, 16, { after: copy });
             graph.addMemcpy(m, pinned.subarray(8), 8, { after: copy });
+            const planar = new cuda.Memcpy2D();
+            planar.setSrcHost(pinned);
+            planar.setDstDevice(m);
+            Object.assign(planar, { srcPitch: 8, dstPitch: 16, widthInBytes: 8, height: 2 });
+            graph.addMemcpy(planar, { after: copy });
             const allocated = graph.addMemAlloc(64, { after: copy });
             graph.addMemFree(allocated.memory, { after: allocated.node });
             const cases = graph.addConditional(graph.conditionalHandle({ default: 1 }), 'switch', {

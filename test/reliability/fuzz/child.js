@@ -117,6 +117,23 @@ const MAKERS = [
     g.addMemcpy(cuda.pagelockedEmpty(64, 'uint8'), cuda.memAlloc(64), 64);
     return g;
   },
+  () => {
+    const copy = new cuda.Memcpy3D();
+    copy.setSrcDevice(cuda.memAlloc(256));
+    copy.setDstHost(cuda.pagelockedEmpty(256, 'uint8'));
+    Object.assign(copy, {
+      srcPitch: 64,
+      dstPitch: 64,
+      srcHeight: 2,
+      dstHeight: 2,
+      widthInBytes: 32,
+      height: 2,
+      depth: 2,
+    });
+    const g = new cuda.Graph();
+    g.addMemcpy(copy);
+    return g;
+  },
   () => new cuda.Memcpy2D(),
   () => new cuda.Memcpy3D(),
   () => new cuda.Memcpy3DPeer(),

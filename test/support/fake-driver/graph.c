@@ -306,23 +306,36 @@ EXPORT CUresult cuGraphAddMemsetNode(CUgraphNode *node, CUgraph graph, const CUg
   return result;
 }
 
-/* A side of a copy node: device (or graph) memory, or page-locked host memory, live now. */
-static bool copy_side_ok(CUmemorytype type, CUdeviceptr device, const void *host, size_t bytes) {
+/* A side of a copy node, live now: device (or graph) memory, page-locked or managed host memory,
+ * or an array; bytes from the side's start (its whole extent for a 1D copy; the launch checks the
+ * rest, as fake_copy_3d does). */
+static bool copy_side_ok(CUmemorytype type, CUdeviceptr device, const void *host, CUarray array,
+                         size_t bytes) {
   obj o;
   if (type == CU_MEMORYTYPE_DEVICE) return node_range(device, bytes);
+  if (type == CU_MEMORYTYPE_ARRAY) return obj_live((uintptr_t)array, OBJ_ARRAY);
+  if (type == CU_MEMORYTYPE_UNIFIED)
+    return obj_memory((uintptr_t)device, bytes, &o) && o.kind == OBJ_MANAGED;
   return type == CU_MEMORYTYPE_HOST && obj_memory((uintptr_t)host, bytes, &o) &&
-         o.kind == OBJ_HOST_MEMORY;
+         (o.kind == OBJ_HOST_MEMORY || o.kind == OBJ_MANAGED);
+}
+
+/* The bytes a side of copy c is checked for: from its start to its end in a 1D copy, else one. */
+static size_t side_bytes(const CUDA_MEMCPY3D *c, size_t x) {
+  return c->Height == 1 && c->Depth == 1 ? x + c->WidthInBytes : 1;
 }
 
 EXPORT CUresult cuGraphAddMemcpyNode(CUgraphNode *node, CUgraph graph, const CUgraphNode *deps,
                                      size_t count, const CUDA_MEMCPY3D *p, CUcontext ctx) {
   ENTER();
   if (!live_context(ctx, true)) return CUDA_ERROR_INVALID_CONTEXT;
-  if (p->Height != 1 || p->Depth != 1 || !p->WidthInBytes ||
-      !copy_side_ok(p->srcMemoryType, p->srcDevice, p->srcHost, p->WidthInBytes) ||
-      !copy_side_ok(p->dstMemoryType, p->dstDevice, p->dstHost, p->WidthInBytes) ||
+  if (!p->WidthInBytes || !p->Height || !p->Depth ||
+      !copy_side_ok(p->srcMemoryType, p->srcDevice, p->srcHost, p->srcArray,
+                    side_bytes(p, p->srcXInBytes)) ||
+      !copy_side_ok(p->dstMemoryType, p->dstDevice, p->dstHost, p->dstArray,
+                    side_bytes(p, p->dstXInBytes)) ||
       (p->srcMemoryType == CU_MEMORYTYPE_HOST && p->dstMemoryType == CU_MEMORYTYPE_HOST))
-    return CUDA_ERROR_INVALID_VALUE; /* what cudadrv makes: 1D, device or page-locked host */
+    return CUDA_ERROR_INVALID_VALUE; /* what cudadrv makes: never host to host */
   CUresult result = add_node(graph, deps, count, CU_GRAPH_NODE_TYPE_MEMCPY, node);
   if (result == CUDA_SUCCESS) (*node)->copy = *p;
   return result;
@@ -687,9 +700,9 @@ static CUresult run(CUgraph g, CUstream stream, const char *prefix) {
     } else if (n->type == CU_GRAPH_NODE_TYPE_MEMCPY) {
       const CUDA_MEMCPY3D *c = &n->copy; /* a real driver would touch freed host memory here */
       bool host_gone = (c->srcMemoryType == CU_MEMORYTYPE_HOST &&
-                        !copy_side_ok(c->srcMemoryType, 0, c->srcHost, c->WidthInBytes)) ||
+                        !copy_side_ok(c->srcMemoryType, 0, c->srcHost, NULL, 1)) ||
                        (c->dstMemoryType == CU_MEMORYTYPE_HOST &&
-                        !copy_side_ok(c->dstMemoryType, 0, c->dstHost, c->WidthInBytes));
+                        !copy_side_ok(c->dstMemoryType, 0, c->dstHost, NULL, 1));
       result = host_gone ? CUDA_ERROR_ILLEGAL_ADDRESS : fake_copy_3d(&n->copy, stream);
     } else if (n->type == CU_GRAPH_NODE_TYPE_KERNEL) {
       size_t size = n->param_size;
