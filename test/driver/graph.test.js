@@ -331,6 +331,22 @@ describeGpu('graphs built node by node', function () {
     return values;
   }
 
+  // Launches exec, whose graph copies page-locked input in, scales it by k and copies it out to
+  // output, rounds times on new random data (the nodes read input at each launch).
+  async function roundsOfScale(exec, input, output, k, rounds) {
+    for (let round = 0; round < rounds; round++) {
+      input.set(randomInts(N));
+      output.fill(0);
+      exec.launch(stream);
+      await stream.synchronize();
+      assert.deepStrictEqual(
+        output,
+        input.map((x) => Math.imul(x, k)),
+        `round ${round}`,
+      );
+    }
+  }
+
   // a = value; then b = a and a += 1 (in parallel); then b *= k after the copy; c = b after both.
   function diamond(a, b, c, value, k) {
     const graph = new cuda.Graph();
@@ -459,17 +475,7 @@ describeGpu('graphs built node by node', function () {
     const times = graph.addKernel(scale, a, cuda.int32(k), cuda.int32(N), { grid, block: 128, after: up });
     graph.addMemcpy(output, a, N * 4, { after: times });
     const exec = graph.instantiate();
-    for (let round = 0; round < 3; round++) {
-      input.set(randomInts(N)); // the node reads the array at each launch
-      output.fill(0);
-      exec.launch(stream);
-      await stream.synchronize();
-      assert.deepStrictEqual(
-        output,
-        input.map((x) => Math.imul(x, k)),
-        `round ${round}`,
-      );
-    }
+    await roundsOfScale(exec, input, output, k, 3);
     assert.throws(() => cuda.hostAllocationOf(input).free(), { name: 'LogicError', message: /copy nodes/ });
     graph.destroy();
     exec.destroy();
@@ -500,17 +506,7 @@ describeGpu('graphs built node by node', function () {
     });
     graph.addMemcpy(down, { after: times });
     const exec = graph.instantiate();
-    for (let round = 0; round < 2; round++) {
-      input.set(randomInts(N));
-      output.fill(0);
-      exec.launch(stream);
-      await stream.synchronize();
-      assert.deepStrictEqual(
-        output,
-        input.map((x) => Math.imul(x, k)),
-        `round ${round}`,
-      );
-    }
+    await roundsOfScale(exec, input, output, k, 2);
     exec.destroy();
     graph.destroy();
   });
