@@ -107,6 +107,9 @@ export declare class GraphMemory {
   readonly size: number;
   /** Whether a free node frees it. */
   readonly freed: boolean;
+  /** Frees what a launch allocated, outside any graph, on stream (cuMemFreeAsync); the next launch
+   * allocates it again. A LogicError once no Graph or GraphExec holds the allocation node. */
+  free(stream?: Stream | null): void;
 }
 
 /** What graph.addMemAlloc() returns. */

@@ -1,7 +1,8 @@
 'use strict';
 // The memory of a graph's allocation node (graph.addMemAlloc(), in graph.js): an address fixed when
 // the node is made, whose bytes exist from the time a launch runs the allocation node to the time
-// a free node frees them.
+// a free node, or free() outside the graph, frees them.
+const binding = require('../internal/binding');
 const { LogicError } = require('./errors');
 
 const MADE_HERE = Symbol('made by graph.addMemAlloc()');
@@ -47,6 +48,17 @@ class GraphMemory {
   /** Whether a free node frees it. */
   get freed() {
     return freedByNode.has(this);
+  }
+
+  /**
+   * Frees what a launch allocated, outside any graph, on stream (the default stream when
+   * omitted): stream-ordered (cuMemFreeAsync), after the work enqueued there before. The next
+   * launch of the graph allocates it again. A LogicError once no Graph or GraphExec holds the
+   * allocation node (free the memory before destroying them); a CudaError where it is not
+   * allocated now.
+   */
+  free(stream = null) {
+    binding.graphMemoryFree(this.#ptr, stream);
   }
 }
 

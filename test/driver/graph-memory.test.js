@@ -87,6 +87,42 @@ describe('graph memory nodes (stand-in driver)', function () {
     `);
   });
 
+  it("memory.free(stream) frees a launch's allocation outside any graph, while a Graph or GraphExec holds its node", function () {
+    run(`
+      const n = 256;
+      const g = new cuda.Graph();
+      const { node, memory } = g.addMemAlloc(n);
+      const value = 1 + Math.floor(Math.random() * 255);
+      g.addMemset(memory, value, n, { after: node });
+      const exec = g.instantiate();
+      const stream = new cuda.Stream();
+      for (let round = 0; round < 3; round++) {
+        exec.launch(stream);
+        assert.strictEqual(live(), 1);
+        assert.deepStrictEqual(cuda.fromDevice(memory, n, 'uint8'), new Uint8Array(n).fill(value));
+        memory.free(round === 1 ? null : stream);
+        assert.strictEqual(live(), 0, 'freed outside the graph');
+      }
+      assert.throws(() => memory.free(stream), { name: 'LogicError', message: /cuMemFreeAsync failed/ });
+      // a child copy of the graph holds the node too
+      const parent = new cuda.Graph();
+      parent.addChildGraph(g);
+      g.destroy();
+      exec.launch(stream);
+      exec.destroy();
+      memory.free(stream);
+      assert.strictEqual(live(), 0);
+      parent.destroy();
+      assert.throws(() => memory.free(stream), {
+        name: 'LogicError',
+        message: "memory.free(): no Graph or GraphExec with this memory's allocation node is left, so its address may be another allocation's; free graph memory before destroying its graphs",
+      });
+      assert.throws(() => g.addMemAlloc(16), { name: 'LogicError', message: /destroyed/ });
+      const other = new cuda.Graph().addMemAlloc(16).memory;
+      assert.throws(() => other.free({}), { name: 'TypeError', message: /Stream/ });
+    `);
+  });
+
   it('bad input is the error that says what to do; a driver failure adds no node', function () {
     run(`
       const g = new cuda.Graph();

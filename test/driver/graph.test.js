@@ -511,6 +511,30 @@ describeGpu('graphs built node by node', function () {
     graph.destroy();
   });
 
+  it('graph memory left allocated by a launch is used outside the graph, then freed by memory.free(stream) for the next launch', async function () {
+    const host = randomInts(N);
+    const input = cuda.toDevice(host);
+    const graph = new cuda.Graph();
+    const { node, memory } = graph.addMemAlloc(N * 4);
+    const copy = graph.addMemcpy(memory, input, N * 4, { after: node });
+    graph.addKernel(addOne, memory, cuda.int32(N), { grid, block: 128, after: copy });
+    const exec = graph.instantiate();
+    for (let round = 1; round <= 3; round++) {
+      exec.launch(stream);
+      addOne(memory, cuda.int32(N), { grid, block: 128, stream }); // outside the graph
+      assert.deepStrictEqual(
+        await read(memory),
+        host.map((x) => x + 2),
+        `round ${round}`,
+      );
+      memory.free(stream); // else the next launch is refused: the memory is still allocated
+    }
+    await stream.synchronize();
+    exec.destroy();
+    graph.destroy();
+    assert.throws(() => memory.free(stream), { name: 'LogicError', message: /no Graph or GraphExec/ });
+  });
+
   it('node.params() reads back what the driver holds; graph.setKernelArgs() changes what later instances compute', async function () {
     const host = randomInts(N);
     const a = cuda.memAlloc(N * 4);

@@ -40,6 +40,7 @@ function built(kernel: cuda.Kernel, a: cuda.DeviceAllocation, b: cuda.DeviceAllo
   const params = run.params();
   if (params !== null && 'args' in params) console.log(params.grid[0], params.kernel, params.args?.byteLength);
   if (params !== null && 'pitch' in params) console.log(params.dest + 1n, params.elementSize);
+  graph.addMemAlloc(64).memory.free(stream);
   const handle: bigint = graph.instantiate({ deviceLaunch: true }).deviceHandle;
   console.log(cuda.uint64(handle));
   graph.addMemcpy(cuda.pagelockedEmpty(256, 'float32'), b, 1024, { after: copy });
