@@ -233,6 +233,9 @@ class Linker {
     ]) {
       if (typeof value !== 'boolean') throw new TypeError(`${name} must be a boolean, not ${describe(value)}`);
     }
+    if (Array.isArray(options) && options.length > 65536) {
+      throw new RangeError(`options holds ${options.length} items; at most 65536`);
+    }
     if (!Array.isArray(options) || !options.every((o) => typeof o === 'string' && o && !o.includes('\0'))) {
       throw new TypeError(
         `options must be an array of nvJitLink option strings ('-O3', ...), not ${describe(options)}`,

@@ -97,8 +97,13 @@ function text(what, value, { empty = true } = {}) {
   return value;
 }
 
+// Longer lists than any compile needs; a longer one (Array(2 ** 32 - 1), say) would take minutes
+// just to walk.
+const MAX_LIST = 65536;
+
 function strings(what, value, options) {
   if (!Array.isArray(value)) throw new TypeError(`${what} must be an array of strings, not ${describe(value)}`);
+  if (value.length > MAX_LIST) throw new RangeError(`${what} holds ${value.length} items; at most ${MAX_LIST}`);
   return value.map((item, i) => text(`${what}[${i}]`, item, options));
 }
 

@@ -18,6 +18,8 @@ const graphs = new WeakSet();
 // Graph → Map(node index → the Kernel of its kernel node), for setKernelArgs() and params().
 const kernelNodes = new WeakMap();
 
+let indexIn;
+
 /** A node of a Graph: `graph.addKernel(...)` and the other add methods return one. */
 class GraphNode {
   #graph;
@@ -61,12 +63,16 @@ class GraphNode {
     return params;
   }
 
-  // The index of node in graph, for C; a TypeError or LogicError where it is not one of its nodes.
-  static indexIn(graph, node, what) {
-    if (!(node instanceof GraphNode)) throw new TypeError(`${what} must be a GraphNode, not ${check.describe(node)}`);
-    if (node.#graph !== graph) throw new LogicError(`${what} is a node of another Graph`);
-    return node.#index;
+  static {
+    // The index of node in graph, for C; a TypeError or LogicError where it is not one of its
+    // nodes. Not a method: lib/ alone calls it.
+    indexIn = (graph, node, what) => {
+      if (node === null || typeof node !== 'object' || !(#graph in node))
+        throw new TypeError(`${what} must be a GraphNode, not ${check.describe(node)}`);
+      if (node.#graph !== graph) throw new LogicError(`${what} is a node of another Graph`);
+      return node.#index;
+    };
   }
 }
 
-module.exports = { GraphNode, graphs, kernelNodes };
+module.exports = { GraphNode, graphs, kernelNodes, indexIn };

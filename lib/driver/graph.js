@@ -19,7 +19,7 @@ const { Context } = require('./context');
 const { Event } = require('./event');
 const { ConditionalHandle, CONDITIONAL_TYPES, COND_ASSIGN_DEFAULT, makeHandle } = require('./conditional');
 const { LogicError } = require('./errors');
-const { GraphNode, graphs, kernelNodes } = require('./graph-node');
+const { GraphNode, graphs, kernelNodes, indexIn } = require('./graph-node');
 const { GraphMemory, makeGraphMemory, freedByNode } = require('./graph-memory');
 const { CudaResult, GraphInstantiateFlags, GraphDebugDotFlags } = require('./constants');
 
@@ -50,7 +50,7 @@ function nodeIndices(graph, after) {
   const list = after instanceof GraphNode ? [after] : after;
   if (!Array.isArray(list))
     throw new TypeError(`after must be a GraphNode or an array of them, not ${check.describe(after)}`);
-  return Uint32Array.from(list, (node, i) => GraphNode.indexIn(graph, node, `after[${i}]`));
+  return Uint32Array.from(list, (node, i) => indexIn(graph, node, `after[${i}]`));
 }
 
 // A Graph around a graph C wraps next (a capture's, a conditional node's body), not a new one.
@@ -106,7 +106,7 @@ class Graph {
    * (which cannot change), packed now.
    */
   setKernelArgs(node, ...list) {
-    setKernelArgs(null, this, GraphNode.indexIn(this, node, 'node'), list, held.get(this));
+    setKernelArgs(null, this, indexIn(this, node, 'node'), list, held.get(this));
     return this;
   }
 
@@ -486,7 +486,7 @@ function setKernelArgs(exec, graph, index, list, uses) {
 function execNode(exec, node, method) {
   const mine = held.get(exec);
   if (!mine) throw new TypeError(`exec.${method}(): this is not a GraphExec`);
-  return [mine.graph, GraphNode.indexIn(mine.graph, node, 'node')];
+  return [mine.graph, indexIn(mine.graph, node, 'node')];
 }
 
 module.exports = { Graph, GraphExec, GraphNode, ConditionalHandle, GraphMemory };

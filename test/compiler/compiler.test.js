@@ -666,6 +666,8 @@ describe('cudadrv/compiler', function () {
         ['', { arh: 'sm_90' }, 'TypeError', /^unknown compile option "arh"; the options are options, noExternC, arch/],
         ['', { options: '-G' }, 'TypeError', 'options must be an array of strings, not the string "-G"'],
         ['', { options: ['-G', 3] }, 'TypeError', 'options[1] must be a string, not number 3'],
+        // a sparse array of 2**32 - 1 holes took minutes to walk (the sanitized fuzzer's hang)
+        ['', { options: Array(2 ** 32 - 1) }, 'RangeError', 'options holds 4294967295 items; at most 65536'],
         ['', { includeDirs: [''] }, 'RangeError', 'includeDirs[0] must not be empty'],
         [
           '',

@@ -175,6 +175,10 @@ describe('linking (nvJitLink; no GPU needed)', function () {
       message: /kind must be one of/,
     });
     assert.throws(() => new Linker({ arch: ARCH, options: ['-lto'] }), { name: 'RangeError', message: /lto option/ });
+    assert.throws(() => new Linker({ arch: ARCH, options: Array(2 ** 32 - 1) }), {
+      name: 'RangeError',
+      message: 'options holds 4294967295 items; at most 65536',
+    });
     assert.throws(() => new Linker({ arhc: ARCH }), { name: 'TypeError', message: /unknown Linker option "arhc"/ });
     assert.throws(() => new Linker({ arch: ARCH }).addFile('/nonexistent/x.cubin'), {
       name: 'RuntimeError',
