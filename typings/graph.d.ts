@@ -120,6 +120,23 @@ export interface MemAllocNode {
   memory: GraphMemory;
 }
 
+/** The arguments of setMemset() on a Graph or GraphExec: the node, then addMemset()'s. */
+export type SetMemsetArgs = [
+  node: GraphNode,
+  dest: DevicePointerLike,
+  value: number,
+  count: number,
+  options?: Omit<MemsetNodeOptions, 'after'>,
+];
+
+/** The arguments of setMemcpy() on a Graph or GraphExec: the node, then addMemcpy()'s (1D). */
+export type SetMemcpyArgs = [
+  node: GraphNode,
+  dest: DevicePointerLike | ArrayBufferView | ArrayBuffer,
+  src: DevicePointerLike | ArrayBufferView | ArrayBuffer,
+  bytes: number,
+];
+
 /** What a kernel node holds, read back by node.params(). */
 export interface KernelNodeParams {
   /** The Kernel, where graph.addKernel() made the node; else null. */
@@ -202,6 +219,10 @@ export declare class Graph {
   /** A kernel node: the arguments a call of the kernel takes (device memory for pointers; no
    * In/Out/InOut), packed now, then its shape and dependencies. */
   addKernel(kernel: Kernel, ...args: [...KernelArgument[], KernelNodeOptions]): GraphNode;
+  /** Makes a memset node set other memory or values in the GraphExecs instantiated from now on. */
+  setMemset(...args: SetMemsetArgs): this;
+  /** Makes a 1D copy node copy other memory in the GraphExecs instantiated from now on. */
+  setMemcpy(...args: SetMemcpyArgs): this;
   /** Makes a kernel node (of graph.addKernel()) launch other arguments and shape in the GraphExecs
    * instantiated from now on; its kernel cannot change. */
   setKernelArgs(node: GraphNode, ...args: [...KernelArgument[], Omit<KernelNodeOptions, 'after'>]): this;
@@ -280,6 +301,11 @@ export declare class GraphExec {
   /** Makes a kernel node (of graph.addKernel()) launch other arguments and shape from the next
    * launch on; its kernel cannot change. The graph itself is unchanged. */
   setKernelArgs(node: GraphNode, ...args: [...KernelArgument[], Omit<KernelNodeOptions, 'after'>]): this;
+  /** Makes a memset node set other memory or values from the next launch on (1D nodes only: the
+   * driver's rule). */
+  setMemset(...args: SetMemsetArgs): this;
+  /** Makes a 1D copy node copy other memory from the next launch on. */
+  setMemcpy(...args: SetMemcpyArgs): this;
   /** Turns a kernel, memset or copy node of the graph it was made from off (skipped at launches) or on again. */
   setEnabled(node: GraphNode, enabled: boolean): this;
   /** Whether the node runs at its launches. */

@@ -17,6 +17,16 @@ const TYPE_NAMES = Object.fromEntries(
 const graphs = new WeakSet();
 // Graph → Map(node index → the Kernel of its kernel node), for setKernelArgs() and params().
 const kernelNodes = new WeakMap();
+// What a Graph (a Set) or GraphExec ({ graph, uses, ... }) keeps alive for its nodes.
+const held = new WeakMap();
+
+// Adds the objects among values to the set uses.
+function keep(uses, values) {
+  for (const use of values) if ((use !== null && typeof use === 'object') || typeof use === 'function') uses.add(use);
+}
+
+// The kind of node index of graph: 'kernel', 'memset'...
+const typeOf = (graph, index) => TYPE_NAMES[binding.graphNodeTypes(graph)[index]] ?? 'unknown';
 
 let indexIn;
 
@@ -44,7 +54,7 @@ class GraphNode {
   /** What it does: 'kernel', 'memcpy', 'memset', 'host', 'graph' (a child graph), 'empty',
    * 'waitEvent', 'eventRecord', 'memAlloc', 'memFree', 'conditional'... */
   get type() {
-    return TYPE_NAMES[binding.graphNodeTypes(this.#graph)[this.#index]] ?? 'unknown';
+    return typeOf(this.#graph, this.#index);
   }
 
   /**
@@ -75,4 +85,4 @@ class GraphNode {
   }
 }
 
-module.exports = { GraphNode, graphs, kernelNodes, indexIn };
+module.exports = { GraphNode, graphs, kernelNodes, held, keep, typeOf, indexIn };

@@ -13,33 +13,19 @@ const os = require('os');
 const path = require('path');
 const binding = require('../internal/binding');
 const check = require('../internal/checks');
-const { devicePointer, fits } = require('../internal/pointer');
-const { ADD_KERNEL_NODE, SET_KERNEL_NODE, ADD_COPY_NODE } = require('../internal/graph-nodes');
+const { ADD_KERNEL_NODE, ADD_COPY_NODE } = require('../internal/graph-nodes');
 const { Context } = require('./context');
 const { Event } = require('./event');
 const { ConditionalHandle, CONDITIONAL_TYPES, COND_ASSIGN_DEFAULT, makeHandle } = require('./conditional');
-const { LogicError } = require('./errors');
-const { GraphNode, graphs, kernelNodes, indexIn } = require('./graph-node');
+const { GraphNode, graphs, kernelNodes, held, keep, indexIn } = require('./graph-node');
+const { GraphExec } = require('./graph-exec');
+const { MEMSET_KEYS, memsetArgs, copyArgs, setKernelArgs, setMemset, setMemcpy } = require('./graph-args');
 const { GraphMemory, makeGraphMemory, freedByNode } = require('./graph-memory');
-const { CudaResult, GraphInstantiateFlags, GraphDebugDotFlags } = require('./constants');
-
-// CUgraphExecUpdateResult → why the driver refused an update.
-const UPDATE_FAILURES = {
-  1: 'the driver refused it',
-  2: 'the topology differs (other nodes or dependencies)',
-  3: 'a node changed type',
-  4: 'a kernel node runs another function',
-  5: "a node's parameters changed in a way an update cannot follow",
-  6: 'a node is of a kind an update does not support',
-  7: 'a kernel node runs another function in a way an update cannot follow',
-  8: "a node's attributes changed in a way an update cannot follow",
-};
+const { GraphInstantiateFlags, GraphDebugDotFlags } = require('./constants');
 
 // No dependencies: C takes them as a Uint32Array of node indices (reading one runs no JS).
 const NONE = new Uint32Array(0);
 
-// What a Graph or GraphExec keeps alive for its nodes.
-const held = new WeakMap();
 // Lets a Graph be made around a graph C wraps (a capture's, a conditional node's body) rather
 // than a new one of cuGraphCreate.
 let adopting = false;
@@ -143,23 +129,16 @@ class Graph {
    * `{ pitch, height }`, height rows of count elements, pitch bytes apart.
    */
   addMemset(dest, value, count, options) {
-    const after = this.#after(options, ['after', 'elementSize', 'pitch', 'height'], 'addMemset');
-    const { elementSize = 1, pitch, height = 1 } = options ?? {};
-    if (elementSize !== 1 && elementSize !== 2 && elementSize !== 4) {
-      throw new RangeError(`elementSize must be 1, 2 or 4, not ${check.describe(elementSize)}`);
-    }
-    const bits = elementSize * 8;
-    check.integer('value', value, -(2 ** (bits - 1)), 2 ** bits - 1);
-    const word = elementSize === 4 ? value >>> 0 : value & ((1 << bits) - 1);
-    count = check.size('count', count);
-    const rows = check.size('height', height);
-    const rowBytes = count * elementSize;
-    const stride = pitch === undefined ? rowBytes : check.size('pitch', pitch);
-    if (rows > 1 && stride < rowBytes) throw new RangeError(`pitch ${stride} is less than a row of ${rowBytes} bytes`);
-    if (count === 0 || rows === 0) throw new RangeError('a memset node sets at least one element');
-    fits(stride * (rows - 1) + rowBytes, dest, 'graph.addMemset()');
-    const ptr = devicePointer(dest, 'dest');
-    return this.#node(binding.graphAddMemset(this, after, ptr, stride, word, elementSize, count, rows), dest);
+    const after = this.#after(options, ['after', ...MEMSET_KEYS], 'addMemset');
+    const args = memsetArgs('graph.addMemset()', dest, value, count, options);
+    return this.#node(binding.graphAddMemset(this, after, ...args), dest);
+  }
+
+  /** Makes a memset node set other memory or values in the GraphExecs instantiated from now on:
+   * the arguments of addMemset() but after. */
+  setMemset(node, dest, value, count, options) {
+    setMemset(null, this, indexIn(this, node, 'node'), [dest, value, count, options], held.get(this));
+    return this;
   }
 
   /**
@@ -174,10 +153,18 @@ class Graph {
       return this.#node(index, ...uses);
     }
     const after = this.#after(options, ['after'], 'addMemcpy');
-    bytes = check.size('bytes', bytes);
-    if (bytes === 0) throw new RangeError('a copy node copies at least one byte');
-    const node = binding.graphAddMemcpy(this, after, copySide(dest, 'dest', bytes), copySide(src, 'src', bytes), bytes);
-    return this.#node(node, dest, src);
+    return this.#node(
+      binding.graphAddMemcpy(this, after, ...copyArgs('graph.addMemcpy()', dest, src, bytes)),
+      dest,
+      src,
+    );
+  }
+
+  /** Makes a 1D copy node copy other memory in the GraphExecs instantiated from now on: the
+   * arguments of addMemcpy(dest, src, bytes). */
+  setMemcpy(node, dest, src, bytes) {
+    setMemcpy(null, this, indexIn(this, node, 'node'), [dest, src, bytes], held.get(this));
+    return this;
   }
 
   /**
@@ -357,136 +344,6 @@ class Graph {
   [Symbol.dispose]() {
     this.destroy();
   }
-}
-
-/** An instantiated Graph: `graph.instantiate()`, then `exec.launch(stream)` as often as needed. */
-class GraphExec {
-  constructor() {
-    throw new TypeError('a GraphExec comes from graph.instantiate()');
-  }
-
-  /** Enqueues the whole graph on stream (the default stream when omitted); returns at once. */
-  launch(stream = null) {
-    binding.graphExecLaunch(this, stream);
-    return this;
-  }
-
-  /**
-   * The handle a kernel launches this graph by (a CUgraphExec, as a bigint): pass it as
-   * `cuda.uint64(exec.deviceHandle)` to a kernel of a DynamicSourceModule, itself a node of a
-   * graph, that calls `cudaGraphLaunch(exec, cudaStreamGraphFireAndForget)` (or TailLaunch). The
-   * GraphExec must be instantiated with `{ deviceLaunch: true }` (a LogicError otherwise: device
-   * code launching another one faults, and the context is lost); it is uploaded now if it was not.
-   * Keep the GraphExec until those kernels have run: the handle keeps nothing alive.
-   */
-  get deviceHandle() {
-    const mine = held.get(this);
-    if (!mine?.deviceLaunch) {
-      binding.graphExecHandle(this); // a TypeError or LogicError for what is not a live GraphExec
-      throw new LogicError(
-        'exec.deviceHandle: this GraphExec was not instantiated for device launch; ' +
-          'instantiate the graph with { deviceLaunch: true }',
-      );
-    }
-    if (!mine.uploaded) this.upload(null);
-    return binding.graphExecHandle(this);
-  }
-
-  /** Uploads the graph to the device on stream, so that the first launch costs no more than the
-   * next ones. Optional. */
-  upload(stream = null) {
-    binding.graphExecUpload(this, stream);
-    const mine = held.get(this);
-    if (mine) mine.uploaded = true;
-    return this;
-  }
-
-  /** Makes later launches run graph's parameters (kernel arguments, copy and memset addresses)
-   * instead: graph must have the same shape as the graph instantiated. Throws a LogicError
-   * saying why when it does not; instantiate graph instead then. */
-  update(graph) {
-    const failure = binding.graphExecUpdate(this, graph);
-    if (failure !== 0) {
-      const reason = UPDATE_FAILURES[failure] || `CUgraphExecUpdateResult ${failure}`;
-      throw new LogicError(
-        `exec.update(graph): cuGraphExecUpdate failed: ${reason}; ` +
-          'instantiate the new graph instead (graph.instantiate())',
-        {
-          code: CudaResult.ERROR_GRAPH_EXEC_UPDATE_FAILURE,
-          codeName: 'CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE',
-          api: 'cuGraphExecUpdate',
-        },
-      );
-    }
-    const mine = held.get(this);
-    if (mine) mine.uses = new Set([...mine.uses, ...held.get(graph)]);
-    return this;
-  }
-
-  /**
-   * Makes a kernel node launch other arguments and shape from the next launch on:
-   * `exec.setKernelArgs(node, ...args, { grid, block, shared })`, the arguments of a call of the
-   * node's kernel (which cannot change), packed now.
-   */
-  setKernelArgs(node, ...list) {
-    const [graph, index] = execNode(this, node, 'setKernelArgs');
-    setKernelArgs(this, graph, index, list, held.get(this).uses);
-    return this;
-  }
-
-  /** Turns a kernel, memset or copy node off (later launches skip it) or on again. */
-  setEnabled(node, enabled) {
-    if (typeof enabled !== 'boolean')
-      throw new TypeError(`enabled must be true or false, not ${check.describe(enabled)}`);
-    binding.graphExecSetEnabled(this, ...execNode(this, node, 'setEnabled'), enabled);
-    return this;
-  }
-
-  /** Whether node runs at this GraphExec's launches. */
-  isEnabled(node) {
-    return binding.graphExecGetEnabled(this, ...execNode(this, node, 'isEnabled'));
-  }
-
-  /** Destroys the executable graph; launches already enqueued still run. A second destroy()
-   * does nothing. */
-  destroy() {
-    binding.graphExecDestroy(this);
-  }
-
-  [Symbol.dispose]() {
-    this.destroy();
-  }
-}
-
-// A side of a copy node for C: a host array as it is (C checks that it is page-locked), else the
-// address of device memory that holds bytes.
-function copySide(memory, name, bytes) {
-  if (ArrayBuffer.isView(memory)) return memory;
-  if (memory instanceof ArrayBuffer) return new Uint8Array(memory);
-  fits(bytes, memory, `graph.addMemcpy() ${name}`);
-  return devicePointer(memory, name);
-}
-
-// Adds the objects among values to the set uses.
-function keep(uses, values) {
-  for (const use of values) if ((use !== null && typeof use === 'object') || typeof use === 'function') uses.add(use);
-}
-
-// Kernel node index of graph launches list (a call's arguments and options) in exec, or in graph
-// where exec is null; uses keeps the arguments.
-function setKernelArgs(exec, graph, index, list, uses) {
-  const kernel = kernelNodes.get(graph)?.get(index);
-  const method = exec === null ? 'graph.setKernelArgs()' : 'exec.setKernelArgs()';
-  if (kernel === undefined) throw new TypeError(`${method}: node is not a kernel node made by graph.addKernel()`);
-  kernel[SET_KERNEL_NODE](exec, graph, index, list);
-  keep(uses, list.slice(0, -1));
-}
-
-// The graph exec was made from and node's index in it, for C.
-function execNode(exec, node, method) {
-  const mine = held.get(exec);
-  if (!mine) throw new TypeError(`exec.${method}(): this is not a GraphExec`);
-  return [mine.graph, indexIn(mine.graph, node, 'node')];
 }
 
 module.exports = { Graph, GraphExec, GraphNode, ConditionalHandle, GraphMemory };

@@ -98,6 +98,8 @@ typedef CUresult(CUDAAPI *PFN_cuProfilerInitialize_v4000)(const char *configFile
   X(cuGraphAddMemFreeNode, 11040) X(cuGraphKernelNodeSetParams, 12000) \
   X(cuGraphMemsetNodeGetParams, 10000) X(cuGraphMemcpyNodeGetParams, 10000) \
   X(cuGraphMemAllocNodeGetParams, 11040) X(cuGraphMemFreeNodeGetParams, 11040) \
+  X(cuGraphMemsetNodeSetParams, 10000) X(cuGraphMemcpyNodeSetParams, 10000) \
+  X(cuGraphExecMemsetNodeSetParams, 10020) X(cuGraphExecMemcpyNodeSetParams, 10020) \
   X(cuProfilerStart, 4000) X(cuProfilerStop, 4000) X(cuProfilerInitialize, 4000)
 
 /* Calls resolved at an older ABI than the one cuda.h now declares under their name, because that

@@ -202,6 +202,13 @@ bool graph_node_arg(napi_env env, napi_value graph, napi_value index, CUgraphNod
  * throwing. */
 bool graph_exec_node(napi_env env, const napi_value *argv, CUgraphExec *exec, CUgraphNode *node);
 
+/* The node of the (exec or null, graph, node index) arguments of a call setting one node's
+ * parameters: in exec, or (null) in graph itself, where *exec is NULL. false after throwing. */
+bool graph_node_target(napi_env env, const napi_value *argv, CUgraphExec *exec, CUgraphNode *node);
+/* Pins obj for as long as the target of those arguments (the GraphExec, or the Graph and the
+ * GraphExecs made from it later) lives; false after throwing. */
+bool graph_target_pin(napi_env env, const napi_value *argv, void *obj, const graph_pin_ops *ops);
+
 /* Each family registers its functions into exports; returns false after throwing. */
 bool handles_init(napi_env env, napi_value exports);
 bool wait_init(napi_env env, napi_value exports);

@@ -196,13 +196,16 @@ static bool pin_room(napi_env env, graph_pins *pins) {
   return true;
 }
 
-bool graph_pin_use(napi_env env, napi_value graph_value, void *obj, const graph_pin_ops *ops) {
-  graph_h *graph = graph_get(env, graph_value);
-  graph_pins *pins = graph ? graph_pins_of(graph) : NULL;
-  if (!pins || !pin_room(env, pins)) return false;
+bool pins_add(napi_env env, graph_pins *pins, void *obj, const graph_pin_ops *ops) {
+  if (!pin_room(env, pins)) return false;
   pins->at[pins->count++] = (graph_pin){obj, ops};
   ops->retain(obj);
   return true;
+}
+
+bool graph_pin_use(napi_env env, napi_value graph_value, void *obj, const graph_pin_ops *ops) {
+  graph_h *graph = graph_get(env, graph_value);
+  return graph && pins_add(env, graph_pins_of(graph), obj, ops);
 }
 
 napi_value graph_add_node(napi_env env, napi_value graph_value, napi_value deps_value,

@@ -18,6 +18,8 @@ typedef struct graph_pins {
 /* Retains every pin of from into to (nothing when they are the same); false when out of memory
  * (nothing retained). */
 bool pins_append(graph_pins *to, const graph_pins *from);
+/* Retains obj with ops into pins; false after throwing (out of memory). */
+bool pins_add(napi_env env, graph_pins *pins, void *obj, const graph_pin_ops *ops);
 /* Releases and forgets every pin. */
 void pins_release(graph_pins *pins);
 

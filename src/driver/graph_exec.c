@@ -166,6 +166,22 @@ bool graph_exec_node(napi_env env, const napi_value *argv, CUgraphExec *exec, CU
   return h != NULL;
 }
 
+bool graph_node_target(napi_env env, const napi_value *argv, CUgraphExec *exec, CUgraphNode *node) {
+  *exec = NULL;
+  napi_valuetype type;
+  NAPI_CALL_BOOL(env, napi_typeof(env, argv[0], &type));
+  if (type == napi_null) return graph_node_arg(env, argv[1], argv[2], node);
+  return graph_exec_node(env, argv, exec, node);
+}
+
+bool graph_target_pin(napi_env env, const napi_value *argv, void *obj, const graph_pin_ops *ops) {
+  napi_valuetype type;
+  NAPI_CALL_BOOL(env, napi_typeof(env, argv[0], &type));
+  if (type == napi_null) return graph_pin_use(env, argv[1], obj, ops);
+  graph_exec_h *exec = handle_get(env, argv[0], &GRAPH_EXEC_KIND);
+  return exec && pins_add(env, &exec->pins, obj, ops);
+}
+
 /* graphExecSetEnabled(exec, graph, node, enabled): turns a kernel, memset or copy node of exec
  * off (it does nothing at launches) or on again. */
 static napi_value graph_exec_set_enabled(napi_env env, napi_callback_info info) {

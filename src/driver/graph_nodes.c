@@ -40,27 +40,48 @@ static bool current(napi_env env, CUcontext *ctx) {
   return true;
 }
 
-/* graphAddMemset(graph, deps, dest, pitch, value, elementSize, width, height): height rows of
- * width elements of elementSize bytes (1, 2 or 4), pitch bytes apart, set to value. */
-static napi_value graph_add_memset(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 8);
-  in_context p = {0};
-  CUDA_MEMSET_NODE_PARAMS *m = &p.memset;
+/* The memset of the arguments (dest, pitch, value, elementSize, width, height) at argv: height rows
+ * of width elements of elementSize bytes (1, 2 or 4), pitch bytes apart, set to value; in the
+ * current context. false after throwing. */
+static bool read_memset(napi_env env, const napi_value *argv, in_context *p) {
+  CUDA_MEMSET_NODE_PARAMS *m = &p->memset;
   uint32_t element;
   size_t width, height;
-  if (!arg_ptr(env, argv[2], "dest", &m->dst) || !arg_size(env, argv[3], "pitch", &m->pitch) ||
-      !arg_uint32(env, argv[4], "value", &m->value) ||
-      !arg_uint32(env, argv[5], "elementSize", &element) ||
-      !arg_size(env, argv[6], "width", &width) || !arg_size(env, argv[7], "height", &height))
-    return NULL;
+  if (!arg_ptr(env, argv[0], "dest", &m->dst) || !arg_size(env, argv[1], "pitch", &m->pitch) ||
+      !arg_uint32(env, argv[2], "value", &m->value) ||
+      !arg_uint32(env, argv[3], "elementSize", &element) ||
+      !arg_size(env, argv[4], "width", &width) || !arg_size(env, argv[5], "height", &height))
+    return false;
   if (element != 1 && element != 2 && element != 4)
-    return throw_range(env, "elementSize must be 1, 2 or 4");
-  if (!width || !height) return throw_range(env, "a memset node sets at least one element");
+    return throw_range(env, "elementSize must be 1, 2 or 4"), false;
+  if (!width || !height) return throw_range(env, "a memset node sets at least one element"), false;
   m->elementSize = element;
   m->width = width;
   m->height = height;
-  if (!driver_ready(env) || !current(env, &p.ctx)) return NULL;
+  return driver_ready(env) && current(env, &p->ctx);
+}
+
+/* graphAddMemset(graph, deps, dest, pitch, value, elementSize, width, height). */
+static napi_value graph_add_memset(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 8);
+  in_context p = {0};
+  if (!read_memset(env, argv + 2, &p)) return NULL;
   return graph_add_node(env, argv[0], argv[1], make_memset, &p, "cuGraphAddMemsetNode", NULL, NULL);
+}
+
+/* graphSetMemset(exec or null, graph, node, dest, pitch, value, elementSize, width, height): the
+ * memset node sets that from now on, in exec or (null) in graph. */
+static napi_value graph_set_memset(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 9);
+  in_context p = {0};
+  CUgraphExec exec;
+  CUgraphNode node;
+  if (!graph_node_target(env, argv, &exec, &node) || !read_memset(env, argv + 3, &p)) return NULL;
+  if (exec)
+    CU_CALL(env, cuGraphExecMemsetNodeSetParams, exec, node, &p.memset, p.ctx);
+  else
+    CU_CALL(env, cuGraphMemsetNodeSetParams, node, &p.memset);
+  return NULL;
 }
 
 static CUresult make_child(void *arg, CUgraph graph, const CUgraphNode *deps, size_t count,
@@ -174,6 +195,7 @@ bool graph_nodes_init(napi_env env, napi_value exports) {
   static const export_fn fns[] = {
       {"graphAddEmpty", graph_add_empty},
       {"graphAddMemset", graph_add_memset},
+      {"graphSetMemset", graph_set_memset},
       {"graphAddChild", graph_add_child},
       {"graphAddEvent", graph_add_event},
       {"graphConditionalHandle", graph_conditional_handle},

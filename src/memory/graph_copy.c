@@ -81,32 +81,58 @@ static bool in_current(napi_env env, copy_node *c) {
   return true;
 }
 
-/* graphAddMemcpy(graph, deps, dest, src, bytes): a copy of bytes bytes from src to dest, each a
- * device address or an array of page-locked memory (not both host). */
-static napi_value graph_add_memcpy(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 5);
-  copy_node c = {0};
-  CUDA_MEMCPY3D *p = &c.copy;
+/* The copy of the arguments (dest, src, bytes) at argv, each side a device address or an array of
+ * page-locked memory (not both host), in the current context; *pinned the host side's
+ * allocation, or NULL. false after throwing. */
+static bool read_memcpy(napi_env env, const napi_value *argv, copy_node *c, host_mem **pinned) {
+  CUDA_MEMCPY3D *p = &c->copy;
   host_mem *dest_pin = NULL, *src_pin = NULL;
   const void *dest_host = NULL;
   size_t bytes;
-  if (!arg_size(env, argv[4], "bytes", &bytes)) return NULL;
-  if (!bytes) return throw_range(env, "a copy node copies at least one byte");
-  if (!copy_side(env, argv[2], "dest", bytes, &p->dstMemoryType, &p->dstDevice, &dest_host,
+  if (!arg_size(env, argv[2], "bytes", &bytes)) return false;
+  if (!bytes) return throw_range(env, "a copy node copies at least one byte"), false;
+  if (!copy_side(env, argv[0], "dest", bytes, &p->dstMemoryType, &p->dstDevice, &dest_host,
                  &dest_pin) ||
-      !copy_side(env, argv[3], "src", bytes, &p->srcMemoryType, &p->srcDevice, &p->srcHost,
+      !copy_side(env, argv[1], "src", bytes, &p->srcMemoryType, &p->srcDevice, &p->srcHost,
                  &src_pin))
-    return NULL;
+    return false;
   if (dest_pin && src_pin)
     return throw_type(env, "a copy node copies to or from device memory; copy between two host "
-                           "arrays on the host");
+                           "arrays on the host"),
+           false;
   p->dstHost = (void *)dest_host; /* the driver writes it */
   p->WidthInBytes = bytes;
   p->Height = p->Depth = 1;
-  if (!in_current(env, &c)) return NULL;
-  host_mem *pinned = dest_pin ? dest_pin : src_pin;
+  *pinned = dest_pin ? dest_pin : src_pin;
+  return in_current(env, c);
+}
+
+/* graphAddMemcpy(graph, deps, dest, src, bytes): a copy of bytes bytes from src to dest. */
+static napi_value graph_add_memcpy(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 5);
+  copy_node c = {0};
+  host_mem *pinned;
+  if (!read_memcpy(env, argv + 2, &c, &pinned)) return NULL;
   return graph_add_node(env, argv[0], argv[1], make_copy, &c, "cuGraphAddMemcpyNode", pinned,
                         pinned ? &HOST_PINS : NULL);
+}
+
+/* graphSetMemcpy(exec or null, graph, node, dest, src, bytes): the copy node copies that from now
+ * on, in exec or (null) in graph, which pins a host side's allocation first. */
+static napi_value graph_set_memcpy(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 6);
+  copy_node c = {0};
+  host_mem *pinned;
+  CUgraphExec exec;
+  CUgraphNode node;
+  if (!graph_node_target(env, argv, &exec, &node) || !read_memcpy(env, argv + 3, &c, &pinned) ||
+      (pinned && !graph_target_pin(env, argv, pinned, &HOST_PINS)))
+    return NULL;
+  if (exec)
+    CU_CALL(env, cuGraphExecMemcpyNodeSetParams, exec, node, &c.copy, c.ctx);
+  else
+    CU_CALL(env, cuGraphMemcpyNodeSetParams, node, &c.copy);
+  return NULL;
 }
 
 /* graphAddCopy(graph, deps, fields, srcHost, dstHost, planar): the copy a Memcpy2D (planar) or
@@ -142,6 +168,7 @@ static napi_value graph_add_copy(napi_env env, napi_callback_info info) {
 
 bool graph_copy_init(napi_env env, napi_value exports) {
   static const export_fn fns[] = {{"graphAddMemcpy", graph_add_memcpy},
+                                  {"graphSetMemcpy", graph_set_memcpy},
                                   {"graphAddCopy", graph_add_copy}};
   return EXPORTS(env, exports, fns);
 }

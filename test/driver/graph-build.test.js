@@ -221,6 +221,54 @@ describe('graphs built node by node (stand-in driver)', function () {
     `);
   });
 
+  it('setMemset() and setMemcpy() change a node in a GraphExec from its next launch, or in the Graph for later instances', function () {
+    run(`
+      const n = 64 + Math.floor(Math.random() * 64);
+      const [v1, v2, v3] = [1, 2, 3].map(() => (Math.random() * 2 ** 32) >>> 0);
+      const a = cuda.memAlloc(4 * n), other = cuda.memAlloc(4 * n);
+      const out = cuda.pagelockedEmpty(n, 'uint32'), out2 = cuda.pagelockedEmpty(n, 'uint32');
+      const g = new cuda.Graph();
+      const set = g.addMemset(a, v1, n, { elementSize: 4 });
+      const copy = g.addMemcpy(out, a, 4 * n, { after: set });
+      const exec = g.instantiate();
+      const filled = (v) => new Uint32Array(n).fill(v);
+      exec.launch();
+      assert.deepStrictEqual(out, filled(v1));
+      assert.strictEqual(exec.setMemset(set, a, v2, n, { elementSize: 4 }), exec);
+      exec.launch();
+      assert.deepStrictEqual(out, filled(v2), 'the exec sets v2 now');
+      assert.strictEqual(exec.setMemcpy(copy, out2, a, 4 * n), exec);
+      out.fill(0);
+      exec.launch();
+      assert.deepStrictEqual([out, out2], [filled(0), filled(v2)], 'the exec copies into out2 now');
+      assert.throws(() => cuda.hostAllocationOf(out2).free(), { name: 'LogicError', message: /copy nodes/ }, 'the exec pins out2');
+      // in the graph: later instances only
+      assert.strictEqual(g.setMemset(set, other, v3, n, { elementSize: 4 }), g);
+      assert.strictEqual(g.setMemcpy(copy, out, other, 4 * n), g);
+      assert.deepStrictEqual({ ...set.params(), dest: set.params().dest === other.ptr }, { dest: true, value: v3, elementSize: 4, width: n, height: 1, pitch: 4 * n });
+      out.fill(0);
+      out2.fill(0);
+      exec.launch();
+      assert.deepStrictEqual([out, out2], [filled(0), filled(v2)], 'the exec made before is as it was');
+      g.instantiate().launch();
+      assert.deepStrictEqual(out, filled(v3), 'a new instance sets and copies the new way');
+      // refused
+      const cases = [
+        [() => exec.setMemset(copy, a, 1, n), 'TypeError', 'exec.setMemset(): node is a memcpy node, not a memset node'],
+        [() => g.setMemcpy(set, a, a, 4), 'TypeError', 'graph.setMemcpy(): node is a memset node, not a memcpy node'],
+        [() => exec.setMemset(set, a, 1, n, { after: copy }), 'TypeError', /exec.setMemset\\(\\): unknown option 'after'/],
+        [() => exec.setMemset(set, a, 1, 4 * n + 1), 'RangeError', /exec.setMemset\\(\\): 257|exec.setMemset\\(\\): \\d+ bytes do not fit/],
+        [() => exec.setMemset(set, a, 1, 2, { height: 2, pitch: 8 }), 'LogicError', 'cuGraphExecMemsetNodeSetParams failed: invalid argument'],
+        [() => exec.setMemcpy(copy, new Uint8Array(4 * n), a, 4 * n), 'TypeError', /^dest must be device memory or an array of page-locked memory/],
+        [() => exec.setMemcpy(new cuda.Graph().addEmpty(), a, a, 4), 'LogicError', 'node is a node of another Graph'],
+        [() => g.setMemset({}, a, 1, 1), 'TypeError', 'node must be a GraphNode, not an Object'],
+      ];
+      for (const [fn, name, message] of cases) assert.throws(fn, { name, message });
+      exec.launch();
+      assert.deepStrictEqual(out2, filled(v2), 'no refused change reached the exec');
+    `);
+  });
+
   it('node.params() reads back what the driver holds; graph.setKernelArgs() changes a kernel node for later instantiations', function () {
     run(`
       const binding = require(${JSON.stringify(path.join(ROOT, 'lib/internal/binding'))});

@@ -537,6 +537,32 @@ describeGpu('graphs built node by node', function () {
     assert.throws(() => memory.free(stream), { name: 'LogicError', message: /no Graph or GraphExec/ });
   });
 
+  it('setMemset() and setMemcpy() change an instance from its next launch, and the graph for later ones (CPU reference)', async function () {
+    const [v1, v2, v3] = [1, 2, 3].map(() => Math.floor(Math.random() * 2 ** 30));
+    const a = cuda.memAlloc(N * 4);
+    const out = cuda.pagelockedEmpty(N, 'int32');
+    const out2 = cuda.pagelockedEmpty(N, 'int32');
+    const graph = new cuda.Graph();
+    const set = graph.addMemset(a, v1, N, { elementSize: 4 });
+    const add = graph.addKernel(addOne, a, cuda.int32(N), { grid, block: 128, after: set });
+    const copy = graph.addMemcpy(out, a, N * 4, { after: add });
+    const exec = graph.instantiate();
+    const run = async (e) => {
+      e.launch(stream);
+      await stream.synchronize();
+    };
+    await run(exec);
+    assert.deepStrictEqual(out, new Int32Array(N).fill(v1 + 1));
+    exec.setMemset(set, a, v2, N, { elementSize: 4 }).setMemcpy(copy, out2, a, N * 4);
+    await run(exec);
+    assert.deepStrictEqual([out[0], out2], [v1 + 1, new Int32Array(N).fill(v2 + 1)]);
+    graph.setMemset(set, a, v3, N, { elementSize: 4 });
+    await run(graph.instantiate());
+    assert.deepStrictEqual(out, new Int32Array(N).fill(v3 + 1), 'a new instance of the changed graph');
+    await run(exec);
+    assert.deepStrictEqual(out2, new Int32Array(N).fill(v2 + 1), 'the instance made before is as it was');
+  });
+
   it('node.params() reads back what the driver holds; graph.setKernelArgs() changes what later instances compute', async function () {
     const host = randomInts(N);
     const a = cuda.memAlloc(N * 4);

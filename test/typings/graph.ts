@@ -41,6 +41,8 @@ function built(kernel: cuda.Kernel, a: cuda.DeviceAllocation, b: cuda.DeviceAllo
   if (params !== null && 'args' in params) console.log(params.grid[0], params.kernel, params.args?.byteLength);
   if (params !== null && 'pitch' in params) console.log(params.dest + 1n, params.elementSize);
   graph.addMemAlloc(64).memory.free(stream);
+  graph.setMemset(set, a, 2, 256, { elementSize: 4 }).setMemcpy(copy, b, a, 512);
+  exec.setMemset(set, a, 3, 256, { elementSize: 4 }).setMemcpy(copy, b, a, 1024);
   const handle: bigint = graph.instantiate({ deviceLaunch: true }).deviceHandle;
   console.log(cuda.uint64(handle));
   graph.addMemcpy(cuda.pagelockedEmpty(256, 'float32'), b, 1024, { after: copy });

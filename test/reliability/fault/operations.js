@@ -365,11 +365,15 @@ const OPERATIONS = {
             s.endCapture();
             graph.nodes().map((node) => [node.type, node.params()]);
             graph.setKernelArgs(kernel, m, m, cuda.int32(3), { block: 1 });
+            graph.setMemset(set, m, 2, 32, { elementSize: 4 });
+            graph.setMemcpy(copy, m.slice(128), m, 32);
             graph.edges();
             graph.toDot();
             const exec = graph.instantiate({ upload: s });
             try {
               exec.setKernelArgs(kernel, m, m, cuda.int32(2), { block: 1 });
+              exec.setMemset(set, m, 3, 32, { elementSize: 4 });
+              exec.setMemcpy(copy, m.slice(128), m, 16);
               exec.setEnabled(kernel, false);
               exec.isEnabled(kernel);
               exec.launch(s);

@@ -291,16 +291,19 @@ static bool node_range(CUdeviceptr ptr, size_t bytes) {
   return device_range(ptr, bytes) == CUDA_SUCCESS || fake_graph_memory_holds(ptr, bytes);
 }
 
+static bool memset_ok(const CUDA_MEMSET_NODE_PARAMS *p) {
+  unsigned int e = p->elementSize;
+  return (e == 1 || e == 2 || e == 4) && p->width && p->height && !(p->dst % e) &&
+         (p->height == 1 || p->pitch >= p->width * e) &&
+         node_range(p->dst, (p->height - 1) * p->pitch + p->width * e);
+}
+
 EXPORT CUresult cuGraphAddMemsetNode(CUgraphNode *node, CUgraph graph, const CUgraphNode *deps,
                                      size_t count, const CUDA_MEMSET_NODE_PARAMS *p,
                                      CUcontext ctx) {
   ENTER();
   if (!live_context(ctx, true)) return CUDA_ERROR_INVALID_CONTEXT;
-  unsigned int e = p->elementSize;
-  if ((e != 1 && e != 2 && e != 4) || !p->width || !p->height || p->dst % e ||
-      (p->height > 1 && p->pitch < p->width * e) ||
-      !node_range(p->dst, (p->height - 1) * p->pitch + p->width * e))
-    return CUDA_ERROR_INVALID_VALUE;
+  if (!memset_ok(p)) return CUDA_ERROR_INVALID_VALUE;
   CUresult result = add_node(graph, deps, count, CU_GRAPH_NODE_TYPE_MEMSET, node);
   if (result == CUDA_SUCCESS) (*node)->memset = *p;
   return result;
@@ -325,17 +328,21 @@ static size_t side_bytes(const CUDA_MEMCPY3D *c, size_t x) {
   return c->Height == 1 && c->Depth == 1 ? x + c->WidthInBytes : 1;
 }
 
+/* What cudadrv makes: any shape, never host to host. */
+static bool copy_ok(const CUDA_MEMCPY3D *p) {
+  return p->WidthInBytes && p->Height && p->Depth &&
+         copy_side_ok(p->srcMemoryType, p->srcDevice, p->srcHost, p->srcArray,
+                      side_bytes(p, p->srcXInBytes)) &&
+         copy_side_ok(p->dstMemoryType, p->dstDevice, p->dstHost, p->dstArray,
+                      side_bytes(p, p->dstXInBytes)) &&
+         !(p->srcMemoryType == CU_MEMORYTYPE_HOST && p->dstMemoryType == CU_MEMORYTYPE_HOST);
+}
+
 EXPORT CUresult cuGraphAddMemcpyNode(CUgraphNode *node, CUgraph graph, const CUgraphNode *deps,
                                      size_t count, const CUDA_MEMCPY3D *p, CUcontext ctx) {
   ENTER();
   if (!live_context(ctx, true)) return CUDA_ERROR_INVALID_CONTEXT;
-  if (!p->WidthInBytes || !p->Height || !p->Depth ||
-      !copy_side_ok(p->srcMemoryType, p->srcDevice, p->srcHost, p->srcArray,
-                    side_bytes(p, p->srcXInBytes)) ||
-      !copy_side_ok(p->dstMemoryType, p->dstDevice, p->dstHost, p->dstArray,
-                    side_bytes(p, p->dstXInBytes)) ||
-      (p->srcMemoryType == CU_MEMORYTYPE_HOST && p->dstMemoryType == CU_MEMORYTYPE_HOST))
-    return CUDA_ERROR_INVALID_VALUE; /* what cudadrv makes: never host to host */
+  if (!copy_ok(p)) return CUDA_ERROR_INVALID_VALUE;
   CUresult result = add_node(graph, deps, count, CU_GRAPH_NODE_TYPE_MEMCPY, node);
   if (result == CUDA_SUCCESS) (*node)->copy = *p;
   return result;
@@ -678,6 +685,47 @@ EXPORT CUresult cuGraphNodeGetEnabled(CUgraphExec exec, CUgraphNode node, unsign
   return CUDA_SUCCESS;
 }
 
+/* A graph's memset or copy node takes new parameters of any shape; an exec's, 1D ones for a 1D
+ * node, in the node's context (as the driver's rules are). */
+EXPORT CUresult cuGraphMemsetNodeSetParams(CUgraphNode node, const CUDA_MEMSET_NODE_PARAMS *p) {
+  ENTER();
+  if (!typed_node(node, CU_GRAPH_NODE_TYPE_MEMSET) || !p || !memset_ok(p))
+    return CUDA_ERROR_INVALID_VALUE;
+  node->memset = *p;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphMemcpyNodeSetParams(CUgraphNode node, const CUDA_MEMCPY3D *p) {
+  ENTER();
+  if (!typed_node(node, CU_GRAPH_NODE_TYPE_MEMCPY) || !p || !copy_ok(p))
+    return CUDA_ERROR_INVALID_VALUE;
+  node->copy = *p;
+  return CUDA_SUCCESS;
+}
+/* The copy in exec of node, a 1D node of type, for new parameters in ctx; NULL where refused. */
+static CUgraphNode exec_1d_node(CUgraphExec exec, CUgraphNode node, CUgraphNodeType type,
+                                CUcontext ctx) {
+  CUgraphNode n = switchable(exec, node);
+  if (!n || n->type != type || !live_context(ctx, true)) return NULL;
+  bool planar = type == CU_GRAPH_NODE_TYPE_MEMSET ? n->memset.height == 1
+                                                  : n->copy.Height == 1 && n->copy.Depth == 1;
+  return planar ? n : NULL;
+}
+EXPORT CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec exec, CUgraphNode node,
+                                               const CUDA_MEMSET_NODE_PARAMS *p, CUcontext ctx) {
+  ENTER();
+  CUgraphNode n = exec_1d_node(exec, node, CU_GRAPH_NODE_TYPE_MEMSET, ctx);
+  if (!n || !p || !memset_ok(p) || p->height != 1) return CUDA_ERROR_INVALID_VALUE;
+  n->memset = *p;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphExecMemcpyNodeSetParams(CUgraphExec exec, CUgraphNode node,
+                                               const CUDA_MEMCPY3D *p, CUcontext ctx) {
+  ENTER();
+  CUgraphNode n = exec_1d_node(exec, node, CU_GRAPH_NODE_TYPE_MEMCPY, ctx);
+  if (!n || !p || !copy_ok(p) || p->Height != 1 || p->Depth != 1) return CUDA_ERROR_INVALID_VALUE;
+  n->copy = *p;
+  return CUDA_SUCCESS;
+}
 EXPORT CUresult cuGraphExecKernelNodeSetParams(CUgraphExec exec, CUgraphNode node,
                                                const CUDA_KERNEL_NODE_PARAMS *p) {
   ENTER();
