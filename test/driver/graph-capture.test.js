@@ -3,6 +3,7 @@
 // modules stay loaded), device memory and page-locked buffers that the captured work used, until
 // the graph and its GraphExecs are gone. The GPU runs a captured graph after its inputs were
 // dropped and collected, against a CPU reference, in graph.test.js.
+const assert = require('assert');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
@@ -81,6 +82,60 @@ describe('captured graphs keep what their work uses (stand-in driver)', function
       mine.destroy();
       module.deref().free();
     `);
+  });
+
+  it("workers capturing, copying through page-locked host nodes and freeing graph memory, terminated mid-work in 20 rounds: no crash, the main thread's graphs work after", function () {
+    // what each worker does in a loop, and the main thread once after
+    const work = `
+      const n = 256;
+      const input = cuda.pagelockedEmpty(n, 'uint8'), output = cuda.pagelockedEmpty(n, 'uint8');
+      const stream = new cuda.Stream();
+      const round = () => {
+        const device = cuda.memAlloc(n);
+        stream.beginCapture();
+        cuda.memcpyHtoDAsync(device, input, stream);
+        cuda.memcpyDtoHAsync(output, device, stream);
+        const captured = stream.endCapture();
+        const g = new cuda.Graph();
+        const { node, memory } = g.addMemAlloc(n);
+        const up = g.addMemcpy(memory, input, n, { after: node });
+        const down = g.addMemcpy(output, memory, n, { after: up });
+        const exec = g.instantiate();
+        exec.launch(stream);
+        memory.free(stream);
+        exec.setMemcpy(down, output, device, n);
+        exec.launch(stream);
+        memory.free(stream);
+        captured.instantiate().launch(stream);
+      };`;
+    const body = `
+      const cuda = require(${JSON.stringify(ROOT)});
+      const { parentPort } = require('worker_threads');
+      cuda.init();
+      new cuda.Device(0).makeContext();
+      ${work}
+      parentPort.postMessage('ready');
+      const spin = () => {
+        for (let i = 0; i < 10; i++) round();
+        setImmediate(spin);
+      };
+      spin();`;
+    const out = run(`
+      const { Worker } = require('worker_threads');
+      for (let i = 0; i < 20; i++) {
+        const worker = new Worker(${JSON.stringify(body)}, { eval: true });
+        await new Promise((resolve, reject) => { worker.once('message', resolve); worker.once('error', reject); });
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 20));
+        await worker.terminate();
+      }
+      ${work}
+      input.set(new Uint8Array(n).map(() => Math.floor(Math.random() * 256)));
+      round();
+      await stream.synchronize();
+      assert.deepStrictEqual(output, input);
+      console.log('rounds done');
+    `);
+    assert.match(out, /rounds done/);
   });
 
   it('work outside any capture keeps nothing, and a failed capture forgets what it kept', function () {
