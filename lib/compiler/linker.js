@@ -8,7 +8,7 @@ const path = require('path');
 const binding = require('../internal/binding');
 const { LinkError, LogicError, RuntimeError, makeError } = require('../driver/errors');
 const { librarySearch, findToolkitFile } = require('../internal/library-search');
-const { describe } = require('../internal/checks');
+const { describe, list } = require('../internal/checks');
 const { checkSignal, abortable, abortError, onAbort } = require('../internal/abort');
 const cache = require('./cache');
 const nvrtc = require('./nvrtc');
@@ -233,9 +233,7 @@ class Linker {
     ]) {
       if (typeof value !== 'boolean') throw new TypeError(`${name} must be a boolean, not ${describe(value)}`);
     }
-    if (Array.isArray(options) && options.length > 65536) {
-      throw new RangeError(`options holds ${options.length} items; at most 65536`);
-    }
+    if (Array.isArray(options)) list('options', options, 'an array');
     if (!Array.isArray(options) || !options.every((o) => typeof o === 'string' && o && !o.includes('\0'))) {
       throw new TypeError(
         `options must be an array of nvJitLink option strings ('-O3', ...), not ${describe(options)}`,

@@ -5,7 +5,7 @@ const fs = require('fs');
 const path = require('path');
 const binding = require('../internal/binding');
 const { RuntimeError } = require('../driver/errors');
-const { describe } = require('../internal/checks');
+const { describe, list } = require('../internal/checks');
 const { checkSignal } = require('../internal/abort');
 const cache = require('./cache');
 const nvrtc = require('./nvrtc');
@@ -97,14 +97,8 @@ function text(what, value, { empty = true } = {}) {
   return value;
 }
 
-// Longer lists than any compile needs; a longer one (Array(2 ** 32 - 1), say) would take minutes
-// just to walk.
-const MAX_LIST = 65536;
-
 function strings(what, value, options) {
-  if (!Array.isArray(value)) throw new TypeError(`${what} must be an array of strings, not ${describe(value)}`);
-  if (value.length > MAX_LIST) throw new RangeError(`${what} holds ${value.length} items; at most ${MAX_LIST}`);
-  return value.map((item, i) => text(`${what}[${i}]`, item, options));
+  return list(what, value, 'an array of strings').map((item, i) => text(`${what}[${i}]`, item, options));
 }
 
 function optional(what, value, type) {

@@ -33,9 +33,7 @@ let adopting = false;
 // The indices of after (a GraphNode, an array of them, or undefined: none) in graph, for C.
 function nodeIndices(graph, after) {
   if (after === undefined) return NONE;
-  const list = after instanceof GraphNode ? [after] : after;
-  if (!Array.isArray(list))
-    throw new TypeError(`after must be a GraphNode or an array of them, not ${check.describe(after)}`);
+  const list = after instanceof GraphNode ? [after] : check.list('after', after, 'a GraphNode or an array of them');
   return Uint32Array.from(list, (node, i) => indexIn(graph, node, `after[${i}]`));
 }
 

@@ -89,6 +89,18 @@ function keys(options, names, what) {
   }
 }
 
+// Longer than any list a caller means to pass; walking a longer one (Array(2 ** 32 - 1), say)
+// would take minutes, and copying it would run out of memory.
+const MAX_LIST = 65536;
+
+/** value as an array of at most 65,536 items: a TypeError saying it must be `expected` where it
+ * is not an array, a RangeError where it is longer. */
+function list(name, value, expected) {
+  if (!Array.isArray(value)) throw new TypeError(`${name} must be ${expected}, not ${describe(value)}`);
+  if (value.length > MAX_LIST) throw new RangeError(`${name} holds ${value.length} items; at most ${MAX_LIST}`);
+  return value;
+}
+
 /** A Uint8Array over the bytes of an ArrayBuffer, SharedArrayBuffer or view; a TypeError naming
  * the argument where its buffer was detached (transferred away), which no view can be made on. */
 function uint8View(name, value) {
@@ -113,4 +125,17 @@ function imageBytes(image, holds) {
   );
 }
 
-module.exports = { describe, integer, size, member, viewBytes, func, instance, options, keys, uint8View, imageBytes };
+module.exports = {
+  describe,
+  integer,
+  size,
+  member,
+  list,
+  viewBytes,
+  func,
+  instance,
+  options,
+  keys,
+  uint8View,
+  imageBytes,
+};

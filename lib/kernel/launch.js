@@ -216,8 +216,9 @@ function checkOptions(options) {
 
 function checkTexrefs(texrefs) {
   const { TextureReference } = require('./texref');
-  if (!Array.isArray(texrefs) || !texrefs.every((t) => t instanceof TextureReference)) {
-    throw new TypeError('texrefs must be an array of TextureReference (from module.getTexref(name))');
+  const expected = 'an array of TextureReference (from module.getTexref(name))';
+  if (!check.list('texrefs', texrefs, expected).every((t) => t instanceof TextureReference)) {
+    throw new TypeError(`texrefs must be ${expected}`);
   }
 }
 

@@ -293,6 +293,11 @@ const scenarios = {
       name: 'TypeError',
       message: /texrefs must be an array of TextureReference/,
     });
+    // every() on it would walk four billion holes
+    assert.throws(() => add(...args, { block: 1, texrefs: Array(2 ** 32 - 1) }), {
+      name: 'RangeError',
+      message: 'texrefs holds 4294967295 items; at most 65536',
+    });
     // the driver refuses a grid past the device's limits (65535 in y here): its error, surfaced
     assert.throws(() => add(...args, { block: 1, grid: [1, 70000] }), {
       name: 'LogicError',
