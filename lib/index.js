@@ -15,6 +15,11 @@ const { Event } = require('./driver/event');
 const { Graph, GraphExec, GraphNode, ConditionalHandle, GraphMemory } = require('./driver/graph');
 const deviceMemory = require('./memory/device-memory');
 const copies = require('./memory/copies');
+const { MemoryPool, ShareableHandle } = require('./memory/memory-pool');
+const managed = require('./memory/managed');
+const { pointerAttributes } = require('./memory/pointer-attributes');
+const { memcpyBatchAsync } = require('./memory/batch-copies');
+const virtualMemory = require('./memory/virtual-memory');
 const hostMemory = require('./memory/host-memory');
 const array = require('./memory/array');
 const { TextureObject, SurfaceObject } = require('./memory/texture-object');
@@ -90,6 +95,11 @@ module.exports = {
   GraphicsRegisterFlags: constants.GraphicsRegisterFlags,
   ArrayCubemapFace: constants.ArrayCubemapFace,
   MemPoolAttribute: constants.MemPoolAttribute,
+  MemAdvise: constants.MemAdvise,
+  MemLocationType: constants.MemLocationType,
+  MemAllocationHandleType: constants.MemAllocationHandleType,
+  MemAccessFlags: constants.MemAccessFlags,
+  MemcpyFlags: constants.MemcpyFlags,
   StreamCaptureMode: constants.StreamCaptureMode,
   GraphNodeType: constants.GraphNodeType,
   GraphInstantiateFlags: constants.GraphInstantiateFlags,
@@ -117,7 +127,14 @@ module.exports = {
   PointerHolderBase: deviceMemory.PointerHolderBase,
   DeviceAllocation: deviceMemory.DeviceAllocation,
   IPCMemoryHandle: deviceMemory.IPCMemoryHandle,
-  MemoryPool: deviceMemory.MemoryPool,
+  MemoryPool,
+  ShareableHandle,
+  pointerAttributes,
+  // virtual memory
+  memGetAllocationGranularity: virtualMemory.memGetAllocationGranularity,
+  PhysicalMemory: virtualMemory.PhysicalMemory,
+  VirtualAddressRange: virtualMemory.VirtualAddressRange,
+  GrowableBuffer: virtualMemory.GrowableBuffer,
   memGetInfo: deviceMemory.memGetInfo,
   memAlloc: deviceMemory.memAlloc,
   memAllocPitch: deviceMemory.memAllocPitch,
@@ -126,7 +143,15 @@ module.exports = {
   toDevice: deviceMemory.toDevice,
   fromDevice: deviceMemory.fromDevice,
   fromDeviceLike: deviceMemory.fromDeviceLike,
+  // managed memory's placement
+  memPrefetchAsync: managed.memPrefetchAsync,
+  memAdvise: managed.memAdvise,
+  memRangeAttributes: managed.memRangeAttributes,
+  memPrefetchBatchAsync: managed.memPrefetchBatchAsync,
+  memDiscardBatchAsync: managed.memDiscardBatchAsync,
+  memDiscardAndPrefetchBatchAsync: managed.memDiscardAndPrefetchBatchAsync,
   // copies and memsets
+  memcpyBatchAsync,
   memcpyHtoD: copies.memcpyHtoD,
   memcpyDtoH: copies.memcpyDtoH,
   memcpyHtoDAsync: copies.memcpyHtoDAsync,

@@ -1537,7 +1537,7 @@ export declare const Array3DFlags: Readonly<{
    */
   LAYERED: number;
   /** `CUDA_ARRAY3D_2DARRAY`: Deprecated, use CUDA_ARRAY3D_LAYERED */
-  "2DARRAY": number;
+  '2DARRAY': number;
   /**
    * `CUDA_ARRAY3D_SURFACE_LDST`: This flag must be set in order to bind a surface reference to the
    * CUDA array
@@ -2190,6 +2190,106 @@ export declare const MemPoolAttribute: Readonly<{
    * watermark can only be reset to zero.
    */
   USED_MEM_HIGH: number;
+}>;
+
+/** `CUmem_advise`: Memory advise values */
+export declare const MemAdvise: Readonly<{
+  /** `CU_MEM_ADVISE_SET_READ_MOSTLY`: Data will mostly be read and only occasionally be written to */
+  SET_READ_MOSTLY: number;
+  /** `CU_MEM_ADVISE_UNSET_READ_MOSTLY`: Undo the effect of CU_MEM_ADVISE_SET_READ_MOSTLY */
+  UNSET_READ_MOSTLY: number;
+  /**
+   * `CU_MEM_ADVISE_SET_PREFERRED_LOCATION`: Set the preferred location for the data as the
+   * specified device
+   */
+  SET_PREFERRED_LOCATION: number;
+  /** `CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION`: Clear the preferred location for the data */
+  UNSET_PREFERRED_LOCATION: number;
+  /**
+   * `CU_MEM_ADVISE_SET_ACCESSED_BY`: Data will be accessed by the specified device, so prevent page
+   * faults as much as possible
+   */
+  SET_ACCESSED_BY: number;
+  /**
+   * `CU_MEM_ADVISE_UNSET_ACCESSED_BY`: Let the Unified Memory subsystem decide on the page faulting
+   * policy for the specified device
+   */
+  UNSET_ACCESSED_BY: number;
+}>;
+
+/** `CUmemLocationType`: Specifies the type of location */
+export declare const MemLocationType: Readonly<{
+  /** `CU_MEM_LOCATION_TYPE_INVALID` */
+  INVALID: number;
+  /**
+   * `CU_MEM_LOCATION_TYPE_NONE`: Location is unspecified. This is used when creating a managed
+   * memory pool to indicate no preferred location for the pool
+   */
+  NONE: number;
+  /** `CU_MEM_LOCATION_TYPE_DEVICE`: Location is a device location, thus id is a device ordinal */
+  DEVICE: number;
+  /** `CU_MEM_LOCATION_TYPE_HOST`: Location is host, id is ignored */
+  HOST: number;
+  /** `CU_MEM_LOCATION_TYPE_HOST_NUMA`: Location is a host NUMA node, thus id is a host NUMA node id */
+  HOST_NUMA: number;
+  /**
+   * `CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT`: Location is a host NUMA node of the current thread,
+   * id is ignored
+   */
+  HOST_NUMA_CURRENT: number;
+  /** `CU_MEM_LOCATION_TYPE_MAX`: Location is a host NUMA node of the current thread, id is ignored */
+  MAX: number;
+}>;
+
+/** `CUmemAllocationHandleType`: Flags for specifying particular handle types */
+export declare const MemAllocationHandleType: Readonly<{
+  /** `CU_MEM_HANDLE_TYPE_NONE`: Does not allow any export mechanism. > */
+  NONE: number;
+  /**
+   * `CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR`: Allows a file descriptor to be used for exporting.
+   * Permitted only on POSIX systems. (int)
+   */
+  POSIX_FILE_DESCRIPTOR: number;
+  /** `CU_MEM_HANDLE_TYPE_WIN32`: Allows a Win32 NT handle to be used for exporting. (HANDLE) */
+  WIN32: number;
+  /**
+   * `CU_MEM_HANDLE_TYPE_WIN32_KMT`: Allows a Win32 KMT handle to be used for exporting.
+   * (D3DKMT_HANDLE)
+   */
+  WIN32_KMT: number;
+  /**
+   * `CU_MEM_HANDLE_TYPE_FABRIC`: Allows a fabric handle to be used for exporting.
+   * (CUmemFabricHandle)
+   */
+  FABRIC: number;
+  /** `CU_MEM_HANDLE_TYPE_MAX`: Allows a fabric handle to be used for exporting. (CUmemFabricHandle) */
+  MAX: number;
+}>;
+
+/** `CUmemAccess_flags`: Specifies the memory protection flags for mapping. */
+export declare const MemAccessFlags: Readonly<{
+  /** `CU_MEM_ACCESS_FLAGS_PROT_NONE`: Default, make the address range not accessible */
+  NONE: number;
+  /** `CU_MEM_ACCESS_FLAGS_PROT_READ`: Make the address range read accessible */
+  READ: number;
+  /** `CU_MEM_ACCESS_FLAGS_PROT_READWRITE`: Make the address range read-write accessible */
+  READWRITE: number;
+  /** `CU_MEM_ACCESS_FLAGS_PROT_MAX`: Make the address range read-write accessible */
+  MAX: number;
+}>;
+
+/**
+ * `CUmemcpyFlags`: Flags to specify for copies within a batch. For more details see
+ * cuMemcpyBatchAsync.
+ */
+export declare const MemcpyFlags: Readonly<{
+  /** `CU_MEMCPY_FLAG_DEFAULT` */
+  DEFAULT: number;
+  /**
+   * `CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE`: Hint to the driver to try and overlap the copy
+   * with compute work on the SMs.
+   */
+  PREFER_OVERLAP_WITH_COMPUTE: number;
 }>;
 
 /**

@@ -33,6 +33,8 @@ export interface CaptureInfo {
 
 export * from './constants';
 export * from './memory';
+export * from './pools';
+export * from './placement';
 export * from './kernel';
 export * from './graph';
 export * from './array';

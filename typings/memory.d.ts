@@ -109,23 +109,6 @@ export declare class IPCMemoryHandle extends DeviceAllocation {
   close(): void;
 }
 
-/** One of the driver's memory pools, for stream-ordered allocation. */
-export declare class MemoryPool {
-  private constructor();
-  /** The device's default pool (the current context's device when omitted). */
-  static getDefault(device?: Device): MemoryPool;
-  /** The pool memAllocAsync draws from on the device. */
-  static getCurrent(device?: Device): MemoryPool;
-  /** A MemPoolAttribute. */
-  getAttribute(attribute: number): number;
-  /** Sets a MemPoolAttribute: release threshold, reuse policies... */
-  setAttribute(attribute: number, value: number | bigint | boolean): void;
-  /** Releases the pool's unused memory back to the driver, keeping at least minBytesToKeep. */
-  trimTo(minBytesToKeep: number | bigint): void;
-  /** Stream-ordered memory from this pool (cuMemAllocFromPoolAsync). */
-  allocate(bytes: number | bigint, stream?: Stream | null): DeviceAllocation;
-}
-
 /** The current context's device memory, free and total bytes. */
 export declare function memGetInfo(): {
   /** Bytes free. */
@@ -148,7 +131,7 @@ export declare function memAllocPitch(widthInBytes: number, height: number, acce
   };
 /** Stream-ordered device memory (cuMemAllocAsync), from the current pool or `pool`. */
 export declare function memAllocAsync(bytes: number | bigint, stream?: Stream | null,
-  options?: { pool?: MemoryPool | null }): DeviceAllocation;
+  options?: { pool?: import('./pools').MemoryPool | null }): DeviceAllocation;
 /** A 64-byte Buffer that another process opens with new IPCMemoryHandle(). */
 export declare function memGetIpcHandle(pointer: DevicePointerLike): Buffer;
 

@@ -237,4 +237,10 @@ function liveContexts() {
   return [...registry.values()].filter((ctx) => !isDetached(ctx));
 }
 
-module.exports = { Context, inContext, isDetached, liveContexts };
+/** The live Context cudadrv made or wrapped for the CUcontext at address, or null. */
+function knownContext(address) {
+  const ctx = registry.get(address);
+  return ctx && !isDetached(ctx) ? ctx : null;
+}
+
+module.exports = { Context, inContext, isDetached, liveContexts, knownContext };

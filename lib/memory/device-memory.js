@@ -7,9 +7,8 @@ const binding = require('../internal/binding');
 const check = require('../internal/checks');
 const layouts = require('../internal/layouts');
 const { Context, isDetached } = require('../driver/context');
-const { Device } = require('../driver/device');
 const { streamArg } = require('../driver/stream');
-const { IpcMemFlags, MemPoolAttribute } = require('../driver/constants');
+const { IpcMemFlags } = require('../driver/constants');
 const { LogicError, RuntimeError } = require('../driver/errors');
 const { devicePointer, deviceExtent, fits } = require('../internal/pointer');
 const { dtypeOf, dtypeOfArray, shapeLength } = require('../internal/dtype');
@@ -238,69 +237,28 @@ function memAllocAsync(bytes, stream = null, opts = undefined) {
   bytes = positiveSize('bytes', bytes);
   stream = streamArg(stream);
   const { pool = null } = opts ?? {};
-  if (pool !== null) check.instance('pool', pool, MemoryPool);
+  if (pool !== null) check.instance('pool', pool, require('./memory-pool').MemoryPool);
   const memory = allocation(bytes, (obj) => binding.memAllocAsync(obj, bytes, stream, pool, madeBuffer), stream);
   memory.context = stream ? stream.context : madeContext();
+  return memory;
+}
+
+/** A DeviceAllocation of size bytes (0: the size allocate() reports as [address, size]) in the
+ * current context, around memory that allocate(obj) adopts for obj (imported pool memory). */
+function adoptedAllocation(size, allocate) {
+  const memory = allocation(size, (obj) => {
+    const [ptr, reported] = allocate(obj, madeBuffer);
+    if (size === 0) size = reported;
+    return ptr;
+  });
+  memory.size = size;
+  memory.context = madeContext();
   return memory;
 }
 
 /** `{ free, total }` bytes of device memory of the current context's device. */
 function memGetInfo() {
   return binding.memGetInfo();
-}
-
-/** One of the driver's memory pools (stream-ordered allocation): MemoryPool.getDefault(device),
- * MemoryPool.getCurrent(device). */
-class MemoryPool {
-  constructor(secret) {
-    if (secret !== token) throw new TypeError('use MemoryPool.getDefault(device) or MemoryPool.getCurrent(device)');
-  }
-
-  static #get(device, current) {
-    const ordinal =
-      device === undefined ? Context.getDevice().ordinal : check.instance('device', device, Device).ordinal;
-    const pool = new MemoryPool(token);
-    if (current) binding.memPoolGetCurrent(pool, ordinal);
-    else binding.memPoolGetDefault(pool, ordinal);
-    return pool;
-  }
-
-  /** The device's default pool (the device of the current context when omitted). */
-  static getDefault(device) {
-    return MemoryPool.#get(device, false);
-  }
-
-  /** The pool memAllocAsync() takes from on device. */
-  static getCurrent(device) {
-    return MemoryPool.#get(device, true);
-  }
-
-  /** A MemPoolAttribute: a number (REUSE_* are 0 or 1, the others bytes). */
-  getAttribute(attribute) {
-    check.member('attribute', attribute, MemPoolAttribute, 'MemPoolAttribute');
-    return binding.memPoolGetAttribute(this, attribute);
-  }
-
-  /** Sets a MemPoolAttribute: REUSE_* take booleans, RELEASE_THRESHOLD bytes, and the *_HIGH
-   * watermarks only 0 (a reset). */
-  setAttribute(attribute, value) {
-    check.member('attribute', attribute, MemPoolAttribute, 'MemPoolAttribute');
-    binding.memPoolSetAttribute(
-      this,
-      attribute,
-      typeof value === 'boolean' ? Number(value) : check.size('value', value),
-    );
-  }
-
-  /** Releases memory the pool holds beyond minBytesToKeep back to the system. */
-  trimTo(minBytesToKeep) {
-    binding.memPoolTrimTo(this, check.size('minBytesToKeep', minBytesToKeep));
-  }
-
-  /** memAllocAsync(bytes, stream, { pool: this }). */
-  allocate(bytes, stream = null) {
-    return memAllocAsync(bytes, stream, { pool: this });
-  }
 }
 
 /** Another process's device memory, opened from the Buffer that memGetIpcHandle() gave there;
@@ -365,7 +323,7 @@ module.exports = {
   PointerHolderBase,
   DeviceAllocation,
   IPCMemoryHandle,
-  MemoryPool,
+  adoptedAllocation,
   memGetInfo,
   memAlloc,
   memAllocPitch,

@@ -61,6 +61,18 @@ typedef CUresult(CUDAAPI *PFN_cuProfilerInitialize_v4000)(const char *configFile
   X(cuIpcGetMemHandle, 4010) X(cuIpcOpenMemHandle, 11000) X(cuIpcCloseMemHandle, 4010) \
   X(cuMemAllocAsync, 11020) X(cuMemFreeAsync, 11020) X(cuMemAllocFromPoolAsync, 11020) \
   X(cuMemPoolGetAttribute, 11020) X(cuMemPoolSetAttribute, 11020) X(cuMemPoolTrimTo, 11020) \
+  X(cuMemPoolCreate, 11020) X(cuMemPoolDestroy, 11020) X(cuDeviceSetMemPool, 11020) \
+  X(cuMemPoolSetAccess, 11020) X(cuMemPoolGetAccess, 11020) \
+  X(cuMemPoolExportToShareableHandle, 11020) X(cuMemPoolImportFromShareableHandle, 11020) \
+  X(cuMemPoolExportPointer, 11020) X(cuMemPoolImportPointer, 11020) \
+  X(cuPointerGetAttributes, 7000) X(cuMemPrefetchAsync, 12020) X(cuMemAdvise, 12020) \
+  X(cuMemRangeGetAttribute, 8000) X(cuMemPrefetchBatchAsync, 13000) \
+  X(cuMemDiscardBatchAsync, 13000) X(cuMemDiscardAndPrefetchBatchAsync, 13000) \
+  X(cuMemcpyBatchAsync, 13000) \
+  X(cuMemGetAllocationGranularity, 10020) X(cuMemCreate, 10020) X(cuMemRelease, 10020) \
+  X(cuMemExportToShareableHandle, 10020) X(cuMemImportFromShareableHandle, 10020) \
+  X(cuMemAddressReserve, 10020) X(cuMemAddressFree, 10020) X(cuMemMap, 10020) \
+  X(cuMemUnmap, 10020) X(cuMemSetAccess, 10020) \
   X(cuThreadExchangeStreamCaptureMode, 10010) \
   X(cuModuleLoad, 2000) X(cuModuleLoadDataEx, 2010) \
   X(cuModuleUnload, 2000) X(cuModuleGetFunction, 2000) \

@@ -290,6 +290,31 @@ static napi_value ipc_open_mem_handle(napi_env env, napi_callback_info info) {
   return make_pair(env, address, make_uint(env, size));
 }
 
+/* memPoolImportPointer(obj, pool, data, made): memory another process allocated from the pool it
+ * exported (data: cuMemPoolExportPointer's 64 bytes), owned by obj, freed here before there;
+ * [address, size]. */
+static napi_value mem_pool_import_pointer(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 4);
+  pool_h *pool = handle_get(env, argv[1], &POOL_KIND);
+  CUmemPoolPtrExportData data;
+  double *made;
+  if (!pool || !arg_ipc_handle(env, argv[2], (char *)data.reserved) ||
+      !arg_made(env, argv[3], &made))
+    return NULL;
+  ctx_rec *ctx = ctx_rec_current(env);
+  if (!ctx) return NULL;
+  CUdeviceptr ptr, base;
+  size_t size = 0;
+  CUresult result = DRV(cuMemPoolImportPointer, &ptr, pool->handle, &data);
+  if (result != CUDA_SUCCESS) {
+    ctx_rec_release(ctx);
+    return throw_cu(env, result, "cuMemPoolImportPointer");
+  }
+  if (DRV(cuMemGetAddressRange, &base, &size, ptr) != CUDA_SUCCESS) size = 0;
+  napi_value address = adopt_devmem(env, argv[0], made, ptr, size, ctx, DEV_ORDERED);
+  return make_pair(env, address, make_uint(env, size));
+}
+
 /* ---- host views of host-accessible device addresses (asBuffer) ---- */
 
 /* memHostView(address, size, external): an ArrayBuffer over size bytes at address, which must be
@@ -336,6 +361,7 @@ bool device_memory_init(napi_env env, napi_value exports) {
       {"memReclaim", mem_reclaim},
       {"ipcGetMemHandle", ipc_get_mem_handle},
       {"ipcOpenMemHandle", ipc_open_mem_handle},
+      {"memPoolImportPointer", mem_pool_import_pointer},
       {"memHostView", mem_host_view},
   };
   return EXPORTS(env, exports, fns) && EXPORT_LAYOUT(env, exports, "made", MADE_LAYOUT);

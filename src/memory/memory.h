@@ -89,6 +89,7 @@ tracked *memory_slot_find(napi_env env, double id);
 typedef struct pool_h {
   handle_base base;
   CUmemoryPool handle;
+  bool owned; /* made or imported here: destroyed with its object (a device's own pools are not) */
 } pool_h;
 extern const handle_kind POOL_KIND;
 
@@ -111,6 +112,17 @@ bool graph_copy_init(napi_env env, napi_value exports);
 bool read_copy_3d(napi_env env, napi_value fields, napi_value src_host, napi_value dst_host,
                   bool planar, CUDA_MEMCPY3D *p);
 bool mempool_init(napi_env env, napi_value exports);
+bool managed_init(napi_env env, napi_value exports);
+bool virtual_memory_init(napi_env env, napi_value exports);
+/* A CUmemLocation from lib/'s (type, id), and a file descriptor argument (0 or more): false after
+ * throwing (mempool.c). */
+bool arg_location(napi_env env, napi_value type, napi_value id, CUmemLocation *location);
+bool arg_fd(napi_env env, napi_value v, int *fd);
+/* Wraps fd, a descriptor an export just made, in obj (a ShareableHandle), which closes it; on
+ * failure closes it: false after throwing (mempool.c). */
+bool shareable_handle_wrap(napi_env env, napi_value obj, int fd);
+bool batch_copies_init(napi_env env, napi_value exports);
+bool pointer_attributes_init(napi_env env, napi_value exports);
 bool host_memory_init(napi_env env, napi_value exports);
 bool array_init(napi_env env, napi_value exports);
 bool texobj_init(napi_env env, napi_value exports);

@@ -1,16 +1,34 @@
-/* mempool: the driver's memory pools (CUmemoryPool), which stream-ordered allocations draw from. */
+/* mempool: the driver's memory pools (CUmemoryPool), which stream-ordered allocations draw from:
+ * a device's own pools, pools made with cuMemPoolCreate, and pools imported from another process
+ * by a file descriptor; their access from devices and their IPC. */
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "memory.h"
 
+/* A device's own pools are the device's: only made and imported ones are destroyed. */
+static CUresult destroy_pool(handle_base *base) {
+  pool_h *pool = (pool_h *)base;
+  return pool->owned ? DRV(cuMemPoolDestroy, pool->handle) : CUDA_SUCCESS;
+}
+
 const handle_kind POOL_KIND = {.tag = {0x63647276706f6f31ULL, 0x4d656d506f6f6c31ULL},
                                .name = "MemoryPool",
-                               .freed = "this MemoryPool is gone"};
+                               .freed = "this MemoryPool has been destroyed; make a new one",
+                               .destroy = destroy_pool};
 
-static void pool_finalize(napi_env env, void *data, void *hint) {
-  (void)env;
-  (void)hint;
-  free(data); /* the device owns its pools */
+/* Wraps handle in obj (owned: destroyed with obj); false after throwing (an owned handle is
+ * destroyed then). */
+static bool adopt_pool(napi_env env, napi_value obj, CUmemoryPool handle, bool owned) {
+  pool_h *pool = calloc(1, sizeof *pool);
+  if (!pool) {
+    if (owned) DRV(cuMemPoolDestroy, handle);
+    throw_oom(env);
+    return false;
+  }
+  pool->handle = handle;
+  pool->owned = owned;
+  return handle_wrap_object(env, obj, &pool->base, &POOL_KIND);
 }
 
 /* memPoolGetDefault(obj, device) / memPoolGetCurrent(obj, device): the pool wrapped in obj. */
@@ -23,10 +41,7 @@ static napi_value wrap_pool(napi_env env, napi_callback_info info, bool current)
     CU_CALL(env, cuDeviceGetMemPool, &handle, (CUdevice)device);
   else
     CU_CALL(env, cuDeviceGetDefaultMemPool, &handle, (CUdevice)device);
-  pool_h *pool = calloc(1, sizeof *pool);
-  if (!pool) return throw_oom(env);
-  pool->handle = handle;
-  if (!handle_wrap(env, argv[0], &pool->base, &POOL_KIND, pool_finalize)) free(pool);
+  adopt_pool(env, argv[0], handle, false);
   return NULL;
 }
 
@@ -84,8 +99,180 @@ static napi_value mem_pool_trim_to(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+bool arg_location(napi_env env, napi_value type, napi_value id, CUmemLocation *location) {
+  uint32_t kind;
+  int32_t ordinal;
+  if (!arg_uint32(env, type, "location type", &kind) ||
+      !arg_int32(env, id, "location id", &ordinal))
+    return false;
+  location->type = (CUmemLocationType)kind;
+  location->id = ordinal;
+  return true;
+}
+
+bool arg_fd(napi_env env, napi_value v, int *fd) {
+  int32_t value;
+  if (!arg_int32(env, v, "fd", &value)) return false;
+  if (value < 0) {
+    throw_range(env, "fd must be an open file descriptor (0 or more)");
+    return false;
+  }
+  *fd = value;
+  return true;
+}
+
+/* memPoolCreate(obj, locationType, locationId, handleTypes, maxSize): a new pool in obj. */
+static napi_value mem_pool_create(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 5);
+  CUmemPoolProps props = {.allocType = CU_MEM_ALLOCATION_TYPE_PINNED};
+  uint32_t handle_types;
+  if (!arg_location(env, argv[1], argv[2], &props.location) ||
+      !arg_uint32(env, argv[3], "handleTypes", &handle_types) ||
+      !arg_size(env, argv[4], "maxSize", &props.maxSize) || !driver_ready(env))
+    return NULL;
+  props.handleTypes = (CUmemAllocationHandleType)handle_types;
+  CUmemoryPool handle;
+  CU_CALL(env, cuMemPoolCreate, &handle, &props);
+  adopt_pool(env, argv[0], handle, true);
+  return NULL;
+}
+
+/* memPoolDestroy(pool): a made or imported pool's destroy(); a device's own is refused. */
+static napi_value mem_pool_destroy(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  pool_h *pool = handle_get_any(env, argv[0], &POOL_KIND);
+  if (!pool) return NULL;
+  if (!pool->owned)
+    return throw_logic(env, "destroy(): this is a device's own MemoryPool, which lives as long as "
+                            "the device; destroy pools made with new MemoryPool()");
+  if (!pool->base.freed) handle_release(&pool->base);
+  return NULL;
+}
+
+/* memPoolSetCurrent(pool, device): memAllocAsync's pool on device from now on. */
+static napi_value mem_pool_set_current(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 2);
+  pool_h *pool = handle_get(env, argv[0], &POOL_KIND);
+  int32_t device;
+  if (!pool || !arg_int32(env, argv[1], "device", &device)) return NULL;
+  CU_CALL(env, cuDeviceSetMemPool, (CUdevice)device, pool->handle);
+  return NULL;
+}
+
+/* memPoolSetAccess(pool, locationType, locationId, flags). */
+static napi_value mem_pool_set_access(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 4);
+  pool_h *pool = handle_get(env, argv[0], &POOL_KIND);
+  CUmemAccessDesc access;
+  uint32_t flags;
+  if (!pool || !arg_location(env, argv[1], argv[2], &access.location) ||
+      !arg_uint32(env, argv[3], "flags", &flags))
+    return NULL;
+  access.flags = (CUmemAccess_flags)flags;
+  CU_CALL(env, cuMemPoolSetAccess, pool->handle, &access, 1);
+  return NULL;
+}
+
+/* memPoolGetAccess(pool, locationType, locationId): the CUmemAccess_flags. */
+static napi_value mem_pool_get_access(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 3);
+  pool_h *pool = handle_get(env, argv[0], &POOL_KIND);
+  CUmemLocation location;
+  if (!pool || !arg_location(env, argv[1], argv[2], &location)) return NULL;
+  CUmemAccess_flags flags;
+  CU_CALL(env, cuMemPoolGetAccess, &flags, pool->handle, &location);
+  return make_int(env, (int64_t)flags);
+}
+
+/* A file descriptor an export made, owned by a ShareableHandle: closed by close() or at garbage
+ * collection. C closes no descriptor but its own. */
+typedef struct fd_h {
+  handle_base base;
+  int fd;
+} fd_h;
+
+static CUresult close_handle(handle_base *base) {
+  close(((fd_h *)base)->fd);
+  return CUDA_SUCCESS;
+}
+
+static const handle_kind FD_KIND = {.tag = {0x6364727673686e31ULL, 0x5368617265486e31ULL},
+                                    .name = "ShareableHandle",
+                                    .freed = "this ShareableHandle has been closed",
+                                    .destroy = close_handle};
+
+bool shareable_handle_wrap(napi_env env, napi_value obj, int fd) {
+  fd_h *handle = calloc(1, sizeof *handle);
+  if (!handle) {
+    close(fd);
+    throw_oom(env);
+    return false;
+  }
+  handle->fd = fd;
+  return handle_wrap_object(env, obj, &handle->base, &FD_KIND);
+}
+
+/* memPoolExportHandle(pool, obj): a new file descriptor for the pool, owned by obj. */
+static napi_value mem_pool_export_handle(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 2);
+  pool_h *pool = handle_get(env, argv[0], &POOL_KIND);
+  if (!pool) return NULL;
+  int fd = -1;
+  CU_CALL(env, cuMemPoolExportToShareableHandle, &fd, pool->handle,
+          CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+  shareable_handle_wrap(env, argv[1], fd);
+  return NULL;
+}
+
+/* shareableHandleFd(obj): its descriptor (a LogicError once closed). */
+static napi_value shareable_handle_fd(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  fd_h *handle = handle_get(env, argv[0], &FD_KIND);
+  return handle ? make_int(env, handle->fd) : NULL;
+}
+
+/* shareableHandleClose(obj): closes its descriptor; again does nothing. */
+static napi_value shareable_handle_close(napi_env env, napi_callback_info info) {
+  return handle_destroy_call(env, info, &FD_KIND);
+}
+
+/* memPoolImportHandle(obj, fd): the pool another process exported as fd, in obj (fd stays the
+ * caller's: the driver duplicates what it needs). */
+static napi_value mem_pool_import_handle(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 2);
+  int fd;
+  if (!arg_fd(env, argv[1], &fd) || !driver_ready(env)) return NULL;
+  CUmemoryPool handle;
+  CU_CALL(env, cuMemPoolImportFromShareableHandle, &handle, (void *)(intptr_t)fd,
+          CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+  adopt_pool(env, argv[0], handle, true);
+  return NULL;
+}
+
+/* memPoolExportPointer(address): the 64 bytes another process imports it by, as a Buffer. */
+static napi_value mem_pool_export_pointer(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  CUdeviceptr ptr;
+  if (!arg_ptr(env, argv[0], "pointer", &ptr) || !driver_ready(env)) return NULL;
+  CUmemPoolPtrExportData data;
+  CU_CALL(env, cuMemPoolExportPointer, &data, ptr);
+  napi_value result;
+  NAPI_CALL(env, napi_create_buffer_copy(env, sizeof data.reserved, data.reserved, NULL, &result));
+  return result;
+}
+
 bool mempool_init(napi_env env, napi_value exports) {
   static const export_fn fns[] = {
+      {"memPoolCreate", mem_pool_create},
+      {"memPoolDestroy", mem_pool_destroy},
+      {"memPoolSetCurrent", mem_pool_set_current},
+      {"memPoolSetAccess", mem_pool_set_access},
+      {"memPoolGetAccess", mem_pool_get_access},
+      {"memPoolExportHandle", mem_pool_export_handle},
+      {"memPoolImportHandle", mem_pool_import_handle},
+      {"shareableHandleFd", shareable_handle_fd},
+      {"shareableHandleClose", shareable_handle_close},
+      {"memPoolExportPointer", mem_pool_export_pointer},
       {"memPoolGetDefault", mem_pool_get_default},
       {"memPoolGetCurrent", mem_pool_get_current},
       {"memPoolGetAttribute", mem_pool_get_attribute},

@@ -4,7 +4,10 @@
 // log() (the stand-in's log lines so far, in dir/log). Asserts the child exits 0; returns its stdout.
 const assert = require('assert');
 const { spawnSync } = require('child_process');
+const fs = require('fs');
+const os = require('os');
 const path = require('path');
+const { standInDriver } = require('./stand-in-driver');
 
 const ROOT = path.join(__dirname, '..', '..');
 
@@ -29,4 +32,14 @@ function runInChild(standIn, dir, body, extraEnv = {}) {
   return child.stdout;
 }
 
-module.exports = { runInChild, ROOT };
+/** Inside a describe(): a fresh directory for each test (named from prefix), and { run(body, env),
+ * dir(), standIn }, run being runInChild in that directory with defaults added to env. */
+function childRunner(prefix, defaults = {}) {
+  const standIn = standInDriver();
+  let dir;
+  beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix))));
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return { run: (body, env) => runInChild(standIn, dir, body, { ...defaults, ...env }), dir: () => dir, standIn };
+}
+
+module.exports = { runInChild, childRunner, ROOT };

@@ -221,6 +221,11 @@ EXPORT CUresult cuCtxGetCurrent(CUcontext *ctx) {
   *ctx = depth ? stack[depth - 1] : NULL;
   return CUDA_SUCCESS;
 }
+CUdevice fake_current_device(void) {
+  CUcontext ctx = current_context();
+  return ctx ? ctx->device : 0;
+}
+
 EXPORT CUresult cuCtxGetDevice(CUdevice *device) {
   ENTER();
   CUcontext ctx = current_context();

@@ -116,7 +116,8 @@ CUresult obj_add(uintptr_t key, obj_kind kind, size_t size) {
    * owner */
   CUcontext owner = kind == OBJ_CONTEXT || kind == OBJ_PRIMARY || kind == OBJ_LIBRARY ||
                             kind == OBJ_GRAPH || kind == OBJ_KERNEL || kind == OBJ_LINK ||
-                            kind == OBJ_USER_OBJECT || kind == OBJ_GRAPH_MEMORY
+                            kind == OBJ_USER_OBJECT || kind == OBJ_GRAPH_MEMORY ||
+                            kind == OBJ_POOL || kind == OBJ_MAPPED
                         ? NULL
                         : current_context();
   pthread_mutex_lock(&lock);
@@ -184,7 +185,8 @@ void obj_drop_context(CUcontext ctx) {
       remove_at(i);
       /* every object is one malloc'd block at its key, but registrations, texture ids and the
        * references inside their module */
-      if (o.kind != OBJ_REGISTERED && o.kind != OBJ_TEXTURE && o.kind != OBJ_REFERENCE)
+      if (o.kind != OBJ_REGISTERED && o.kind != OBJ_TEXTURE && o.kind != OBJ_REFERENCE &&
+          o.kind != OBJ_POOL_MEMORY && o.kind != OBJ_MAPPED)
         free((void *)o.key);
     }
   pthread_mutex_unlock(&lock);
@@ -219,7 +221,16 @@ bool obj_memory(uintptr_t address, size_t bytes, obj *out) {
 
 CUresult device_range(CUdeviceptr ptr, size_t bytes) {
   if (in_context() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
-  return obj_memory((uintptr_t)ptr, bytes, NULL) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+  if (obj_memory((uintptr_t)ptr, bytes, NULL)) return CUDA_SUCCESS;
+  /* mappings of virtual memory (vmm.c) side by side are one range of addresses */
+  obj o;
+  while (obj_memory((uintptr_t)ptr, 1, &o) && o.kind == OBJ_MAPPED) {
+    size_t here = o.key + o.size - (uintptr_t)ptr;
+    if (here >= bytes) return CUDA_SUCCESS;
+    ptr += here;
+    bytes -= here;
+  }
+  return CUDA_ERROR_INVALID_VALUE;
 }
 
 /* ---- tracing and failure injection ---- */
@@ -361,7 +372,10 @@ static const struct {
   int since;
 } NEWER_ABI[] = {{"cuCtxCreate_v4", 12050},
                  {"cuEventElapsedTime_v2", 12080},
-                 {"cuStreamGetCaptureInfo_v3", 12030}};
+                 {"cuStreamGetCaptureInfo_v3", 12030},
+                 {"cuMemPrefetchAsync_v2", 12020},
+                 {"cuMemAdvise_v2", 12020},
+                 {"cuMemcpyBatchAsync_v2", 13000}};
 
 static bool too_new(const char *name, int version) {
   for (size_t i = 0; i < sizeof NEWER_ABI / sizeof NEWER_ABI[0]; i++)

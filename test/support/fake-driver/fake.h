@@ -35,6 +35,8 @@ typedef enum {
   OBJ_MANAGED,
   OBJ_IPC_MEMORY,
   OBJ_GLOBAL,
+  OBJ_POOL_MEMORY,
+  OBJ_MAPPED,
   OBJ_GRAPH_MEMORY,
   OBJ_STREAM,
   OBJ_EVENT,
@@ -49,13 +51,15 @@ typedef enum {
   OBJ_KERNEL,
   OBJ_LINK,
   OBJ_USER_OBJECT,
+  OBJ_POOL,
   OBJ_KINDS
 } obj_kind;
 /* The names of the live counts, in obj_kind's order; then "stale". */
 #define FAKE_COUNT_NAMES                                                                           \
   "contexts", "primary", "device_memory", "host_memory", "registered", "managed", "ipc_memory",    \
-      "globals", "graph_memory", "streams", "events", "modules", "arrays", "textures", "graphs",   \
-      "graph_execs", "functions", "references", "libraries", "kernels", "links", "user_objects"
+      "globals", "pool_memory", "mapped", "graph_memory", "streams", "events", "modules",          \
+      "arrays", "textures", "graphs", "graph_execs", "functions", "references", "libraries",       \
+      "kernels", "links", "user_objects", "pools"
 
 typedef struct {
   uintptr_t key;
@@ -111,7 +115,9 @@ CUresult fake_launch(CUfunction f, const CUlaunchConfig *c, void **params, void 
  * one), or drop count, the last running its destructor. */
 bool fake_user_object_take(CUuserObject object, unsigned int count);
 void fake_user_object_drop(CUuserObject object, unsigned int count);
-/* Whether d is one of the stand-in's devices (context.c). */
+/* The device of the current context (0 with none), and whether d is one of the stand-in's
+ * devices (context.c). */
+CUdevice fake_current_device(void);
 bool fake_is_device(CUdevice d);
 /* Graph memory (graphmem.c): the bytes of a graph's allocation node, shared by the node's copies
  * (held and dropped), live in the object table from the time a launch allocates them to the time
@@ -135,6 +141,16 @@ bool fake_graph_memory_at(CUdeviceptr ptr);
 CUresult fake_graph_new(CUgraph *graph);
 /* Whether each of the count nodes is a node of graph. */
 bool fake_graph_has(CUgraph graph, const CUgraphNode *nodes, size_t count);
+
+/* Memory (memory.c): allocated as cuMemAlloc does, in the current context; freed as cuMemFree
+ * does (device, managed, graph and pool memory); a linear copy, device sides checked. */
+CUresult fake_allocate(CUdeviceptr *ptr, size_t bytes, obj_kind kind);
+CUresult fake_release_device(CUdeviceptr ptr);
+CUresult fake_copy(void *dst, bool dst_device, const void *src, bool src_device, size_t bytes,
+                   CUstream stream);
+/* Pools (pools.c): frees pool memory at ptr; the made pool whose bytes hold ptr, or NULL. */
+CUresult fake_pool_free(CUdeviceptr ptr);
+CUmemoryPool fake_pool_of(CUdeviceptr ptr);
 
 /* A stream argument: the default stream, a pseudo-stream, or a live stream (else counted stale). */
 bool stream_ok(CUstream stream);

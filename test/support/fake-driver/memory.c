@@ -1,13 +1,13 @@
 /* The stand-in's memory: device memory is malloc'd host memory, so copies move real bytes and
  * every device range is checked against what was handed out. Pinned, managed and registered host
- * memory, pointer attributes, memsets, linear copies, IPC handles and stream-ordered pools. */
+ * memory, pointer attributes, memsets, linear copies and IPC handles (pools are pools.c's). */
 #include "fake.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-static CUresult allocate(CUdeviceptr *ptr, size_t bytes, obj_kind kind) {
+CUresult fake_allocate(CUdeviceptr *ptr, size_t bytes, obj_kind kind) {
   if (in_context() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
   if (!bytes) return CUDA_ERROR_INVALID_VALUE;
   if (bytes > ((size_t)1 << 40)) return CUDA_ERROR_OUT_OF_MEMORY;
@@ -27,21 +27,22 @@ static CUresult release(CUdeviceptr ptr, obj_kind kind) {
 
 EXPORT CUresult cuMemAlloc(CUdeviceptr *ptr, size_t bytes) {
   ENTER();
-  return allocate(ptr, bytes, OBJ_DEVICE_MEMORY);
+  return fake_allocate(ptr, bytes, OBJ_DEVICE_MEMORY);
 }
 /* Device and managed memory alike. */
-static CUresult release_device(CUdeviceptr ptr) {
+CUresult fake_release_device(CUdeviceptr ptr) {
   obj o;
   if (fake_graph_memory_at(ptr)) { /* its graph keeps the bytes for the next launch */
     if (in_context() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
     return fake_graph_memory_free(ptr);
   }
-  bool managed = obj_memory((uintptr_t)ptr, 0, &o) && o.key == ptr && o.kind == OBJ_MANAGED;
-  return release(ptr, managed ? OBJ_MANAGED : OBJ_DEVICE_MEMORY);
+  bool found = obj_memory((uintptr_t)ptr, 0, &o) && o.key == ptr;
+  if (found && o.kind == OBJ_POOL_MEMORY) return fake_pool_free(ptr);
+  return release(ptr, found && o.kind == OBJ_MANAGED ? OBJ_MANAGED : OBJ_DEVICE_MEMORY);
 }
 EXPORT CUresult cuMemFree(CUdeviceptr ptr) {
   ENTER();
-  return release_device(ptr);
+  return fake_release_device(ptr);
 }
 EXPORT CUresult cuMemAllocPitch(CUdeviceptr *ptr, size_t *pitch, size_t width, size_t height,
                                 unsigned int element) {
@@ -50,7 +51,7 @@ EXPORT CUresult cuMemAllocPitch(CUdeviceptr *ptr, size_t *pitch, size_t width, s
   if (!width || !height || width > ((size_t)1 << 30) || height > ((size_t)1 << 30))
     return CUDA_ERROR_INVALID_VALUE;
   *pitch = (width + 511) / 512 * 512;
-  return allocate(ptr, *pitch * height, OBJ_DEVICE_MEMORY);
+  return fake_allocate(ptr, *pitch * height, OBJ_DEVICE_MEMORY);
 }
 EXPORT CUresult cuMemGetInfo(size_t *free_bytes, size_t *total) {
   ENTER();
@@ -62,7 +63,7 @@ EXPORT CUresult cuMemGetInfo(size_t *free_bytes, size_t *total) {
 EXPORT CUresult cuMemAllocManaged(CUdeviceptr *ptr, size_t bytes, unsigned int flags) {
   ENTER();
   if (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST) return CUDA_ERROR_INVALID_VALUE;
-  return allocate(ptr, bytes, OBJ_MANAGED);
+  return fake_allocate(ptr, bytes, OBJ_MANAGED);
 }
 
 /* ---- host memory ---- */
@@ -71,7 +72,7 @@ EXPORT CUresult cuMemHostAlloc(void **host, size_t bytes, unsigned int flags) {
   ENTER();
   if (flags & ~0xfu) return CUDA_ERROR_INVALID_VALUE;
   CUdeviceptr ptr;
-  CUresult result = allocate(&ptr, bytes, OBJ_HOST_MEMORY);
+  CUresult result = fake_allocate(&ptr, bytes, OBJ_HOST_MEMORY);
   if (result == CUDA_SUCCESS) *host = (void *)(uintptr_t)ptr;
   return result;
 }
@@ -117,15 +118,15 @@ EXPORT CUresult cuMemHostUnregister(void *host) {
                                                      : CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
 }
 
-EXPORT CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr) {
-  ENTER();
-  obj o;
-  if (!obj_memory((uintptr_t)ptr, 0, &o)) return CUDA_ERROR_INVALID_VALUE;
-  bool host = o.kind == OBJ_HOST_MEMORY || o.kind == OBJ_REGISTERED || o.kind == OBJ_MANAGED;
+/* One attribute of the memory o that holds ptr. */
+static CUresult attribute_of(void *data, CUpointer_attribute attribute, CUdeviceptr ptr,
+                             const obj *o) {
+  bool host = o->kind == OBJ_HOST_MEMORY || o->kind == OBJ_REGISTERED || o->kind == OBJ_MANAGED;
+  CUmemoryPool pool = o->kind == OBJ_POOL_MEMORY ? fake_pool_of(ptr) : NULL;
   switch (attribute) {
-  case CU_POINTER_ATTRIBUTE_CONTEXT: *(CUcontext *)data = o.owner; return CUDA_SUCCESS;
+  case CU_POINTER_ATTRIBUTE_CONTEXT: *(CUcontext *)data = o->owner; return CUDA_SUCCESS;
   case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
-    *(unsigned int *)data = o.kind == OBJ_HOST_MEMORY || o.kind == OBJ_REGISTERED
+    *(unsigned int *)data = o->kind == OBJ_HOST_MEMORY || o->kind == OBJ_REGISTERED
                                 ? CU_MEMORYTYPE_HOST
                                 : CU_MEMORYTYPE_DEVICE;
     return CUDA_SUCCESS;
@@ -134,12 +135,71 @@ EXPORT CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute,
     if (!host) return CUDA_ERROR_INVALID_VALUE;
     *(void **)data = (void *)(uintptr_t)ptr;
     return CUDA_SUCCESS;
-  case CU_POINTER_ATTRIBUTE_IS_MANAGED: *(int *)data = o.kind == OBJ_MANAGED; return CUDA_SUCCESS;
-  case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: *(CUdeviceptr *)data = o.key; return CUDA_SUCCESS;
-  case CU_POINTER_ATTRIBUTE_RANGE_SIZE: *(size_t *)data = o.size; return CUDA_SUCCESS;
+  case CU_POINTER_ATTRIBUTE_IS_MANAGED: *(int *)data = o->kind == OBJ_MANAGED; return CUDA_SUCCESS;
+  case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+  case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: *(CUdeviceptr *)data = o->key; return CUDA_SUCCESS;
+  case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+  case CU_POINTER_ATTRIBUTE_MAPPING_SIZE: *(size_t *)data = o->size; return CUDA_SUCCESS;
   case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data = 0; return CUDA_SUCCESS;
+  case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+  case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID:
+    *(unsigned long long *)data = o->key; /* unique while the memory lives */
+    return CUDA_SUCCESS;
+  case CU_POINTER_ATTRIBUTE_MAPPED: *(int *)data = 1; return CUDA_SUCCESS;
+  case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
+  case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE: *(int *)data = 0; return CUDA_SUCCESS;
+  case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
+    *(int *)data = o->kind == OBJ_DEVICE_MEMORY;
+    return CUDA_SUCCESS;
+  case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS:
+    *(int *)data = CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE;
+    return CUDA_SUCCESS;
+  case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: *(CUmemoryPool *)data = pool; return CUDA_SUCCESS;
+  case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES:
+    *(unsigned long long *)data = pool ? CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR : 0;
+    return CUDA_SUCCESS;
   default: return CUDA_ERROR_INVALID_VALUE;
   }
+}
+
+EXPORT CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr) {
+  ENTER();
+  obj o;
+  if (!obj_memory((uintptr_t)ptr, 0, &o)) return CUDA_ERROR_INVALID_VALUE;
+  return attribute_of(data, attribute, ptr, &o);
+}
+
+/* The bytes the driver writes for an attribute: pointers, sizes and ids 8, the others 4. */
+static size_t attribute_size(CUpointer_attribute attribute) {
+  switch (attribute) {
+  case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+  case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
+  case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+  case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+  case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
+  case CU_POINTER_ATTRIBUTE_MAPPED:
+  case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE:
+  case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS: return 4;
+  default: return 8;
+  }
+}
+
+/* Several at once; memory the driver does not know gets zeros, as the driver's own call does. */
+EXPORT CUresult cuPointerGetAttributes(unsigned int count, CUpointer_attribute *attributes,
+                                       void **data, CUdeviceptr ptr) {
+  ENTER();
+  obj o;
+  bool known = obj_memory((uintptr_t)ptr, 0, &o);
+  for (unsigned i = 0; i < count; i++) {
+    if (attributes[i] < CU_POINTER_ATTRIBUTE_CONTEXT ||
+        attributes[i] > CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID ||
+        attributes[i] == CU_POINTER_ATTRIBUTE_P2P_TOKENS)
+      return CUDA_ERROR_INVALID_VALUE;
+    memset(data[i], 0, attribute_size(attributes[i]));
+    if (known)
+      attribute_of(data[i], attributes[i], ptr, &o); /* a host pointer of device memory stays 0 */
+  }
+  return CUDA_SUCCESS;
 }
 EXPORT CUresult cuMemGetAddressRange(CUdeviceptr *base, size_t *size, CUdeviceptr ptr) {
   ENTER();
@@ -222,8 +282,8 @@ EXPORT CUresult cuMemsetD2D32Async(CUdeviceptr d, size_t p, unsigned int v, size
 
 /* ---- linear copies: device sides checked; host sides are the caller's to get right ---- */
 
-static CUresult copy(void *dst, bool dst_device, const void *src, bool src_device, size_t bytes,
-                     CUstream stream) {
+CUresult fake_copy(void *dst, bool dst_device, const void *src, bool src_device, size_t bytes,
+                   CUstream stream) {
   if (in_context() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
   if (!stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
   if (!bytes) return CUDA_SUCCESS;
@@ -236,39 +296,39 @@ static CUresult copy(void *dst, bool dst_device, const void *src, bool src_devic
 #define DEV(p) ((void *)(uintptr_t)(p))
 EXPORT CUresult cuMemcpyHtoD(CUdeviceptr d, const void *s, size_t n) {
   ENTER();
-  return copy(DEV(d), true, s, false, n, 0);
+  return fake_copy(DEV(d), true, s, false, n, 0);
 }
 EXPORT CUresult cuMemcpyDtoH(void *d, CUdeviceptr s, size_t n) {
   ENTER();
-  return copy(d, false, DEV(s), true, n, 0);
+  return fake_copy(d, false, DEV(s), true, n, 0);
 }
 EXPORT CUresult cuMemcpyDtoD(CUdeviceptr d, CUdeviceptr s, size_t n) {
   ENTER();
-  return copy(DEV(d), true, DEV(s), true, n, 0);
+  return fake_copy(DEV(d), true, DEV(s), true, n, 0);
 }
 EXPORT CUresult cuMemcpyHtoDAsync(CUdeviceptr d, const void *s, size_t n, CUstream st) {
   ENTER();
-  return copy(DEV(d), true, s, false, n, st);
+  return fake_copy(DEV(d), true, s, false, n, st);
 }
 EXPORT CUresult cuMemcpyDtoHAsync(void *d, CUdeviceptr s, size_t n, CUstream st) {
   ENTER();
-  return copy(d, false, DEV(s), true, n, st);
+  return fake_copy(d, false, DEV(s), true, n, st);
 }
 EXPORT CUresult cuMemcpyDtoDAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) {
   ENTER();
-  return copy(DEV(d), true, DEV(s), true, n, st);
+  return fake_copy(DEV(d), true, DEV(s), true, n, st);
 }
 /* Peer copies name both contexts, which must be live. */
 EXPORT CUresult cuMemcpyPeer(CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n) {
   ENTER();
   if (!live_context(dc, true) || !live_context(sc, true)) return CUDA_ERROR_INVALID_CONTEXT;
-  return copy(DEV(d), true, DEV(s), true, n, 0);
+  return fake_copy(DEV(d), true, DEV(s), true, n, 0);
 }
 EXPORT CUresult cuMemcpyPeerAsync(CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc,
                                   size_t n, CUstream st) {
   ENTER();
   if (!live_context(dc, true) || !live_context(sc, true)) return CUDA_ERROR_INVALID_CONTEXT;
-  return copy(DEV(d), true, DEV(s), true, n, st);
+  return fake_copy(DEV(d), true, DEV(s), true, n, st);
 }
 
 /* ---- IPC: a handle holds the process id, the address and the size ---- */
@@ -296,99 +356,11 @@ EXPORT CUresult cuIpcOpenMemHandle(CUdeviceptr *ptr, CUipcMemHandle handle, unsi
   ipc_handle h;
   memcpy(&h, handle.reserved, sizeof h);
   if (flags & ~1u || !h.pid || !h.size) return CUDA_ERROR_INVALID_VALUE;
-  CUresult result = allocate(ptr, h.size, OBJ_IPC_MEMORY);
+  CUresult result = fake_allocate(ptr, h.size, OBJ_IPC_MEMORY);
   if (result == CUDA_SUCCESS) memset(DEV(*ptr), 0, h.size);
   return result;
 }
 EXPORT CUresult cuIpcCloseMemHandle(CUdeviceptr ptr) {
   ENTER();
   return release(ptr, OBJ_IPC_MEMORY);
-}
-
-/* ---- stream-ordered allocation and pools: one pool per device ---- */
-
-struct CUmemPoolHandle_st {
-  cuuint64_t threshold, reserved, used;
-  int reuse[3];
-};
-static struct CUmemPoolHandle_st pools[2];
-
-EXPORT CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool, CUdevice dev) {
-  ENTER();
-  if (dev < 0 || dev > 1) return CUDA_ERROR_INVALID_DEVICE;
-  *pool = &pools[dev];
-  return CUDA_SUCCESS;
-}
-EXPORT CUresult cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev) {
-  ENTER();
-  if (dev < 0 || dev > 1) return CUDA_ERROR_INVALID_DEVICE;
-  *pool = &pools[dev];
-  return CUDA_SUCCESS;
-}
-static bool pool_ok(CUmemoryPool pool) {
-  if (pool == &pools[0] || pool == &pools[1]) return true;
-  count_stale("pool");
-  return false;
-}
-EXPORT CUresult cuMemAllocAsync(CUdeviceptr *ptr, size_t bytes, CUstream stream) {
-  ENTER();
-  if (!stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
-  return allocate(ptr, bytes, OBJ_DEVICE_MEMORY);
-}
-EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *ptr, size_t bytes, CUmemoryPool pool,
-                                        CUstream stream) {
-  ENTER();
-  if (!pool_ok(pool) || !stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
-  return allocate(ptr, bytes, OBJ_DEVICE_MEMORY);
-}
-EXPORT CUresult cuMemFreeAsync(CUdeviceptr ptr, CUstream stream) {
-  ENTER();
-  if (!stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
-  return release_device(ptr);
-}
-/* The pool's setting for one of the three reuse attributes, or NULL for another attribute. */
-static int *reuse_of(CUmemoryPool pool, CUmemPool_attribute attribute) {
-  unsigned i = (unsigned)attribute - CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES;
-  return i < 3 ? &pool->reuse[i] : NULL;
-}
-EXPORT CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attribute,
-                                      void *value) {
-  ENTER();
-  if (!pool_ok(pool)) return CUDA_ERROR_INVALID_HANDLE;
-  int *reuse = reuse_of(pool, attribute);
-  if (reuse) return *(int *)value = *reuse, CUDA_SUCCESS;
-  switch (attribute) {
-  case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
-    *(cuuint64_t *)value = pool->threshold;
-    return CUDA_SUCCESS;
-  case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT:
-  case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
-    *(cuuint64_t *)value = pool->reserved;
-    return CUDA_SUCCESS;
-  case CU_MEMPOOL_ATTR_USED_MEM_CURRENT:
-  case CU_MEMPOOL_ATTR_USED_MEM_HIGH: *(cuuint64_t *)value = pool->used; return CUDA_SUCCESS;
-  default: return CUDA_ERROR_INVALID_VALUE;
-  }
-}
-EXPORT CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attribute,
-                                      void *value) {
-  ENTER();
-  if (!pool_ok(pool)) return CUDA_ERROR_INVALID_HANDLE;
-  int *reuse = reuse_of(pool, attribute);
-  if (reuse) return *reuse = *(int *)value, CUDA_SUCCESS;
-  switch (attribute) {
-  case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
-    pool->threshold = *(cuuint64_t *)value;
-    return CUDA_SUCCESS;
-  case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
-  case CU_MEMPOOL_ATTR_USED_MEM_HIGH:
-    if (*(cuuint64_t *)value) return CUDA_ERROR_INVALID_VALUE;
-    return CUDA_SUCCESS;
-  default: return CUDA_ERROR_INVALID_VALUE;
-  }
-}
-EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t keep) {
-  ENTER();
-  (void)keep;
-  return pool_ok(pool) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }

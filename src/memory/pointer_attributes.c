@@ -1,0 +1,82 @@
+/* pointer_attributes: what the driver knows of any address (cuPointerGetAttributes), device,
+ * host, managed or foreign; zeros where CUDA does not know the memory. */
+#include <string.h>
+
+#include "memory.h"
+
+typedef enum value_kind { AS_INT, AS_BOOL, AS_ADDRESS, AS_SIZE } value_kind;
+
+static const struct {
+  CUpointer_attribute attribute;
+  const char *key;
+  value_kind kind;
+} ATTRIBUTES[] = {
+    {CU_POINTER_ATTRIBUTE_CONTEXT, "context", AS_ADDRESS},
+    {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, "memoryType", AS_INT},
+    {CU_POINTER_ATTRIBUTE_DEVICE_POINTER, "devicePointer", AS_ADDRESS},
+    {CU_POINTER_ATTRIBUTE_HOST_POINTER, "hostPointer", AS_ADDRESS},
+    {CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, "syncMemops", AS_BOOL},
+    {CU_POINTER_ATTRIBUTE_BUFFER_ID, "bufferId", AS_ADDRESS},
+    {CU_POINTER_ATTRIBUTE_IS_MANAGED, "isManaged", AS_BOOL},
+    {CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, "device", AS_INT},
+    {CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE, "legacyIpcCapable", AS_BOOL},
+    {CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, "rangeStart", AS_ADDRESS},
+    {CU_POINTER_ATTRIBUTE_RANGE_SIZE, "rangeSize", AS_SIZE},
+    {CU_POINTER_ATTRIBUTE_MAPPED, "mapped", AS_BOOL},
+    {CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES, "allowedHandleTypes", AS_SIZE},
+    {CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE, "gpuDirectRdmaCapable", AS_BOOL},
+    {CU_POINTER_ATTRIBUTE_ACCESS_FLAGS, "accessFlags", AS_INT},
+    {CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE, "memoryPool", AS_ADDRESS},
+    {CU_POINTER_ATTRIBUTE_MAPPING_SIZE, "mappingSize", AS_SIZE},
+    {CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR, "mappingBase", AS_ADDRESS},
+    {CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID, "memoryBlockId", AS_ADDRESS},
+};
+#define COUNT (sizeof ATTRIBUTES / sizeof ATTRIBUTES[0])
+
+/* pointerAttributes(address or host view): { key: value } of ATTRIBUTES. Each value has 8 zeroed
+ * bytes, of which the driver writes 1 (a bool), 4 (an int) or 8: reading the low 4 bytes of the
+ * small ones is right whichever it writes. */
+static napi_value pointer_attributes(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  napi_valuetype type;
+  CUdeviceptr ptr;
+  if (!arg_type(env, argv[0], &type)) return NULL;
+  if (type == napi_object) {
+    void *data;
+    size_t length;
+    if (!arg_host(env, argv[0], "pointer", &data, &length)) return NULL;
+    ptr = (CUdeviceptr)(uintptr_t)data;
+  } else if (!arg_ptr(env, argv[0], "pointer", &ptr)) {
+    return NULL;
+  }
+  if (!driver_ready(env)) return NULL;
+  CUpointer_attribute attributes[COUNT];
+  uint64_t values[COUNT];
+  void *slots[COUNT];
+  memset(values, 0, sizeof values);
+  for (size_t i = 0; i < COUNT; i++) {
+    attributes[i] = ATTRIBUTES[i].attribute;
+    slots[i] = &values[i];
+  }
+  CU_CALL(env, cuPointerGetAttributes, (unsigned)COUNT, attributes, slots, ptr);
+  napi_value result;
+  NAPI_CALL(env, napi_create_object(env, &result));
+  for (size_t i = 0; i < COUNT; i++) {
+    uint32_t low;
+    memcpy(&low, &values[i], sizeof low);
+    napi_value value;
+    switch (ATTRIBUTES[i].kind) {
+    case AS_INT: value = make_int(env, (int32_t)low); break;
+    case AS_BOOL: value = make_bool(env, low != 0); break;
+    case AS_ADDRESS: value = make_ptr(env, (CUdeviceptr)values[i]); break;
+    default: value = make_uint(env, values[i]); break;
+    }
+    if (!set_named(env, result, ATTRIBUTES[i].key, value)) return NULL;
+  }
+  return result;
+}
+
+bool pointer_attributes_init(napi_env env, napi_value exports) {
+  static const export_fn fns[] = {{"pointerAttributes", pointer_attributes}};
+  return EXPORTS(env, exports, fns);
+}

@@ -1,0 +1,241 @@
+'use strict';
+// Memory pools through the stand-in driver (test/support/fake-driver/pools.c): pools made with
+// new MemoryPool(), their attributes, access and lifetimes, and pool IPC between two processes
+// whose shared bytes the stand-in keeps in a memfd, so that what one process writes the other reads.
+const assert = require('assert');
+const { spawnSync } = require('child_process');
+const path = require('path');
+const cuda = require('../..');
+const { childRunner, ROOT } = require('../support/graph-child');
+
+describe('memory pools (checked before the driver)', function () {
+  it('options and arguments that are wrong are TypeErrors and RangeErrors saying what to give', function () {
+    const cases = [
+      [
+        () => new cuda.MemoryPool('x'),
+        'TypeError',
+        'new MemoryPool(): the options must be an object, not the string "x"',
+      ],
+      [() => new cuda.MemoryPool({ size: 1 }), 'TypeError', /unknown option 'size'; the options are device, location/],
+      [() => new cuda.MemoryPool({ device: 0 }), 'TypeError', 'device must be a Device, not number 0'],
+      [
+        () => new cuda.MemoryPool({ device: {}, location: 'host' }),
+        'TypeError',
+        'new MemoryPool(): give device or location, not both',
+      ],
+      [
+        () => new cuda.MemoryPool({ location: 'gpu' }),
+        'TypeError',
+        /location must be 'host', a Device, a device ordinal/,
+      ],
+      [
+        () => new cuda.MemoryPool({ location: { type: 'numa' } }),
+        'TypeError',
+        /location.type must be device, host, host-numa, host-numa-current/,
+      ],
+      [
+        () => new cuda.MemoryPool({ location: 'host', handleType: 'fd' }),
+        'TypeError',
+        /handleType must be 'none' or 'posix-fd', not the string "fd"/,
+      ],
+      [() => new cuda.MemoryPool({ location: 'host', maxSize: -1 }), 'RangeError', /maxSize must be/],
+      [() => cuda.MemoryPool.importHandle(-1), 'RangeError', 'fd must be an integer from 0 to 2147483647, not -1'],
+      [() => cuda.MemoryPool.importHandle('3'), 'TypeError', 'fd must be an integer number, not the string "3"'],
+      [() => new cuda.ShareableHandle(), 'TypeError', 'a ShareableHandle comes from pool.exportHandle()'],
+    ];
+    for (const [call, name, message] of cases) assert.throws(call, { name, message });
+  });
+});
+
+describe('memory pools through a stand-in driver (no GPU needed)', function () {
+  this.timeout(60000);
+  const { run, dir, standIn } = childRunner('cudadrv-pools-');
+
+  it('a made pool: its options set its attributes, allocations come from it, setCurrent() makes memAllocAsync use it, destroy() ends it', function () {
+    run(
+      `
+      const stream = new cuda.Stream();
+      const pool = new cuda.MemoryPool({ handleType: 'posix-fd', maxSize: 1 << 20, releaseThreshold: 4096, reuseAllowOpportunistic: true });
+      assert.deepStrictEqual(pool.attributes, {
+        reuseFollowEventDependencies: false, reuseAllowOpportunistic: true, reuseAllowInternalDependencies: false,
+        releaseThreshold: 4096, reservedMemCurrent: 1 << 20, reservedMemHigh: 1 << 20, usedMemCurrent: 0, usedMemHigh: 0,
+      });
+      const a = pool.allocate(1000, stream);
+      assert.strictEqual(pool.attributes.usedMemCurrent, 1024, 'the stand-in carves 256-byte steps');
+      assert.strictEqual(cuda.pointerAttributes(a).fromPool, true);
+      // the pool's bytes are real: what goes in comes out
+      const data = Uint8Array.from({ length: 1000 }, () => Math.floor(Math.random() * 256));
+      cuda.memcpyHtoD(a, data);
+      assert.deepStrictEqual(cuda.fromDevice(a, 1000, 'uint8'), data);
+      // the device's pools are others until setCurrent()
+      assert.notStrictEqual(cuda.pointerAttributes(cuda.memAllocAsync(64, stream)).fromPool, true);
+      pool.setCurrent();
+      const b = cuda.memAllocAsync(64, stream);
+      assert.strictEqual(pool.attributes.usedMemCurrent, 1280, 'memAllocAsync drew from the pool');
+      assert.strictEqual(cuda.pointerAttributes(b).fromPool, true);
+      cuda.MemoryPool.getDefault().setCurrent();
+      // access: the pool's own device keeps read and write
+      assert.strictEqual(pool.getAccess(0), 'readwrite');
+      assert.strictEqual(pool.getAccess(new cuda.Device(1)), 'none');
+      pool.setAccess(1, 'read');
+      assert.strictEqual(pool.getAccess(1), 'read');
+      assert.throws(() => pool.setAccess(0, 'none'), { message: /cuMemPoolSetAccess failed/ });
+      assert.throws(() => pool.setAccess(1, 'rw'), { name: 'TypeError', message: "access must be 'none', 'read' or 'readwrite', not the string \\"rw\\"" });
+      assert.throws(() => pool.setAttribute(cuda.MemPoolAttribute.REUSE_ALLOW_OPPORTUNISTIC, 1), { name: 'TypeError', message: 'a reuse attribute takes a boolean, not number 1' });
+      // destroyed with allocations out: they stay usable until freed; the pool refuses use
+      pool.destroy();
+      pool.destroy();
+      assert.deepStrictEqual(cuda.fromDevice(a, 1000, 'uint8'), data);
+      for (const use of [() => pool.allocate(16, stream), () => pool.attributes, () => pool.exportHandle(), () => pool.setCurrent()])
+        assert.throws(use, { name: 'LogicError', message: 'this MemoryPool has been destroyed; make a new one' });
+      a.free(stream);
+      b.free(stream);
+      // a device's own pool is not destroyed
+      const own = cuda.MemoryPool.getDefault();
+      assert.throws(() => own.destroy(), { name: 'LogicError', message: /a device's own MemoryPool/ });
+      own[Symbol.dispose]();
+      own.trimTo(0);
+      // a host pool is not shareable (the driver's rule)
+      assert.throws(() => new cuda.MemoryPool({ location: 'host', handleType: 'posix-fd' }), { message: /cuMemPoolCreate failed/ });
+      const hostPool = new cuda.MemoryPool({ location: 'host' });
+      hostPool[Symbol.dispose]();
+      assert.throws(() => hostPool.attributes, { name: 'LogicError' });
+    `,
+      { FAKE_CUDA_DEVICES: '2' },
+    );
+  });
+
+  for (const [kind, what] of [
+    ['pool', 'a pool and an allocation from it'],
+    ['vmm', 'physical memory mapped into address ranges'],
+  ]) {
+    it(`two processes share ${what}: the importer reads what the exporter wrote after its event, writes it over, and the exporter sees that`, function () {
+      const child = spawnSync(
+        process.execPath,
+        [path.join(ROOT, 'test', 'support', 'pool-ipc-child.js'), 'exporter', kind, 'copy'],
+        {
+          encoding: 'utf8',
+          env: { ...process.env, LD_LIBRARY_PATH: standIn.dir },
+          timeout: 30000,
+        },
+      );
+      assert.strictEqual(child.status, 0, child.stdout + child.stderr);
+      assert.deepStrictEqual(JSON.parse(child.stdout), { read: 'ok', written: 'ok' });
+    });
+  }
+
+  it('export and import refuse what cannot be shared, and pointer data that is not 64 bytes', function () {
+    run(`
+      const stream = new cuda.Stream();
+      const plain = new cuda.MemoryPool();
+      assert.throws(() => plain.exportHandle(), { message: /cuMemPoolExportToShareableHandle failed/ });
+      const shared = new cuda.MemoryPool({ handleType: 'posix-fd' });
+      const memory = shared.allocate(256, stream);
+      assert.strictEqual(shared.exportPointer(memory).length, 64);
+      assert.throws(() => shared.exportPointer('x'), { name: 'TypeError', message: /memory must be device memory/ });
+      assert.throws(() => shared.importPointer(Buffer.alloc(10)), { name: 'RangeError', message: 'data must be 64 bytes long, not 10' });
+      assert.throws(() => shared.importPointer('x'), { name: 'TypeError', message: "data must be the Buffer exportPointer() gave, not the string \\"x\\"" });
+      // an fd that is no pool's
+      const fd = fs.openSync(${JSON.stringify(__filename)}, 'r');
+      assert.throws(() => cuda.MemoryPool.importHandle(fd), { message: /cuMemPoolImportFromShareableHandle failed/ });
+      fs.closeSync(fd);
+      const handle = shared.exportHandle();
+      const number = handle.fd;
+      assert.ok(fs.fstatSync(number).isFile());
+      handle.close();
+      handle.close();
+      assert.throws(() => fs.fstatSync(number), { code: 'EBADF' });
+      assert.throws(() => handle.fd, { name: 'LogicError', message: 'this ShareableHandle has been closed' });
+      memory.free(stream);
+      shared.destroy();
+    `);
+  });
+
+  it('dropped pools are destroyed and dropped handles closed by the garbage collector; a device pool is not', function () {
+    const counts = path.join(dir(), 'counts');
+    run(
+      `
+      const { liveCounts } = require(${JSON.stringify(path.join(ROOT, 'test', 'support', 'stand-in-driver'))});
+      const fds = () => fs.readdirSync('/proc/self/fd').length;
+      const before = fds();
+      (() => {
+        for (let i = 0; i < 20; i++) {
+          const pool = new cuda.MemoryPool({ handleType: 'posix-fd', maxSize: 1 << 16 });
+          pool.exportHandle();
+          cuda.MemoryPool.getDefault();
+        }
+      })();
+      assert.strictEqual(liveCounts(${JSON.stringify(counts)}).pools, 20);
+      for (let i = 0; i < 10 && (liveCounts(${JSON.stringify(counts)}).pools || fds() > before); i++) {
+        globalThis.gc();
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      assert.strictEqual(liveCounts(${JSON.stringify(counts)}).pools, 0);
+      assert.strictEqual(fds(), before, 'every exported descriptor and every pool file was closed');
+      assert.strictEqual(liveCounts(${JSON.stringify(counts)}).stale, 0);
+    `,
+      { FAKE_CUDA_COUNTS: counts },
+    );
+  });
+
+  it('on a driver older than 13.0 the batched calls are a RuntimeError naming the version they need', function () {
+    run(
+      `
+      const stream = new cuda.Stream();
+      const m = cuda.managedZeros(64, 'uint8');
+      assert.throws(() => cuda.memPrefetchBatchAsync([{ memory: m, location: 'host' }], stream), { name: 'RuntimeError', message: /cuMemPrefetchBatchAsync.*13\\.0/ });
+      assert.throws(() => cuda.memcpyBatchAsync([{ dest: m, src: new Uint8Array(64) }], stream), { name: 'RuntimeError', message: /cuMemcpyBatchAsync.*13\\.0/ });
+      cuda.memPrefetchAsync(m, 'host', stream); // 12.2
+    `,
+      { FAKE_CUDA_DRIVER_VERSION: '12080' },
+    );
+    run(
+      `
+      const m = cuda.managedZeros(64, 'uint8');
+      assert.throws(() => cuda.memPrefetchAsync(m, 'host'), { name: 'RuntimeError', message: /cuMemPrefetchAsync.*12\\.2/ });
+      assert.throws(() => cuda.memAdvise(m, cuda.MemAdvise.SET_READ_MOSTLY), { name: 'RuntimeError', message: /cuMemAdvise.*12\\.2/ });
+      assert.deepStrictEqual(cuda.memRangeAttributes(m).readMostly, false);
+    `,
+      { FAKE_CUDA_DRIVER_VERSION: '12000' },
+    );
+  });
+
+  it('workers that make, share and use pools, terminated mid-work in 20 rounds, then the main thread: no crash, exit 0', function () {
+    const out = run(`
+      const { Worker } = require('worker_threads');
+      const body = \`
+        const cuda = require(\${JSON.stringify(${JSON.stringify(ROOT)})});
+        const { parentPort } = require('worker_threads');
+        cuda.init();
+        const ctx = new cuda.Device(0).makeContext();
+        const stream = new cuda.Stream();
+        const managed = cuda.managedZeros(4096, 'uint8');
+        parentPort.postMessage('ready');
+        for (;;) {
+          const pool = new cuda.MemoryPool({ handleType: 'posix-fd', maxSize: 1 << 16 });
+          const handle = pool.exportHandle();
+          const a = pool.allocate(4096, stream);
+          cuda.memcpyBatchAsync([{ dest: a, src: managed }, { dest: managed, src: a }], stream);
+          cuda.memPrefetchAsync(managed, 'host', stream);
+          cuda.pointerAttributes(a);
+          if (Math.random() < 0.5) { a.free(stream); handle.close(); pool.destroy(); }
+        }\`;
+      for (let round = 0; round < 20; round++) {
+        const worker = new Worker(body, { eval: true });
+        await new Promise((resolve, reject) => { worker.once('message', resolve); worker.once('error', reject); });
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 20));
+        await worker.terminate();
+      }
+      const stream = new cuda.Stream();
+      const pool = new cuda.MemoryPool({ handleType: 'posix-fd' });
+      const a = pool.allocate(64, stream);
+      const data = Uint8Array.from({ length: 64 }, (_, i) => i * 7);
+      const back = new Uint8Array(64);
+      cuda.memcpyBatchAsync([{ dest: a, src: data }], stream);
+      cuda.memcpyBatchAsync([{ dest: back, src: a, bytes: 64 }], stream);
+      assert.deepStrictEqual(back, data);
+      console.log('rounds done');
+    `);
+    assert.match(out, /rounds done/);
+  });
+});
