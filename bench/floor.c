@@ -46,6 +46,7 @@
 #define GRAPH_KERNELS 100       /* launches captured into the graph */
 #define WHILE_SHORT 10          /* iterations of the short WHILE loop */
 #define WHILE_LONG 1000         /* and of the long one */
+#define BATCH_COPIES 1000       /* small copies in one cuMemcpyBatchAsync */
 
 /* ---- the driver, resolved as cudadrv's loader does ---- */
 
@@ -61,7 +62,8 @@
   X(cuStreamEndCapture, 10000) X(cuGraphInstantiateWithFlags, 11040) X(cuGraphLaunch, 10000)  \
   X(cuGraphCreate, 10000) X(cuGraphAddKernelNode, 12000) X(cuGraphExecDestroy, 10000)           \
   X(cuGraphUpload, 11010) X(cuGraphConditionalHandleCreate, 12030) X(cuGraphAddNode, 12030)    \
-  X(cuGraphAddMemsetNode, 10000) X(cuCtxGetCurrent, 4000)
+  X(cuGraphAddMemsetNode, 10000) X(cuCtxGetCurrent, 4000) X(cuMemcpyHtoDAsync, 3020)          \
+  X(cuMemcpyBatchAsync, 13000)
 // clang-format on
 
 #define DRIVER_ENTRY(name, version) PFN_##name##_v##version name;
@@ -169,6 +171,11 @@ static CUgraphExec graph_exec;
 static CUgraph explicit_graph; /* GRAPH_KERNELS empty kernels in a chain, built node by node */
 static CUgraphExec explicit_exec;
 static CUgraphExec while_exec[2]; /* WHILE loops of WHILE_SHORT and WHILE_LONG iterations */
+/* BATCH_COPIES copies of SMALL bytes from page-locked memory to device memory, as cudadrv's
+ * memcpyBatchAsync passes them: one attribute a copy (stream order, no hints) */
+static CUdeviceptr batch_dsts[BATCH_COPIES], batch_srcs[BATCH_COPIES];
+static size_t batch_sizes[BATCH_COPIES], batch_idxs[BATCH_COPIES];
+static CUmemcpyAttributes batch_attrs[BATCH_COPIES];
 /* args4's parameters (two pointers, an int and a float) as cudadrv passes them: one buffer laid
  * out as the kernel's parameter space, through cuLaunchKernel's extra. */
 static struct {
@@ -295,6 +302,23 @@ static const char *setup_small(void) {
   return NULL;
 }
 
+static const char *setup_batch(void) {
+  if (batch_sizes[0]) return NULL;
+  CUdeviceptr device;
+  void *host;
+  CK(cuMemAlloc, &device, BATCH_COPIES * SMALL);
+  CK(cuMemHostAlloc, &host, BATCH_COPIES * SMALL, 0);
+  memset(host, 1, BATCH_COPIES * SMALL);
+  for (size_t i = 0; i < BATCH_COPIES; i++) {
+    batch_dsts[i] = device + i * SMALL;
+    batch_srcs[i] = (CUdeviceptr)(uintptr_t)host + i * SMALL;
+    batch_sizes[i] = SMALL;
+    batch_idxs[i] = i;
+    batch_attrs[i] = (CUmemcpyAttributes){.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM};
+  }
+  return NULL;
+}
+
 /* ---- the steps ---- */
 
 /* A step that is one driver call. */
@@ -334,6 +358,20 @@ static const char *launch_synchronize(void) {
 static const char *dtod(void) {
   CK(cuMemcpyDtoD, big2, big, BIG);
   CK(cuCtxSynchronize);
+  return NULL;
+}
+
+static const char *copy_batch(void) {
+  CK(cuMemcpyBatchAsync, batch_dsts, batch_srcs, batch_sizes, BATCH_COPIES, batch_attrs, batch_idxs,
+     BATCH_COPIES, stream);
+  CK(cuStreamSynchronize, stream);
+  return NULL;
+}
+
+static const char *copy_calls(void) {
+  for (size_t i = 0; i < BATCH_COPIES; i++)
+    CK(cuMemcpyHtoDAsync, batch_dsts[i], (void *)(uintptr_t)batch_srcs[i], SMALL, stream);
+  CK(cuStreamSynchronize, stream);
   return NULL;
 }
 
@@ -474,6 +512,8 @@ static const operation operations[] = {
     {"copy.htod.small", setup_small, htod_small, NULL},
     {"copy.dtoh.small", setup_small, dtoh_small, NULL},
     {"copy.dtod", setup_big, dtod, NULL},
+    {"copy.batch", setup_batch, copy_batch, NULL},
+    {"copy.calls", setup_batch, copy_calls, NULL},
     {"alloc", NULL, alloc_free, NULL},
     {"alloc.async", NULL, alloc_free_async, synchronize},
     {"compile.cold", setup_compile, compile_cold, NULL},
@@ -528,8 +568,8 @@ static const char *run(const operation *op, int warmup, int reps, int batch) {
 
 static void print_sizes(void) {
   printf("\"sizes\":{\"big\":%zu,\"small\":%d,\"alloc\":%zu,\"graphKernels\":%d,"
-         "\"whileShort\":%d,\"whileLong\":%d}",
-         BIG, SMALL, MIB, GRAPH_KERNELS, WHILE_SHORT, WHILE_LONG);
+         "\"whileShort\":%d,\"whileLong\":%d,\"batchCopies\":%d}",
+         BIG, SMALL, MIB, GRAPH_KERNELS, WHILE_SHORT, WHILE_LONG, BATCH_COPIES);
 }
 
 static const operation *find(const char *name, size_t length) {

@@ -25,7 +25,15 @@ const FLOOR_SOURCE = path.join(__dirname, 'floor.c');
 const FLOOR_BINARY = path.join(ROOT, 'build', 'bench', 'floor');
 
 // The sizes floor.c uses too (it reports its own, and they are checked against these).
-const SIZES = { big: 256 * 2 ** 20, small: 16, alloc: 2 ** 20, graphKernels: 100, whileShort: 10, whileLong: 1000 };
+const SIZES = {
+  big: 256 * 2 ** 20,
+  small: 16,
+  alloc: 2 ** 20,
+  graphKernels: 100,
+  whileShort: 10,
+  whileLong: 1000,
+  batchCopies: 1000,
+};
 
 // ---- the operations ----
 // id, title, unit; c: the floor.c operation measured beside it; spec: [warm-up batches, timed
@@ -266,6 +274,42 @@ const OPERATIONS = [
       };
     },
   },
+  ...[
+    ['batch', 'in one memcpyBatchAsync', (cuda, copies, stream) => () => cuda.memcpyBatchAsync(copies, stream)],
+    [
+      'calls',
+      'by memcpyHtoDAsync calls',
+      (cuda, copies, stream) => () => {
+        for (const { dest, src } of copies) cuda.memcpyHtoDAsync(dest, src, stream);
+      },
+    ],
+  ].map(([how, words, enqueue]) => ({
+    id: `copy.${how}`,
+    title: `${SIZES.batchCopies} copies of ${SIZES.small} B page-locked→device ${words}, per copy`,
+    unit: 'us',
+    per: SIZES.batchCopies,
+    c: `copy.${how}`,
+    spec: [2, 20, 1],
+    target: how === 'batch' ? ratioAtMost(1.1) : null,
+    note: 'each batch of copies followed by stream.synchronizeSync(), timed',
+    js: (env) => {
+      const { cuda } = env;
+      const stream = env.stream();
+      const device = cuda.memAlloc(SIZES.batchCopies * SIZES.small);
+      const host = cuda.pagelockedEmpty(SIZES.batchCopies * SIZES.small, 'uint8').fill(1);
+      const copies = Array.from({ length: SIZES.batchCopies }, (_, i) => ({
+        dest: device.slice(i * SIZES.small, SIZES.small),
+        src: host.subarray(i * SIZES.small, (i + 1) * SIZES.small),
+      }));
+      const copy = enqueue(cuda, copies, stream);
+      return {
+        step: () => {
+          copy();
+          stream.synchronizeSync();
+        },
+      };
+    },
+  })),
   {
     id: 'lag.wait',
     title: 'timer lag awaiting a 500 ms kernel',

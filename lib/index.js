@@ -15,7 +15,7 @@ const { Event } = require('./driver/event');
 const { Graph, GraphExec, GraphNode, ConditionalHandle, GraphMemory } = require('./driver/graph');
 const deviceMemory = require('./memory/device-memory');
 const copies = require('./memory/copies');
-const { MemoryPool, ShareableHandle } = require('./memory/memory-pool');
+const { MemoryPool, ShareableHandle, memAllocAsync } = require('./memory/memory-pool');
 const managed = require('./memory/managed');
 const { pointerAttributes } = require('./memory/pointer-attributes');
 const { memcpyBatchAsync } = require('./memory/batch-copies');
@@ -138,7 +138,7 @@ module.exports = {
   memGetInfo: deviceMemory.memGetInfo,
   memAlloc: deviceMemory.memAlloc,
   memAllocPitch: deviceMemory.memAllocPitch,
-  memAllocAsync: deviceMemory.memAllocAsync,
+  memAllocAsync,
   memGetIpcHandle: deviceMemory.memGetIpcHandle,
   toDevice: deviceMemory.toDevice,
   fromDevice: deviceMemory.fromDevice,

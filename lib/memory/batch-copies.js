@@ -5,7 +5,6 @@ const binding = require('../internal/binding');
 const check = require('../internal/checks');
 const { Stream } = require('../driver/stream');
 const { devicePointer, deviceExtent, fits } = require('../internal/pointer');
-const { keepForCapture } = require('../internal/capture-keep');
 const { locationOf } = require('../internal/location');
 const host = require('./host-memory');
 
@@ -18,8 +17,7 @@ const isHost = (value) =>
 // One side of a copy for C: a Uint8Array over a host buffer, or an address.
 function side(name, value) {
   if (!isHost(value)) return devicePointer(value, name);
-  const view = host.hostView(name, value);
-  return new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
+  return check.uint8View(name, host.hostView(name, value));
 }
 
 // The bytes of copy: given, else a host side's length, else src's size.
@@ -39,7 +37,8 @@ function copyBytes(copy, dest, src, name) {
  * host side's length (else src's size), the locations hints for managed memory. Copies within a
  * batch run in no set order. Pageable (ordinary) host sources are read before this returns and
  * pageable destinations filled before it returns, as memcpyHtoDAsync/memcpyDtoHAsync do; page-locked
- * and managed buffers are kept alive until the stream has passed the copies.
+ * and managed buffers are kept alive until the stream has passed the copies. A capture refuses
+ * batches (driver 13.0).
  */
 function memcpyBatchAsync(copies, stream) {
   check.list('copies', copies, 'an array of { dest, src, bytes? }');
@@ -65,11 +64,6 @@ function memcpyBatchAsync(copies, stream) {
     ops.push(dest, src, bytes);
   });
   binding.memcpyBatchAsync(ops, hints, stream, ops);
-  keepForCapture(
-    stream,
-    null,
-    copies.flatMap((copy) => [copy.dest, copy.src]),
-  );
 }
 
 module.exports = { memcpyBatchAsync };

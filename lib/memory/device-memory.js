@@ -228,31 +228,22 @@ function memAllocPitch(widthInBytes, height, accessSize = 4) {
   return { allocation: memory, pitch };
 }
 
-/**
- * Stream-ordered device memory (cuMemAllocAsync): usable by work enqueued on `stream` (the
- * default stream when null) after this call, from the device's current memory pool, or from
- * `{ pool }`. free() frees it on that stream; needs DeviceAttribute.MEMORY_POOLS_SUPPORTED.
- */
-function memAllocAsync(bytes, stream = null, opts = undefined) {
-  bytes = positiveSize('bytes', bytes);
-  stream = streamArg(stream);
-  const { pool = null } = opts ?? {};
-  if (pool !== null) check.instance('pool', pool, require('./memory-pool').MemoryPool);
-  const memory = allocation(bytes, (obj) => binding.memAllocAsync(obj, bytes, stream, pool, madeBuffer), stream);
-  memory.context = stream ? stream.context : madeContext();
-  return memory;
-}
-
-/** A DeviceAllocation of size bytes (0: the size allocate() reports as [address, size]) in the
- * current context, around memory that allocate(obj) adopts for obj (imported pool memory). */
-function adoptedAllocation(size, allocate) {
-  const memory = allocation(size, (obj) => {
-    const [ptr, reported] = allocate(obj, madeBuffer);
-    if (size === 0) size = reported;
-    return ptr;
-  });
+/** A DeviceAllocation of size bytes (0: the size allocate() reports as [address, size]) around
+ * memory that allocate(obj, made) adopts for obj: stream-ordered memory on stream (its context's),
+ * imported pool memory (the current context's). */
+function adoptedAllocation(size, allocate, stream = null) {
+  const memory = allocation(
+    size,
+    (obj) => {
+      const made = allocate(obj, madeBuffer);
+      if (!Array.isArray(made)) return made;
+      if (size === 0) size = made[1];
+      return made[0];
+    },
+    stream,
+  );
   memory.size = size;
-  memory.context = madeContext();
+  memory.context = stream ? stream.context : madeContext();
   return memory;
 }
 
@@ -324,10 +315,10 @@ module.exports = {
   DeviceAllocation,
   IPCMemoryHandle,
   adoptedAllocation,
+  positiveSize,
   memGetInfo,
   memAlloc,
   memAllocPitch,
-  memAllocAsync,
   memGetIpcHandle,
   toDevice,
   fromDevice,

@@ -14,7 +14,7 @@ const { locationOf, rangeLocation } = require('../internal/location');
 // [memory, bytes] as C takes a range: a view of the bytes, or an address and a size.
 function rangeOf(memory, bytes, what) {
   if (ArrayBuffer.isView(memory)) {
-    const view = new Uint8Array(memory.buffer, memory.byteOffset, memory.byteLength);
+    const view = check.uint8View(`${what}: memory`, memory);
     if (bytes === undefined) return [view, undefined];
     bytes = check.size(`${what}: bytes`, bytes);
     if (bytes > view.length) throw new RangeError(`${what}: bytes ${bytes} is past the ${view.length} bytes of memory`);
@@ -59,8 +59,8 @@ const WITH_LOCATION = new Set([
 function memAdvise(memory, advice, location = undefined, opts = undefined) {
   const [range, bytes] = rangeOf(memory, bytesOption(opts, 'memAdvise()'), 'memAdvise()');
   check.member('advice', advice, MemAdvise, 'MemAdvise');
-  let type = 0;
-  let id = 0;
+  // the driver ignores the location of the other advice, yet refuses an invalid one: the host
+  let [type, id] = locationOf('location', 'host');
   if (WITH_LOCATION.has(advice)) {
     if (location === undefined) throw new TypeError('memAdvise(): this advice needs a location');
     [type, id] = locationOf('location', location);

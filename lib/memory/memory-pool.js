@@ -1,5 +1,5 @@
 'use strict';
-// The driver's memory pools, which stream-ordered allocations (memAllocAsync) draw from: a
+// The driver's memory pools, and the stream-ordered allocations (memAllocAsync) drawn from them: a
 // device's own pools, pools made with new MemoryPool(), and pools shared between processes by a
 // file descriptor (POSIX), with their allocations shared by 64 bytes of export data.
 const binding = require('../internal/binding');
@@ -10,7 +10,8 @@ const { MemPoolAttribute, MemAccessFlags, MemAllocationHandleType } = require('.
 const { LogicError } = require('../driver/errors');
 const { devicePointer } = require('../internal/pointer');
 const { locationOf } = require('../internal/location');
-const { memAllocAsync, adoptedAllocation } = require('./device-memory');
+const { adoptedAllocation, positiveSize } = require('./device-memory');
+const { streamArg } = require('../driver/stream');
 
 // Lets a MemoryPool or ShareableHandle be made around what C wraps next (a device's pool, an
 // imported one, an exported descriptor).
@@ -239,9 +240,22 @@ class MemoryPool {
   }
 }
 
+/**
+ * Stream-ordered device memory (cuMemAllocAsync): usable by work enqueued on `stream` (the
+ * default stream when null) after this call, from the device's current memory pool, or from
+ * `{ pool }`. free() frees it on that stream; needs DeviceAttribute.MEMORY_POOLS_SUPPORTED.
+ */
+function memAllocAsync(bytes, stream = null, opts = undefined) {
+  bytes = positiveSize('bytes', bytes);
+  stream = streamArg(stream);
+  const { pool = null } = opts ?? {};
+  if (pool !== null) check.instance('pool', pool, MemoryPool);
+  return adoptedAllocation(bytes, (obj, made) => binding.memAllocAsync(obj, bytes, stream, pool, made), stream);
+}
+
 /** A ShareableHandle around the descriptor that exportInto(handle) wraps in it (C's export calls). */
 function exportedHandle(exportInto) {
   return wrapped(ShareableHandle, exportInto);
 }
 
-module.exports = { MemoryPool, ShareableHandle, exportedHandle };
+module.exports = { MemoryPool, ShareableHandle, exportedHandle, memAllocAsync };

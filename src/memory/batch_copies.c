@@ -12,37 +12,52 @@
 #define MAX_BATCH 65536
 enum { HINT_SRC_TYPE, HINT_SRC_ID, HINT_DST_TYPE, HINT_DST_ID, HINT_FLAGS, HINTS };
 
+/* The page-locked range the last host side lay in: a side within it needs no driver query. */
+typedef struct pinned_range {
+  CUdeviceptr start;
+  size_t size;
+} pinned_range;
+
+/* Whether [ptr, ptr + bytes) is memory CUDA does not know (pageable); remembers a page-locked
+ * range found in *last. */
+static bool is_pageable(CUdeviceptr ptr, size_t bytes, pinned_range *last) {
+  if (ptr >= last->start && ptr - last->start <= last->size &&
+      bytes <= last->size - (ptr - last->start))
+    return false;
+  CUpointer_attribute attributes[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                      CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                                      CU_POINTER_ATTRIBUTE_RANGE_SIZE};
+  unsigned int memory_type = 0;
+  CUdeviceptr start = 0;
+  size_t size = 0;
+  void *values[] = {&memory_type, &start, &size};
+  if (DRV(cuPointerGetAttributes, 3, attributes, values, ptr) != CUDA_SUCCESS || !memory_type)
+    return true;
+  *last = (pinned_range){start, size};
+  return false;
+}
+
 /* One side of copy i: an address, or a host buffer of which bytes must fit (its address then,
- * and whether CUDA does not know the memory: pageable). false after throwing. */
+ * and whether it is pageable). false after throwing. */
 static bool arg_side(napi_env env, napi_value value, size_t i, const char *side, size_t bytes,
-                     CUdeviceptr *ptr, bool *pageable) {
+                     CUdeviceptr *ptr, bool *pageable, pinned_range *last) {
   napi_valuetype type;
   *pageable = false;
   if (!arg_type(env, value, &type)) return false;
-  char name[48];
-  snprintf(name, sizeof name, "copies[%zu].%s", i, side);
-  if (type != napi_object) return arg_ptr(env, value, name, ptr);
+  if (type != napi_object) return arg_ptr(env, value, side, ptr);
   void *data;
   size_t length;
-  if (!arg_host(env, value, name, &data, &length)) return false;
+  if (!arg_host(env, value, side, &data, &length)) return false;
   if (bytes > length) {
     char message[160];
-    snprintf(message, sizeof message, "%s holds %zu bytes, fewer than the %zu to copy", name,
-             length, bytes);
+    snprintf(message, sizeof message, "copies[%zu].%s holds %zu bytes, fewer than the %zu to copy",
+             i, side, length, bytes);
     throw_range(env, message);
     return false;
   }
   *ptr = (CUdeviceptr)(uintptr_t)data;
-  unsigned int memory_type = 0;
-  *pageable = DRV(cuPointerGetAttribute, &memory_type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, *ptr) !=
-              CUDA_SUCCESS;
+  *pageable = is_pageable(*ptr, bytes, last);
   return true;
-}
-
-static bool any_pageable_source(const CUmemcpyAttributes *attrs, size_t count) {
-  for (size_t i = 0; i < count; i++)
-    if (attrs[i].srcAccessOrder == CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL) return true;
-  return false;
 }
 
 /* memcpyBatchAsync(copies, hints, stream, keep): copies lib/'s flat [dest, src, bytes, ...],
@@ -70,6 +85,7 @@ static napi_value memcpy_batch_async(napi_env env, napi_callback_info info) {
   size_t *sizes = calloc(count, sizeof *sizes), *indices = calloc(count, sizeof *indices);
   CUmemcpyAttributes *attrs = calloc(count, sizeof *attrs);
   bool ok = dsts && srcs && sizes && indices && attrs, sync = false;
+  pinned_range last = {0, 0};
   if (!ok) throw_oom(env);
   for (size_t i = 0; ok && i < count; i++) {
     napi_value dst, src, bytes;
@@ -78,8 +94,8 @@ static napi_value memcpy_batch_async(napi_env env, napi_callback_info info) {
          napi_get_element(env, argv[0], (uint32_t)(3 * i + 1), &src) == napi_ok &&
          napi_get_element(env, argv[0], (uint32_t)(3 * i + 2), &bytes) == napi_ok &&
          arg_size(env, bytes, "bytes", &sizes[i]) &&
-         arg_side(env, dst, i, "dest", sizes[i], &dsts[i], &dst_pageable) &&
-         arg_side(env, src, i, "src", sizes[i], &srcs[i], &src_pageable);
+         arg_side(env, dst, i, "dest", sizes[i], &dsts[i], &dst_pageable, &last) &&
+         arg_side(env, src, i, "src", sizes[i], &srcs[i], &src_pageable, &last);
     if (!ok) break;
     const int32_t *hint = hints + HINTS * i;
     attrs[i].srcAccessOrder = src_pageable ? CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL
@@ -94,14 +110,6 @@ static napi_value memcpy_batch_async(napi_env env, napi_callback_info info) {
   }
   CUresult result = CUDA_SUCCESS;
   const char *api = "cuMemcpyBatchAsync";
-  CUstreamCaptureStatus capturing = CU_STREAM_CAPTURE_STATUS_NONE;
-  if (ok && (sync || any_pageable_source(attrs, count)) &&
-      DRV(cuStreamIsCapturing, s->handle, &capturing) == CUDA_SUCCESS &&
-      capturing != CU_STREAM_CAPTURE_STATUS_NONE) {
-    ok = false; /* a graph would read or fill the pageable memory at its launches, unkept */
-    throw_logic(env, "memcpyBatchAsync(): a captured copy needs page-locked host memory "
-                     "(pagelockedEmpty() and friends), not pageable TypedArrays");
-  }
   if (ok)
     result = DRV(cuMemcpyBatchAsync, dsts, srcs, sizes, count, attrs, indices, count, s->handle);
   if (ok && result == CUDA_SUCCESS && sync) {

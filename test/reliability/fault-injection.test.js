@@ -32,6 +32,10 @@ const RELEASES = new Set([
   'cuSurfObjectDestroy',
   'cuGraphDestroy',
   'cuGraphExecDestroy',
+  'cuMemPoolDestroy',
+  'cuMemRelease',
+  'cuMemUnmap',
+  'cuMemAddressFree',
 ]);
 // Calls whose failure the addon is built to work past, and why.
 const TOLERATED = {

@@ -78,6 +78,36 @@ const STATES = {
     stream.synchronize();
     ready();
   },
+  // Shareable pools, batched copies, prefetches and a growing GrowableBuffer in a loop, with a pool's
+  // descriptor exported and open (on the stand-in or a GPU).
+  'during-pool-work'() {
+    globalThis.kept = new cuda.Device(0).makeContext();
+    const stream = new cuda.Stream();
+    const pool = new cuda.MemoryPool({ handleType: 'posix-fd', maxSize: 1 << 24 });
+    globalThis.handle = pool.exportHandle();
+    const managed = cuda.managedZeros(1 << 16, 'uint8');
+    const pinned = cuda.pagelockedZeros(1 << 16, 'uint8');
+    const g = cuda.memGetAllocationGranularity();
+    let rounds = 0;
+    const work = () => {
+      const memory = pool.allocate(1 << 16, stream);
+      cuda.memcpyBatchAsync(
+        [
+          { dest: memory, src: pinned },
+          { dest: managed, src: memory },
+        ],
+        stream,
+      );
+      cuda.memPrefetchAsync(managed, 'host', stream);
+      const buffer = new cuda.GrowableBuffer({ maxBytes: 4 * g, initialBytes: g });
+      buffer.grow(3 * g);
+      buffer.free();
+      memory.free(stream);
+      if (++rounds === 10) ready();
+      setImmediate(work);
+    };
+    work();
+  },
   // A graph with host-function nodes relaunched without end, so that the signal finds host calls
   // posted to the main thread and the driver calling more (on the stand-in or a GPU).
   'during-host-calls'() {

@@ -257,6 +257,68 @@ const OPERATIONS = {
       const b = pool.allocate(256, s);
       b.free(s);
     }),
+  madePools: () =>
+    withStream(async (s) => {
+      const pool = new cuda.MemoryPool({ handleType: 'posix-fd', maxSize: 1 << 16 });
+      try {
+        pool.setCurrent();
+        cuda.MemoryPool.getDefault().setCurrent();
+        pool.setAccess(0, 'readwrite');
+        pool.getAccess(0);
+        const memory = pool.allocate(256, s);
+        try {
+          cuda.pointerAttributes(memory);
+          const data = pool.exportPointer(memory);
+          const handle = pool.exportHandle();
+          try {
+            const imported = cuda.MemoryPool.importHandle(handle.fd);
+            try {
+              imported.importPointer(data, 256).free();
+            } finally {
+              imported.destroy();
+            }
+          } finally {
+            handle.close();
+          }
+        } finally {
+          memory.free(s);
+        }
+      } finally {
+        pool.destroy();
+      }
+    }),
+  placement: () =>
+    withStream(async (s) => {
+      const managed = cuda.managedZeros(256, 'uint8');
+      try {
+        cuda.memPrefetchAsync(managed, 0, s);
+        cuda.memAdvise(managed, cuda.MemAdvise.SET_READ_MOSTLY);
+        cuda.memRangeAttributes(managed);
+        cuda.memPrefetchBatchAsync([{ memory: managed, location: 'host' }], s);
+        cuda.memDiscardBatchAsync([{ memory: managed }], s);
+        cuda.memDiscardAndPrefetchBatchAsync([{ memory: managed, location: 0 }], s);
+        await withMemory(256, (m) => cuda.memcpyBatchAsync([{ dest: m, src: managed }], s));
+      } finally {
+        cuda.hostAllocationOf(managed).free();
+      }
+    }),
+  virtualMemory: () => {
+    const g = cuda.memGetAllocationGranularity();
+    const made = [];
+    const keep = (resource) => (made.push(resource), resource);
+    try {
+      const physical = keep(new cuda.PhysicalMemory(g, { handleType: 'posix-fd' }));
+      const range = keep(new cuda.VirtualAddressRange(2 * g));
+      range.map(0, physical);
+      range.setAccess(0, g, 0);
+      range.unmap(0, g);
+      const handle = keep(physical.exportHandle());
+      range.map(g, keep(cuda.PhysicalMemory.importHandle(handle.fd, g)));
+      keep(new cuda.GrowableBuffer({ maxBytes: 2 * g, initialBytes: 1 })).grow(2 * g);
+    } finally {
+      for (const resource of made.reverse()) resource[Symbol.dispose]();
+    }
+  },
   streams: () =>
     withStream(async (s) => {
       const prioritized = new cuda.Stream(0, -1);

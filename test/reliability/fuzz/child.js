@@ -53,6 +53,17 @@ const MAKERS = [
   () => cuda.alignedZeros(256, 'float64'),
   () => cuda.registerHostMemory(cuda.alignedEmpty(8192, 'uint8')),
   () => cuda.MemoryPool.getCurrent(),
+  () => new cuda.MemoryPool({ handleType: 'posix-fd', maxSize: 1 << 16 }),
+  () => new cuda.MemoryPool({ handleType: 'posix-fd', maxSize: 1 << 16 }).exportHandle(),
+  () => new cuda.MemoryPool({ handleType: 'posix-fd', maxSize: 1 << 16 }).allocate(256, new cuda.Stream()),
+  () => new cuda.PhysicalMemory(cuda.memGetAllocationGranularity(), { handleType: 'posix-fd' }),
+  () => new cuda.VirtualAddressRange(2 * cuda.memGetAllocationGranularity()),
+  () => new cuda.GrowableBuffer({ maxBytes: 4 * cuda.memGetAllocationGranularity(), initialBytes: 100 }),
+  () => {
+    const range = new cuda.VirtualAddressRange(cuda.memGetAllocationGranularity());
+    range.map(0, new cuda.PhysicalMemory(cuda.memGetAllocationGranularity()));
+    return range;
+  },
   () => cuda.memAllocAsync(256),
   () => {
     const s = new cuda.Stream();

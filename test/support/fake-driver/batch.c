@@ -1,8 +1,9 @@
 /* The stand-in's batched copies (cuMemcpyBatchAsync, CUDA 13's signature): each copy moved as a
- * linear copy, a side being memory the stand-in handed out (device, managed or page-locked; logged
- * by its kind) or else pageable host memory. The driver's rules are checked (a stream of the
- * caller's, attribute indices from 0 rising, a valid source access order), and each copy is logged
- * (FAKE_CUDA_LOG) with the order and hints it got. */
+ * linear copy (none while the stream captures: driver 580 refuses them), a side being memory the
+ * stand-in handed out (device, managed or page-locked; logged by its kind) or else pageable host
+ * memory. The driver's rules are checked (a stream of the caller's, attribute indices from 0
+ * rising, a valid source access order), and each copy is logged (FAKE_CUDA_LOG) with the order and
+ * hints it got. */
 #include "fake.h"
 
 static const char *kind_name(const obj *o) {
@@ -21,6 +22,7 @@ EXPORT CUresult cuMemcpyBatchAsync(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t 
   ENTER();
   if (!stream) return CUDA_ERROR_INVALID_VALUE; /* the default stream is refused */
   if (!stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
+  if (fake_stream_capturing(stream)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; /* as 580 */
   if (!count || !n || n > count || idxs[0] != 0) return CUDA_ERROR_INVALID_VALUE;
   for (size_t i = 1; i < n; i++)
     if (idxs[i] <= idxs[i - 1] || idxs[i] >= count) return CUDA_ERROR_INVALID_VALUE;

@@ -154,6 +154,8 @@ CUmemoryPool fake_pool_of(CUdeviceptr ptr);
 
 /* A stream argument: the default stream, a pseudo-stream, or a live stream (else counted stale). */
 bool stream_ok(CUstream stream);
+/* Whether a stream is capturing. */
+bool fake_stream_capturing(CUstream stream);
 /* The number a stream is logged by: 0 for the default stream. */
 int stream_id(CUstream stream);
 

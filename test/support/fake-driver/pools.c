@@ -25,7 +25,7 @@ struct CUmemPoolHandle_st {
   unsigned access[2];    /* CUmemAccess_flags of each device */
   int memfd;             /* a shareable pool's bytes, mapped at base; -1 otherwise */
   char *base;
-  size_t capacity, next; /* carved from the front, never reused */
+  size_t capacity, next; /* carved from the front, from the start again once all is free */
   size_t out;            /* allocations not freed */
 };
 
@@ -159,7 +159,11 @@ CUresult fake_pool_free(CUdeviceptr ptr) {
   if (in_context() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
   CUmemoryPool pool = pool_holding(ptr);
   if (!pool || !obj_remove((uintptr_t)ptr, OBJ_POOL_MEMORY)) return CUDA_ERROR_INVALID_VALUE;
-  if (!--pool->out && pool->destroyed) pool_release(pool);
+  if (--pool->out) return CUDA_SUCCESS;
+  if (pool->destroyed)
+    pool_release(pool);
+  else
+    pool->next = 0; /* all of it free again: carved anew from the front */
   return CUDA_SUCCESS;
 }
 

@@ -32,7 +32,7 @@ bool stream_ok(CUstream stream) {
 }
 int stream_id(CUstream stream) { return is_pseudo(stream) ? 0 : stream->id; }
 
-static bool capturing(CUstream stream) {
+bool fake_stream_capturing(CUstream stream) {
   return !is_pseudo(stream) && stream->capture != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
@@ -68,12 +68,12 @@ EXPORT CUresult cuStreamDestroy(CUstream stream) {
 EXPORT CUresult cuStreamQuery(CUstream stream) {
   ENTER();
   if (!stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
-  return capturing(stream) ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : in_context();
+  return fake_stream_capturing(stream) ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : in_context();
 }
 EXPORT CUresult cuStreamSynchronize(CUstream stream) {
   ENTER();
   if (!stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
-  return capturing(stream) ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : in_context();
+  return fake_stream_capturing(stream) ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : in_context();
 }
 EXPORT CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags) {
   ENTER();
@@ -98,7 +98,7 @@ EXPORT CUresult cuStreamAddCallback(CUstream stream, CUstreamCallback callback, 
   ENTER();
   if (!stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
   if (flags || !callback) return CUDA_ERROR_INVALID_VALUE;
-  if (capturing(stream)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  if (fake_stream_capturing(stream)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   callback(stream, CUDA_SUCCESS, data);
   return CUDA_SUCCESS;
 }
@@ -106,7 +106,7 @@ EXPORT CUresult cuLaunchHostFunc(CUstream stream, CUhostFn fn, void *data) {
   ENTER();
   if (!stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
   if (!fn) return CUDA_ERROR_INVALID_VALUE;
-  if (!capturing(stream)) fn(data);
+  if (!fake_stream_capturing(stream)) fn(data);
   return CUDA_SUCCESS;
 }
 EXPORT CUresult cuStreamAttachMemAsync(CUstream stream, CUdeviceptr ptr, size_t bytes,
@@ -138,7 +138,7 @@ EXPORT CUresult cuStreamBeginCapture(CUstream stream, CUstreamCaptureMode mode) 
   if (is_pseudo(stream)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   if (!stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
   if ((unsigned)mode > CU_STREAM_CAPTURE_MODE_RELAXED) return CUDA_ERROR_INVALID_VALUE;
-  if (capturing(stream)) return CUDA_ERROR_ILLEGAL_STATE;
+  if (fake_stream_capturing(stream)) return CUDA_ERROR_ILLEGAL_STATE;
   static cuuint64_t ids;
   stream->capture = CU_STREAM_CAPTURE_STATUS_ACTIVE;
   stream->capture_id = __atomic_add_fetch(&ids, 1, __ATOMIC_RELAXED);
@@ -177,7 +177,7 @@ EXPORT CUresult cuStreamGetCaptureInfo_v2(CUstream stream, CUstreamCaptureStatus
 EXPORT CUresult cuStreamEndCapture(CUstream stream, CUgraph *graph) {
   ENTER();
   if (!stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
-  if (!capturing(stream)) return CUDA_ERROR_ILLEGAL_STATE;
+  if (!fake_stream_capturing(stream)) return CUDA_ERROR_ILLEGAL_STATE;
   stream->capture = CU_STREAM_CAPTURE_STATUS_NONE;
   if (stream->into) { /* a capture into a graph records nothing here: the graph is as it was */
     *graph = stream->into;
