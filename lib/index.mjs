@@ -90,6 +90,7 @@ export const {
   memDiscardBatchAsync,
   memDiscardAndPrefetchBatchAsync,
   memcpyBatchAsync,
+  memcpy3DBatchAsync,
   memGetInfo,
   memAlloc,
   memAllocPitch,

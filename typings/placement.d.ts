@@ -1,7 +1,7 @@
 // Type declarations for where memory lives: locations, managed memory's prefetches and advice,
 // what the driver knows of a pointer, and batched copies.
 import type { Context, Device, Stream } from './index';
-import type { DevicePointerLike, HostBuffer } from './memory';
+import type { DevicePointerLike, HostBuffer, Memcpy2D, Memcpy3D } from './memory';
 
 /** Where memory is: 'host', a Device or a device ordinal, or a location of the driver's. */
 export type MemoryLocation =
@@ -159,3 +159,8 @@ export interface BatchCopy {
  * this returns.
  */
 export declare function memcpyBatchAsync(copies: readonly BatchCopy[], stream: Stream): void;
+/**
+ * Makes every 2D and 3D copy (Memcpy2D and Memcpy3D objects, CUDA arrays included) in one call on
+ * stream (cuMemcpy3DBatchAsync, driver 13); copies within a batch run in no set order.
+ */
+export declare function memcpy3DBatchAsync(copies: readonly (Memcpy2D | Memcpy3D)[], stream: Stream): void;

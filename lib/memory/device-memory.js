@@ -297,7 +297,16 @@ function toDevice(array) {
 function fromDevice(pointer, shape, dtype) {
   const ptr = devicePointer(pointer, 'pointer');
   const type = dtypeOf(dtype);
-  const result = new type.ctor(shapeLength(shape));
+  const length = shapeLength(shape);
+  let result;
+  try {
+    result = new type.ctor(length);
+  } catch (error) {
+    // more elements than a TypedArray holds, or than memory allows: the engine's words otherwise
+    throw new RangeError(`fromDevice(): a ${type.ctor.name} of ${length} elements cannot be made (${error.message})`, {
+      cause: error,
+    });
+  }
   fits(result.byteLength, pointer, 'fromDevice(pointer, shape, dtype)');
   binding.memcpyDtoH(result, ptr);
   return result;

@@ -68,7 +68,7 @@ typedef CUresult(CUDAAPI *PFN_cuProfilerInitialize_v4000)(const char *configFile
   X(cuPointerGetAttributes, 7000) X(cuMemPrefetchAsync, 12020) X(cuMemAdvise, 12020) \
   X(cuMemRangeGetAttribute, 8000) X(cuMemPrefetchBatchAsync, 13000) \
   X(cuMemDiscardBatchAsync, 13000) X(cuMemDiscardAndPrefetchBatchAsync, 13000) \
-  X(cuMemcpyBatchAsync, 13000) \
+  X(cuMemcpyBatchAsync, 13000) X(cuMemcpy3DBatchAsync, 13000) \
   X(cuMemGetAllocationGranularity, 10020) X(cuMemCreate, 10020) X(cuMemRelease, 10020) \
   X(cuMemExportToShareableHandle, 10020) X(cuMemImportFromShareableHandle, 10020) \
   X(cuMemAddressReserve, 10020) X(cuMemAddressFree, 10020) X(cuMemMap, 10020) \

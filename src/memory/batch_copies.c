@@ -1,9 +1,10 @@
-/* batch_copies: many 1D copies in one driver call (cuMemcpyBatchAsync, CUDA 13's signature),
- * between device memory and host buffers. Each host side is checked against its buffer. A
- * pageable host source is read before the call returns (the driver's DURING_API_CALL order), and
- * a pageable host destination is filled before it returns (the stream is synchronized), as
- * memcpyHtoDAsync and memcpyDtoHAsync do for pageable memory; page-locked, registered and managed
- * buffers are kept alive until the stream has passed the copies. */
+/* batch_copies: many copies in one driver call: 1D ones (cuMemcpyBatchAsync, CUDA 13's
+ * signature) between device memory and host buffers, and 2D and 3D ones (cuMemcpy3DBatchAsync)
+ * described as Memcpy2D and Memcpy3D describe them, with CUDA arrays too. Each host side is checked
+ * against its buffer. A pageable host source is read before the call returns (the driver's
+ * DURING_API_CALL order), and a pageable host destination is filled before it returns (the stream
+ * is synchronized), as memcpyHtoDAsync and memcpyDtoHAsync do for pageable memory; page-locked,
+ * registered and managed buffers are kept alive until the stream has passed the copies. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -127,7 +128,135 @@ static napi_value memcpy_batch_async(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+/* ---- 2D and 3D ---- */
+
+/* The bytes of an element of array; 0 after throwing for a format that has none (a block format).
+ */
+static size_t element_bytes(napi_env env, CUarray array) {
+  CUDA_ARRAY3D_DESCRIPTOR d;
+  CUresult result = DRV(cuArray3DGetDescriptor, &d, array);
+  if (result != CUDA_SUCCESS) {
+    throw_cu(env, result, "cuArray3DGetDescriptor");
+    return 0;
+  }
+  size_t bytes = 0;
+  switch (d.Format) {
+  case CU_AD_FORMAT_UNSIGNED_INT8:
+  case CU_AD_FORMAT_SIGNED_INT8: bytes = 1; break;
+  case CU_AD_FORMAT_UNSIGNED_INT16:
+  case CU_AD_FORMAT_SIGNED_INT16:
+  case CU_AD_FORMAT_HALF: bytes = 2; break;
+  case CU_AD_FORMAT_UNSIGNED_INT32:
+  case CU_AD_FORMAT_SIGNED_INT32:
+  case CU_AD_FORMAT_FLOAT: bytes = 4; break;
+  default:
+    throw_range(env, "memcpy3DBatchAsync(): arrays of this format cannot be batched");
+    return 0;
+  }
+  return bytes * d.NumChannels;
+}
+
+/* One side of a 3D copy as a batch operand, its bytes counted in elements of size bytes; false
+ * after throwing where an offset or pitch is not a whole number of elements. */
+static bool operand_of(napi_env env, CUmemorytype type, const void *host, CUdeviceptr device,
+                       CUarray array, size_t x, size_t y, size_t z, size_t pitch, size_t height,
+                       size_t size, CUmemcpy3DOperand *op) {
+  if (x % size || pitch % size) {
+    throw_range(env,
+                "memcpy3DBatchAsync(): offsets and pitches must be whole elements of the array");
+    return false;
+  }
+  *op = (CUmemcpy3DOperand){0};
+  if (type == CU_MEMORYTYPE_ARRAY) {
+    op->type = CU_MEMCPY_OPERAND_TYPE_ARRAY;
+    op->op.array.array = array;
+    op->op.array.offset = (CUoffset3D){x / size, y, z};
+    return true;
+  }
+  CUdeviceptr base = type == CU_MEMORYTYPE_HOST ? (CUdeviceptr)(uintptr_t)host : device;
+  op->type = CU_MEMCPY_OPERAND_TYPE_POINTER;
+  op->op.ptr.ptr = base + (z * height + y) * pitch + x;
+  op->op.ptr.rowLength = pitch / size;
+  op->op.ptr.layerHeight = height;
+  return true;
+}
+
+/* The batch operation of p (checked by read_copy_3d): elements are the arrays' (1 byte between
+ * pointers); a pageable host source is read during the call, a pageable destination sets *sync. */
+static bool batch_op_of(napi_env env, const CUDA_MEMCPY3D *p, CUDA_MEMCPY3D_BATCH_OP *op,
+                        pinned_range *last, bool *sync) {
+  bool src_array = p->srcMemoryType == CU_MEMORYTYPE_ARRAY,
+       dst_array = p->dstMemoryType == CU_MEMORYTYPE_ARRAY;
+  size_t size = src_array ? element_bytes(env, p->srcArray) : 1;
+  size_t dst_size = dst_array ? element_bytes(env, p->dstArray) : size;
+  if (!size || !dst_size) return false;
+  if (src_array && dst_array && size != dst_size)
+    return throw_range(env, "memcpy3DBatchAsync(): arrays of other element sizes"), false;
+  size = src_array ? size : dst_size;
+  if (p->WidthInBytes % size)
+    return throw_range(env, "memcpy3DBatchAsync(): widthInBytes must be whole elements"), false;
+  if (!operand_of(env, p->srcMemoryType, p->srcHost, p->srcDevice, p->srcArray, p->srcXInBytes,
+                  p->srcY, p->srcZ, p->srcPitch, p->srcHeight, size, &op->src) ||
+      !operand_of(env, p->dstMemoryType, p->dstHost, p->dstDevice, p->dstArray, p->dstXInBytes,
+                  p->dstY, p->dstZ, p->dstPitch, p->dstHeight, size, &op->dst))
+    return false;
+  op->extent = (CUextent3D){p->WidthInBytes / size, p->Height, p->Depth};
+  bool src_pageable =
+      p->srcMemoryType == CU_MEMORYTYPE_HOST && is_pageable(op->src.op.ptr.ptr, 1, last);
+  op->srcAccessOrder =
+      src_pageable ? CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL : CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+  op->flags = 0;
+  if (p->dstMemoryType == CU_MEMORYTYPE_HOST && is_pageable(op->dst.op.ptr.ptr, 1, last))
+    *sync = true;
+  return true;
+}
+
+/* memcpy3DBatchAsync(copies, stream, keep): copies lib/'s flat [fields, srcHost, dstHost,
+ * planar, ...] as memcpy3D takes one; empty copies are left out. */
+static napi_value memcpy_3d_batch_async(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 3);
+  stream_h *s;
+  uint32_t length;
+  if (!arg_stream_handle(env, argv[1], &s) || !driver_ready(env)) return NULL;
+  if (!s)
+    return throw_type(env,
+                      "memcpy3DBatchAsync() needs a Stream: the driver refuses the default stream");
+  NAPI_CALL(env, napi_get_array_length(env, argv[0], &length));
+  size_t count = length / 4;
+  if (length % 4 || !count || count > MAX_BATCH)
+    return throw_range(env, "a batch holds 1 to 65536 copies");
+  CUDA_MEMCPY3D_BATCH_OP *ops = calloc(count, sizeof *ops);
+  if (!ops) return throw_oom(env);
+  pinned_range last = {0, 0};
+  bool ok = true, sync = false;
+  size_t n = 0;
+  for (size_t i = 0; ok && i < count; i++) {
+    napi_value item[4];
+    bool planar;
+    CUDA_MEMCPY3D p;
+    for (uint32_t k = 0; ok && k < 4; k++)
+      ok = napi_get_element(env, argv[0], (uint32_t)(4 * i) + k, &item[k]) == napi_ok;
+    ok = ok && arg_bool(env, item[3], &planar) &&
+         read_copy_3d(env, item[0], item[1], item[2], planar, &p);
+    if (ok && p.WidthInBytes && p.Height && p.Depth)
+      ok = batch_op_of(env, &p, &ops[n++], &last, &sync);
+  }
+  CUresult result = CUDA_SUCCESS;
+  const char *api = "cuMemcpy3DBatchAsync";
+  if (ok && n) result = DRV(cuMemcpy3DBatchAsync, n, ops, 0, s->handle);
+  if (ok && n && result == CUDA_SUCCESS && sync) {
+    api = "cuStreamSynchronize";
+    result = DRV(cuStreamSynchronize, s->handle);
+  }
+  free(ops);
+  if (!ok) return NULL;
+  if (result != CUDA_SUCCESS) return throw_cu(env, result, api);
+  if (n) wait_keep_alive(env, s->handle, argv[2]);
+  return NULL;
+}
+
 bool batch_copies_init(napi_env env, napi_value exports) {
-  static const export_fn fns[] = {{"memcpyBatchAsync", memcpy_batch_async}};
+  static const export_fn fns[] = {{"memcpyBatchAsync", memcpy_batch_async},
+                                  {"memcpy3DBatchAsync", memcpy_3d_batch_async}};
   return EXPORTS(env, exports, fns);
 }

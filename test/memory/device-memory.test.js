@@ -95,6 +95,11 @@ describe('memory arguments (checked before the driver)', function () {
   it('fromDevice checks shape and dtype; fromDeviceLike wants a TypedArray', function () {
     assert.throws(() => cuda.fromDevice(fakeDevice(64), [2, -2], 'float32'), { name: 'RangeError', message: /shape/ });
     assert.throws(() => cuda.fromDevice(fakeDevice(64), 4, 'float128'), { name: 'TypeError', message: /dtype/ });
+    // the fuzzer's: more elements than a TypedArray holds was the engine's RangeError
+    assert.throws(() => cuda.fromDevice(2n ** 40n, 2 ** 32 + 1, 'uint16'), {
+      name: 'RangeError',
+      message: /^fromDevice\(\): a Uint16Array of 4294967297 elements cannot be made \(Invalid typed array length/,
+    });
     assert.throws(() => cuda.fromDeviceLike(fakeDevice(64), [1, 2]), { name: 'TypeError', message: /TypedArray/ });
     assert.throws(() => cuda.fromDeviceLike(fakeDevice(64), new DataView(new ArrayBuffer(4))), { name: 'TypeError' });
   });

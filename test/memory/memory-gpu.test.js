@@ -7,6 +7,7 @@ const { spawnSync } = require('child_process');
 const cuda = require('../..');
 const { SourceModule } = require('../../lib/compiler');
 const { describeGpu } = require('../support/gpu');
+const { batch3dScenario } = require('../support/batch3d-scenario');
 
 const KERNELS = `
   // y[i] = a * x[i] + y[i] (one fused multiply-add)
@@ -239,14 +240,18 @@ describeGpu('memory pools, placement, batches and virtual memory on the GPU', fu
       const expected = cuda.fromDevice(src, src.size, 'uint8');
       assert.deepStrictEqual(copy.dest, expected, `copy ${i}`);
     });
-    // a capture refuses batches (driver 13.0), and is invalidated
+    // a capture refuses batches (driver 13.0), and goes on
     const capturing = new cuda.Stream();
     capturing.beginCapture();
     assert.throws(() => cuda.memcpyBatchAsync([{ dest: target, src: pinned.subarray(0, 64) }], capturing), {
       api: 'cuMemcpyBatchAsync',
       codeName: 'CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED',
     });
-    assert.throws(() => capturing.endCapture());
+    capturing.endCapture().destroy();
+  });
+
+  it('memcpy3DBatchAsync: boxes between page-locked, pageable, pitched device memory and a CUDA array (CPU reference)', function () {
+    batch3dScenario(cuda);
   });
 
   it('a GrowableBuffer keeps its address as it grows: a kernel given its pointer before growth computes on memory mapped after (CPU reference)', async function () {

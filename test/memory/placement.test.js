@@ -244,4 +244,16 @@ describe('memory placement through a stand-in driver (no GPU needed)', function 
       stream.endCapture().destroy(); // the stand-in's capture goes on; the driver's is invalidated
     `);
   });
+
+  it('memcpy3DBatchAsync: boxes between page-locked, pageable, pitched device memory and CUDA arrays land as the CPU says', function () {
+    run(`
+      require(${JSON.stringify(require.resolve('../support/batch3d-scenario'))}).batch3dScenario(cuda);
+      assert.deepStrictEqual(log().filter((l) => l.startsWith('cuMemcpy3DBatchAsync')).map((l) => l.replace(/^cuMemcpy3DBatchAsync /, '')), [
+        'copy=0 extent=30x6x2 element=1 order=1',
+        'copy=1 extent=20x5x1 element=1 order=1',
+        'copy=2 extent=8x4x2 element=4 order=1',
+        'copy=0 extent=8x4x2 element=4 order=1',
+      ]);
+    `);
+  });
 });

@@ -297,7 +297,14 @@ const OPERATIONS = {
         cuda.memPrefetchBatchAsync([{ memory: managed, location: 'host' }], s);
         cuda.memDiscardBatchAsync([{ memory: managed }], s);
         cuda.memDiscardAndPrefetchBatchAsync([{ memory: managed, location: 0 }], s);
-        await withMemory(256, (m) => cuda.memcpyBatchAsync([{ dest: m, src: managed }], s));
+        await withMemory(256, (m) => {
+          cuda.memcpyBatchAsync([{ dest: m, src: managed }], s);
+          const planar = new cuda.Memcpy2D();
+          planar.setSrcDevice(m);
+          planar.setDstHost(managed);
+          Object.assign(planar, { srcPitch: 64, dstPitch: 64, widthInBytes: 64, height: 4 });
+          cuda.memcpy3DBatchAsync([planar], s);
+        });
       } finally {
         cuda.hostAllocationOf(managed).free();
       }

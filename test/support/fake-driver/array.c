@@ -26,6 +26,7 @@ static size_t format_bytes(CUarray_format format) {
 }
 
 static bool array_ok(CUarray array) { return obj_live((uintptr_t)array, OBJ_ARRAY); }
+size_t fake_array_element(CUarray array) { return array_ok(array) ? array->element : 0; }
 static size_t rows_of(const CUarray a) { return a->desc.Height ? a->desc.Height : 1; }
 static size_t depth_of(const CUarray a) { return a->desc.Depth ? a->desc.Depth : 1; }
 

@@ -50,3 +50,75 @@ EXPORT CUresult cuMemcpyBatchAsync(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t 
   }
   return CUDA_SUCCESS;
 }
+
+/* One operand of a 3D batch as a side of a CUDA_MEMCPY3D (pitches and offsets in bytes, elements
+ * of size bytes); false where it is malformed. */
+static bool side_of(const CUmemcpy3DOperand *op, size_t size, const CUextent3D *extent,
+                    CUmemorytype *type, const void **host, CUdeviceptr *device, CUarray *array,
+                    size_t *x, size_t *y, size_t *z, size_t *pitch, size_t *height) {
+  *x = *y = *z = *pitch = *height = 0;
+  if (op->type == CU_MEMCPY_OPERAND_TYPE_ARRAY) {
+    *type = CU_MEMORYTYPE_ARRAY;
+    *array = op->op.array.array;
+    *x = op->op.array.offset.x * size;
+    *y = op->op.array.offset.y;
+    *z = op->op.array.offset.z;
+    return true;
+  }
+  if (op->type != CU_MEMCPY_OPERAND_TYPE_POINTER) return false;
+  size_t row = op->op.ptr.rowLength ? op->op.ptr.rowLength : extent->width;
+  if (row < extent->width || (op->op.ptr.layerHeight && op->op.ptr.layerHeight < extent->height))
+    return false;
+  *pitch = row * size;
+  *height = op->op.ptr.layerHeight ? op->op.ptr.layerHeight : extent->height;
+  bool known = obj_memory((uintptr_t)op->op.ptr.ptr, 1, NULL);
+  *type = known ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+  *device = op->op.ptr.ptr;
+  *host = (const void *)(uintptr_t)op->op.ptr.ptr;
+  return true;
+}
+
+/* Each operation as a 3D copy (the element size the arrays', 1 between pointers), logged. */
+EXPORT CUresult cuMemcpy3DBatchAsync(size_t count, CUDA_MEMCPY3D_BATCH_OP *ops,
+                                     unsigned long long flags, CUstream stream) {
+  ENTER();
+  if (!stream) return CUDA_ERROR_INVALID_VALUE;
+  if (!stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
+  if (fake_stream_capturing(stream)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  if (!count || flags) return CUDA_ERROR_INVALID_VALUE;
+  for (size_t i = 0; i < count; i++) {
+    const CUDA_MEMCPY3D_BATCH_OP *op = &ops[i];
+    if (!op->extent.width || !op->extent.height || !op->extent.depth ||
+        op->srcAccessOrder < CU_MEMCPY_SRC_ACCESS_ORDER_STREAM ||
+        op->srcAccessOrder > CU_MEMCPY_SRC_ACCESS_ORDER_ANY || op->flags)
+      return CUDA_ERROR_INVALID_VALUE;
+    size_t src_size = op->src.type == CU_MEMCPY_OPERAND_TYPE_ARRAY
+                          ? fake_array_element(op->src.op.array.array)
+                          : 0,
+           dst_size = op->dst.type == CU_MEMCPY_OPERAND_TYPE_ARRAY
+                          ? fake_array_element(op->dst.op.array.array)
+                          : 0;
+    if ((src_size && dst_size && src_size != dst_size) ||
+        (op->src.type == CU_MEMCPY_OPERAND_TYPE_ARRAY && !src_size) ||
+        (op->dst.type == CU_MEMCPY_OPERAND_TYPE_ARRAY && !dst_size))
+      return CUDA_ERROR_INVALID_VALUE;
+    size_t size = src_size ? src_size : dst_size ? dst_size : 1;
+    CUDA_MEMCPY3D c = {0};
+    if (!side_of(&op->src, size, &op->extent, &c.srcMemoryType, &c.srcHost, &c.srcDevice,
+                 &c.srcArray, &c.srcXInBytes, &c.srcY, &c.srcZ, &c.srcPitch, &c.srcHeight) ||
+        !side_of(&op->dst, size, &op->extent, &c.dstMemoryType, (const void **)&c.dstHost,
+                 &c.dstDevice, &c.dstArray, &c.dstXInBytes, &c.dstY, &c.dstZ, &c.dstPitch,
+                 &c.dstHeight))
+      return CUDA_ERROR_INVALID_VALUE;
+    c.WidthInBytes = op->extent.width * size;
+    c.Height = op->extent.height;
+    c.Depth = op->extent.depth;
+    CUresult result = fake_copy_3d(&c, stream);
+    if (result != CUDA_SUCCESS) return result;
+    if (logging())
+      log_line("cuMemcpy3DBatchAsync copy=%zu extent=%zux%zux%zu element=%zu order=%d", i,
+               op->extent.width, op->extent.height, op->extent.depth, size,
+               (int)op->srcAccessOrder);
+  }
+  return CUDA_SUCCESS;
+}

@@ -375,7 +375,8 @@ static const struct {
                  {"cuStreamGetCaptureInfo_v3", 12030},
                  {"cuMemPrefetchAsync_v2", 12020},
                  {"cuMemAdvise_v2", 12020},
-                 {"cuMemcpyBatchAsync_v2", 13000}};
+                 {"cuMemcpyBatchAsync_v2", 13000},
+                 {"cuMemcpy3DBatchAsync_v2", 13000}};
 
 static bool too_new(const char *name, int version) {
   for (size_t i = 0; i < sizeof NEWER_ABI / sizeof NEWER_ABI[0]; i++)

@@ -107,6 +107,8 @@ CUresult device_range(CUdeviceptr ptr, size_t bytes);
 CUresult fake_memset_2d(CUdeviceptr dst, size_t pitch, unsigned int value, size_t width,
                         size_t count, size_t rows, CUstream stream);
 CUresult fake_copy_3d(const CUDA_MEMCPY3D *c, CUstream stream);
+/* The bytes of an element of array (array.c), or 0 where it is no live array. */
+size_t fake_array_element(CUarray array);
 CUresult fake_event_record(CUevent event, CUstream stream);
 CUresult fake_launch(CUfunction f, const CUlaunchConfig *c, void **params, void **extra,
                      const char *attrs);
