@@ -18,7 +18,7 @@ const copies = require('./memory/copies');
 const { MemoryPool, ShareableHandle, memAllocAsync } = require('./memory/memory-pool');
 const managed = require('./memory/managed');
 const { pointerAttributes } = require('./memory/pointer-attributes');
-const { memcpyBatchAsync, memcpy3DBatchAsync } = require('./memory/batch-copies');
+const { memcpyBatchAsync } = require('./memory/batch-copies');
 const virtualMemory = require('./memory/virtual-memory');
 const hostMemory = require('./memory/host-memory');
 const array = require('./memory/array');
@@ -152,7 +152,7 @@ module.exports = {
   memDiscardAndPrefetchBatchAsync: managed.memDiscardAndPrefetchBatchAsync,
   // copies and memsets
   memcpyBatchAsync,
-  memcpy3DBatchAsync,
+  memcpy3DBatchAsync: copies.memcpy3DBatchAsync,
   memcpyHtoD: copies.memcpyHtoD,
   memcpyDtoH: copies.memcpyDtoH,
   memcpyHtoDAsync: copies.memcpyHtoDAsync,

@@ -1,14 +1,12 @@
 'use strict';
-// Many copies in one driver call (CUDA 13): 1D ones between device memory and host buffers
-// (cuMemcpyBatchAsync), with location hints for managed memory, and 2D and 3D ones described by
-// Memcpy2D and Memcpy3D, CUDA arrays included (cuMemcpy3DBatchAsync).
+// Many 1D copies in one driver call (cuMemcpyBatchAsync, CUDA 13): between device memory and host
+// buffers, with location hints for managed memory (the 2D and 3D batch is copies.js's).
 const binding = require('../internal/binding');
 const check = require('../internal/checks');
 const { Stream } = require('../driver/stream');
 const { devicePointer, deviceExtent, fits } = require('../internal/pointer');
 const { locationOf } = require('../internal/location');
 const host = require('./host-memory');
-const { Memcpy2D, Memcpy3D, Memcpy3DPeer } = require('./copies');
 
 const KEYS = ['dest', 'src', 'bytes', 'srcLocation', 'dstLocation', 'preferOverlapWithCompute'];
 const HINTS = 5; // srcLocation (type, id), dstLocation (type, id), flags: as C reads them
@@ -68,23 +66,4 @@ function memcpyBatchAsync(copies, stream) {
   binding.memcpyBatchAsync(ops, hints, stream, ops);
 }
 
-/**
- * Makes every 2D and 3D copy of `copies` (Memcpy2D and Memcpy3D objects, as their run(stream)
- * makes them) in one call on stream (cuMemcpy3DBatchAsync, driver 13); copies within a batch run in
- * no set order. Host sides are treated as memcpyBatchAsync treats them.
- */
-function memcpy3DBatchAsync(copies, stream) {
-  check.list('copies', copies, 'an array of Memcpy2D and Memcpy3D objects');
-  if (copies.length === 0) throw new RangeError('memcpy3DBatchAsync(): copies is empty');
-  check.instance('stream', stream, Stream, ' (the driver refuses the default stream for batches)');
-  const ops = [];
-  copies.forEach((copy, i) => {
-    if (!(copy instanceof Memcpy2D) || copy instanceof Memcpy3DPeer) {
-      throw new TypeError(`copies[${i}] must be a Memcpy2D or Memcpy3D, not ${check.describe(copy)}`);
-    }
-    ops.push(copy._fields(), copy._host('src'), copy._host('dst'), !(copy instanceof Memcpy3D));
-  });
-  binding.memcpy3DBatchAsync(ops, stream, ops);
-}
-
-module.exports = { memcpyBatchAsync, memcpy3DBatchAsync };
+module.exports = { memcpyBatchAsync };

@@ -1,6 +1,6 @@
 'use strict';
 // Copies between host and device memory and between devices, memsets, and the 2D/3D copy
-// descriptors (Memcpy2D, Memcpy3D, Memcpy3DPeer). Sizes are checked against what is known of the
+// descriptors (Memcpy2D, Memcpy3D, Memcpy3DPeer), one at a time or batched. Sizes are checked against what is known of the
 // memory first; the addon checks again.
 const binding = require('../internal/binding');
 const check = require('../internal/checks');
@@ -419,7 +419,27 @@ class Memcpy3DPeer extends Memcpy3D {
   }
 }
 
+/**
+ * Makes every 2D and 3D copy of `copies` (Memcpy2D and Memcpy3D objects, as their run(stream)
+ * makes them) in one call on stream (cuMemcpy3DBatchAsync, driver 13); copies within a batch run in
+ * no set order. Host sides are treated as memcpyBatchAsync treats them.
+ */
+function memcpy3DBatchAsync(copies, stream) {
+  check.list('copies', copies, 'an array of Memcpy2D and Memcpy3D objects');
+  if (copies.length === 0) throw new RangeError('memcpy3DBatchAsync(): copies is empty');
+  check.instance('stream', stream, Stream, ' (the driver refuses the default stream for batches)');
+  const ops = [];
+  copies.forEach((copy, i) => {
+    if (!(copy instanceof Memcpy2D) || copy instanceof Memcpy3DPeer) {
+      throw new TypeError(`copies[${i}] must be a Memcpy2D or Memcpy3D, not ${check.describe(copy)}`);
+    }
+    ops.push(copy._fields(), copy._host('src'), copy._host('dst'), !(copy instanceof Memcpy3D));
+  });
+  binding.memcpy3DBatchAsync(ops, stream, ops);
+}
+
 module.exports = {
+  memcpy3DBatchAsync,
   memcpyHtoD,
   memcpyDtoH,
   memcpyHtoDAsync,
