@@ -24,6 +24,8 @@ const array = new cuda.CudaArray({ width: 16, format: cuda.ArrayFormat.FLOAT, nu
 const capturing = new cuda.Stream();
 const devicePool = new tools.DeviceMemoryPool();
 const arrayDescriptor = { width: 16, format: cuda.ArrayFormat.FLOAT, numChannels: 1 };
+const granularity = cuda.memGetAllocationGranularity();
+const pinnedSource = cuda.pagelockedZeros(256, 'uint8');
 
 // What one cycle makes and drops: nothing is freed by hand (but contexts), the collector
 // releases it all.
@@ -53,6 +55,20 @@ const KINDS = {
     made.detach();
   },
   pools: () => devicePool.allocate(256),
+  madePools: () => {
+    const pool = new cuda.MemoryPool({ handleType: 'posix-fd', maxSize: 1 << 16 });
+    pool.exportHandle();
+    return pool.allocate(256, stream);
+  },
+  growableBuffers: () => new cuda.GrowableBuffer({ maxBytes: 2 * granularity, initialBytes: 2 * granularity }),
+  batchCopies: () =>
+    cuda.memcpyBatchAsync(
+      [
+        { dest: base, src: pinnedSource },
+        { dest: pinnedSource, src: base },
+      ],
+      stream,
+    ),
   compileResults: () => compiler.compileSync(SOURCE),
   // a leak of 256 bytes a cycle, which the harness must report (leaks.test.js; not in run.js's list)
   retained: () => retained.push(Buffer.alloc(256, 1)),

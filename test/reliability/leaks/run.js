@@ -30,6 +30,9 @@ const KINDS = [
   'graphs',
   'contexts',
   'pools',
+  'madePools',
+  'growableBuffers',
+  'batchCopies',
   'compileResults',
 ];
 const SLACK = 8 * 2 ** 20;

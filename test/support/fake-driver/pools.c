@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #define IPC_POOL_BYTES ((size_t)64 << 20) /* a shareable pool's bytes when maxSize is 0 */
-#define MOST_POOLS 64
+#define MOST_POOLS 4096
 
 struct CUmemPoolHandle_st {
   cuuint64_t threshold, reserved, used;

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #define GRANULE ((size_t)64 << 10)
-#define MOST_MAPPINGS 256
+#define MOST_MAPPINGS 4096
 
 typedef struct {
   uintptr_t address; /* 0: a free entry */
