@@ -238,3 +238,24 @@ bool errors_init(napi_env env, napi_value exports) {
   };
   return EXPORTS(env, exports, fns);
 }
+
+/* ---- Promises already settled ---- */
+
+napi_value promise_resolved(napi_env env, napi_value value) {
+  napi_deferred deferred;
+  napi_value promise;
+  NAPI_CALL(env, napi_create_promise(env, &deferred, &promise));
+  if (!value) value = make_undefined(env);
+  NAPI_CALL(env, napi_resolve_deferred(env, deferred, value));
+  return promise;
+}
+
+napi_value promise_rejected(napi_env env, CUresult result, const char *api) {
+  napi_deferred deferred;
+  napi_value promise;
+  NAPI_CALL(env, napi_create_promise(env, &deferred, &promise));
+  napi_value error = make_cu_error(env, result, api);
+  if (!error) return NULL;
+  NAPI_CALL(env, napi_reject_deferred(env, deferred, error));
+  return promise;
+}

@@ -88,10 +88,12 @@ bool handle_alive(napi_env env, handle_base *base);
 void *handle_get_any(napi_env env, napi_value value, const handle_kind *kind);
 
 /* Streams are taken by many families (copies, launches, waits). */
+typedef struct stream_keeper stream_keeper;
 typedef struct stream_h {
   handle_base base;
   CUstream handle;
   ctx_rec *ctx;
+  stream_keeper *keeper; /* its coalesced keep-alives (wait.c), made on first use */
 } stream_h;
 extern const handle_kind STREAM_KIND;
 
@@ -112,6 +114,8 @@ void stats_cleanup(CUresult result);
  * environment remembers the last Stream it was given, weakly: the same one again costs a reference
  * read and a comparison instead of a type-tag check and an unwrap. */
 bool arg_stream(napi_env env, napi_value v, CUstream *out);
+/* Both at once: the CUstream, and the Stream's struct (NULL: the default stream). */
+bool arg_stream_and_handle(napi_env env, napi_value v, CUstream *out, stream_h **s);
 /* The same, as the Stream's struct (NULL: the default stream). */
 bool arg_stream_handle(napi_env env, napi_value v, stream_h **out);
 
@@ -121,10 +125,6 @@ typedef struct wait_op wait_op;
 /* Settles on the main thread; status is the driver's result (CUDA_SUCCESS resolves with value). */
 typedef void (*wait_done_fn)(napi_env env, wait_op *op, void *data);
 
-/* A Promise already resolved with value (undefined when NULL). */
-napi_value promise_resolved(napi_env env, napi_value value);
-/* A Promise already rejected with the driver error for result. */
-napi_value promise_rejected(napi_env env, CUresult result, const char *api);
 /* A Promise resolved with value, for a wait found complete: at once, or through the channel
  * where channel_post calls are on their way, so that those made before the work waited on ended
  * run before the Promise settles. */
@@ -137,9 +137,13 @@ napi_value wait_enqueue(napi_env env, CUstream stream, napi_value value, const c
 /* A Promise resolved once stream reaches this point, through cuLaunchHostFunc; never settles if
  * the stream fails before. A LogicError while the stream is capturing. */
 napi_value wait_host_func(napi_env env, CUstream stream, napi_value value);
-/* Keeps value alive until stream reaches this point, then lets it go on the main thread; no
- * Promise. Does nothing while the stream is being captured into a graph. */
-bool wait_keep_alive(napi_env env, CUstream stream, napi_value value);
+/* Keeps value alive until stream (NULL: the default stream) reaches this point, then lets it go on
+ * the main thread; no Promise. Does nothing while the stream is being captured into a graph. */
+bool wait_keep_alive(napi_env env, stream_h *stream, napi_value value);
+/* A Stream being destroyed (main thread, its context current): its keep-alives not yet handed to
+ * the driver are enqueued now. Then, whatever became of the stream, detach lets the keeper go. */
+void keeper_flush(stream_keeper *keeper);
+void keeper_detach(stream_keeper *keeper);
 /* A Promise resolved with value once blocking(arg) returns on a thread of its own, which first
  * makes ctx current. The calls blocking may make must be safe off the main thread. */
 typedef CUresult (*blocking_fn)(void *arg);

@@ -29,22 +29,36 @@ bool arg_stream_handle(napi_env env, napi_value v, stream_h **out) {
   return true;
 }
 
-bool arg_stream(napi_env env, napi_value v, CUstream *out) {
-  stream_h *s;
-  if (!arg_stream_handle(env, v, &s)) return false;
-  *out = s ? s->handle : NULL;
+bool arg_stream_and_handle(napi_env env, napi_value v, CUstream *out, stream_h **s) {
+  if (!arg_stream_handle(env, v, s)) return false;
+  *out = *s ? (*s)->handle : NULL;
   return true;
 }
 
+bool arg_stream(napi_env env, napi_value v, CUstream *out) {
+  stream_h *s;
+  return arg_stream_and_handle(env, v, out, &s);
+}
+
+/* Its keep-alives not yet handed to the driver go on the stream first (the context is current). */
 static CUresult destroy_stream(handle_base *base) {
-  return DRV(cuStreamDestroy, ((stream_h *)base)->handle);
+  stream_h *stream = (stream_h *)base;
+  keeper_flush(stream->keeper);
+  return DRV(cuStreamDestroy, stream->handle);
+}
+
+static void dispose_stream(handle_base *base) {
+  stream_h *stream = (stream_h *)base;
+  keeper_detach(stream->keeper);
+  stream->keeper = NULL;
 }
 
 const handle_kind STREAM_KIND = {.tag = {0x6364727673747231ULL, 0x53747265616d3031ULL},
                                  .name = "Stream",
                                  .freed = "this Stream has been destroyed; create a new Stream",
                                  .destroy = destroy_stream,
-                                 .ctx_offset = offsetof(stream_h, ctx)};
+                                 .ctx_offset = offsetof(stream_h, ctx),
+                                 .dispose = dispose_stream};
 
 /* streamCreate(obj, flags, priority): a stream in the current context, wrapped in obj. */
 static napi_value stream_create(napi_env env, napi_callback_info info) {

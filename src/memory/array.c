@@ -90,10 +90,11 @@ static napi_value copy_host_array(napi_env env, napi_callback_info info, bool to
   size_t offset, bytes;
   void *host;
   CUstream stream = NULL;
+  stream_h *s = NULL;
   bool sync = is_undefined(env, argv[3]);
   if (!array || !arg_size(env, offset_arg, "offset", &offset) ||
       !arg_host(env, host_arg, to_array ? "src" : "dest", &host, &bytes) ||
-      (!sync && !arg_stream(env, argv[3], &stream)))
+      (!sync && !arg_stream_and_handle(env, argv[3], &stream, &s)))
     return NULL;
   if (!bytes) return NULL;
   if (to_array && sync)
@@ -104,7 +105,7 @@ static napi_value copy_host_array(napi_env env, napi_callback_info info, bool to
     CU_CALL(env, cuMemcpyAtoH, host, array->handle, offset, bytes);
   else
     CU_CALL(env, cuMemcpyAtoHAsync, host, array->handle, offset, bytes, stream);
-  if (!sync && !is_undefined(env, argv[4])) wait_keep_alive(env, stream, argv[4]);
+  if (!sync && !is_undefined(env, argv[4])) wait_keep_alive(env, s, argv[4]);
   return NULL;
 }
 

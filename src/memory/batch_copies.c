@@ -124,7 +124,7 @@ static napi_value memcpy_batch_async(napi_env env, napi_callback_info info) {
   free(attrs);
   if (!ok) return NULL;
   if (result != CUDA_SUCCESS) return throw_cu(env, result, api);
-  wait_keep_alive(env, s->handle, argv[3]);
+  wait_keep_alive(env, s, argv[3]);
   return NULL;
 }
 
@@ -251,7 +251,7 @@ static napi_value memcpy_3d_batch_async(napi_env env, napi_callback_info info) {
   free(ops);
   if (!ok) return NULL;
   if (result != CUDA_SUCCESS) return throw_cu(env, result, api);
-  if (n) wait_keep_alive(env, s->handle, argv[2]);
+  if (n) wait_keep_alive(env, s, argv[2]);
   return NULL;
 }
 

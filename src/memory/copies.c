@@ -9,7 +9,7 @@
 
 /* Lets value (an object, or undefined for nothing) go once stream has passed the work just
  * enqueued. */
-static napi_value keep_until_done(napi_env env, CUstream stream, napi_value value) {
+static napi_value keep_until_done(napi_env env, stream_h *stream, napi_value value) {
   if (!is_undefined(env, value)) wait_keep_alive(env, stream, value);
   return NULL;
 }
@@ -24,9 +24,10 @@ static napi_value copy_host_device(napi_env env, napi_callback_info info, bool t
   void *host;
   size_t bytes;
   CUstream stream = NULL;
+  stream_h *s = NULL;
   if (!arg_ptr(env, argv[to_device ? 0 : 1], to_device ? "dest" : "src", &device) ||
       !arg_host(env, argv[to_device ? 1 : 0], to_device ? "src" : "dest", &host, &bytes) ||
-      (async && !arg_stream(env, argv[2], &stream)) || !driver_ready(env))
+      (async && !arg_stream_and_handle(env, argv[2], &stream, &s)) || !driver_ready(env))
     return NULL;
   if (!bytes) return NULL;
   if (to_device && async)
@@ -37,7 +38,7 @@ static napi_value copy_host_device(napi_env env, napi_callback_info info, bool t
     CU_CALL(env, cuMemcpyDtoHAsync, host, device, bytes, stream);
   else
     CU_CALL(env, cuMemcpyDtoH, host, device, bytes);
-  return async ? keep_until_done(env, stream, argv[3]) : NULL;
+  return async ? keep_until_done(env, s, argv[3]) : NULL;
 }
 
 static napi_value memcpy_htod(napi_env env, napi_callback_info info) {
@@ -331,8 +332,9 @@ static napi_value memcpy_2d(napi_env env, napi_callback_info info) {
   CUDA_MEMCPY2D p;
   bool sync = is_undefined(env, argv[3]);
   CUstream stream = NULL;
-  if (!read_copy_2d(env, argv, &p) || (!sync && !arg_stream(env, argv[3], &stream)) ||
-      !driver_ready(env))
+  stream_h *s = NULL;
+  if (!read_copy_2d(env, argv, &p) ||
+      (!sync && !arg_stream_and_handle(env, argv[3], &stream, &s)) || !driver_ready(env))
     return NULL;
   if (!p.WidthInBytes || !p.Height) return NULL;
   if (sync) {
@@ -340,7 +342,7 @@ static napi_value memcpy_2d(napi_env env, napi_callback_info info) {
     return NULL;
   }
   CU_CALL(env, cuMemcpy2DAsync, &p, stream);
-  return keep_until_done(env, stream, argv[4]);
+  return keep_until_done(env, s, argv[4]);
 }
 
 /* memcpy2DUnaligned(fields, srcHost, dstHost): cuMemcpy2DUnaligned. */
@@ -388,8 +390,9 @@ static napi_value memcpy_3d(napi_env env, napi_callback_info info) {
   CUDA_MEMCPY3D p;
   bool sync = is_undefined(env, argv[3]);
   CUstream stream = NULL;
+  stream_h *s = NULL;
   if (!read_copy_3d(env, argv[0], argv[1], argv[2], false, &p) ||
-      (!sync && !arg_stream(env, argv[3], &stream)) || !driver_ready(env))
+      (!sync && !arg_stream_and_handle(env, argv[3], &stream, &s)) || !driver_ready(env))
     return NULL;
   if (!p.WidthInBytes || !p.Height || !p.Depth) return NULL;
   if (sync) {
@@ -397,7 +400,7 @@ static napi_value memcpy_3d(napi_env env, napi_callback_info info) {
     return NULL;
   }
   CU_CALL(env, cuMemcpy3DAsync, &p, stream);
-  return keep_until_done(env, stream, argv[4]);
+  return keep_until_done(env, s, argv[4]);
 }
 
 /* memcpy3DPeer(fields, srcHost, dstHost, srcContext, dstContext, stream, keep). */
@@ -406,11 +409,12 @@ static napi_value memcpy_3d_peer(napi_env env, napi_callback_info info) {
   CUDA_MEMCPY3D_PEER c;
   bool sync = is_undefined(env, argv[5]);
   CUstream stream = NULL;
+  stream_h *s = NULL;
   ctx_rec *src_ctx, *dst_ctx;
   if (!read_copy(env, argv[0], argv[1], argv[2], &c, false) ||
       !(src_ctx = ctx_rec_of_context(env, argv[3])) ||
       !(dst_ctx = ctx_rec_of_context(env, argv[4])) ||
-      (!sync && !arg_stream(env, argv[5], &stream)))
+      (!sync && !arg_stream_and_handle(env, argv[5], &stream, &s)))
     return NULL;
   c.srcContext = src_ctx->handle;
   c.dstContext = dst_ctx->handle;
@@ -420,7 +424,7 @@ static napi_value memcpy_3d_peer(napi_env env, napi_callback_info info) {
     return NULL;
   }
   CU_CALL(env, cuMemcpy3DPeerAsync, &c, stream);
-  return keep_until_done(env, stream, argv[6]);
+  return keep_until_done(env, s, argv[6]);
 }
 
 bool copies_init(napi_env env, napi_value exports) {

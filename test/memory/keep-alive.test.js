@@ -1,0 +1,70 @@
+'use strict';
+// Async copies keep their page-locked buffers alive until the stream has passed them, with a
+// stream callback, which the driver holds the stream up at. On a Stream of the user's at most one
+// is in flight: buffers kept meanwhile ride on the next one, enqueued when it settles (or when the
+// stream is destroyed). The stand-in's trace counts the callbacks; the bytes must still arrive and
+// every buffer be let go.
+const assert = require('assert');
+const { childRunner } = require('../support/graph-child');
+
+describe('keep-alives of async copies through a stand-in driver (no GPU needed)', function () {
+  this.timeout(60000);
+  const { run } = childRunner('cudadrv-keep-', { FAKE_CUDA_TRACE: '1' });
+  const callbacks = `log().filter((line) => line === 'call cuStreamAddCallback').length`;
+
+  it("100 copies on a Stream: two callbacks (the first, and one for the rest once it settled); every buffer arrives and is let go", function () {
+    run(`
+      const stream = new cuda.Stream();
+      const device = cuda.memAlloc(100 * 64);
+      const kept = new FinalizationRegistry((i) => released.add(i));
+      const released = new Set();
+      const expected = new Uint8Array(100 * 64);
+      (() => {
+        for (let i = 0; i < 100; i++) {
+          const pinned = cuda.pagelockedEmpty(64, 'uint8').fill(i + 1);
+          expected.fill(i + 1, i * 64, (i + 1) * 64);
+          cuda.memcpyHtoDAsync(device.slice(i * 64, 64), pinned, stream);
+          kept.register(pinned, i);
+        }
+      })();
+      assert.strictEqual(${callbacks}, 1, 'one in flight; the other 99 wait for it');
+      globalThis.gc();
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.strictEqual(${callbacks}, 2, 'the first settled: one more for the 99');
+      for (let i = 0; i < 20 && released.size < 100; i++) {
+        globalThis.gc();
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      assert.strictEqual(released.size, 100, 'every kept buffer was let go');
+      assert.deepStrictEqual(cuda.fromDevice(device, 100 * 64, 'uint8'), expected);
+      // the default stream keeps one callback a copy, as before
+      const before = ${callbacks};
+      const pinned = cuda.pagelockedEmpty(64, 'uint8');
+      for (let i = 0; i < 5; i++) cuda.memcpyHtoDAsync(device, pinned);
+      assert.strictEqual(${callbacks} - before, 5);
+    `);
+  });
+
+  it('a Stream destroyed while buffers wait hands them to the driver first; one dropped with them too; the process exits', function () {
+    run(`
+      const device = cuda.memAlloc(64);
+      const stream = new cuda.Stream();
+      for (let i = 0; i < 10; i++) cuda.memcpyHtoDAsync(device, cuda.pagelockedEmpty(64, 'uint8'), stream);
+      stream.destroy();
+      const calls = log().filter((line) => line.startsWith('call ')).map((line) => line.slice(5).replace(/_v\\d+$/, ''));
+      const between = (list, from, to) => list.slice(list.lastIndexOf(from), list.lastIndexOf(to));
+      assert.ok(between(calls, 'cuMemcpyHtoDAsync', 'cuStreamDestroy').includes('cuStreamAddCallback'), 'the waiting buffers went on the stream before it was destroyed');
+      (() => {
+        const dropped = new cuda.Stream();
+        for (let i = 0; i < 10; i++) cuda.memcpyHtoDAsync(device, cuda.pagelockedEmpty(64, 'uint8'), dropped);
+      })();
+      for (let i = 0; i < 5; i++) {
+        globalThis.gc();
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      const after = log().filter((line) => line.startsWith('call ')).map((line) => line.slice(5).replace(/_v\\d+$/, ''));
+      assert.strictEqual(after.filter((c) => c === 'cuStreamDestroy').length, 2, 'the dropped stream was destroyed');
+      assert.ok(between(after, 'cuMemcpyHtoDAsync', 'cuStreamDestroy').includes('cuStreamAddCallback'));
+    `);
+  });
+});
