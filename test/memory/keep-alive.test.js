@@ -4,7 +4,6 @@
 // is in flight: buffers kept meanwhile ride on the next one, enqueued when it settles (or when the
 // stream is destroyed). The stand-in's trace counts the callbacks; the bytes must still arrive and
 // every buffer be let go.
-const assert = require('assert');
 const { childRunner } = require('../support/graph-child');
 
 describe('keep-alives of async copies through a stand-in driver (no GPU needed)', function () {
@@ -12,7 +11,7 @@ describe('keep-alives of async copies through a stand-in driver (no GPU needed)'
   const { run } = childRunner('cudadrv-keep-', { FAKE_CUDA_TRACE: '1' });
   const callbacks = `log().filter((line) => line === 'call cuStreamAddCallback').length`;
 
-  it("100 copies on a Stream: two callbacks (the first, and one for the rest once it settled); every buffer arrives and is let go", function () {
+  it('100 copies on a Stream: two callbacks (the first, and one for the rest once it settled); every buffer arrives and is let go', function () {
     run(`
       const stream = new cuda.Stream();
       const device = cuda.memAlloc(100 * 64);
