@@ -261,13 +261,11 @@ class Graph {
   addConditional(handle, kind, options) {
     const after = this.#after(options, ['after', 'size'], 'addConditional');
     check.instance('handle', handle, ConditionalHandle);
-    if (!Object.hasOwn(CONDITIONAL_TYPES, kind)) {
-      throw new TypeError(`kind must be 'if', 'while' or 'switch', not ${check.describe(kind)}`);
-    }
+    const type = check.choice('kind', kind, CONDITIONAL_TYPES, "'if', 'while' or 'switch'");
     const size = options?.size ?? 1;
     check.integer('size', size, 1, kind === 'switch' ? 256 : kind === 'if' ? 2 : 1);
     const bodies = Array.from({ length: size }, adoptedGraph);
-    const index = binding.graphAddConditional(this, after, handle.value, CONDITIONAL_TYPES[kind], bodies);
+    const index = binding.graphAddConditional(this, after, handle.value, type, bodies);
     for (const body of bodies) held.set(body, held.get(this)); // what bodies use, the graph keeps
     return { node: this.#node(index, handle), bodies };
   }

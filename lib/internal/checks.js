@@ -89,6 +89,16 @@ function keys(options, names, what) {
   }
 }
 
+/** table[value] where value is a string naming one of table's own keys (nothing else is turned
+ * into a key: a detached TypedArray would throw the engine's error); a TypeError saying `name must
+ * be ${expected}` otherwise. */
+function choice(name, value, table, expected) {
+  if (typeof value !== 'string' || !Object.hasOwn(table, value)) {
+    throw new TypeError(`${name} must be ${expected}, not ${describe(value)}`);
+  }
+  return table[value];
+}
+
 // Longer than any list a caller means to pass; walking a longer one (Array(2 ** 32 - 1), say)
 // would take minutes, and copying it would run out of memory.
 const MAX_LIST = 65536;
@@ -131,6 +141,7 @@ module.exports = {
   size,
   member,
   list,
+  choice,
   viewBytes,
   func,
   instance,

@@ -23,9 +23,8 @@ function locationOf(name, value) {
   if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
     check.keys(value, ['type', 'id'], name);
     const { type, id = 0 } = value;
-    if (!Object.hasOwn(TYPES, type))
-      throw new TypeError(`${name}.type must be ${Object.keys(TYPES).join(', ')}, not ${check.describe(type)}`);
-    return [TYPES[type], check.integer(`${name}.id`, id, 0, 2 ** 31 - 1)];
+    const kind = check.choice(`${name}.type`, type, TYPES, Object.keys(TYPES).join(', '));
+    return [kind, check.integer(`${name}.id`, id, 0, 2 ** 31 - 1)];
   }
   throw new TypeError(`${name} must be ${EXPECTED}, not ${check.describe(value)}`);
 }

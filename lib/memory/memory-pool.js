@@ -40,6 +40,11 @@ const OPTIONS = [
 const HANDLE_TYPES = { none: MemAllocationHandleType.NONE, 'posix-fd': MemAllocationHandleType.POSIX_FILE_DESCRIPTOR };
 const ACCESS = { none: MemAccessFlags.NONE, read: MemAccessFlags.READ, readwrite: MemAccessFlags.READWRITE };
 const ACCESS_NAMES = new Map(Object.entries(ACCESS).map(([name, flags]) => [flags, name]));
+/** The MemAllocationHandleType bits of a handleType option ('none', 'posix-fd'), for what. */
+const handleTypesOf = (what, handleType) =>
+  check.choice(`${what}: handleType`, handleType, HANDLE_TYPES, "'none' or 'posix-fd'");
+/** The MemAccessFlags of an access argument ('none', 'read', 'readwrite'). */
+const accessFlags = (access) => check.choice('access', access, ACCESS, "'none', 'read' or 'readwrite'");
 // The attributes by name, as `attributes` gives them and the options set them.
 const ATTRIBUTES = {
   reuseFollowEventDependencies: MemPoolAttribute.REUSE_FOLLOW_EVENT_DEPENDENCIES,
@@ -100,12 +105,8 @@ class MemoryPool {
     }
     const [type, id] =
       location === undefined ? locationOf('device', ordinalOf(device)) : locationOf('location', location);
-    if (!Object.hasOwn(HANDLE_TYPES, handleType)) {
-      throw new TypeError(
-        `new MemoryPool(): handleType must be 'none' or 'posix-fd', not ${check.describe(handleType)}`,
-      );
-    }
-    binding.memPoolCreate(this, type, id, HANDLE_TYPES[handleType], check.size('maxSize', maxSize));
+    const handleTypes = handleTypesOf('new MemoryPool()', handleType);
+    binding.memPoolCreate(this, type, id, handleTypes, check.size('maxSize', maxSize));
     this.#owned = true;
     for (const [name, value] of Object.entries(attributes)) {
       if (value !== undefined) this.setAttribute(ATTRIBUTES[name], value);
@@ -148,10 +149,7 @@ class MemoryPool {
   /** Lets device's kernels read and write ('readwrite'), read ('read') or not touch ('none')
    * this pool's memory. */
   setAccess(device, access) {
-    if (!Object.hasOwn(ACCESS, access)) {
-      throw new TypeError(`access must be 'none', 'read' or 'readwrite', not ${check.describe(access)}`);
-    }
-    binding.memPoolSetAccess(this, ...locationOf('device', device), ACCESS[access]);
+    binding.memPoolSetAccess(this, ...locationOf('device', device), accessFlags(access));
   }
 
   /** Device's access to this pool's memory: 'none', 'read' or 'readwrite'. */
@@ -258,4 +256,4 @@ function exportedHandle(exportInto) {
   return wrapped(ShareableHandle, exportInto);
 }
 
-module.exports = { MemoryPool, ShareableHandle, exportedHandle, memAllocAsync };
+module.exports = { MemoryPool, ShareableHandle, exportedHandle, memAllocAsync, handleTypesOf, accessFlags };

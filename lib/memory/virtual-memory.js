@@ -7,13 +7,9 @@ const check = require('../internal/checks');
 const { Context } = require('../driver/context');
 const { Device } = require('../driver/device');
 const { LogicError } = require('../driver/errors');
-const { MemAccessFlags, MemAllocationHandleType } = require('../driver/constants');
 const { locationOf } = require('../internal/location');
 const { PointerHolderBase } = require('./device-memory');
-const { exportedHandle } = require('./memory-pool');
-
-const HANDLE_TYPES = { none: MemAllocationHandleType.NONE, 'posix-fd': MemAllocationHandleType.POSIX_FILE_DESCRIPTOR };
-const ACCESS = { none: MemAccessFlags.NONE, read: MemAccessFlags.READ, readwrite: MemAccessFlags.READWRITE };
+const { exportedHandle, handleTypesOf, accessFlags } = require('./memory-pool');
 
 const currentDevice = () => Context.getDevice();
 
@@ -22,10 +18,7 @@ function placement(opts, what, extra = []) {
   check.keys(opts, ['device', 'handleType', ...extra], what);
   const { device = currentDevice(), handleType = 'none' } = opts ?? {};
   check.instance('device', device, Device);
-  if (!Object.hasOwn(HANDLE_TYPES, handleType)) {
-    throw new TypeError(`${what}: handleType must be 'none' or 'posix-fd', not ${check.describe(handleType)}`);
-  }
-  return [...locationOf('device', device), HANDLE_TYPES[handleType]];
+  return [...locationOf('device', device), handleTypesOf(what, handleType)];
 }
 
 /** The granularity (bytes) that physical allocations, mappings and reservations are multiples
@@ -123,11 +116,8 @@ class VirtualAddressRange extends PointerHolderBase {
   /** Lets device read and write ('readwrite'), read, or not touch ('none') the mapped bytes at
    * offset, which must be whole mappings. */
   setAccess(offset, bytes, device, access = 'readwrite') {
-    if (!Object.hasOwn(ACCESS, access)) {
-      throw new TypeError(`access must be 'none', 'read' or 'readwrite', not ${check.describe(access)}`);
-    }
     const [type, id] = locationOf('device', device);
-    binding.memSetAccess(this, check.size('offset', offset), check.size('bytes', bytes), type, id, ACCESS[access]);
+    binding.memSetAccess(this, check.size('offset', offset), check.size('bytes', bytes), type, id, accessFlags(access));
   }
 
   /** Unmaps whatever is mapped and gives the addresses back; a second free() does nothing. */

@@ -45,6 +45,20 @@ describe('memory pools (checked before the driver)', function () {
     ];
     for (const [call, name, message] of cases) assert.throws(call, { name, message });
   });
+
+  it("a detached TypedArray where a name is wanted is cudadrv's TypeError, not the engine's (the fuzzer's find)", function () {
+    const detached = new Float32Array(4);
+    structuredClone(detached.buffer, { transfer: [detached.buffer] });
+    const pool = Object.create(cuda.MemoryPool.prototype);
+    assert.throws(() => pool.setAccess(0, detached), {
+      name: 'TypeError',
+      message: "access must be 'none', 'read' or 'readwrite', not a Float32Array",
+    });
+    assert.throws(() => new cuda.MemoryPool({ location: { type: detached } }), {
+      name: 'TypeError',
+      message: 'location.type must be device, host, host-numa, host-numa-current, not a Float32Array',
+    });
+  });
 });
 
 describe('memory pools through a stand-in driver (no GPU needed)', function () {
