@@ -9,6 +9,19 @@ const { readBounded } = require('../internal/files');
 
 const SOURCE_LIMIT = 64 * 1024 * 1024; // bytes of source read
 
+const usage = `usage: cudadrv compile FILE.cu [options] [-- NVRTC OPTIONS...]
+
+  -o, --output OUT       where to write (FILE.ptx or FILE.cubin beside the source by default)
+  --arch ARCH            compute_XY writes PTX, sm_XY a cubin (the current device's by default)
+  -I, --include DIR      a directory of headers (repeatable)
+  -D, --define N[=V]     a macro (repeatable)
+  --no-cache             compile even where cudadrv's cache has the result
+  --no-extern-c          keep C++ linkage: templates and overloads (then the names are mangled)
+  -- OPTIONS...          NVRTC's own options, as they are (-O3, --use_fast_math, -lineinfo)
+
+exit codes: 0 written, 1 a compile error or an unreadable file, 2 wrong usage
+`;
+
 const options = {
   output: { type: 'string', short: 'o' },
   arch: { type: 'string' },
@@ -18,7 +31,7 @@ const options = {
   'no-extern-c': { type: 'boolean' },
 };
 
-function run(values, positionals) {
+function run(values, positionals, nvrtcOptions) {
   if (positionals.length !== 1) throw new UsageError('compile takes one source file');
   const { compileSync, DEFAULT_OPTIONS, CompileError } = { ...require('../compiler'), ...require('..') };
   const [file] = positionals;
@@ -35,7 +48,7 @@ function run(values, positionals) {
       name: path.basename(file),
       arch: values.arch,
       includeDirs: [path.dirname(path.resolve(file)), ...values.include],
-      options: [...DEFAULT_OPTIONS, ...values.define.map((d) => `-D${d}`)],
+      options: [...DEFAULT_OPTIONS, ...values.define.map((d) => `-D${d}`), ...nvrtcOptions],
       noExternC: values['no-extern-c'] ?? false,
       cacheDir: values['no-cache'] ? false : undefined,
       messageHandler: (log) => process.stderr.write(log),
@@ -54,4 +67,4 @@ function run(values, positionals) {
   return 0;
 }
 
-module.exports = { options, run };
+module.exports = { options, run, usage, passes: true };

@@ -12,7 +12,14 @@ const { nvJitLinkLibrary } = require('../compiler/linker');
 const { cacheDirFor } = require('../compiler/cache-dir');
 const { refusedBySearch } = require('../internal/library-search');
 
-const options = {};
+const options = { json: { type: 'boolean' } };
+const usage = `usage: cudadrv doctor [--json]
+
+  Checks the driver, NVRTC, nvJitLink and the compile cache; for each problem, says what fixes
+  it. Exit code 1 when something does not work (features an old driver lacks are warnings).
+
+  --json                 { problems, checks: [{ level: 'ok' | 'warn' | 'fail', what, fix? }] }
+`;
 
 /* [{ level: 'ok' | 'warn' | 'fail', what, fix? }] for the driver; its major, or null. */
 function checkDriver(report) {
@@ -118,21 +125,25 @@ function checkCache(report) {
   else report.push({ level: 'ok', what: `compile cache: ${dir}` });
 }
 
-function run() {
+function run(values) {
   const report = [];
   const driverMajor = checkDriver(report);
   checkNvrtc(report, driverMajor);
   checkNvJitLink(report);
   checkCache(report);
+  const failed = report.filter((r) => r.level === 'fail').length;
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify({ problems: failed, checks: report }, null, 2)}\n`);
+    return failed ? 1 : 0;
+  }
   const lines = [];
   for (const { level, what, fix } of report) {
     lines.push(`${level.padEnd(4)} ${what}`);
     if (fix) lines.push(`     fix: ${fix}`);
   }
-  const failed = report.filter((r) => r.level === 'fail').length;
   lines.push(failed ? `${failed} problem${failed === 1 ? '' : 's'} found` : 'no problems found');
   process.stdout.write(`${lines.join('\n')}\n`);
   return failed ? 1 : 0;
 }
 
-module.exports = { options, run };
+module.exports = { options, run, usage };

@@ -10,14 +10,16 @@ const COMMANDS = {
   compile: () => require('./compile'),
 };
 
-const USAGE = `usage: cudadrv <command> [options]
+const USAGE = `usage: cudadrv <command> [options]   (cudadrv <command> --help: that command's)
 
-  info [--json]          devices, driver, NVRTC: versions, paths and free memory
-  doctor                 why the driver, NVRTC or the compile cache does not work, and the fix
-  compile FILE.cu -o OUT [--arch sm_90] [-I DIR]... [-D NAME[=VALUE]]... [--no-cache]
+  info [--json]          devices, driver, NVRTC, nvJitLink: versions, paths and free memory
+  doctor [--json]        why the driver, NVRTC or the compile cache does not work, and the fix
+  compile FILE.cu [-o OUT] [--arch sm_90] [-I DIR]... [-D NAME[=VALUE]]... [--no-cache]
+          [--no-extern-c] [-- NVRTC OPTIONS...]
                          compile CUDA C++ with NVRTC (through cudadrv's cache); a compute_XY
                          arch writes PTX, an sm_XY one a cubin
-  help                   this text
+  help, --help           this text
+  --version              cudadrv's version
 
 exit codes: 0 done, 1 failed (no driver, a problem found, a compile error), 2 wrong usage
 `;
@@ -29,12 +31,25 @@ function main(args) {
     (name ? process.stdout : process.stderr).write(USAGE);
     return name ? 0 : 2;
   }
+  if (name === '--version' || name === '-v') {
+    process.stdout.write(`cudadrv ${require('../../package.json').version}\n`);
+    return 0;
+  }
   if (!Object.hasOwn(COMMANDS, name)) return usage(`unknown command "${name}"`);
   const command = COMMANDS[name]();
+  // what follows "--" goes to the command as it is (compile: NVRTC's options)
+  const end = rest.indexOf('--');
+  const own = end < 0 ? rest : rest.slice(0, end);
+  const passed = end < 0 ? [] : rest.slice(end + 1);
+  if (own.includes('--help') || own.includes('-h')) {
+    process.stdout.write(command.usage);
+    return 0;
+  }
   let parsed;
   try {
-    parsed = parseArgs({ args: rest, options: command.options, allowPositionals: true, strict: true });
-    return command.run(parsed.values, parsed.positionals);
+    if (passed.length && !command.passes) throw new UsageError(`${name} takes nothing after "--"`);
+    parsed = parseArgs({ args: own, options: command.options, allowPositionals: true, strict: true });
+    return command.run(parsed.values, parsed.positionals, passed);
   } catch (error) {
     if (error instanceof UsageError || String(error.code).startsWith('ERR_PARSE_ARGS')) return usage(error.message);
     process.stderr.write(`cudadrv: ${error.message}\n`); // a CudaError: NVRTC missing, a driver failure

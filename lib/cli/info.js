@@ -8,6 +8,14 @@ const { nvJitLinkLibrary } = require('../compiler/linker');
 const { noGpuReason } = require('../tools/mark-cuda-test');
 
 const options = { json: { type: 'boolean' } };
+const usage = `usage: cudadrv info [--json]
+
+  The driver, every device (compute capability, multiprocessors, total and free memory, PCI bus),
+  and NVRTC and nvJitLink: version, file and how each was found. Without a usable driver, the
+  versions of what is there and one line saying why (exit code 1).
+
+  --json                 the same as one JSON object
+`;
 
 const GiB = 2 ** 30;
 
@@ -57,30 +65,42 @@ function describeNvJitLink() {
   }
 }
 
+/* The lines of cudadrv, NVRTC and nvJitLink, which need no driver. */
+function partLines({ cudadrv, headers, nvrtc: n, nvJitLink: j }) {
+  return [
+    `cudadrv ${cudadrv} (built against the CUDA ${headers} headers)`,
+    n.error ? `NVRTC: not loaded: ${n.error}` : `NVRTC: ${n.version} from ${n.path} (found by: ${n.source})`,
+    j.error
+      ? `nvJitLink: not loaded (linking falls back to the driver's cuLink, without LTO): ${j.error}`
+      : `nvJitLink: ${j.version} from ${j.path} (found by: ${j.source})`,
+  ];
+}
+
 function run(values) {
+  const parts = {
+    cudadrv: cuda.VERSION_TEXT,
+    headers: cuda.getVersion().slice(0, 2).join('.'),
+    nvrtc: describeNvrtc(),
+    nvJitLink: describeNvJitLink(),
+  };
   const reason = noGpuReason();
   if (reason !== null) {
     const line = `no usable CUDA driver: ${reason}; run "cudadrv doctor" for the fix`;
-    process.stdout.write(values.json ? `${JSON.stringify({ error: line })}\n` : `cudadrv: ${line}\n`);
+    if (values.json) process.stdout.write(`${JSON.stringify({ error: line, ...parts }, null, 2)}\n`);
+    else process.stdout.write(`${[...partLines(parts), `cudadrv: ${line}`].join('\n')}\n`);
     return 1;
   }
   const count = cuda.Device.count();
   const info = {
-    cudadrv: cuda.VERSION_TEXT,
-    headers: cuda.getVersion().slice(0, 2).join('.'),
+    ...parts,
     driver: cudaVersion(cuda.getDriverVersion()),
     devices: Array.from({ length: count }, (_, i) => describeDevice(new cuda.Device(i), i)),
-    nvrtc: describeNvrtc(),
-    nvJitLink: describeNvJitLink(),
   };
   if (values.json) {
     process.stdout.write(`${JSON.stringify(info, null, 2)}\n`);
     return 0;
   }
-  const lines = [
-    `cudadrv ${info.cudadrv} (built against the CUDA ${info.headers} headers)`,
-    `driver: CUDA ${info.driver}, ${count} device${count === 1 ? '' : 's'}`,
-  ];
+  const lines = [`driver: CUDA ${info.driver}, ${count} device${count === 1 ? '' : 's'}`];
   for (const d of info.devices) {
     lines.push(
       `device ${d.ordinal}: ${d.name}, compute capability ${d.computeCapability} (${d.arch}), ` +
@@ -88,16 +108,10 @@ function run(values) {
         `(${(d.freeMemory / GiB).toFixed(1)} GiB free), PCI ${d.pciBusId}`,
     );
   }
-  const n = info.nvrtc;
-  lines.push(n.error ? `NVRTC: not loaded: ${n.error}` : `NVRTC: ${n.version} from ${n.path} (found by: ${n.source})`);
-  const j = info.nvJitLink;
-  lines.push(
-    j.error
-      ? `nvJitLink: not loaded (linking falls back to the driver's cuLink, without LTO): ${j.error}`
-      : `nvJitLink: ${j.version} from ${j.path} (found by: ${j.source})`,
-  );
+  lines.unshift(partLines(info)[0]);
+  lines.push(...partLines(info).slice(1));
   process.stdout.write(`${lines.join('\n')}\n`);
   return 0;
 }
 
-module.exports = { options, run };
+module.exports = { options, run, usage };

@@ -50,6 +50,25 @@ describe('cudadrv (the command line)', function () {
       assert.match(none.stderr, /^usage: cudadrv <command>/);
     });
 
+    it('--version prints the version; each command --help prints its own usage, exit 0; "--" only where a command takes it', function () {
+      const version = cli(['--version']);
+      assert.deepStrictEqual([version.code, version.stdout], [0, `cudadrv ${require('../../package.json').version}\n`]);
+      for (const [command, words] of [
+        ['compile', /^usage: cudadrv compile FILE\.cu \[options\] \[-- NVRTC OPTIONS\.\.\.\]\n[\s\S]*--no-extern-c/],
+        ['info', /^usage: cudadrv info \[--json\]/],
+        ['doctor', /^usage: cudadrv doctor \[--json\]/],
+      ]) {
+        const help = cli([command, '--help']);
+        assert.strictEqual(help.code, 0, `${command} --help`);
+        assert.match(help.stdout, words);
+        assert.strictEqual(cli([command, '-h']).stdout, help.stdout);
+      }
+      assert.match(cli(['help']).stdout, /--no-extern-c/);
+      const extra = cli(['info', '--', '-O3']);
+      assert.strictEqual(extra.code, 2);
+      assert.match(extra.stderr, /^cudadrv: info takes nothing after "--"/);
+    });
+
     it('an unknown command or option exits 2 naming it', function () {
       const command = cli(['frobnicate']);
       assert.strictEqual(command.code, 2);
@@ -61,18 +80,28 @@ describe('cudadrv (the command line)', function () {
   });
 
   describe('info', function () {
-    it('without a usable driver prints one line and exits 1', function () {
+    it('without a usable driver prints the versions of what is there, then one line saying why, and exits 1', function () {
       const env = onStandIn({ FAKE_CUDA_FAIL: `cuInit:1+:${CUDA_ERROR_NO_DEVICE}` });
       const out = cli(['info'], env);
       assert.strictEqual(out.code, 1);
-      assert.strictEqual(out.stdout.split('\n').length, 2, out.stdout); // one line and its newline
+      const lines = out.stdout.trimEnd().split('\n');
+      assert.strictEqual(lines.length, 4, out.stdout);
       assert.match(
-        out.stdout,
-        /^cudadrv: no usable CUDA driver: cuInit failed: .*; run "cudadrv doctor" for the fix\n$/,
+        lines[0],
+        new RegExp(
+          `^cudadrv ${require('../../package.json').version.replace(/\./g, '\\.')}.* \\(built against the CUDA \\d+\\.\\d+ headers\\)$`,
+        ),
       );
+      assert.match(lines[1], /^NVRTC: /);
+      assert.match(lines[2], /^nvJitLink: /);
+      assert.match(lines[3], /^cudadrv: no usable CUDA driver: cuInit failed: .*; run "cudadrv doctor" for the fix$/);
       const json = cli(['info', '--json'], env);
       assert.strictEqual(json.code, 1);
-      assert.match(JSON.parse(json.stdout).error, /^no usable CUDA driver: cuInit failed/);
+      const info = JSON.parse(json.stdout);
+      assert.match(info.error, /^no usable CUDA driver: cuInit failed/);
+      assert.deepStrictEqual(Object.keys(info), ['error', 'cudadrv', 'headers', 'nvrtc', 'nvJitLink']);
+      if (nvrtcLoads())
+        assert.strictEqual(info.nvrtc.version, require('../../lib/compiler/nvrtc').nvrtcVersion().join('.'));
     });
 
     it('lists the driver, each device with its free memory, and NVRTC with where it was found', function () {
@@ -110,6 +139,20 @@ describe('cudadrv (the command line)', function () {
       assert.match(out.stdout, /^ok {3}driver: CUDA 13\.0, 1 device$/m);
       assert.match(out.stdout, /^ok {3}NVRTC: \d+\.\d+ from .* \(found by: .*\)$/m);
       assert.match(out.stdout, /no problems found\n$/);
+    });
+
+    it('--json gives every check and the count of problems, with the exit code of the text', function () {
+      const out = cli(['doctor', '--json'], {
+        ...onStandIn({ FAKE_CUDA_FAIL: `cuInit:1+:${CUDA_ERROR_NO_DEVICE}` }),
+        CUDADRV_NVRTC_PATH: path.join(tmp, 'no-libnvrtc.so'),
+      });
+      assert.strictEqual(out.code, 1);
+      const report = JSON.parse(out.stdout);
+      assert.ok(report.problems >= 2, out.stdout);
+      assert.strictEqual(report.problems, report.checks.filter((c) => c.level === 'fail').length);
+      const driver = report.checks.find((c) => c.what.startsWith('driver: '));
+      assert.strictEqual(driver.level, 'fail');
+      assert.match(driver.fix, /no GPU is visible/);
     });
 
     it('a 12.0 driver: the entry points it lacks are warnings naming the version that has them', function () {
@@ -156,6 +199,29 @@ describe('cudadrv (the command line)', function () {
       assert.match(ptx, /\.entry put\(/);
       assert.ok(ptx.includes(String(value)), 'the defined value is in the PTX');
       assert.match(out.stderr, /wrote .*put\.ptx \(compute_90, \d+ bytes\)/);
+    });
+
+    it('passes what follows "--" to NVRTC as it is', function () {
+      const value = 2000 + Math.floor(Math.random() * 1e6);
+      const output = path.join(tmp, 'passed.ptx');
+      const out = cli([
+        'compile',
+        file,
+        '-o',
+        output,
+        '--arch',
+        'compute_90',
+        '--no-cache',
+        '--',
+        `-DVALUE=${value}`,
+        '-lineinfo',
+      ]);
+      assert.strictEqual(out.code, 0, out.stderr);
+      const ptx = fs.readFileSync(output, 'utf8');
+      assert.ok(ptx.includes(String(value)), 'the value NVRTC was given after "--" is in the PTX');
+      assert.match(ptx, /\.loc\s/, '-lineinfo reached NVRTC');
+      const bad = cli(['compile', file, '--arch', 'compute_90', '--no-cache', '--', '-DVALUE=1', '--no-such-option']);
+      assert.strictEqual(bad.code, 1);
     });
 
     it('writes a cubin for sm_XY to -o', function () {
