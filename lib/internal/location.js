@@ -40,4 +40,4 @@ function rangeLocation(code) {
   return code === -1 ? describeLocation(TYPES.host, 0) : describeLocation(TYPES.device, code);
 }
 
-module.exports = { locationOf, describeLocation, rangeLocation, LOCATION_TYPES: TYPES };
+module.exports = { locationOf, rangeLocation };

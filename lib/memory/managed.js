@@ -128,5 +128,4 @@ module.exports = {
   memPrefetchBatchAsync,
   memDiscardBatchAsync,
   memDiscardAndPrefetchBatchAsync,
-  rangeOf,
 };
