@@ -5,6 +5,7 @@
  * two-process test moves real data. Other pools allocate as cuMemAlloc does. */
 #include "fake.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -29,6 +30,15 @@ struct CUmemPoolHandle_st {
   size_t out;            /* allocations not freed */
 };
 
+/* The addon's reaper frees pool memory on its own thread while the main thread makes and
+ * destroys pools: every function here holds this lock (HOLD_POOLS) to its return. The object
+ * table's lock (core.c) is only ever taken inside it. */
+static pthread_mutex_t pools_lock = PTHREAD_MUTEX_INITIALIZER;
+static void pools_unlock(pthread_mutex_t **held) { pthread_mutex_unlock(*held); }
+#define HOLD_POOLS()                                                                               \
+  pthread_mutex_t *held_ __attribute__((cleanup(pools_unlock))) = &pools_lock;                     \
+  pthread_mutex_lock(held_)
+
 static struct CUmemPoolHandle_st device_pools[2];
 static CUmemoryPool current[2] = {&device_pools[0], &device_pools[1]};
 static CUmemoryPool made[MOST_POOLS]; /* live and destroyed-but-used made pools */
@@ -42,18 +52,21 @@ static bool pool_ok(CUmemoryPool pool) {
 
 EXPORT CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool, CUdevice dev) {
   ENTER();
+  HOLD_POOLS();
   if (dev < 0 || dev > 1) return CUDA_ERROR_INVALID_DEVICE;
   *pool = &device_pools[dev];
   return CUDA_SUCCESS;
 }
 EXPORT CUresult cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev) {
   ENTER();
+  HOLD_POOLS();
   if (dev < 0 || dev > 1) return CUDA_ERROR_INVALID_DEVICE;
   *pool = current[dev];
   return CUDA_SUCCESS;
 }
 EXPORT CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool) {
   ENTER();
+  HOLD_POOLS();
   if (dev < 0 || dev > 1) return CUDA_ERROR_INVALID_DEVICE;
   if (!pool_ok(pool)) return CUDA_ERROR_INVALID_HANDLE;
   if (pool->device != dev || pool->imported) return CUDA_ERROR_INVALID_VALUE;
@@ -101,6 +114,7 @@ static bool pool_map(CUmemoryPool pool, int fd, size_t size) {
 
 EXPORT CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props) {
   ENTER();
+  HOLD_POOLS();
   if (!pool || !props || props->allocType != CU_MEM_ALLOCATION_TYPE_PINNED)
     return CUDA_ERROR_INVALID_VALUE;
   int device;
@@ -136,6 +150,7 @@ EXPORT CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props)
 
 EXPORT CUresult cuMemPoolDestroy(CUmemoryPool pool) {
   ENTER();
+  HOLD_POOLS();
   if (!pool_ok(pool)) return CUDA_ERROR_INVALID_HANDLE;
   if (!pool->made) return CUDA_ERROR_INVALID_VALUE; /* a device's own */
   obj_remove((uintptr_t)pool, OBJ_POOL);
@@ -156,6 +171,7 @@ static CUmemoryPool pool_holding(CUdeviceptr ptr) {
 }
 
 CUresult fake_pool_free(CUdeviceptr ptr) {
+  HOLD_POOLS();
   if (in_context() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
   CUmemoryPool pool = pool_holding(ptr);
   if (!pool || !obj_remove((uintptr_t)ptr, OBJ_POOL_MEMORY)) return CUDA_ERROR_INVALID_VALUE;
@@ -167,7 +183,10 @@ CUresult fake_pool_free(CUdeviceptr ptr) {
   return CUDA_SUCCESS;
 }
 
-CUmemoryPool fake_pool_of(CUdeviceptr ptr) { return pool_holding(ptr); }
+CUmemoryPool fake_pool_of(CUdeviceptr ptr) {
+  HOLD_POOLS();
+  return pool_holding(ptr);
+}
 
 /* bytes from pool: carved from a shareable pool's mapping, else allocated as cuMemAlloc does. */
 static CUresult pool_allocate(CUdeviceptr *ptr, size_t bytes, CUmemoryPool pool) {
@@ -187,6 +206,7 @@ static CUresult pool_allocate(CUdeviceptr *ptr, size_t bytes, CUmemoryPool pool)
 
 EXPORT CUresult cuMemAllocAsync(CUdeviceptr *ptr, size_t bytes, CUstream stream) {
   ENTER();
+  HOLD_POOLS();
   if (!stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
   if (in_context() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
   return pool_allocate(ptr, bytes, current[fake_current_device()]);
@@ -194,11 +214,12 @@ EXPORT CUresult cuMemAllocAsync(CUdeviceptr *ptr, size_t bytes, CUstream stream)
 EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *ptr, size_t bytes, CUmemoryPool pool,
                                         CUstream stream) {
   ENTER();
+  HOLD_POOLS();
   if (!pool_ok(pool) || !stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
   return pool_allocate(ptr, bytes, pool);
 }
 EXPORT CUresult cuMemFreeAsync(CUdeviceptr ptr, CUstream stream) {
-  ENTER();
+  ENTER(); /* no HOLD_POOLS: fake_pool_free takes it */
   if (!stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
   return fake_release_device(ptr);
 }
@@ -213,6 +234,7 @@ static int *reuse_of(CUmemoryPool pool, CUmemPool_attribute attribute) {
 EXPORT CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attribute,
                                       void *value) {
   ENTER();
+  HOLD_POOLS();
   if (!pool_ok(pool)) return CUDA_ERROR_INVALID_HANDLE;
   int *reuse = reuse_of(pool, attribute);
   if (reuse) return *(int *)value = *reuse, CUDA_SUCCESS;
@@ -234,6 +256,7 @@ EXPORT CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute att
 EXPORT CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attribute,
                                       void *value) {
   ENTER();
+  HOLD_POOLS();
   if (!pool_ok(pool)) return CUDA_ERROR_INVALID_HANDLE;
   int *reuse = reuse_of(pool, attribute);
   if (reuse) return *reuse = *(int *)value, CUDA_SUCCESS;
@@ -250,11 +273,13 @@ EXPORT CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute att
 }
 EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t keep) {
   ENTER();
+  HOLD_POOLS();
   (void)keep;
   return pool_ok(pool) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 EXPORT CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc *map, size_t count) {
   ENTER();
+  HOLD_POOLS();
   if (!pool_ok(pool)) return CUDA_ERROR_INVALID_HANDLE;
   for (size_t i = 0; i < count; i++) {
     const CUmemAccessDesc *d = &map[i];
@@ -272,6 +297,7 @@ EXPORT CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc *map
 EXPORT CUresult cuMemPoolGetAccess(CUmemAccess_flags *flags, CUmemoryPool pool,
                                    CUmemLocation *location) {
   ENTER();
+  HOLD_POOLS();
   if (!pool_ok(pool)) return CUDA_ERROR_INVALID_HANDLE;
   if (!location || location->type != CU_MEM_LOCATION_TYPE_DEVICE || !fake_is_device(location->id))
     return CUDA_ERROR_INVALID_VALUE;
@@ -295,6 +321,7 @@ EXPORT CUresult cuMemPoolExportToShareableHandle(void *handle, CUmemoryPool pool
                                                  CUmemAllocationHandleType type,
                                                  unsigned long long flags) {
   ENTER();
+  HOLD_POOLS();
   if (!pool_ok(pool)) return CUDA_ERROR_INVALID_HANDLE;
   if (type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR || flags || !pool->base || pool->imported)
     return CUDA_ERROR_INVALID_VALUE;
@@ -307,6 +334,7 @@ EXPORT CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool *pool, void *han
                                                    CUmemAllocationHandleType type,
                                                    unsigned long long flags) {
   ENTER();
+  HOLD_POOLS();
   int fd = (int)(intptr_t)handle;
   struct stat st;
   if (type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR || flags || fstat(fd, &st) != 0 ||
@@ -331,6 +359,7 @@ EXPORT CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool *pool, void *han
 }
 EXPORT CUresult cuMemPoolExportPointer(CUmemPoolPtrExportData *data, CUdeviceptr ptr) {
   ENTER();
+  HOLD_POOLS();
   obj o;
   CUmemoryPool pool = pool_holding(ptr);
   if (!pool || pool->imported || !obj_memory((uintptr_t)ptr, 0, &o) || o.key != ptr ||
@@ -345,6 +374,7 @@ EXPORT CUresult cuMemPoolExportPointer(CUmemPoolPtrExportData *data, CUdeviceptr
 EXPORT CUresult cuMemPoolImportPointer(CUdeviceptr *ptr, CUmemoryPool pool,
                                        CUmemPoolPtrExportData *data) {
   ENTER();
+  HOLD_POOLS();
   if (!pool_ok(pool)) return CUDA_ERROR_INVALID_HANDLE;
   if (in_context() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
   pointer_export e;
