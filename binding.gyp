@@ -46,6 +46,7 @@
         "src/memory/texobj.c",
         "src/kernel/graph_kernel.c",
         "src/kernel/launch.c",
+        "src/kernel/launch_attributes.c",
         "src/kernel/module.c",
         "src/kernel/library.c",
         "src/kernel/texref.c",

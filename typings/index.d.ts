@@ -322,6 +322,8 @@ export declare class Event {
   static fromIpcHandle(handle: Uint8Array): Event;
   /** The context the event was made in. */
   readonly context: Context;
+  /** The EventFlags it was made with. */
+  readonly flags: number;
   /** Records the event at this point of stream (the default stream when omitted). */
   record(stream?: Stream | null): this;
   /** Whether the work before the recorded point has finished. */

@@ -1,5 +1,5 @@
 // Modules and kernels: loading code, launching it, texture and surface references.
-import type { Context, Stream, WaitOptions } from './index';
+import type { Context, Event, Stream, WaitOptions } from './index';
 import type { DevicePointerLike } from './memory';
 import type { CudaArray, SurfaceObject, TextureObject } from './array';
 import type { FunctionAttributeGetters } from './constants';
@@ -176,13 +176,49 @@ export declare const InOut: HandlerClass<InOut>;
  * verbatim (structs, vector types), booleans; bare numbers only where the signature is known. */
 export type KernelArgument = TypedScalar | ArgumentHandler | DevicePointerLike | ArrayBufferView | boolean | TextureObject | SurfaceObject;
 
-/** Launch attributes (cuLaunchKernelEx), for calls and prepared calls alike. */
+/** The event of a programmatic launch attribute, with when it fires. */
+export interface ProgrammaticEventOption {
+  /** An Event made with EventFlags.DISABLE_TIMING. */
+  event: Event;
+  /** Each block triggers the event as it starts, instead of where it calls
+   * `cudaTriggerProgrammaticLaunchCompletion()`. */
+  triggerAtBlockStart?: boolean;
+}
+
+/**
+ * Launch attributes (cuLaunchKernelEx), for calls and prepared calls alike. A launch with none of
+ * them goes through cuLaunchKernel. Those newer than CUDA 12.0 are a RuntimeError naming the driver
+ * they need where it is older.
+ */
 export interface LaunchAttributes {
   /** Thread block clusters of this shape (compute capability 9.0+); it must divide the grid. */
   cluster?: Dim3;
   /** A cooperative launch: the whole grid is resident at once and can synchronize
    * (cooperative_groups' `this_grid().sync()`). */
   cooperative?: boolean;
+  /** The kernel's priority over other work (lower numbers are higher priority; the device's range
+   * is `Context.getStreamPriorityRange()`). */
+  priority?: number;
+  /** A larger cluster shape the driver may use where it fits (a multiple of `cluster`, which must
+   * be given; CUDA 12.8+). */
+  preferredCluster?: Dim3;
+  /** How clusters are spread over the GPU's processing clusters. */
+  clusterSchedulingPolicy?: 'default' | 'spread' | 'load-balancing';
+  /** The memory synchronization domain of the kernel's fences: 'remote' for kernels that talk to
+   * other GPUs, so that their fences do not wait for local traffic. */
+  memSyncDomain?: 'default' | 'remote';
+  /** The preferred shared memory carveout, in percent of the most shared memory (0 to 100), or -1
+   * for the kernel's own setting (CUDA 12.4+). */
+  sharedMemoryCarveout?: number;
+  /** Programmatic dependent launch: this kernel may start before the previous kernel in the stream
+   * ends, and waits for it with `cudaGridDependencySynchronize()` (compute capability 9.0+). */
+  programmaticStreamSerialization?: boolean;
+  /** An event recorded once every block of the kernel has triggered it (or started, with
+   * triggerAtBlockStart): other streams can wait for it before the kernel ends. */
+  programmaticEvent?: Event | ProgrammaticEventOption;
+  /** An event recorded once every block of the kernel has started (CUDA 12.3+); an Event made with
+   * EventFlags.DISABLE_TIMING. */
+  completionEvent?: Event;
 }
 
 export interface LaunchOptions extends LaunchAttributes {

@@ -5,12 +5,18 @@ const { Context } = require('./context');
 const { LogicError } = require('./errors');
 const check = require('../internal/checks');
 const { signalOf, abortable } = require('../internal/abort');
+const { EventFlags } = require('./constants');
+
+// What an event opened from another process's handle was made with.
+const EVENT_IPC_FLAGS = EventFlags.INTERPROCESS | EventFlags.DISABLE_TIMING;
 
 /** A CUDA event in the current context: `new Event(flags?)` with EventFlags. */
 class Event {
   constructor(flags = 0) {
     check.integer('flags', flags, 0, 4294967295);
     binding.eventCreate(this, flags);
+    /** The EventFlags it was made with. */
+    this.flags = flags;
     this.context = Context.getCurrent();
     this._recorded = false;
   }
@@ -22,6 +28,7 @@ class Event {
     }
     const event = Object.create(Event.prototype);
     binding.eventFromIpcHandle(event, handle);
+    event.flags = EVENT_IPC_FLAGS;
     event.context = Context.getCurrent();
     event._recorded = true;
     return event;

@@ -64,7 +64,7 @@ function legacyLaunch(k, grid, stream) {
   }
   const launcher = legacy.launcher;
   launcher.views.u8.set(legacy.bytes);
-  writeDims(launcher.u32, grid, legacy.block, legacy.options);
+  writeDims(launcher, grid, legacy.block, legacy.options);
   launchOn(launcher, stream == null ? null : check.instance('stream', stream, Stream));
 }
 

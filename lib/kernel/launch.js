@@ -21,14 +21,14 @@ const { memcpyHtoD, memcpyHtoDAsync, memcpyDtoH, memcpyDtoHAsync } = require('..
 const { TYPES } = require('./scalars');
 const { layout } = require('./formats');
 const packing = require('./packing');
+const { ATTRIBUTE_KEYS, writeAttributes, unbindEvents } = require('./launch-attributes');
 
 const { viewsOf, classify, fieldOf, packerFor, packerStatements, compilePacker } = packing;
 
-// The header before the parameters, as src/kernel/launch.c lays it out: grid, block, shared bytes, the
-// launch attributes asked for (bits), cluster dimensions.
-const { grid: GRID, block: BLOCK, shared: SHARED, attributes: ATTRIBUTES, cluster: CLUSTER } = layouts.launch;
+// The header before the parameters, as src/kernel/launcher.h lays it out: grid, block, shared bytes,
+// the launch attributes asked for (bits) and their values (launch-attributes.js).
+const { grid: GRID, block: BLOCK, shared: SHARED, attributes: ATTRIBUTES } = layouts.launch;
 const { headerWords: HEADER_WORDS, headerBytes: HEADER_BYTES } = layouts.launch;
-const { attrCluster: ATTR_CLUSTER, attrCooperative: ATTR_COOPERATIVE } = layouts.launch;
 const MAX_FORMATS = 64; // per kernel, for the generic call path
 
 // ---- launch dimensions ----
@@ -71,8 +71,9 @@ function dim3(u32, at, d, what) {
 }
 
 // Writes grid and block into a launcher's header, and what options (undefined, or an object)
-// asks for: shared bytes, a cluster shape, a cooperative launch.
-function writeDims(u32, grid, block, options) {
+// asks for: shared bytes, launch attributes.
+function writeDims(launcher, grid, block, options) {
+  const u32 = launcher.u32;
   if (grid === undefined) {
     u32[GRID] = 1;
     u32[GRID + 1] = 1;
@@ -84,22 +85,14 @@ function writeDims(u32, grid, block, options) {
   if (options === undefined) {
     u32[SHARED] = 0;
     u32[ATTRIBUTES] = 0;
+    if (launcher.events[0] !== null || launcher.events[1] !== null) unbindEvents(launcher);
     return;
   }
-  const { shared, cluster, cooperative } = options;
+  const { shared } = options;
   if (shared === undefined) u32[SHARED] = 0;
   else if (typeof shared === 'number' && shared >>> 0 === shared) u32[SHARED] = shared;
   else check.integer('shared', shared, 0, 4294967295);
-  let attributes = 0;
-  if (cluster !== undefined) {
-    dim3(u32, CLUSTER, cluster, 'cluster');
-    attributes = ATTR_CLUSTER;
-  }
-  if (cooperative === true) attributes |= ATTR_COOPERATIVE;
-  else if (cooperative !== undefined && cooperative !== false) {
-    throw new TypeError(`cooperative must be true or false, not ${check.describe(cooperative)}`);
-  }
-  u32[ATTRIBUTES] = attributes;
+  u32[ATTRIBUTES] = writeAttributes(launcher, options, dim3);
 }
 
 // ---- the state of a kernel, wrapped by src/kernel/launch.c around its CUfunction ----
@@ -149,7 +142,10 @@ function compileFormat(k, fields) {
 }
 
 function launcherOf(k, size, offsets) {
-  const [launch, buffer, setStream, addToGraph, setInGraphExec, setInGraph] = binding.launcherCreate(k, size);
+  const [launch, buffer, setStream, addToGraph, setInGraphExec, setInGraph, setEvents] = binding.launcherCreate(
+    k,
+    size,
+  );
   return {
     offsets,
     size,
@@ -158,7 +154,9 @@ function launcherOf(k, size, offsets) {
     addToGraph,
     setInGraphExec,
     setInGraph,
+    setEvents,
     stream: null, // the stream bound in C
+    events: [null, null], // the events bound in C (launch-attributes.js)
     u32: new Uint32Array(buffer, 0, HEADER_WORDS),
     views: viewsOf(buffer, HEADER_BYTES, size),
   };
@@ -179,7 +177,7 @@ function launchOn(launcher, stream) {
   launcher.launch();
 }
 
-// ---- the generic call: kernel(...args, { block, grid, stream, shared, cluster, cooperative,
+// ---- the generic call: kernel(...args, { block, grid, stream, shared, launch attributes,
 // timeKernel, texrefs, signal }) ----
 
 const OPTION_KEYS = new Set([
@@ -187,8 +185,7 @@ const OPTION_KEYS = new Set([
   'grid',
   'stream',
   'shared',
-  'cluster',
-  'cooperative',
+  ...ATTRIBUTE_KEYS,
   'timeKernel',
   'texrefs',
   'signal',
@@ -204,8 +201,8 @@ function checkOptions(options) {
   for (const key in options) {
     if (!OPTION_KEYS.has(key)) {
       throw new TypeError(
-        `unknown launch option '${key}': the options are block, grid, stream, ` +
-          'shared, cluster, cooperative, timeKernel, texrefs and signal',
+        `unknown launch option '${key}': the options are block, grid, stream, shared, timeKernel, ` +
+          `texrefs, signal and the launch attributes (${ATTRIBUTE_KEYS.join(', ')})`,
       );
     }
   }
@@ -273,7 +270,7 @@ function callKernel(k, list) {
   let format = k.last;
   if (format === null || !sameFormat(format, list, n, k.signature)) k.last = format = formatFor(k, list, n);
   if (format.handlers !== null || options.timeKernel) return callAndWait(format, list, n, options, k.name);
-  writeDims(format.u32, options.grid, options.block, options);
+  writeDims(format, options.grid, options.block, options);
   format.pack(list);
   launchOn(format, options.stream);
   if (openCaptures.size !== 0) keepForCapture(options.stream, k, list.slice(0, n));
@@ -309,7 +306,7 @@ function packNode(k, list, what) {
         'cannot; pass device memory, and add copy nodes',
     );
   }
-  writeDims(format.u32, options.grid, options.block, options);
+  writeDims(format, options.grid, options.block, options);
   format.pack(list);
   return format;
 }
@@ -338,7 +335,7 @@ function callAndWait(format, list, n, options, name) {
   let start = null;
   let end = null;
   try {
-    writeDims(format.u32, options.grid, options.block, options);
+    writeDims(format, options.grid, options.block, options);
     for (const i of format.handlers ?? []) {
       const handler = list[i];
       const device = memAlloc(handler.array.byteLength);
@@ -394,15 +391,18 @@ function release(copies, quiet) {
 
 // ---- prepared calls: prepare(format), then preparedCall(grid, block, ...args, options?) ----
 
-const PREPARED_KEYS = new Set(['shared', 'cluster', 'cooperative']);
+const PREPARED_KEYS = new Set(['shared', ...ATTRIBUTE_KEYS]);
 
 // Called only when a prepared call got other than `expected` arguments: fine when one more came,
-// a plain object of options ({ shared, cluster, cooperative }) or undefined.
+// a plain object of options ({ shared, ...launch attributes }) or undefined.
 function checkArity(count, expected, options, method, k) {
   if (count === expected + 1 && (options === undefined || isOptions(options))) {
     for (const key in options) {
       if (!PREPARED_KEYS.has(key)) {
-        throw new TypeError(`${method}(): unknown option '${key}' (the options are shared, cluster and cooperative)`);
+        throw new TypeError(
+          `${method}(): unknown option '${key}' (the options are shared and the launch attributes: ` +
+            `${ATTRIBUTE_KEYS.join(', ')})`,
+        );
       }
     }
     return;
@@ -411,7 +411,7 @@ function checkArity(count, expected, options, method, k) {
   throw new TypeError(
     `kernel '${k.name}'.${method}() takes grid, block, ` +
       `${method === 'preparedAsyncCall' ? 'stream, ' : ''}${args} argument${args === 1 ? '' : 's'} ` +
-      `(format '${k.preparedFormat}') and optionally { shared, cluster, cooperative }; got ${count} arguments`,
+      `(format '${k.preparedFormat}') and optionally { shared, launch attributes }; got ${count} arguments`,
   );
 }
 
@@ -424,7 +424,7 @@ function preparedFunctions(k, fields, compiled) {
   const n = fields.length;
   const body = (method, expected, stream) => `
     if (arguments.length !== ${expected}) checkArity(arguments.length, ${expected}, options, '${method}', k);
-    writeDims(dims, grid, block, options);
+    writeDims(launcher, grid, block, options);
     ${statements.join('\n    ')}
     if (${stream} !== launcher.stream) bindStream(launcher, ${stream});
     launch();${
@@ -443,7 +443,6 @@ function preparedFunctions(k, fields, compiled) {
   return compilePacker(compiled.views, source, {
     k,
     launcher: compiled,
-    dims: compiled.u32,
     launch: compiled.launch,
     writeDims,
     checkArity,

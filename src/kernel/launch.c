@@ -1,13 +1,13 @@
 /* launch: kernels (CUfunction), their attributes, parameter layout and occupancy, and the launch.
  *
  * A launch is the hot path. lib/ packs a call's arguments into an ArrayBuffer that a launcher
- * shares with it: a header of 11 uint32 (grid x y z, block x y z, shared bytes, the launch
- * attributes asked for, cluster x y z), then from byte 48 the kernel's parameters, laid out as the
- * kernel's parameter space. The launcher is a JS function bound in C to the kernel and to that
- * buffer, and to the stream its launches go to, which changes only when lib/ binds another: so a
- * launch is one call into C taking no argument, and C reads nothing from JS values. C keeps a
- * reference to the buffer, never a pointer into it: a launch asks where its bytes are, and finds
- * a buffer detached (transferred away) empty. */
+ * shares with it: a header of uint32 (grid x y z, block x y z, shared bytes, the launch
+ * attributes asked for and their values: launcher.h), then from byte HEADER_BYTES the kernel's
+ * parameters, laid out as the kernel's parameter space. The launcher is a JS function bound in C to
+ * the kernel and to that buffer, and to the stream its launches go to, which changes only when lib/
+ * binds another: so a launch is one call into C taking no argument, and C reads nothing from JS
+ * values. C keeps a reference to the buffer, never a pointer into it: a launch asks where its bytes
+ * are, and finds a buffer detached (transferred away) empty. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,8 +73,22 @@ static const layout_field LAUNCH_LAYOUT[] = {
     {"cluster", CLUSTER},
     {"headerWords", HEADER_WORDS},
     {"headerBytes", HEADER_BYTES},
+    {"priority", PRIORITY},
+    {"preferredCluster", PREFERRED_CLUSTER},
+    {"scheduling", SCHEDULING},
+    {"syncDomain", SYNC_DOMAIN},
+    {"carveout", CARVEOUT},
+    {"triggerAtStart", TRIGGER_AT_START},
     {"attrCluster", ATTR_CLUSTER},
     {"attrCooperative", ATTR_COOPERATIVE},
+    {"attrPriority", ATTR_PRIORITY},
+    {"attrPreferredCluster", ATTR_PREFERRED_CLUSTER},
+    {"attrScheduling", ATTR_SCHEDULING},
+    {"attrSyncDomain", ATTR_SYNC_DOMAIN},
+    {"attrCarveout", ATTR_CARVEOUT},
+    {"attrSerialization", ATTR_SERIALIZATION},
+    {"attrProgrammaticEvent", ATTR_PROGRAMMATIC_EVENT},
+    {"attrCompletionEvent", ATTR_COMPLETION_EVENT},
 };
 enum { MAX_PARAM_BYTES = 32764 };
 
@@ -84,30 +98,9 @@ static void launcher_finalize(napi_env env, void *data, void *hint) {
   if (--l->refs > 0) return;
   NAPI_UNTHROWN(napi_delete_reference(env, l->buffer));
   if (l->stream_ref) NAPI_UNTHROWN(napi_delete_reference(env, l->stream_ref));
+  launcher_drop_events(env, l);
   func_release(l->fn);
   free(l);
-}
-
-/* A launch with attributes: cuLaunchKernelEx, with the config the header h describes. */
-static napi_value launch_ex(napi_env env, const launcher *l, const uint32_t *h, void **extra,
-                            CUstream stream) {
-  CUlaunchAttribute attrs[2];
-  unsigned int n = 0;
-  memset(attrs, 0, sizeof attrs);
-  if (h[ATTRIBUTES] & ATTR_CLUSTER) {
-    attrs[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attrs[n].value.clusterDim.x = h[CLUSTER];
-    attrs[n].value.clusterDim.y = h[CLUSTER + 1];
-    attrs[n++].value.clusterDim.z = h[CLUSTER + 2];
-  }
-  if (h[ATTRIBUTES] & ATTR_COOPERATIVE) {
-    attrs[n].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
-    attrs[n++].value.cooperative = 1;
-  }
-  CUlaunchConfig config = {h[DIMS],     h[DIMS + 1], h[DIMS + 2], h[DIMS + 3], h[DIMS + 4],
-                           h[DIMS + 5], h[SHARED],   stream,      attrs,       n};
-  CU_CALL(env, cuLaunchKernelEx, &config, l->fn->handle, NULL, extra);
-  return NULL;
 }
 
 /* The launcher's buffer as it is now: its header, or NULL after throwing where it was detached. */
@@ -158,19 +151,8 @@ static napi_value launcher_set_stream(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value arg;
   launcher *l;
-  napi_valuetype type;
   NAPI_CALL(env, napi_get_cb_info(env, info, &argc, &arg, NULL, (void **)&l));
-  NAPI_CALL(env, napi_typeof(env, arg, &type));
-  stream_h *stream = NULL;
-  napi_ref ref = NULL;
-  if (type != napi_undefined && type != napi_null) {
-    stream = handle_get(env, arg, &STREAM_KIND);
-    if (!stream) return NULL;
-    NAPI_CALL(env, napi_create_reference(env, arg, 1, &ref));
-  }
-  if (l->stream_ref) NAPI_UNTHROWN(napi_delete_reference(env, l->stream_ref));
-  l->stream = stream;
-  l->stream_ref = ref;
+  launcher_bind(env, arg, &STREAM_KIND, (void **)&l->stream, &l->stream_ref);
   return NULL;
 }
 
@@ -183,7 +165,7 @@ static napi_value launch_wait(napi_env env, napi_callback_info info) {
   return wait_stream(env, stream, NULL, "cuLaunchKernel");
 }
 
-/* launcherCreate(kernel, size): [launch, buffer, setStream and the graph functions] for
+/* launcherCreate(kernel, size): [launch, buffer, setStream, the graph functions, setEvents] for
  * parameters of size bytes. */
 static napi_value launcher_create(napi_env env, napi_callback_info info) {
   ARGS(env, info, 2);
@@ -212,11 +194,10 @@ static napi_value launcher_create(napi_env env, napi_callback_info info) {
   static const struct {
     const char *name;
     napi_callback fn;
-  } bound[] = {{"launch", launcher_launch},
-               {"setStream", launcher_set_stream},
-               {"addToGraph", launcher_add_to_graph},
-               {"setInGraphExec", launcher_set_in_graph_exec},
-               {"setInGraph", launcher_set_in_graph}};
+  } bound[] = {
+      {"launch", launcher_launch},           {"setStream", launcher_set_stream},
+      {"addToGraph", launcher_add_to_graph}, {"setInGraphExec", launcher_set_in_graph_exec},
+      {"setInGraph", launcher_set_in_graph}, {"setEvents", launcher_set_events}};
   enum { BOUND = sizeof bound / sizeof bound[0] };
   napi_value functions[BOUND];
   l->refs = 1; /* ours until the functions hold it */
@@ -231,7 +212,7 @@ static napi_value launcher_create(napi_env env, napi_callback_info info) {
   }
   launcher_finalize(env, l, NULL); /* lets go of ours: freed here where no function holds it */
   if (status != napi_ok) return napi_fail(env, status);
-  /* [launch, buffer, setStream, addToGraph, setInGraphExec, setInGraph] */
+  /* [launch, buffer, setStream, addToGraph, setInGraphExec, setInGraph, setEvents] */
   NAPI_CALL(env, napi_create_array_with_length(env, BOUND + 1, &result));
   NAPI_CALL(env, napi_set_element(env, result, 0, functions[0]));
   NAPI_CALL(env, napi_set_element(env, result, 1, buffer));

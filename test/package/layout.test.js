@@ -191,7 +191,9 @@ describe('the layouts lib/ and the addon share', function () {
   it('the values hang together: the launch header holds its words, the copy fields two sides and an extent', function () {
     const { launch, copy, texture, made } = binding.layouts;
     assert.ok(launch.headerWords * 4 <= launch.headerBytes);
-    for (const slot of [launch.grid + 2, launch.block + 2, launch.shared, launch.attributes, launch.cluster + 2]) {
+    const header = [launch.grid + 2, launch.block + 2, launch.shared, launch.attributes, launch.cluster + 2];
+    header.push(launch.priority, launch.preferredCluster + 2, launch.scheduling, launch.syncDomain, launch.carveout);
+    for (const slot of [...header, launch.triggerAtStart]) {
       assert.ok(slot < launch.headerWords, String(slot));
     }
     assert.strictEqual(copy.count, copy.depth + 1);

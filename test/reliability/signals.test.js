@@ -135,6 +135,10 @@ describe('SIGINT and SIGTERM with live GPU objects (stand-in driver)', function 
     it(`${signal} while pools, batched copies, prefetches and growing buffers are at work: ended by the signal within 1 s`, async function () {
       assertEndedBy(await signalled('during-pool-work', signal, { env: { LD_LIBRARY_PATH: standIn.dir } }), signal);
     });
+    it(`${signal} while kernels launch with attributes and events the collector takes: ended by the signal within 1 s`, async function () {
+      const env = { LD_LIBRARY_PATH: standIn.dir };
+      assertEndedBy(await signalled('during-attribute-launches', signal, { env }), signal);
+    });
     it(`${signal} idle, with the user's handler: the handler runs and its exit status stands`, async function () {
       const result = await signalled('idle', signal, { env: { LD_LIBRARY_PATH: standIn.dir }, handler: true });
       assert.deepStrictEqual({ code: result.code, signal: result.signal }, { code: 7, signal: null }, result.stderr);

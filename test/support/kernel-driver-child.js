@@ -116,7 +116,7 @@ const scenarios = {
     assert.throws(() => add.preparedCall(1, 1, a, a), {
       name: 'TypeError',
       message:
-        "kernel 'add'.preparedCall() takes grid, block, 3 arguments (format 'PPi') and optionally { shared, cluster, cooperative }; got 4 arguments",
+        "kernel 'add'.preparedCall() takes grid, block, 3 arguments (format 'PPi') and optionally { shared, launch attributes }; got 4 arguments",
     });
     assert.throws(() => add.preparedCall(1, 1, a, a, 1, 2, 3), { name: 'TypeError', message: /got 7 arguments/ });
     assert.throws(() => add.preparedCall(1, 1, a, a, 1, { ptr: 1n }), {
@@ -125,7 +125,8 @@ const scenarios = {
     });
     assert.throws(() => add.preparedCall(1, 1, a, a, 1, { stream }), {
       name: 'TypeError',
-      message: "preparedCall(): unknown option 'stream' (the options are shared, cluster and cooperative)",
+      message:
+        "preparedCall(): unknown option 'stream' (the options are shared and the launch attributes: cluster, cooperative, priority, preferredCluster, clusterSchedulingPolicy, memSyncDomain, sharedMemoryCarveout, programmaticStreamSerialization, programmaticEvent, completionEvent)",
     });
     assert.throws(() => add.preparedCall(1, 1, a, a, 1.5), {
       name: 'RangeError',
@@ -283,7 +284,7 @@ const scenarios = {
     assert.throws(() => add(...args, { block: 1, blocks: 4 }), {
       name: 'TypeError',
       message:
-        "unknown launch option 'blocks': the options are block, grid, stream, shared, cluster, cooperative, timeKernel, texrefs and signal",
+        "unknown launch option 'blocks': the options are block, grid, stream, shared, timeKernel, texrefs, signal and the launch attributes (cluster, cooperative, priority, preferredCluster, clusterSchedulingPolicy, memSyncDomain, sharedMemoryCarveout, programmaticStreamSerialization, programmaticEvent, completionEvent)",
     });
     assert.throws(() => add(...args, { block: 1, stream: 5 }), {
       name: 'TypeError',
@@ -423,7 +424,8 @@ const scenarios = {
     });
     assert.throws(() => add.preparedCall(1, 1, p, q, n, { clusters: 2 }), {
       name: 'TypeError',
-      message: "preparedCall(): unknown option 'clusters' (the options are shared, cluster and cooperative)",
+      message:
+        "preparedCall(): unknown option 'clusters' (the options are shared and the launch attributes: cluster, cooperative, priority, preferredCluster, clusterSchedulingPolicy, memSyncDomain, sharedMemoryCarveout, programmaticStreamSerialization, programmaticEvent, completionEvent)",
     });
     add.preparedCall(2, 2, p, q, n, undefined); // a plain launch afterwards; undefined options are none
     return { p: p.ptr, q: q.ptr, n };

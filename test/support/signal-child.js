@@ -108,6 +108,24 @@ const STATES = {
     };
     work();
   },
+  // Launches with attributes and their events, another stream waiting on each programmatic event,
+  // the events dropped to the collector as they go (on the stand-in).
+  'during-attribute-launches'() {
+    globalThis.kept = new cuda.Device(0).makeContext();
+    const kernel = new cuda.Module('entry empty\n').getFunction('empty');
+    const [stream, other] = [new cuda.Stream(), new cuda.Stream()];
+    let rounds = 0;
+    const work = () => {
+      const event = new cuda.Event(cuda.EventFlags.DISABLE_TIMING);
+      kernel({ block: 1, stream, priority: 1, programmaticStreamSerialization: true, programmaticEvent: event });
+      other.waitForEvent(event);
+      kernel({ block: 1, stream: other, completionEvent: new cuda.Event(cuda.EventFlags.DISABLE_TIMING) });
+      if (rounds % 50 === 0) global.gc?.();
+      if (++rounds === 10) ready();
+      setImmediate(work);
+    };
+    work();
+  },
   // A graph with host-function nodes relaunched without end, so that the signal finds host calls
   // posted to the main thread and the driver calling more (on the stand-in or a GPU).
   'during-host-calls'() {

@@ -39,6 +39,15 @@ const MAKERS = [
   () => cuda.memAlloc(4096).slice(1024, 2048),
   () => new cuda.Stream(),
   () => new cuda.Event(),
+  () => new cuda.Event(cuda.EventFlags.DISABLE_TIMING),
+  () => {
+    // a kernel whose launcher holds events bound by launch attributes
+    const add = new cuda.Module(IMAGE).getFunction('add');
+    const event = new cuda.Event(cuda.EventFlags.DISABLE_TIMING);
+    add(cuda.memAlloc(64), cuda.memAlloc(64), cuda.int32(1), { block: 1, priority: 1, completionEvent: event });
+    add.prepare('PPi').preparedCall(1, 1, cuda.memAlloc(64), cuda.memAlloc(64), 1, { programmaticEvent: event });
+    return add;
+  },
   () => new cuda.Module(IMAGE),
   () => new cuda.Module(IMAGE).getFunction('add'),
   () => new cuda.Module(IMAGE).getGlobal('table'),
@@ -328,6 +337,19 @@ function launch(rng, kernel) {
     cuda.int32(n),
     { block: [n, 1, 1], grid: 1, stream: pool.find((v) => isA(v, cuda.Stream)) || null, shared: 0 },
   ];
+  if (rng.chance(0.3)) {
+    // launch attributes, an event's among them, for the mutations to work on
+    const event = pool.find((v) => isA(v, cuda.Event)) || null;
+    Object.assign(example[3], {
+      priority: 1,
+      clusterSchedulingPolicy: 'spread',
+      memSyncDomain: 'remote',
+      sharedMemoryCarveout: 50,
+      programmaticStreamSerialization: true,
+      programmaticEvent: { event, triggerAtBlockStart: true },
+      completionEvent: event,
+    });
+  }
   const args = [];
   const labels = [];
   for (const a of example) {

@@ -42,6 +42,14 @@ const KINDS = {
   events: () => new cuda.Event(),
   modules: () => new cuda.Module(IMAGE),
   launches: () => kernel(base, base, cuda.int32(1), { block: 1, stream }),
+  // a launch whose attributes bind an event to the kernel's launcher, which lets the last one go
+  attributeLaunches: () =>
+    kernel(base, base, cuda.int32(1), {
+      block: 1,
+      stream,
+      priority: 1,
+      completionEvent: new cuda.Event(cuda.EventFlags.DISABLE_TIMING),
+    }),
   arrays: () => new cuda.CudaArray(arrayDescriptor),
   textureObjects: () => new cuda.TextureObject(array),
   graphs: () => {
@@ -107,6 +115,7 @@ async function main() {
     }
   }
   devicePool.freeHeld();
+  kernel(base, base, cuda.int32(1), { block: 1, stream }); // lets go of the last event attributeLaunches bound
   await collect();
   collectGarbage(); // waits for the reaper's releases, which lag under AddressSanitizer
   const late = process.memoryUsage().rss;

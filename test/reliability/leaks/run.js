@@ -25,6 +25,7 @@ const KINDS = [
   'events',
   'modules',
   'launches',
+  'attributeLaunches',
   'arrays',
   'textureObjects',
   'graphs',

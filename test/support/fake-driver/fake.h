@@ -110,6 +110,11 @@ CUresult fake_copy_3d(const CUDA_MEMCPY3D *c, CUstream stream);
 /* The bytes of an element of array (array.c), or 0 where it is no live array. */
 size_t fake_array_element(CUarray array);
 CUresult fake_event_record(CUevent event, CUstream stream);
+/* An event a launch attribute records (programmatic, completion): made without timing, and not
+ * for IPC, as the driver asks. */
+CUresult fake_event_record_by_launch(CUevent event, CUstream stream);
+/* A number for the event, the same for its life: the order events were made in this process. */
+int fake_event_id(CUevent event);
 CUresult fake_launch(CUfunction f, const CUlaunchConfig *c, void **params, void **extra,
                      const char *attrs);
 

@@ -56,35 +56,102 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, u
 /* Attributes are logged as id:values, comma-separated: "4:2,1,1;2:1" for a cluster of 2x1x1 and a
  * cooperative launch. A cluster must divide the grid; a cooperative grid must fit at once (132
  * multiprocessors of 2048 threads). */
+/* Whether the preferred cluster p fits the launch: a multiple of the cluster dimension (which
+ * must be given) in x and y, equal in z, and dividing the grid. */
+static bool preferred_fits(const CUlaunchConfig *c, const CUlaunchAttribute *cluster,
+                           unsigned int x, unsigned int y, unsigned int z) {
+  if (!cluster || !x || !y || !z) return false;
+  unsigned int cx = cluster->value.clusterDim.x, cy = cluster->value.clusterDim.y,
+               cz = cluster->value.clusterDim.z;
+  return cx && cy && x % cx == 0 && y % cy == 0 && z == cz && c->gridDimX % x == 0 &&
+         c->gridDimY % y == 0 && c->gridDimZ % z == 0;
+}
+
+/* One attribute of c checked and written to attrs at *at; a CUresult other than success where the
+ * driver would refuse it. */
+static CUresult launch_attribute(const CUlaunchConfig *c, const CUlaunchAttribute *a,
+                                 const char *sep, char *attrs, size_t size, int *at) {
+  const CUlaunchAttribute *cluster = NULL;
+  for (unsigned int i = 0; i < c->numAttrs; i++)
+    if (c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) cluster = &c->attrs[i];
+  const CUlaunchAttributeValue *v = &a->value;
+  int id = (int)a->id;
+  switch (a->id) {
+  case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: {
+    unsigned int x = v->clusterDim.x, y = v->clusterDim.y, z = v->clusterDim.z;
+    if (!x || !y || !z || !c->gridDimX || !c->gridDimY || !c->gridDimZ || c->gridDimX % x ||
+        c->gridDimY % y || c->gridDimZ % z || (unsigned long long)x * y * z > 8)
+      return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+    *at += snprintf(attrs + *at, size - *at, "%s%d:%u,%u,%u", sep, id, x, y, z);
+    return CUDA_SUCCESS;
+  }
+  case CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION: {
+    unsigned int x = v->preferredClusterDim.x, y = v->preferredClusterDim.y,
+                 z = v->preferredClusterDim.z;
+    if (!preferred_fits(c, cluster, x, y, z)) return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+    *at += snprintf(attrs + *at, size - *at, "%s%d:%u,%u,%u", sep, id, x, y, z);
+    return CUDA_SUCCESS;
+  }
+  case CU_LAUNCH_ATTRIBUTE_COOPERATIVE: {
+    unsigned long long blocks = (unsigned long long)c->gridDimX * c->gridDimY * c->gridDimZ;
+    unsigned long long threads = (unsigned long long)c->blockDimX * c->blockDimY * c->blockDimZ;
+    if (v->cooperative && threads && threads <= 2048 && blocks > 132ULL * (2048 / threads))
+      return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+    *at += snprintf(attrs + *at, size - *at, "%s%d:%d", sep, id, v->cooperative);
+    return CUDA_SUCCESS;
+  }
+  case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+    *at += snprintf(attrs + *at, size - *at, "%s%d:%d", sep, id, v->priority);
+    return CUDA_SUCCESS;
+  case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+    if ((unsigned)v->clusterSchedulingPolicyPreference >
+        CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING)
+      return CUDA_ERROR_INVALID_VALUE;
+    *at += snprintf(attrs + *at, size - *at, "%s%d:%d", sep, id,
+                    (int)v->clusterSchedulingPolicyPreference);
+    return CUDA_SUCCESS;
+  case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
+    if ((unsigned)v->memSyncDomain > CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE)
+      return CUDA_ERROR_INVALID_VALUE;
+    *at += snprintf(attrs + *at, size - *at, "%s%d:%d", sep, id, (int)v->memSyncDomain);
+    return CUDA_SUCCESS;
+  case CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+    if (v->sharedMemCarveout > 100 && v->sharedMemCarveout != (unsigned)-1)
+      return CUDA_ERROR_INVALID_VALUE;
+    *at += snprintf(attrs + *at, size - *at, "%s%d:%d", sep, id, (int)v->sharedMemCarveout);
+    return CUDA_SUCCESS;
+  case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION:
+    *at += snprintf(attrs + *at, size - *at, "%s%d:%d", sep, id,
+                    v->programmaticStreamSerializationAllowed);
+    return CUDA_SUCCESS;
+  case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT: {
+    CUresult result = fake_event_record_by_launch(v->programmaticEvent.event, c->hStream);
+    if (result != CUDA_SUCCESS) return result;
+    *at += snprintf(attrs + *at, size - *at, "%s%d:event%d,%d", sep, id,
+                    fake_event_id(v->programmaticEvent.event),
+                    v->programmaticEvent.triggerAtBlockStart);
+    return CUDA_SUCCESS;
+  }
+  case CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT: {
+    CUresult result = fake_event_record_by_launch(v->launchCompletionEvent.event, c->hStream);
+    if (result != CUDA_SUCCESS) return result;
+    *at += snprintf(attrs + *at, size - *at, "%s%d:event%d", sep, id,
+                    fake_event_id(v->launchCompletionEvent.event));
+    return CUDA_SUCCESS;
+  }
+  default: *at += snprintf(attrs + *at, size - *at, "%s%d:?", sep, id); return CUDA_SUCCESS;
+  }
+}
+
 EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params,
                                  void **extra) {
   ENTER();
-  char attrs[256] = "";
+  char attrs[512] = "";
   int at = 0;
-  if (c->numAttrs > 8) return CUDA_ERROR_INVALID_VALUE;
+  if (c->numAttrs > 16) return CUDA_ERROR_INVALID_VALUE;
   for (unsigned int i = 0; i < c->numAttrs; i++) {
-    const CUlaunchAttribute *a = &c->attrs[i];
-    const char *sep = i ? ";" : "";
-    switch (a->id) {
-    case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: {
-      unsigned int x = a->value.clusterDim.x, y = a->value.clusterDim.y, z = a->value.clusterDim.z;
-      if (!x || !y || !z || !c->gridDimX || !c->gridDimY || !c->gridDimZ || c->gridDimX % x ||
-          c->gridDimY % y || c->gridDimZ % z || (unsigned long long)x * y * z > 8)
-        return CUDA_ERROR_INVALID_CLUSTER_SIZE;
-      at += snprintf(attrs + at, sizeof attrs - at, "%s%d:%u,%u,%u", sep, (int)a->id, x, y, z);
-      break;
-    }
-    case CU_LAUNCH_ATTRIBUTE_COOPERATIVE: {
-      unsigned long long blocks = (unsigned long long)c->gridDimX * c->gridDimY * c->gridDimZ;
-      unsigned long long threads = (unsigned long long)c->blockDimX * c->blockDimY * c->blockDimZ;
-      if (a->value.cooperative && threads && threads <= 2048 && blocks > 132ULL * (2048 / threads))
-        return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
-      at +=
-          snprintf(attrs + at, sizeof attrs - at, "%s%d:%d", sep, (int)a->id, a->value.cooperative);
-      break;
-    }
-    default: at += snprintf(attrs + at, sizeof attrs - at, "%s%d:?", sep, (int)a->id);
-    }
+    CUresult result = launch_attribute(c, &c->attrs[i], i ? ";" : "", attrs, sizeof attrs, &at);
+    if (result != CUDA_SUCCESS) return result;
   }
   return fake_launch(f, c, params, extra, attrs);
 }

@@ -18,6 +18,7 @@ struct CUstream_st {
   size_t capture_dep_count;
 };
 struct CUevent_st {
+  int id; /* fake_event_id */
   unsigned int flags;
   int recorded;
   CUcontext ctx; /* the context it was made in */
@@ -199,6 +200,8 @@ static CUresult new_event(CUevent *event, unsigned int flags) {
   if (flags & ~0xfu) return CUDA_ERROR_INVALID_VALUE;
   struct CUevent_st *e = calloc(1, sizeof *e);
   if (!e) return CUDA_ERROR_OUT_OF_MEMORY;
+  static int made;
+  e->id = __atomic_add_fetch(&made, 1, __ATOMIC_RELAXED);
   e->flags = flags;
   e->ctx = current_context();
   CUresult result = obj_add((uintptr_t)e, OBJ_EVENT, 0);
@@ -222,6 +225,13 @@ CUresult fake_event_record(CUevent event, CUstream stream) {
   event->recorded = 1;
   return CUDA_SUCCESS;
 }
+CUresult fake_event_record_by_launch(CUevent event, CUstream stream) {
+  if (obj_live((uintptr_t)event, OBJ_EVENT) &&
+      (!(event->flags & CU_EVENT_DISABLE_TIMING) || (event->flags & CU_EVENT_INTERPROCESS)))
+    return CUDA_ERROR_INVALID_VALUE;
+  return fake_event_record(event, stream);
+}
+int fake_event_id(CUevent event) { return event->id; }
 EXPORT CUresult cuEventRecord(CUevent event, CUstream stream) {
   ENTER();
   return fake_event_record(event, stream);

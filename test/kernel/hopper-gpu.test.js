@@ -1,0 +1,146 @@
+'use strict';
+// Launch attributes on a GPU of compute capability 9.0 or newer: programmatic dependent launch
+// shown by the GPU's clock (the secondary starts before the primary's blocks end; without the
+// attribute it starts after), the events of a launch, and the other attributes' launches, every
+// result checked against the CPU on random data.
+const assert = require('assert');
+const cuda = require('../..');
+const { SourceModule } = require('../../lib/compiler');
+const { describeGpu } = require('../support/gpu');
+
+const KERNELS = `
+#include <cudadrv/launch.cuh>
+// mid = 2 * in, then each block spins for spin ns and writes when it ended to ends[block]
+__global__ void primary(const float *in, float *mid, unsigned long long *ends, unsigned long long spin) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  mid[i] = 2.0f * in[i];
+  __syncthreads();
+  cudadrv::triggerProgrammaticLaunchCompletion();
+  unsigned long long t0 = cudadrv::globalTimer();
+  while (cudadrv::globalTimer() - t0 < spin) {}
+  if (threadIdx.x == 0) ends[blockIdx.x] = cudadrv::globalTimer();
+}
+// out = mid + 1 once the primary has ended; start[0]: when its first block began
+__global__ void secondary(const float *mid, float *out, unsigned long long *start) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) *start = cudadrv::globalTimer();
+  cudadrv::gridDependencySynchronize();
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  out[i] = mid[i] + 1.0f;
+}
+// when it began, and nothing else: for kernels on another stream waiting on an event
+__global__ void stamp(unsigned long long *start) { *start = cudadrv::globalTimer(); }
+// y = a * x + y
+__global__ void saxpy(float a, const float *x, float *y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = fmaf(a, x[i], y[i]);
+}`;
+
+const BLOCKS = 64;
+const THREADS = 256;
+const N = BLOCKS * THREADS;
+const SPIN_NS = 2e6; // each primary block runs 2 ms after it triggers
+const random = (n) => Float32Array.from({ length: n }, () => Math.random() * 2 - 1);
+
+describeGpu('launch attributes on a Hopper or newer GPU', function () {
+  this.timeout(120000);
+  let mod, input, inDevice, mid, out, ends, start, stream;
+  before(function () {
+    const [major] = cuda.Context.getDevice().computeCapability();
+    if (major < 9) {
+      console.log(`      (skipped: compute capability ${major}.x; these attributes need 9.0 or newer)`);
+      this.skip();
+    }
+    mod = new SourceModule(KERNELS);
+    input = random(N);
+    inDevice = cuda.toDevice(input);
+    mid = cuda.memAlloc(4 * N);
+    out = cuda.memAlloc(4 * N);
+    ends = cuda.memAlloc(8 * BLOCKS);
+    start = cuda.memAlloc(8);
+    stream = new cuda.Stream();
+    cuda.memcpyHtoD(mid, new Float32Array(N));
+  });
+
+  const expected = () => input.map((v) => Math.fround(Math.fround(2 * v) + 1));
+  const primary = (options = {}) =>
+    mod.getFunction('primary')(inDevice, mid, ends, cuda.uint64(BigInt(SPIN_NS)), {
+      block: THREADS,
+      grid: BLOCKS,
+      stream,
+      ...options,
+    });
+  // [when the first dependent began, when the primary's last block ended]
+  async function times() {
+    await stream.synchronize();
+    return [
+      cuda.fromDevice(start, 1, 'uint64')[0],
+      cuda.fromDevice(ends, BLOCKS, 'uint64').reduce((a, b) => (a > b ? a : b)),
+    ];
+  }
+
+  it('programmaticStreamSerialization: the secondary starts before the primary ends, and reads what it wrote; without it, after', async function () {
+    for (const overlap of [true, false]) {
+      cuda.memsetD8(out, 0, 4 * N);
+      primary();
+      mod.getFunction('secondary')(mid, out, start, {
+        block: THREADS,
+        grid: BLOCKS,
+        stream,
+        programmaticStreamSerialization: overlap,
+      });
+      const [began, ended] = await times();
+      if (overlap) assert.ok(began < ended, `the secondary began ${began - ended} ns after the primary ended`);
+      else assert.ok(began >= ended, `without the attribute, the secondary began ${ended - began} ns early`);
+      assert.deepStrictEqual(cuda.fromDevice(out, N, 'float32'), expected());
+    }
+  });
+
+  for (const [key, option] of [
+    ['programmaticEvent', (event) => ({ programmaticEvent: { event } })],
+    ['completionEvent', (event) => ({ completionEvent: event })],
+  ]) {
+    it(`${key}: a kernel on another stream waiting on it starts before the primary ends`, async function () {
+      const other = new cuda.Stream();
+      const event = new cuda.Event(cuda.EventFlags.DISABLE_TIMING);
+      primary(option(event));
+      other.waitForEvent(event);
+      mod.getFunction('stamp')(start, { block: 1, stream: other });
+      await other.synchronize();
+      const [began, ended] = await times();
+      assert.ok(began < ended, `the waiting kernel began ${began - ended} ns after the primary ended`);
+      assert.deepStrictEqual(
+        cuda.fromDevice(mid, N, 'float32'),
+        input.map((v) => Math.fround(2 * v)),
+      );
+    });
+  }
+
+  it('priority, cluster scheduling, memory sync domain and carveout: launches compute what the CPU does', async function () {
+    const saxpy = mod.getFunction('saxpy');
+    const [low, high] = cuda.Context.getStreamPriorityRange();
+    const cases = [
+      { priority: high },
+      { priority: low, memSyncDomain: 'remote' },
+      { cluster: 2, clusterSchedulingPolicy: 'spread' },
+      { cluster: 2, clusterSchedulingPolicy: 'load-balancing', sharedMemoryCarveout: 50 },
+      { sharedMemoryCarveout: -1, memSyncDomain: 'default' },
+    ];
+    const prepared = mod.getFunction('saxpy').prepare('fPPi');
+    for (const attributes of cases) {
+      for (const how of ['call', 'prepared']) {
+        const x = random(N);
+        const y = random(N);
+        const a = Math.fround(Math.random() * 4 - 2);
+        const [dx, dy] = [cuda.toDevice(x), cuda.toDevice(y)];
+        if (how === 'call') {
+          saxpy(cuda.float32(a), dx, dy, cuda.int32(N), { block: THREADS, grid: BLOCKS, stream, ...attributes });
+        } else {
+          prepared.preparedAsyncCall(BLOCKS, THREADS, stream, a, dx, dy, N, attributes);
+        }
+        await stream.synchronize();
+        const want = y.map((v, i) => Math.fround(a * x[i] + v));
+        assert.deepStrictEqual(cuda.fromDevice(dy, N, 'float32'), want, `${how} ${JSON.stringify(attributes)}`);
+      }
+    }
+  });
+});
