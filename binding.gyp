@@ -47,6 +47,7 @@
         "src/kernel/graph_kernel.c",
         "src/kernel/launch.c",
         "src/kernel/launch_attributes.c",
+        "src/kernel/occupancy.c",
         "src/kernel/module.c",
         "src/kernel/library.c",
         "src/kernel/texref.c",

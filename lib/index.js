@@ -96,6 +96,7 @@ module.exports = {
   ArrayCubemapFace: constants.ArrayCubemapFace,
   MemPoolAttribute: constants.MemPoolAttribute,
   MemAdvise: constants.MemAdvise,
+  P2PAttribute: constants.P2PAttribute,
   MemLocationType: constants.MemLocationType,
   MemAllocationHandleType: constants.MemAllocationHandleType,
   MemAccessFlags: constants.MemAccessFlags,

@@ -55,6 +55,7 @@ export const {
   ArrayCubemapFace,
   MemPoolAttribute,
   MemAdvise,
+  P2PAttribute,
   MemLocationType,
   MemAllocationHandleType,
   MemAccessFlags,

@@ -42,6 +42,7 @@ const GROUPS = [
   { name: 'MemAllocationHandleType', enum: 'CUmemAllocationHandleType', strip: 'CU_MEM_HANDLE_TYPE_' },
   { name: 'MemAccessFlags', enum: 'CUmemAccess_flags', strip: 'CU_MEM_ACCESS_FLAGS_PROT_' },
   { name: 'MemcpyFlags', enum: 'CUmemcpyFlags', strip: 'CU_MEMCPY_FLAG_' },
+  { name: 'P2PAttribute', enum: 'CUdevice_P2PAttribute', strip: 'CU_DEVICE_P2P_ATTRIBUTE_' },
   { name: 'StreamCaptureMode', enum: 'CUstreamCaptureMode', strip: 'CU_STREAM_CAPTURE_MODE_' },
   { name: 'GraphNodeType', enum: 'CUgraphNodeType', strip: 'CU_GRAPH_NODE_TYPE_' },
   { name: 'GraphInstantiateFlags', enum: 'CUgraphInstantiate_flags', strip: 'CUDA_GRAPH_INSTANTIATE_FLAG_' },

@@ -78,6 +78,7 @@ NAPI_MODULE_INIT() {
       module_init,
       texref_init,
       launch_init,
+      occupancy_init,
       nvrtc_init,
       link_init,
       library_init,

@@ -1537,7 +1537,7 @@ export declare const Array3DFlags: Readonly<{
    */
   LAYERED: number;
   /** `CUDA_ARRAY3D_2DARRAY`: Deprecated, use CUDA_ARRAY3D_LAYERED */
-  '2DARRAY': number;
+  "2DARRAY": number;
   /**
    * `CUDA_ARRAY3D_SURFACE_LDST`: This flag must be set in order to bind a surface reference to the
    * CUDA array
@@ -2290,6 +2290,37 @@ export declare const MemcpyFlags: Readonly<{
    * with compute work on the SMs.
    */
   PREFER_OVERLAP_WITH_COMPUTE: number;
+}>;
+
+/** `CUdevice_P2PAttribute`: P2P Attributes */
+export declare const P2PAttribute: Readonly<{
+  /**
+   * `CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK`: A relative value indicating the performance of the
+   * link between two devices
+   */
+  PERFORMANCE_RANK: number;
+  /** `CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED`: P2P Access is enable */
+  ACCESS_SUPPORTED: number;
+  /**
+   * `CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED`: All CUDA-valid atomic operation over the
+   * link are supported
+   */
+  NATIVE_ATOMIC_SUPPORTED: number;
+  /**
+   * `CU_DEVICE_P2P_ATTRIBUTE_ACCESS_ACCESS_SUPPORTED`: Deprecated: use
+   * CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED instead
+   */
+  ACCESS_ACCESS_SUPPORTED: number;
+  /**
+   * `CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED`: Accessing CUDA arrays over the link
+   * supported
+   */
+  CUDA_ARRAY_ACCESS_SUPPORTED: number;
+  /**
+   * `CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED`: Only some CUDA-valid atomic
+   * operations over the link are supported.
+   */
+  ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED: number;
 }>;
 
 /**

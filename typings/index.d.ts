@@ -181,6 +181,14 @@ export declare class Device {
     /** Whether it is retained by anyone at present. */
     active: boolean;
   };
+  /** Sets the flags (CtxFlags) the primary context is made with; on one already active, those the
+   * driver lets change. */
+  setPrimaryContextFlags(flags: number): void;
+  /** Destroys every allocation and all state of the primary context. A LogicError while cudadrv
+   * still uses it (a Context on it not detached, or what was made in it). */
+  resetPrimaryContext(): void;
+  /** An attribute of the link from this device to peer: a member of cuda.P2PAttribute. */
+  p2pAttribute(peer: Device, attribute: number): number;
   /** Whether contexts on this device can address memory on peer (cuDeviceCanAccessPeer). */
   canAccessPeer(peer: Device): boolean;
   /** Whether other is a Device of the same handle. */

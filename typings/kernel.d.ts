@@ -59,6 +59,8 @@ export declare class Library {
   getGlobal(name: string): LibraryVariable;
   /** The `__managed__` variable `name` (one address for every context). */
   getManaged(name: string): LibraryVariable;
+  /** The names of every kernel of the library, as getKernel() takes them (CUDA 12.4+). */
+  kernelNames(): string[];
   /** Unloads the library from every context now; its kernels and variables become unusable. */
   unload(): void;
   /** unload(). */
@@ -175,6 +177,18 @@ export declare const InOut: HandlerClass<InOut>;
 /** What a kernel call takes: typed scalars, device memory, In/Out/InOut, TypedArrays copied
  * verbatim (structs, vector types), booleans; bare numbers only where the signature is known. */
 export type KernelArgument = TypedScalar | ArgumentHandler | DevicePointerLike | ArrayBufferView | boolean | TextureObject | SurfaceObject;
+
+/** A launch configuration for the cluster occupancy queries. */
+export interface ClusterOccupancyConfig {
+  /** Blocks in the grid; 1 when omitted. */
+  grid?: Dim3;
+  /** Threads per block. */
+  block: Dim3;
+  /** Dynamic shared memory per block, in bytes. */
+  shared?: number;
+  /** The cluster shape; may be left out where the kernel fixes its own (`__cluster_dims__`). */
+  cluster?: Dim3;
+}
 
 /** The event of a programmatic launch attribute, with when it fires. */
 export interface ProgrammaticEventOption {
@@ -313,6 +327,15 @@ export declare class Kernel {
     /** The block size that gives it. */
     blockSize: number;
   };
+  /** The dynamic shared memory, in bytes, each block may use for numBlocks blocks of blockSize
+   * threads to fit on one multiprocessor together. */
+  availableDynamicSharedMemoryPerBlock(numBlocks: number, blockSize: number): number;
+  /** The most clusters of this launch configuration that can be resident on the device at once
+   * (compute capability 9.0+). */
+  maxActiveClusters(config: ClusterOccupancyConfig): number;
+  /** The largest cluster size, in blocks, the kernel can launch with for this configuration
+   * (compute capability 9.0+; above 8 only with FunctionAttribute.NON_PORTABLE_CLUSTER_SIZE_ALLOWED). */
+  maxPotentialClusterSize(config: Omit<ClusterOccupancyConfig, 'cluster'>): number;
   /** @deprecated pass { block } to the call */
   setBlockShape(x: number, y?: number, z?: number): void;
   /** @deprecated pass { shared } to the call */

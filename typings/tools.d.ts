@@ -95,6 +95,12 @@ export declare class DeviceData {
   readonly maxRegistersPerThread: number;
   /** Register file partitions per multiprocessor. */
   readonly registerSubPartitions: number;
+  /** Multiprocessors on the device (0 where the attributes given leave it out). */
+  readonly multiprocessorCount: number;
+  /** Whether kernels can launch in thread block clusters (compute capability 9.0+). */
+  readonly clusterLaunch: boolean;
+  /** Blocks in a cluster that every device launching clusters allows: 8 (1 where there are none). */
+  readonly maxPortableClusterSize: number;
   /** The alignment, in bytes, that coalesces accesses of words of wordSize bytes. */
   alignBytes(wordSize?: 4 | 8 | 16): number;
   /** bytes rounded up to alignBytes(wordSize). */
@@ -116,8 +122,9 @@ export type OccupancyLimit = 'device' | 'warps' | 'regs' | 'smem';
 
 /** Occupancy of blocks of `threads` threads using `sharedMem` bytes and `registers` a thread. */
 export declare class OccupancyRecord {
-  /** Throws a RangeError when such a block cannot run at all. */
-  constructor(devdata: DeviceData, threads: number, sharedMem?: number, registers?: number);
+  /** Throws a RangeError when such a block cannot run at all, or clusterSize (1 to 16) blocks
+   * cannot form a cluster on the device. */
+  constructor(devdata: DeviceData, threads: number, sharedMem?: number, registers?: number, clusterSize?: number);
   /** Blocks per multiprocessor each factor allows (regs and smem only where used). */
   readonly tbPerMpLimits: {
     /** The device's limit of resident blocks. */
@@ -137,6 +144,11 @@ export declare class OccupancyRecord {
   readonly warpsPerMp: number;
   /** warpsPerMp as a fraction of the most the multiprocessor holds. */
   readonly occupancy: number;
+  /** Blocks in a cluster (1: no clusters). */
+  readonly clusterSize: number;
+  /** The fewest multiprocessors one cluster's blocks take, all resident at once: clusterSize over
+   * tbPerMp, rounded up. How many clusters are active at once: kernel.maxActiveClusters(). */
+  readonly multiprocessorsPerCluster: number;
 }
 
 // ---- memory pools ----

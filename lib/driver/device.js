@@ -1,7 +1,7 @@
 'use strict';
 // Devices: CUdevice ordinals with their names, attributes and contexts.
 const binding = require('../internal/binding');
-const { DeviceAttribute } = require('./constants');
+const { DeviceAttribute, P2PAttribute } = require('./constants');
 const check = require('../internal/checks');
 const { camelCase } = require('../internal/names');
 
@@ -106,6 +106,29 @@ class Device {
   /** { flags, active } of the device's primary context. */
   primaryContextState() {
     return binding.devicePrimaryCtxGetState(this.handle);
+  }
+
+  /** Sets the flags (CtxFlags) the primary context is made with; on a primary context already
+   * active, those the driver lets change (the scheduling flags). */
+  setPrimaryContextFlags(flags) {
+    binding.devicePrimaryCtxSetFlags(this.handle, check.integer('flags', flags, 0, 4294967295));
+  }
+
+  /** Destroys every allocation and all state of the primary context (cuDevicePrimaryCtxReset).
+   * A LogicError while cudadrv still uses it: detach the Contexts on it first. */
+  resetPrimaryContext() {
+    binding.devicePrimaryCtxReset(this.handle);
+  }
+
+  /** An attribute of the link from this device to peer: a member of cuda.P2PAttribute
+   * (PERFORMANCE_RANK, ACCESS_SUPPORTED, NATIVE_ATOMIC_SUPPORTED, CUDA_ARRAY_ACCESS_SUPPORTED). */
+  p2pAttribute(peer, attribute) {
+    check.instance('peer', peer, Device);
+    return binding.deviceGetP2PAttribute(
+      this.handle,
+      peer.handle,
+      check.member('attribute', attribute, P2PAttribute, 'P2PAttribute'),
+    );
   }
 
   canAccessPeer(peer) {

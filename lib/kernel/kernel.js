@@ -68,6 +68,28 @@ function legacyLaunch(k, grid, stream) {
   launchOn(launcher, stream == null ? null : check.instance('stream', stream, Stream));
 }
 
+const CONFIG_KEYS = new Set(['grid', 'block', 'shared', 'cluster']);
+
+// The Uint32Array of an occupancy query's launch configuration (src/kernel/occupancy.c): grid,
+// block, shared bytes, cluster (0 0 0: none).
+function occupancyConfig(config, method) {
+  if (typeof config !== 'object' || config === null || Array.isArray(config)) {
+    throw new TypeError(`${method}() takes { grid, block, shared, cluster }, not ${check.describe(config)}`);
+  }
+  for (const key in config) {
+    if (!CONFIG_KEYS.has(key)) {
+      throw new TypeError(`${method}(): unknown option '${key}' (the options are grid, block, shared and cluster)`);
+    }
+  }
+  const { grid, block, shared = 0, cluster } = config;
+  const words = new Uint32Array(10);
+  dim3(words, 0, grid === undefined ? 1 : grid, 'grid');
+  dim3(words, 3, block, 'block');
+  words[6] = check.integer('shared', shared, 0, 4294967295);
+  if (cluster !== undefined) dim3(words, 7, cluster, 'cluster');
+  return words;
+}
+
 // ---- Kernel ----
 
 /**
@@ -198,6 +220,28 @@ class Kernel {
       check.integer('flags', flags, 0, 4294967295),
     );
     return { minGridSize, blockSize };
+  }
+
+  /** The dynamic shared memory, in bytes, each block may use for numBlocks blocks of blockSize
+   * threads to fit on one multiprocessor together. */
+  availableDynamicSharedMemoryPerBlock(numBlocks, blockSize) {
+    return binding.occupancyAvailableDynamicSmem(
+      this._k,
+      check.integer('numBlocks', numBlocks, 1, 2147483647),
+      check.integer('blockSize', blockSize, 1, 2147483647),
+    );
+  }
+
+  /** The most clusters of `{ cluster, grid, block, shared }` that can be resident on the device at
+   * once (compute capability 9.0+; the cluster may be left out where the kernel fixes its own). */
+  maxActiveClusters(config) {
+    return binding.occupancyMaxActiveClusters(this._k, occupancyConfig(config, 'maxActiveClusters'));
+  }
+
+  /** The largest cluster size (in blocks) the kernel can launch with for `{ grid, block, shared }`
+   * (compute capability 9.0+: 8 is portable; larger needs FunctionAttribute.NON_PORTABLE_CLUSTER_SIZE_ALLOWED). */
+  maxPotentialClusterSize(config) {
+    return binding.occupancyMaxPotentialClusterSize(this._k, occupancyConfig(config, 'maxPotentialClusterSize'));
   }
 
   /** @deprecated pass { block } to the call. */

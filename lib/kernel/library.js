@@ -54,6 +54,11 @@ class Library {
     return this.getKernel(kernelName);
   }
 
+  /** The names of every kernel in the library (CUDA 12.4+), as getKernel() takes them. */
+  kernelNames() {
+    return binding.libraryKernelNames(this);
+  }
+
   /** The global (`__device__` or `__constant__`) `name` in the current context: `{ ptr, size }`,
    * usable as device memory. */
   getGlobal(globalName) {

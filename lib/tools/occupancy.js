@@ -9,6 +9,8 @@
 // (cudaOccRegAllocationMaxPerThread); register files in 4 sub-partitions, 2 on sm_60
 // (cudaOccSubPartitionsPerMultiprocessor). OccupancyRecord follows cudaOccMaxActiveBlocksPerMultiprocessor
 // with the default cache/carveout preference, as cuOccupancyMaxActiveBlocksPerMultiprocessor does.
+// For clusters, only what follows from the blocks per multiprocessor: how many GPCs hold a cluster
+// and how many are active the driver knows (kernel.maxActiveClusters()).
 const { Device } = require('../driver/device');
 const { DeviceAttribute } = require('../driver/constants');
 const check = require('../internal/checks');
@@ -41,6 +43,10 @@ function ceilDiv(a, b) {
 function roundUp(a, b) {
   return ceilDiv(a, b) * b;
 }
+
+// Blocks in a cluster: portable on every device that launches clusters, and the most any allows.
+const PORTABLE_CLUSTER = 8;
+const MOST_CLUSTER = 16;
 
 const ALIGN_BYTES = new Map([
   [4, 64],
@@ -94,6 +100,13 @@ class DeviceData {
     this.maxRegistersPerThread = major >= 7 ? 256 : 255;
     /** Register file partitions of a multiprocessor; each warp's registers lie in one. */
     this.registerSubPartitions = major === 6 && minor === 0 ? 2 : 4;
+    /** Multiprocessors on the device. */
+    this.multiprocessorCount = attr('MULTIPROCESSOR_COUNT', 0);
+    /** Whether kernels can launch in thread block clusters (compute capability 9.0+). */
+    this.clusterLaunch = attr('CLUSTER_LAUNCH', 0) !== 0;
+    /** Blocks in a cluster that every such device allows (more, up to 16, where a kernel opts in
+     * with FunctionAttribute.NON_PORTABLE_CLUSTER_SIZE_ALLOWED and the device has them). */
+    this.maxPortableClusterSize = this.clusterLaunch ? PORTABLE_CLUSTER : 1;
   }
 
   /** Bytes to align fetches of word_size bytes to for coalescing: 64 for 4, 128 for 8 and 16. */
@@ -151,11 +164,17 @@ class DeviceData {
  * memory it uses. A block that cannot run at all is a RangeError saying why.
  */
 class OccupancyRecord {
-  constructor(devdata, threads, sharedMem = 0, registers = 0) {
+  constructor(devdata, threads, sharedMem = 0, registers = 0, clusterSize = 1) {
     check.instance('devdata', devdata, DeviceData);
     check.integer('threads', threads, 1);
     check.integer('sharedMem', sharedMem);
     check.integer('registers', registers);
+    check.integer('clusterSize', clusterSize, 1, MOST_CLUSTER);
+    if (clusterSize > 1 && !devdata.clusterLaunch) {
+      throw new RangeError(
+        `clusters of ${clusterSize} blocks: this device cannot launch clusters (compute capability 9.0 or newer can)`,
+      );
+    }
     const d = devdata;
     if (threads > d.maxThreads) {
       throw new RangeError(`too many threads: ${threads} in a block, where the device allows ${d.maxThreads}`);
@@ -205,6 +224,10 @@ class OccupancyRecord {
     this.warpsPerMp = this.tbPerMp * warps;
     /** Resident warps as a fraction of the most the multiprocessor holds. */
     this.occupancy = this.warpsPerMp / d.warpsPerMp;
+    /** Blocks in a cluster. */
+    this.clusterSize = clusterSize;
+    /** The fewest multiprocessors one cluster's blocks, all resident at once, take (of one GPC). */
+    this.multiprocessorsPerCluster = Math.ceil(clusterSize / this.tbPerMp);
   }
 }
 

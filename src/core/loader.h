@@ -25,7 +25,8 @@ typedef CUresult(CUDAAPI *PFN_cuProfilerInitialize_v4000)(const char *configFile
   X(cuDeviceGetAttribute, 2000) X(cuDeviceTotalMem, 3020) X(cuDeviceGetPCIBusId, 4010) \
   X(cuDeviceGetByPCIBusId, 4010) X(cuDeviceCanAccessPeer, 4000) X(cuDeviceGetUuid, 11040) \
   X(cuDevicePrimaryCtxRetain, 7000) X(cuDevicePrimaryCtxRelease, 11000) \
-  X(cuDevicePrimaryCtxGetState, 7000) \
+  X(cuDevicePrimaryCtxGetState, 7000) X(cuDevicePrimaryCtxSetFlags, 11000) \
+  X(cuDevicePrimaryCtxReset, 11000) X(cuDeviceGetP2PAttribute, 8000) \
   X(cuDeviceGetDefaultMemPool, 11020) \
   X(cuDeviceGetMemPool, 11020) \
   X(cuCtxDestroy, 4000) X(cuCtxPushCurrent, 4000) X(cuCtxPopCurrent, 4000) \
@@ -81,11 +82,14 @@ typedef CUresult(CUDAAPI *PFN_cuProfilerInitialize_v4000)(const char *configFile
   X(cuLibraryLoadData, 12000) X(cuLibraryLoadFromFile, 12000) X(cuLibraryUnload, 12000) \
   X(cuLibraryGetKernel, 12000) X(cuKernelGetFunction, 12000) X(cuLibraryGetGlobal, 12000) \
   X(cuLibraryGetManaged, 12000) \
+  X(cuLibraryGetKernelCount, 12040) X(cuLibraryEnumerateKernels, 12040) X(cuKernelGetName, 12030) \
   X(cuLaunchKernel, 4000) X(cuLaunchKernelEx, 11060) \
   X(cuFuncGetAttribute, 2020) X(cuFuncSetAttribute, 9000) X(cuFuncSetCacheConfig, 3000) \
   X(cuFuncSetSharedMemConfig, 4020) X(cuFuncGetParamInfo, 12040) \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, 7000) \
   X(cuOccupancyMaxPotentialBlockSizeWithFlags, 7000) \
+  X(cuOccupancyMaxActiveClusters, 11070) X(cuOccupancyMaxPotentialClusterSize, 11070) \
+  X(cuOccupancyAvailableDynamicSMemPerBlock, 10020) \
   X(cuTexRefSetArray, 2000) X(cuTexRefSetAddress, 3020) X(cuTexRefSetAddress2D, 4010) \
   X(cuTexRefSetFormat, 2000) X(cuTexRefSetAddressMode, 2000) X(cuTexRefSetFilterMode, 2000) \
   X(cuTexRefSetFlags, 2000) X(cuTexRefGetAddress, 3020) \

@@ -100,19 +100,72 @@ static napi_value device_get_uuid(napi_env env, napi_callback_info info) {
   return result;
 }
 
+/* The device v and its primary context's flags and state; false after throwing. */
+static bool primary_state(napi_env env, napi_value v, CUdevice *device, unsigned int *flags,
+                          int *active) {
+  if (!arg_device(env, v, device)) return false;
+  CUresult result = DRV(cuDevicePrimaryCtxGetState, *device, flags, active);
+  if (result != CUDA_SUCCESS) throw_cu(env, result, "cuDevicePrimaryCtxGetState");
+  return result == CUDA_SUCCESS;
+}
+
 /* devicePrimaryCtxGetState(device): { flags, active }. */
 static napi_value device_primary_ctx_get_state(napi_env env, napi_callback_info info) {
   ARGS(env, info, 1);
   CUdevice device;
-  if (!arg_device(env, argv[0], &device)) return NULL;
   unsigned int flags;
   int active;
-  CU_CALL(env, cuDevicePrimaryCtxGetState, device, &flags, &active);
+  if (!primary_state(env, argv[0], &device, &flags, &active)) return NULL;
   napi_value result;
   NAPI_CALL(env, napi_create_object(env, &result));
   NAPI_CALL(env, napi_set_named_property(env, result, "flags", make_int(env, flags)));
   NAPI_CALL(env, napi_set_named_property(env, result, "active", make_bool(env, active != 0)));
   return result;
+}
+
+/* deviceGetP2PAttribute(device, peer, attribute): cuDeviceGetP2PAttribute's value. */
+static napi_value device_get_p2p_attribute(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 3);
+  CUdevice device, peer;
+  uint32_t attribute;
+  if (!arg_device(env, argv[0], &device) || !arg_device(env, argv[1], &peer) ||
+      !arg_uint32(env, argv[2], "attribute", &attribute))
+    return NULL;
+  int value;
+  CU_CALL(env, cuDeviceGetP2PAttribute, &value, (CUdevice_P2PAttribute)attribute, device, peer);
+  return make_int(env, value);
+}
+
+/* devicePrimaryCtxSetFlags(device, flags): the flags the primary context is made with, or has. */
+static napi_value device_primary_ctx_set_flags(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 2);
+  CUdevice device;
+  uint32_t flags;
+  if (!arg_device(env, argv[0], &device) || !arg_uint32(env, argv[1], "flags", &flags)) return NULL;
+  CU_CALL(env, cuDevicePrimaryCtxSetFlags, device, flags);
+  return NULL;
+}
+
+/* devicePrimaryCtxReset(device): destroys the primary context's memory and state. Refused while
+ * cudadrv uses it (a Context on it not detached, or memory made in it while it was current):
+ * cudadrv would free addresses the driver hands out again. */
+static napi_value device_primary_ctx_reset(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  CUdevice device;
+  unsigned int flags;
+  int active;
+  if (!primary_state(env, argv[0], &device, &flags, &active)) return NULL;
+  if (active) {
+    CUcontext primary; /* active: retaining it makes nothing */
+    CU_CALL(env, cuDevicePrimaryCtxRetain, &primary, device);
+    DRV(cuDevicePrimaryCtxRelease, device);
+    if (ctx_in_use(primary))
+      return throw_logic(env, "resetPrimaryContext(): cudadrv still uses this device's primary "
+                              "context (a Context on it, or what was made in it); detach() it and "
+                              "drop what was made in it first");
+  }
+  CU_CALL(env, cuDevicePrimaryCtxReset, device);
+  return NULL;
 }
 
 bool device_init(napi_env env, napi_value exports) {
@@ -127,6 +180,9 @@ bool device_init(napi_env env, napi_value exports) {
       {"deviceCanAccessPeer", device_can_access_peer},
       {"deviceGetUuid", device_get_uuid},
       {"devicePrimaryCtxGetState", device_primary_ctx_get_state},
+      {"deviceGetP2PAttribute", device_get_p2p_attribute},
+      {"devicePrimaryCtxSetFlags", device_primary_ctx_set_flags},
+      {"devicePrimaryCtxReset", device_primary_ctx_reset},
   };
   return EXPORTS(env, exports, fns);
 }

@@ -34,6 +34,9 @@ void ctx_rec_wait_end(ctx_rec *rec);
 /* The record of a Context object of lib/ (borrowed: valid while that object is), or NULL after
  * throwing (TypeError for another object, LogicError once detached). */
 ctx_rec *ctx_rec_of_context(napi_env env, napi_value context);
+/* Whether cudadrv knows the context handle and it is not destroyed: a Context on it, or what was
+ * made in it, is still held. */
+bool ctx_in_use(CUcontext handle);
 /* Makes rec's context current for a cleanup; returns false when it is gone. Pair with ctx_leave. */
 bool ctx_enter(ctx_rec *rec);
 void ctx_leave(void);

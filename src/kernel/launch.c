@@ -1,4 +1,4 @@
-/* launch: kernels (CUfunction), their attributes, parameter layout and occupancy, and the launch.
+/* launch: kernels (CUfunction), their attributes and parameter layout, and the launch.
  *
  * A launch is the hot path. lib/ packs a call's arguments into an ArrayBuffer that a launcher
  * shares with it: a header of uint32 (grid x y z, block x y z, shared bytes, the launch
@@ -8,7 +8,6 @@
  * binds another: so a launch is one call into C taking no argument, and C reads nothing from JS
  * values. C keeps a reference to the buffer, never a pointer into it: a launch asks where its bytes
  * are, and finds a buffer detached (transferred away) empty. */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -289,84 +288,6 @@ static napi_value func_set_shared_mem_config(napi_env env, napi_callback_info in
   return NULL;
 }
 
-/* ---- occupancy ---- */
-
-/* occupancyMaxActiveBlocks(kernel, blockSize, dynamicSmem, flags). */
-static napi_value occupancy_max_active_blocks(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 4);
-  func_h *fn = func_get(env, argv[0]);
-  int32_t block_size;
-  size_t smem;
-  uint32_t flags;
-  if (!fn || !arg_int32(env, argv[1], "blockSize", &block_size) ||
-      !arg_size(env, argv[2], "dynamicSmem", &smem) || !arg_uint32(env, argv[3], "flags", &flags))
-    return NULL;
-  int blocks;
-  CU_CALL(env, cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, &blocks, fn->handle,
-          block_size, smem, flags);
-  return make_int(env, blocks);
-}
-
-/* The JS function that gives dynamic shared memory per block size, during one occupancy call on
- * this thread (the driver calls back synchronously and passes no user data). */
-typedef struct smem_fn {
-  napi_env env;
-  napi_value fn;
-  bool failed;
-} smem_fn;
-static _Thread_local smem_fn smem_callback;
-
-static size_t CUDA_CB smem_for_block_size(int block_size) {
-  napi_env env = smem_callback.env;
-  napi_value global, arg, result;
-  double bytes;
-  if (smem_callback.failed) return 0;
-  napi_status status = napi_get_global(env, &global);
-  if (status == napi_ok) status = napi_create_int32(env, block_size, &arg);
-  if (status == napi_ok)
-    status = napi_call_function(env, global, smem_callback.fn, 1, &arg, &result);
-  if (status != napi_ok) {
-    smem_callback.failed = true;
-    napi_fail(env, status); /* where the function threw, that stays the exception */
-    return 0;
-  }
-  if (napi_get_value_double(env, result, &bytes) != napi_ok || !isfinite(bytes) || bytes < 0 ||
-      floor(bytes) != bytes) {
-    smem_callback.failed = true;
-    throw_type(env, "dynamicSmem(blockSize) must return a non-negative integer number of bytes");
-    return 0;
-  }
-  return (size_t)bytes;
-}
-
-/* occupancyMaxPotentialBlockSize(kernel, dynamicSmem (bytes, or a function of the block size),
- * blockSizeLimit, flags): [minGridSize, blockSize]. */
-static napi_value occupancy_max_potential_block_size(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 4);
-  func_h *fn = func_get(env, argv[0]);
-  napi_valuetype type;
-  size_t smem = 0;
-  int32_t limit;
-  uint32_t flags;
-  if (!fn || !arg_type(env, argv[1], &type) ||
-      (type != napi_function && !arg_size(env, argv[1], "dynamicSmem", &smem)) ||
-      !arg_int32(env, argv[2], "blockSizeLimit", &limit) ||
-      !arg_uint32(env, argv[3], "flags", &flags))
-    return NULL;
-  smem_fn outer = smem_callback; /* the callback may itself ask for occupancy */
-  smem_callback = (smem_fn){env, argv[1], false};
-  int min_grid, block_size;
-  CUresult status =
-      DRV(cuOccupancyMaxPotentialBlockSizeWithFlags, &min_grid, &block_size, fn->handle,
-          type == napi_function ? smem_for_block_size : NULL, smem, limit, flags);
-  bool failed = smem_callback.failed;
-  smem_callback = outer;
-  if (failed) return NULL;
-  if (status != CUDA_SUCCESS)
-    return throw_cu(env, status, "cuOccupancyMaxPotentialBlockSizeWithFlags");
-  return make_pair(env, make_int(env, min_grid), make_int(env, block_size));
-}
-
 bool launch_init(napi_env env, napi_value exports) {
   static const export_fn fns[] = {
       {"launcherCreate", launcher_create},
@@ -377,8 +298,6 @@ bool launch_init(napi_env env, napi_value exports) {
       {"funcSetAttribute", func_set_attribute},
       {"funcSetCacheConfig", func_set_cache_config},
       {"funcSetSharedMemConfig", func_set_shared_mem_config},
-      {"occupancyMaxActiveBlocks", occupancy_max_active_blocks},
-      {"occupancyMaxPotentialBlockSize", occupancy_max_potential_block_size},
   };
   return EXPORTS(env, exports, fns) && EXPORT_LAYOUT(env, exports, "launch", LAUNCH_LAYOUT);
 }

@@ -150,6 +150,35 @@ static napi_value library_has_kernel(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+/* libraryKernelNames(library): the names of every kernel of the library (cuLibraryEnumerateKernels,
+ * cuKernelGetName: CUDA 12.4). */
+static napi_value library_kernel_names(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  library_h *library = handle_get(env, argv[0], &LIBRARY_KIND);
+  if (!library) return NULL;
+  unsigned int count;
+  CU_CALL(env, cuLibraryGetKernelCount, &count, library->handle);
+  CUkernel *kernels = malloc((count ? count : 1) * sizeof *kernels);
+  if (!kernels) return throw_oom(env);
+  CUresult result = DRV(cuLibraryEnumerateKernels, kernels, count, library->handle);
+  const char *api = "cuLibraryEnumerateKernels";
+  napi_value names = NULL;
+  napi_status status = napi_create_array_with_length(env, count, &names);
+  for (unsigned int i = 0; result == CUDA_SUCCESS && status == napi_ok && i < count; i++) {
+    const char *name;
+    napi_value text;
+    result = DRV(cuKernelGetName, &name, kernels[i]);
+    api = "cuKernelGetName";
+    if (result != CUDA_SUCCESS) break;
+    status = napi_create_string_utf8(env, name, NAPI_AUTO_LENGTH, &text);
+    if (status == napi_ok) status = napi_set_element(env, names, i, text);
+  }
+  free(kernels);
+  if (result != CUDA_SUCCESS) return throw_cu(env, result, api);
+  if (status != napi_ok) return napi_fail(env, status);
+  return names;
+}
+
 /* libraryGetFunction(library, name, holder): wraps the kernel called name, as a CUfunction of the
  * current context, around holder. */
 static napi_value library_get_function(napi_env env, napi_callback_info info) {
@@ -199,6 +228,7 @@ bool library_init(napi_env env, napi_value exports) {
       {"libraryLoadData", library_load_data},       {"libraryLoadFromFile", library_load_from_file},
       {"libraryUnload", library_unload_now},        {"libraryHasKernel", library_has_kernel},
       {"libraryGetFunction", library_get_function}, {"libraryGetGlobal", library_get_global},
+      {"libraryKernelNames", library_kernel_names},
   };
   return EXPORTS(env, exports, fns);
 }

@@ -74,5 +74,6 @@ bool module_init(napi_env env, napi_value exports);
 bool library_init(napi_env env, napi_value exports);
 bool texref_init(napi_env env, napi_value exports);
 bool launch_init(napi_env env, napi_value exports);
+bool occupancy_init(napi_env env, napi_value exports);
 
 #endif

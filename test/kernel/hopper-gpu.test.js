@@ -115,6 +115,29 @@ describeGpu('launch attributes on a Hopper or newer GPU', function () {
     });
   }
 
+  it('cluster occupancy: the largest cluster launches and computes right; the shared memory left per block fits that many blocks', async function () {
+    const saxpy = mod.getFunction('saxpy');
+    const size = saxpy.maxPotentialClusterSize({ block: THREADS });
+    assert.ok(size >= 8, `the portable size at least, not ${size}`);
+    const active = saxpy.maxActiveClusters({ grid: 8 * size, block: THREADS, cluster: size });
+    assert.ok(active >= 1 && active * size <= 132 * 32, String(active));
+    const x = random(N);
+    const y = random(N);
+    const a = Math.fround(Math.random() * 4 - 2);
+    const dy = cuda.toDevice(y);
+    const grid = Math.ceil(BLOCKS / size) * size;
+    saxpy(cuda.float32(a), cuda.toDevice(x), dy, cuda.int32(N), { block: THREADS, grid, cluster: size, stream });
+    await stream.synchronize();
+    assert.deepStrictEqual(
+      cuda.fromDevice(dy, N, 'float32'),
+      y.map((v, i) => Math.fround(a * x[i] + v)),
+    );
+    for (const blocks of [1, 2, 4]) {
+      const bytes = saxpy.availableDynamicSharedMemoryPerBlock(blocks, THREADS);
+      assert.ok(saxpy.maxActiveBlocksPerMultiprocessor(THREADS, bytes) >= blocks, `${blocks} blocks of ${bytes} bytes`);
+    }
+  });
+
   it('priority, cluster scheduling, memory sync domain and carveout: launches compute what the CPU does', async function () {
     const saxpy = mod.getFunction('saxpy');
     const [low, high] = cuda.Context.getStreamPriorityRange();

@@ -35,6 +35,9 @@ describe('DeviceData from attributes', function () {
         registerGranularity: 256,
         maxRegistersPerThread: 256,
         registerSubPartitions: 4,
+        multiprocessorCount: 132,
+        clusterLaunch: true,
+        maxPortableClusterSize: 8,
       },
     );
   });
@@ -169,6 +172,40 @@ describe('OccupancyRecord on fixtures', function () {
       name: 'RangeError',
       message: /too much shared memory: 232449 bytes in a block .* allows 232448/,
     });
+  });
+
+  it('clusters: the multiprocessors one takes follow from the blocks each holds; devices without clusters refuse them', function () {
+    const d = byName.H100;
+    // 1024 threads: 2 blocks per multiprocessor, so a cluster of 8 takes 4; 128 threads: 16, so 1
+    for (const [threads, size, tbPerMp, sms] of [
+      [1024, 8, 2, 4],
+      [1024, 3, 2, 2],
+      [128, 8, 16, 1],
+      [128, 16, 16, 1],
+      [256, 1, 8, 1],
+    ]) {
+      const r = new OccupancyRecord(d, threads, 0, 0, size);
+      assert.deepStrictEqual(
+        [r.tbPerMp, r.clusterSize, r.multiprocessorsPerCluster],
+        [tbPerMp, size, sms],
+        `${threads} ${size}`,
+      );
+    }
+    // shared memory limits the blocks, and so spreads the cluster: 100 KiB a block is 2 per multiprocessor
+    assert.strictEqual(new OccupancyRecord(d, 128, 100 * 1024, 0, 8).multiprocessorsPerCluster, 4);
+    assert.strictEqual(new OccupancyRecord(byName.A100, 128).clusterSize, 1);
+    assert.throws(() => new OccupancyRecord(byName.A100, 128, 0, 0, 2), {
+      name: 'RangeError',
+      message: 'clusters of 2 blocks: this device cannot launch clusters (compute capability 9.0 or newer can)',
+    });
+    assert.throws(() => new OccupancyRecord(d, 128, 0, 0, 17), {
+      name: 'RangeError',
+      message: 'clusterSize must be an integer from 1 to 16, not 17',
+    });
+    assert.deepStrictEqual(
+      Object.values(byName).map((x) => [x.clusterLaunch, x.maxPortableClusterSize]),
+      Object.values(byName).map((x) => (x.computeCapability[0] >= 9 ? [true, 8] : [false, 1])),
+    );
   });
 
   it('checks its arguments', function () {

@@ -191,6 +191,29 @@ EXPORT CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags) {
   primary[dev].flags = flags;
   return CUDA_SUCCESS;
 }
+/* The primary context's objects go, and its flags; those who retained it still hold it. */
+EXPORT CUresult cuDevicePrimaryCtxReset(CUdevice dev) {
+  ENTER();
+  if (!fake_is_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+  obj_drop_context(&primary[dev]);
+  primary[dev].flags = 0;
+  log_line("primary reset %d", dev);
+  return CUDA_SUCCESS;
+}
+/* Peers: a link of rank 1, with access and atomics, and no CUDA array access. */
+EXPORT CUresult cuDeviceGetP2PAttribute(int *value, CUdevice_P2PAttribute attribute,
+                                        CUdevice device, CUdevice peer) {
+  ENTER();
+  if (!fake_is_device(device) || !fake_is_device(peer) || device == peer)
+    return CUDA_ERROR_INVALID_DEVICE;
+  switch (attribute) {
+  case CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK:
+  case CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED:
+  case CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED: *value = 1; return CUDA_SUCCESS;
+  case CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED: *value = 0; return CUDA_SUCCESS;
+  default: return CUDA_ERROR_INVALID_VALUE;
+  }
+}
 EXPORT CUresult cuCtxPushCurrent(CUcontext ctx) {
   ENTER();
   if (!live_context(ctx, true)) return CUDA_ERROR_INVALID_CONTEXT;

@@ -133,9 +133,72 @@ EXPORT CUresult cuLibraryUnload(CUlibrary library) {
   return CUDA_SUCCESS;
 }
 
+static CUresult get_kernel(CUkernel *kernel, CUlibrary library, const char *name);
+
 EXPORT CUresult cuLibraryGetKernel(CUkernel *kernel, CUlibrary library, const char *name) {
   ENTER();
   if (!obj_live((uintptr_t)library, OBJ_LIBRARY)) return CUDA_ERROR_INVALID_HANDLE;
+  return get_kernel(kernel, library, name);
+}
+
+/* Calls each(name, data) for the name of every "entry" line of text, in order, until it fails. */
+static CUresult each_entry(const char *text, CUresult (*each)(const char *name, void *data),
+                           void *data) {
+  for (const char *line = text; line && *line;) {
+    if (strncmp(line, "entry ", 6) == 0) {
+      char name[64];
+      size_t n = strcspn(line + 6, " \n");
+      if (n >= sizeof name) return CUDA_ERROR_INVALID_IMAGE;
+      memcpy(name, line + 6, n);
+      name[n] = '\0';
+      CUresult result = each(name, data);
+      if (result != CUDA_SUCCESS) return result;
+    }
+    line = strchr(line, '\n');
+    if (line) line++;
+  }
+  return CUDA_SUCCESS;
+}
+
+static CUresult count_one(const char *name, void *data) {
+  (void)name;
+  ++*(unsigned int *)data;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuLibraryGetKernelCount(unsigned int *count, CUlibrary library) {
+  ENTER();
+  if (!obj_live((uintptr_t)library, OBJ_LIBRARY)) return CUDA_ERROR_INVALID_HANDLE;
+  *count = 0;
+  return each_entry(library->text, count_one, count);
+}
+
+typedef struct {
+  CUlibrary library;
+  CUkernel *kernels;
+  unsigned int room, filled;
+} kernel_list;
+static CUresult list_one(const char *name, void *data) {
+  kernel_list *list = data;
+  if (list->filled == list->room) return CUDA_SUCCESS;
+  return get_kernel(&list->kernels[list->filled++], list->library, name);
+}
+EXPORT CUresult cuLibraryEnumerateKernels(CUkernel *kernels, unsigned int count,
+                                          CUlibrary library) {
+  ENTER();
+  if (!obj_live((uintptr_t)library, OBJ_LIBRARY)) return CUDA_ERROR_INVALID_HANDLE;
+  if (!kernels && count) return CUDA_ERROR_INVALID_VALUE;
+  kernel_list list = {library, kernels, count, 0};
+  return each_entry(library->text, list_one, &list);
+}
+
+EXPORT CUresult cuKernelGetName(const char **name, CUkernel kernel) {
+  ENTER();
+  if (!obj_live((uintptr_t)kernel, OBJ_KERNEL)) return CUDA_ERROR_INVALID_HANDLE;
+  *name = kernel->name;
+  return CUDA_SUCCESS;
+}
+
+static CUresult get_kernel(CUkernel *kernel, CUlibrary library, const char *name) {
   if (!has_line(library->text, "entry", name) || strlen(name) >= 64) return CUDA_ERROR_NOT_FOUND;
   for (int i = 0; i < library->nkernels; i++)
     if (strcmp(library->kernels[i]->name, name) == 0) return *kernel = library->kernels[i], 0;

@@ -342,6 +342,60 @@ EXPORT CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(int *min_grid, int *bl
   return CUDA_SUCCESS;
 }
 
+/* Clusters: at most 8 blocks (portable), a shape that divides the grid; the 132 multiprocessors
+ * hold as many whole clusters as their blocks make. Each query is logged. */
+static CUresult cluster_blocks(const CUlaunchConfig *c, int *size) {
+  const CUlaunchAttribute *cluster = NULL;
+  for (unsigned int i = 0; i < c->numAttrs; i++)
+    if (c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) cluster = &c->attrs[i];
+  if (!cluster) return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+  unsigned int x = cluster->value.clusterDim.x, y = cluster->value.clusterDim.y,
+               z = cluster->value.clusterDim.z;
+  if (!x || !y || !z || c->gridDimX % x || c->gridDimY % y || c->gridDimZ % z ||
+      (unsigned long long)x * y * z > 8)
+    return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+  *size = (int)(x * y * z);
+  return CUDA_SUCCESS;
+}
+static CUresult block_size_of(const CUlaunchConfig *c, int *threads) {
+  unsigned long long t = (unsigned long long)c->blockDimX * c->blockDimY * c->blockDimZ;
+  if (!t || t > 1024) return CUDA_ERROR_INVALID_VALUE;
+  *threads = (int)t;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuOccupancyMaxActiveClusters(int *clusters, CUfunction f, const CUlaunchConfig *c) {
+  ENTER();
+  if (!function_ok(f)) return CUDA_ERROR_INVALID_HANDLE;
+  int size, threads;
+  CUresult result = block_size_of(c, &threads);
+  if (result == CUDA_SUCCESS) result = cluster_blocks(c, &size);
+  if (result != CUDA_SUCCESS) return result;
+  *clusters = 132 * blocks_per_sm(threads, c->sharedMemBytes) / size;
+  log_line("occupancy clusters %s block=%d shared=%u cluster=%d", f->name, threads,
+           c->sharedMemBytes, size);
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuOccupancyMaxPotentialClusterSize(int *size, CUfunction f,
+                                                   const CUlaunchConfig *c) {
+  ENTER();
+  if (!function_ok(f)) return CUDA_ERROR_INVALID_HANDLE;
+  int threads;
+  CUresult result = block_size_of(c, &threads);
+  if (result != CUDA_SUCCESS) return result;
+  *size = blocks_per_sm(threads, c->sharedMemBytes) ? 8 : 0;
+  log_line("occupancy cluster size %s block=%d shared=%u", f->name, threads, c->sharedMemBytes);
+  return CUDA_SUCCESS;
+}
+/* What each of blocks blocks of block_size threads may have of the 64 KiB, in 256-byte units. */
+EXPORT CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t *bytes, CUfunction f, int blocks,
+                                                        int block_size) {
+  ENTER();
+  if (!function_ok(f)) return CUDA_ERROR_INVALID_HANDLE;
+  if (blocks < 1 || block_size < 1 || block_size > 1024) return CUDA_ERROR_INVALID_VALUE;
+  *bytes = (long long)blocks * block_size > 2048 ? 0 : (size_t)(65536 / blocks) / 256 * 256;
+  return CUDA_SUCCESS;
+}
+
 /* ---- texture and surface references: alignment 256, so an address off it gets an offset ---- */
 
 #define REF_OK(r)                                                                                  \
