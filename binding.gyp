@@ -48,6 +48,7 @@
         "src/kernel/launch.c",
         "src/kernel/launch_attributes.c",
         "src/kernel/occupancy.c",
+        "src/kernel/tensor_map.c",
         "src/kernel/module.c",
         "src/kernel/library.c",
         "src/kernel/texref.c",

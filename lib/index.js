@@ -26,6 +26,7 @@ const { TextureObject, SurfaceObject } = require('./memory/texture-object');
 const { matrixToArray, toArray, deviceToArray, makeMultichannel2DArray } = require('./memory/matrix');
 const { Module, moduleFromFile, moduleFromBuffer, TextureReference, SurfaceReference } = require('./kernel/module');
 const { Library, libraryFromBuffer, libraryFromFile } = require('./kernel/library');
+const { TensorMap } = require('./kernel/tensor-map');
 const kernel = require('./kernel/kernel');
 const { nvrtcVersion } = require('./compiler/nvrtc');
 
@@ -97,6 +98,12 @@ module.exports = {
   MemPoolAttribute: constants.MemPoolAttribute,
   MemAdvise: constants.MemAdvise,
   P2PAttribute: constants.P2PAttribute,
+  TensorMapDataType: constants.TensorMapDataType,
+  TensorMapInterleave: constants.TensorMapInterleave,
+  TensorMapSwizzle: constants.TensorMapSwizzle,
+  TensorMapL2Promotion: constants.TensorMapL2Promotion,
+  TensorMapFloatOOBFill: constants.TensorMapFloatOOBFill,
+  TensorMapIm2ColWideMode: constants.TensorMapIm2ColWideMode,
   MemLocationType: constants.MemLocationType,
   MemAllocationHandleType: constants.MemAllocationHandleType,
   MemAccessFlags: constants.MemAccessFlags,
@@ -220,6 +227,7 @@ module.exports = {
   moduleFromFile,
   moduleFromBuffer,
   Library,
+  TensorMap,
   libraryFromBuffer,
   libraryFromFile,
   TextureReference,

@@ -56,6 +56,12 @@ export const {
   MemPoolAttribute,
   MemAdvise,
   P2PAttribute,
+  TensorMapDataType,
+  TensorMapInterleave,
+  TensorMapSwizzle,
+  TensorMapL2Promotion,
+  TensorMapFloatOOBFill,
+  TensorMapIm2ColWideMode,
   MemLocationType,
   MemAllocationHandleType,
   MemAccessFlags,
@@ -170,7 +176,7 @@ export const {
 } = cuda;
 
 // modules and kernels
-export const { Module, Library } = cuda;
+export const { Module, Library, TensorMap } = cuda;
 export const {
   moduleFromFile,
   moduleFromBuffer,

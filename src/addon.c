@@ -79,6 +79,7 @@ NAPI_MODULE_INIT() {
       texref_init,
       launch_init,
       occupancy_init,
+      tensor_map_init,
       nvrtc_init,
       link_init,
       library_init,

@@ -2323,6 +2323,98 @@ export declare const P2PAttribute: Readonly<{
   ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED: number;
 }>;
 
+/** `CUtensorMapDataType`: Tensor map data type */
+export declare const TensorMapDataType: Readonly<{
+  /** `CU_TENSOR_MAP_DATA_TYPE_UINT8` */
+  UINT8: number;
+  /** `CU_TENSOR_MAP_DATA_TYPE_UINT16` */
+  UINT16: number;
+  /** `CU_TENSOR_MAP_DATA_TYPE_UINT32` */
+  UINT32: number;
+  /** `CU_TENSOR_MAP_DATA_TYPE_INT32` */
+  INT32: number;
+  /** `CU_TENSOR_MAP_DATA_TYPE_UINT64` */
+  UINT64: number;
+  /** `CU_TENSOR_MAP_DATA_TYPE_INT64` */
+  INT64: number;
+  /** `CU_TENSOR_MAP_DATA_TYPE_FLOAT16` */
+  FLOAT16: number;
+  /** `CU_TENSOR_MAP_DATA_TYPE_FLOAT32` */
+  FLOAT32: number;
+  /** `CU_TENSOR_MAP_DATA_TYPE_FLOAT64` */
+  FLOAT64: number;
+  /** `CU_TENSOR_MAP_DATA_TYPE_BFLOAT16` */
+  BFLOAT16: number;
+  /** `CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ` */
+  FLOAT32_FTZ: number;
+  /** `CU_TENSOR_MAP_DATA_TYPE_TFLOAT32` */
+  TFLOAT32: number;
+  /** `CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ` */
+  TFLOAT32_FTZ: number;
+  /** `CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B` */
+  "16U4_ALIGN8B": number;
+  /** `CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B` */
+  "16U4_ALIGN16B": number;
+  /** `CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B` */
+  "16U6_ALIGN16B": number;
+}>;
+
+/** `CUtensorMapInterleave`: Tensor map interleave layout type */
+export declare const TensorMapInterleave: Readonly<{
+  /** `CU_TENSOR_MAP_INTERLEAVE_NONE` */
+  NONE: number;
+  /** `CU_TENSOR_MAP_INTERLEAVE_16B` */
+  "16B": number;
+  /** `CU_TENSOR_MAP_INTERLEAVE_32B` */
+  "32B": number;
+}>;
+
+/** `CUtensorMapSwizzle`: Tensor map swizzling mode of shared memory banks */
+export declare const TensorMapSwizzle: Readonly<{
+  /** `CU_TENSOR_MAP_SWIZZLE_NONE` */
+  NONE: number;
+  /** `CU_TENSOR_MAP_SWIZZLE_32B` */
+  "32B": number;
+  /** `CU_TENSOR_MAP_SWIZZLE_64B` */
+  "64B": number;
+  /** `CU_TENSOR_MAP_SWIZZLE_128B` */
+  "128B": number;
+  /** `CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B` */
+  "128B_ATOM_32B": number;
+  /** `CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B_FLIP_8B` */
+  "128B_ATOM_32B_FLIP_8B": number;
+  /** `CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B` */
+  "128B_ATOM_64B": number;
+}>;
+
+/** `CUtensorMapL2promotion`: Tensor map L2 promotion type */
+export declare const TensorMapL2Promotion: Readonly<{
+  /** `CU_TENSOR_MAP_L2_PROMOTION_NONE` */
+  NONE: number;
+  /** `CU_TENSOR_MAP_L2_PROMOTION_L2_64B` */
+  L2_64B: number;
+  /** `CU_TENSOR_MAP_L2_PROMOTION_L2_128B` */
+  L2_128B: number;
+  /** `CU_TENSOR_MAP_L2_PROMOTION_L2_256B` */
+  L2_256B: number;
+}>;
+
+/** `CUtensorMapFloatOOBfill`: Tensor map out-of-bounds fill type */
+export declare const TensorMapFloatOOBFill: Readonly<{
+  /** `CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE` */
+  NONE: number;
+  /** `CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA` */
+  NAN_REQUEST_ZERO_FMA: number;
+}>;
+
+/** `CUtensorMapIm2ColWideMode`: Tensor map Im2Col wide mode */
+export declare const TensorMapIm2ColWideMode: Readonly<{
+  /** `CU_TENSOR_MAP_IM2COL_WIDE_MODE_W` */
+  W: number;
+  /** `CU_TENSOR_MAP_IM2COL_WIDE_MODE_W128` */
+  W128: number;
+}>;
+
 /**
  * `CUstreamCaptureMode`: Possible modes for stream capture thread interactions. For more details
  * see cuStreamBeginCapture and cuThreadExchangeStreamCaptureMode

@@ -176,7 +176,7 @@ export declare const InOut: HandlerClass<InOut>;
 
 /** What a kernel call takes: typed scalars, device memory, In/Out/InOut, TypedArrays copied
  * verbatim (structs, vector types), booleans; bare numbers only where the signature is known. */
-export type KernelArgument = TypedScalar | ArgumentHandler | DevicePointerLike | ArrayBufferView | boolean | TextureObject | SurfaceObject;
+export type KernelArgument = TypedScalar | ArgumentHandler | DevicePointerLike | ArrayBufferView | boolean | TextureObject | SurfaceObject | TensorMap;
 
 /** A launch configuration for the cluster occupancy queries. */
 export interface ClusterOccupancyConfig {
@@ -261,7 +261,7 @@ export interface PreparedOptions extends LaunchAttributes {
 }
 
 /** What a prepared call takes per argument, and its optional last PreparedOptions. */
-export type PreparedArgument = number | bigint | boolean | TypedScalar | DevicePointerLike | ArrayBufferView | TextureObject | SurfaceObject | PreparedOptions | undefined;
+export type PreparedArgument = number | bigint | boolean | TypedScalar | DevicePointerLike | ArrayBufferView | TextureObject | SurfaceObject | TensorMap | PreparedOptions | undefined;
 
 /** The bytes of a parameter list as cudadrv lays it out (C alignment). */
 export declare function packArguments(args: readonly KernelArgument[]): Buffer;
@@ -418,3 +418,81 @@ export declare class SurfaceReference {
 
 // Only what is marked `export` above is exported (without this, a declaration file exports all).
 export {};
+
+/** What every kind of tensor map takes. */
+export interface TensorMapOptions {
+  /** The tensor: device memory (its address must be 16-byte aligned); kept alive by the map. */
+  memory: DevicePointerLike;
+  /** A dtype name ('float32', 'uint8', 'bfloat16'...) or a member of cuda.TensorMapDataType. */
+  dataType: 'uint8' | 'uint16' | 'uint32' | 'int32' | 'uint64' | 'int64' | 'float16' | 'float32' | 'float64' | 'bfloat16' | number;
+  /** The tensor's size in elements along each dimension, innermost (contiguous) first: 1 to 5
+   * dimensions. */
+  globalDim: readonly number[];
+  /** The bytes from one index to the next along dimensions 1 and up (multiples of 16); those of a
+   * packed tensor when omitted. */
+  globalStrides?: readonly number[];
+  /** Steps, in elements, along each dimension (1 to 8); 1 when omitted. */
+  elementStrides?: readonly number[];
+  /** A member of cuda.TensorMapInterleave; NONE when omitted. */
+  interleave?: number;
+  /** A member of cuda.TensorMapSwizzle (how rows lie in shared memory); NONE when omitted. */
+  swizzle?: number;
+  /** A member of cuda.TensorMapL2Promotion; NONE when omitted. */
+  l2Promotion?: number;
+  /** A member of cuda.TensorMapFloatOOBFill (what elements out of bounds read as); NONE (zeros). */
+  oobFill?: number;
+}
+
+/** A tiled tensor map's options. */
+export interface TiledTensorMapOptions extends TensorMapOptions {
+  /** The box (tile) a copy moves, in elements along each dimension (1 to 256 each). */
+  boxDim: readonly number[];
+}
+
+/** An im2col tensor map's options (rank 3 to 5: channels, the spatial dimensions, images). */
+export interface Im2colTensorMapOptions extends TensorMapOptions {
+  /** The pixel box's lower corner along each spatial dimension (rank - 2 of them). */
+  pixelBoxLowerCorner: readonly number[];
+  /** The pixel box's upper corner along each spatial dimension. */
+  pixelBoxUpperCorner: readonly number[];
+  /** Channels of a pixel a copy moves (1 to 256). */
+  channelsPerPixel: number;
+  /** Pixels a copy moves (1 to 1024). */
+  pixelsPerColumn: number;
+}
+
+/** An im2col-wide tensor map's options. */
+export interface Im2colWideTensorMapOptions extends TensorMapOptions {
+  /** The bounding box's lower corner along the width. */
+  pixelBoxLowerCornerWidth: number;
+  /** The bounding box's upper corner along the width. */
+  pixelBoxUpperCornerWidth: number;
+  /** Channels of a pixel a copy moves (1 to 256). */
+  channelsPerPixel: number;
+  /** Pixels a copy moves (1 to 1024). */
+  pixelsPerColumn: number;
+  /** A member of cuda.TensorMapIm2ColWideMode; W when omitted. */
+  mode?: number;
+}
+
+/**
+ * A TMA tensor map (compute capability 9.0+): where a tensor lies and which box of it a kernel's
+ * bulk tensor copy moves. A kernel takes it as a `const __grid_constant__ CUtensorMap` parameter
+ * (`cudadrv::TensorMap` in `<cudadrv/tma.cuh>`); `prepare([..., cuda.TensorMap])` names it in a
+ * format. The tensor must lie within the allocation of its address: a RangeError says where not.
+ */
+export declare class TensorMap {
+  private constructor();
+  /** A map of boxes of `boxDim` elements (cuTensorMapEncodeTiled). */
+  static tiled(options: TiledTensorMapOptions): TensorMap;
+  /** A map for im2col loads of a convolution's input (cuTensorMapEncodeIm2col). */
+  static im2col(options: Im2colTensorMapOptions): TensorMap;
+  /** im2col bounded along the width only (cuTensorMapEncodeIm2colWide, CUDA 12.8+). */
+  static im2colWide(options: Im2colWideTensorMapOptions): TensorMap;
+  /** The memory the map points at, kept alive with it. */
+  readonly memory: DevicePointerLike;
+  /** A copy of the map's 128 bytes. */
+  readonly bytes: Uint8Array;
+  /** Points the map at another tensor of the same shape (cuTensorMapReplaceAddress); returns it. */
+  replaceAddress(memory: DevicePointerLike): this;
+}

@@ -2,6 +2,7 @@
 // The parameter lists of kernels: struct format strings, the C layout of a list of fields, and
 // kernel signatures read from CUDA C++ source.
 const { describe } = require('../internal/checks');
+const { TENSOR_MAP, TENSOR_MAP_FIELD } = require('../internal/kernel-argument');
 const { TYPES, NAMED, TYPED_ARRAY_TYPES } = require('./scalars');
 
 // ---- formats ----
@@ -18,7 +19,8 @@ function blobField(view) {
 
 /**
  * The types of a prepare() format: a string of struct characters (`'PPi'`, `'2f P'`, repeat
- * counts allowed) or an array of characters, dtype names ('float32') and TypedArray constructors.
+ * counts allowed) or an array of characters, dtype names ('float32'), TypedArray constructors and
+ * cuda.TensorMap.
  */
 function parseFormat(format) {
   const types = [];
@@ -30,7 +32,9 @@ function parseFormat(format) {
     );
   }
   for (const item of items) {
-    if (typeof item === 'function' && TYPED_ARRAY_TYPES[item.name]) {
+    if (typeof item === 'function' && TENSOR_MAP in item) {
+      types.push(TENSOR_MAP_FIELD);
+    } else if (typeof item === 'function' && TYPED_ARRAY_TYPES[item.name]) {
       types.push(TYPES[TYPED_ARRAY_TYPES[item.name]]);
     } else if (typeof item === 'string' && NAMED[item]) {
       types.push(TYPES[NAMED[item]]);
@@ -38,8 +42,8 @@ function parseFormat(format) {
       parseCharacters(item, types);
     } else {
       throw new TypeError(
-        `a format item must be a struct character, a dtype name or a TypedArray ` +
-          `constructor, not ${describe(item)}`,
+        `a format item must be a struct character, a dtype name, a TypedArray ` +
+          `constructor or cuda.TensorMap, not ${describe(item)}`,
       );
     }
   }
@@ -86,6 +90,13 @@ function layout(fields, info, kernel) {
             `${k} is ${label(field)} (${field.size} bytes); ${suggest(want)}`,
         );
       }
+      if (field.tensorMap && info[2 * k] % 64 !== 0) {
+        throw new TypeError(
+          `kernel '${kernel}' parameter ${k} lies at byte ${info[2 * k]}, where a TensorMap cannot ` +
+            '(the hardware reads tensor maps 64-byte aligned): declare it `const __grid_constant__ ' +
+            'cudadrv::TensorMap` (<cudadrv/tma.cuh>) or CUtensorMap',
+        );
+      }
       offsets.push(info[2 * k]);
       size = Math.max(size, info[2 * k] + want);
     });
@@ -100,6 +111,7 @@ function layout(fields, info, kernel) {
 }
 
 function label(field) {
+  if (field.tensorMap) return field.name;
   return field.blob ? `${field.size} bytes copied verbatim` : field.name === 'pointer' ? 'a pointer' : field.name;
 }
 

@@ -2,7 +2,7 @@
 // Writing arguments into a kernel's parameter buffer: packers compiled for a layout, and the
 // classification of the values of a generic call (what a bare value is, and its field).
 const { describe } = require('../internal/checks');
-const { HANDLE_ARGUMENT } = require('../internal/kernel-argument');
+const { HANDLE_ARGUMENT, TENSOR_MAP, TENSOR_MAP_FIELD } = require('../internal/kernel-argument');
 const { ArgumentHandler } = require('./handlers');
 const { parseFormat, layout, blobField } = require('./formats');
 const scalars = require('./scalars');
@@ -31,6 +31,14 @@ function viewsOf(buffer, byteOffset, size) {
   };
 }
 
+// The 128 bytes of argument k, a TensorMap (a prepared call's argument may be anything).
+function tensorMapBytes(v, k) {
+  if (v === null || typeof v !== 'object' || !(TENSOR_MAP in v)) {
+    throw new TypeError(`argument ${k} must be a TensorMap (the format says so), not ${describe(v)}`);
+  }
+  return v[TENSOR_MAP];
+}
+
 function copyBytes(u8, offset, view) {
   if (view.byteLength !== 0) u8.set(new Uint8Array(view.buffer, view.byteOffset, view.byteLength), offset); // none: detached
 }
@@ -46,6 +54,7 @@ const HELPERS = {
   writePointer,
   float16Bits,
   copyBytes,
+  tensorMapBytes,
 };
 const VIEWS = ['i8', 'u8', 'i16', 'u16', 'i32', 'u32', 'f32', 'i64', 'u64', 'f64', 'dv'];
 
@@ -86,6 +95,7 @@ function packerStatements(fields, offsets, arg) {
   return fields.map((field, k) => {
     const o = offsets[k];
     const a = arg(k);
+    if (field.tensorMap) return `copyBytes(u8, ${o}, tensorMapBytes(${a}, ${k}));`;
     if (field.blob) return `copyBytes(u8, ${o}, ${a});`;
     const c = field.char;
     const t = `T[${JSON.stringify(c)}]`;
@@ -161,6 +171,7 @@ function classify(v, k, sig) {
       if (v === null) break;
       if (v instanceof ArgumentHandler) return '*';
       if (HANDLE_ARGUMENT in v) return 'Q';
+      if (TENSOR_MAP in v) return 'M';
       if (ArrayBuffer.isView(v)) {
         if (managedAddress(v) !== undefined) return 'P';
         const field = blobField(v);
@@ -204,6 +215,7 @@ function bareNumberType(v, k, sig) {
 // The field the code of argument k stands for. Only a TypedScalar can give a code of no type.
 function fieldOf(code, k) {
   if (code === '*') return TYPES.P;
+  if (code === 'M') return TENSOR_MAP_FIELD;
   if (typeof code === 'string' && Object.hasOwn(TYPES, code)) return TYPES[code];
   if (typeof code === 'string' && code[0] === 'x' && code.length > 1) {
     const [size, align] = code.slice(1).split(':').map(Number);

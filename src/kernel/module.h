@@ -75,5 +75,6 @@ bool library_init(napi_env env, napi_value exports);
 bool texref_init(napi_env env, napi_value exports);
 bool launch_init(napi_env env, napi_value exports);
 bool occupancy_init(napi_env env, napi_value exports);
+bool tensor_map_init(napi_env env, napi_value exports);
 
 #endif

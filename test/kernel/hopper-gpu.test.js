@@ -35,6 +35,21 @@ __global__ void saxpy(float a, const float *x, float *y, int n) {
   if (i < n) y[i] = fmaf(a, x[i], y[i]);
 }`;
 
+// Each block of 128 threads copies the 16 x 8 tile (x, y) = (16 * blockIdx.x, 8 * blockIdx.y) of
+// map's tensor into shared memory with one bulk tensor copy, then to out (rows of width floats).
+const TMA_KERNEL = `
+#include <cudadrv/tma.cuh>
+extern "C" __global__ void tiles(const __grid_constant__ cudadrv::TensorMap map, float *out, int width) {
+  __shared__ alignas(128) float tile[8][16];
+  __shared__ unsigned long long arrived;
+  if (threadIdx.x == 0) cudadrv::barrierInit(&arrived, 1);
+  __syncthreads();
+  if (threadIdx.x == 0) cudadrv::loadTile2D(tile, &map, 16 * blockIdx.x, 8 * blockIdx.y, &arrived, sizeof tile);
+  cudadrv::barrierWait(&arrived, 0);
+  int x = threadIdx.x % 16, y = threadIdx.x / 16;
+  out[(8 * blockIdx.y + y) * width + 16 * blockIdx.x + x] = tile[y][x];
+}`;
+
 const BLOCKS = 64;
 const THREADS = 256;
 const N = BLOCKS * THREADS;
@@ -136,6 +151,28 @@ describeGpu('launch attributes on a Hopper or newer GPU', function () {
       const bytes = saxpy.availableDynamicSharedMemoryPerBlock(blocks, THREADS);
       assert.ok(saxpy.maxActiveBlocksPerMultiprocessor(THREADS, bytes) >= blocks, `${blocks} blocks of ${bytes} bytes`);
     }
+  });
+
+  it("a TMA tensor map: tiles copied by cp.async.bulk.tensor are the CPU's, zeros past the edges; replaceAddress moves it", async function () {
+    const tma = new SourceModule(TMA_KERNEL).getFunction('tiles');
+    const rows = 40 + Math.floor(Math.random() * 40);
+    const cols = 16 * (2 + Math.floor(Math.random() * 6)) + 4; // not a whole number of tiles
+    const [gx, gy] = [Math.ceil(cols / 16), Math.ceil(rows / 8)];
+    const check = async (host, memory, map) => {
+      const out = cuda.memAlloc(4 * gx * 16 * gy * 8);
+      tma(map, out, cuda.int32(gx * 16), { block: 128, grid: [gx, gy], stream });
+      await stream.synchronize();
+      const want = new Float32Array(gx * 16 * gy * 8);
+      for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) want[r * gx * 16 + c] = host[r * cols + c];
+      assert.deepStrictEqual(cuda.fromDevice(out, want.length, 'float32'), want);
+    };
+    const a = random(rows * cols);
+    const b = random(rows * cols);
+    const [da, db] = [cuda.toDevice(a), cuda.toDevice(b)];
+    // rows of cols floats are 16-byte multiples only when cols is a multiple of 4: it is
+    const map = cuda.TensorMap.tiled({ memory: da, dataType: 'float32', globalDim: [cols, rows], boxDim: [16, 8] });
+    await check(a, da, map);
+    await check(b, db, map.replaceAddress(db));
   });
 
   it('priority, cluster scheduling, memory sync domain and carveout: launches compute what the CPU does', async function () {

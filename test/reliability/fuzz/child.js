@@ -40,6 +40,7 @@ const MAKERS = [
   () => new cuda.Stream(),
   () => new cuda.Event(),
   () => new cuda.Event(cuda.EventFlags.DISABLE_TIMING),
+  () => cuda.TensorMap.tiled({ memory: cuda.memAlloc(4096), dataType: 'float32', globalDim: [32, 32], boxDim: [8, 8] }),
   () => {
     // a kernel whose launcher holds events bound by launch attributes
     const add = new cuda.Module(IMAGE).getFunction('add');
