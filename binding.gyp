@@ -19,6 +19,7 @@
         "src/driver/context.c",
         "src/driver/device.c",
         "src/driver/event.c",
+        "src/driver/green_context.c",
         "src/driver/graph.c",
         "src/driver/graph_capture.c",
         "src/driver/graph_exec.c",

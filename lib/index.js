@@ -12,6 +12,7 @@ const { Device } = require('./driver/device');
 const { Context } = require('./driver/context');
 const { Stream } = require('./driver/stream');
 const { Event } = require('./driver/event');
+const { SmResource, GreenContext } = require('./driver/green-context');
 const { Graph, GraphExec, GraphNode, ConditionalHandle, GraphMemory } = require('./driver/graph');
 const deviceMemory = require('./memory/device-memory');
 const copies = require('./memory/copies');
@@ -121,6 +122,8 @@ module.exports = {
   // devices, contexts, streams, events, graphs, the profiler
   Device,
   Context,
+  GreenContext,
+  SmResource,
   Stream,
   Event,
   Graph,

@@ -21,6 +21,8 @@ export const {
   AbortError,
   Device,
   Context,
+  GreenContext,
+  SmResource,
   Stream,
   Event,
   initializeProfiler,

@@ -174,6 +174,10 @@ export declare class Device {
   makeContext(flags?: number): Context;
   /** The device's primary context, retained (not made current). */
   retainPrimaryContext(): Context;
+  /** The device's streaming multiprocessors as a resource to split for green contexts (CUDA 12.4+). */
+  smResource(): SmResource;
+  /** A green context on the given SM resources: not made current (call push() or setCurrent()). */
+  makeGreenContext(resources: SmResource | readonly SmResource[]): GreenContext;
   /** The primary context's flags, and whether it is active. */
   primaryContextState(): {
     /** Its CtxFlags. */
@@ -197,7 +201,7 @@ export declare class Device {
 
 /** A CUDA context. */
 export declare class Context {
-  private constructor();
+  protected constructor();
   /** The CUcontext address. */
   readonly address: bigint;
   /** The device the context is on. */
@@ -263,6 +267,44 @@ export declare class Context {
   [Symbol.dispose](): void;
   /** `await using`: waits for the context's work, then detaches it. */
   [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** A set of a device's streaming multiprocessors, which green contexts are made of (CUDA 12.4+). */
+export declare class SmResource {
+  private constructor();
+  /** SMs in it. */
+  readonly smCount: number;
+  /** The fewest SMs a group split from it may have. */
+  readonly minSmPartitionSize: number;
+  /** SMs guaranteed to be scheduled together on one GPC; smCount is a multiple of it. */
+  readonly smCoscheduledAlignment: number;
+  /** Up to `groups` groups of at least `minCount` SMs each (rounded up as the device needs), and
+   * what is left (cuDevSmResourceSplitByCount). */
+  split(options?: {
+    /** The most groups to make (1 to 256); 1 when omitted. */
+    groups?: number;
+    /** The fewest SMs in a group; 1 when omitted. */
+    minCount?: number;
+  }): {
+    /** The groups made. */
+    groups: SmResource[];
+    /** The SMs in no group. */
+    remaining: SmResource;
+  };
+}
+
+/**
+ * A green context (CUDA 12.4+): a Context whose work runs only on the SMs it was made with
+ * (device.makeGreenContext()). Make it current, and streams, memory and launches work as in any
+ * context; detach() destroys it.
+ */
+export declare class GreenContext extends Context {
+  /** The SMs it runs on. */
+  smResource(): SmResource;
+  /** Records event where the green context's work, every stream of it, has reached now. */
+  recordEvent(event: Event): this;
+  /** Makes the green context's later work, every stream of it, wait for event. */
+  waitEvent(event: Event): this;
 }
 
 // ---- streams and events ----

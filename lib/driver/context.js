@@ -197,9 +197,10 @@ class Context {
   }
 }
 
-// A new Context around the CUcontext that make(ctx) wraps it around and returns the address of.
-function register(make, device) {
-  const ctx = new Context(token, 0n, device);
+// A new Context (of Class: Context or a subclass) around the CUcontext that make(ctx) wraps it
+// around and returns the address of.
+function register(make, device, Class = Context) {
+  const ctx = new Class(token, 0n, device);
   ctx.address = make(ctx);
   if (!registry.has(ctx.address)) registry.set(ctx.address, ctx);
   return ctx;
@@ -243,4 +244,4 @@ function knownContext(address) {
   return ctx && !isDetached(ctx) ? ctx : null;
 }
 
-module.exports = { Context, inContext, isDetached, liveContexts, knownContext };
+module.exports = { Context, inContext, isDetached, liveContexts, knownContext, register };

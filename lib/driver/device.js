@@ -103,6 +103,18 @@ class Device {
     return contextMakers.retainPrimary(this);
   }
 
+  /** The device's streaming multiprocessors, as a resource green contexts are made of (CUDA
+   * 12.4+): split it with resource.split(). */
+  smResource() {
+    return contextMakers.smResource(this);
+  }
+
+  /** A green context on the given SM resources (from smResource().split()): a Context whose work
+   * runs on those SMs only. Not made current: call push() or setCurrent(). */
+  makeGreenContext(resources) {
+    return contextMakers.green(this, resources);
+  }
+
   /** { flags, active } of the device's primary context. */
   primaryContextState() {
     return binding.devicePrimaryCtxGetState(this.handle);

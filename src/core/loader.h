@@ -27,6 +27,10 @@ typedef CUresult(CUDAAPI *PFN_cuProfilerInitialize_v4000)(const char *configFile
   X(cuDevicePrimaryCtxRetain, 7000) X(cuDevicePrimaryCtxRelease, 11000) \
   X(cuDevicePrimaryCtxGetState, 7000) X(cuDevicePrimaryCtxSetFlags, 11000) \
   X(cuDevicePrimaryCtxReset, 11000) X(cuDeviceGetP2PAttribute, 8000) \
+  X(cuDeviceGetDevResource, 12040) X(cuDevSmResourceSplitByCount, 12040) \
+  X(cuDevResourceGenerateDesc, 12040) X(cuGreenCtxCreate, 12040) X(cuGreenCtxDestroy, 12040) \
+  X(cuCtxFromGreenCtx, 12040) X(cuGreenCtxGetDevResource, 12040) \
+  X(cuGreenCtxRecordEvent, 12040) X(cuGreenCtxWaitEvent, 12040) \
   X(cuDeviceGetDefaultMemPool, 11020) \
   X(cuDeviceGetMemPool, 11020) \
   X(cuCtxDestroy, 4000) X(cuCtxPushCurrent, 4000) X(cuCtxPopCurrent, 4000) \

@@ -109,7 +109,9 @@ static void ctx_destroy_once(ctx_rec *rec) {
   pthread_mutex_lock(&known_lock);
   known_remove_locked(rec); /* the driver may hand the same address to a new context */
   pthread_mutex_unlock(&known_lock);
-  if (rec->primary)
+  if (rec->green)
+    DRV(cuGreenCtxDestroy, rec->green);
+  else if (rec->primary)
     DRV(cuDevicePrimaryCtxRelease, rec->device);
   else
     DRV(cuCtxDestroy, rec->handle);
@@ -238,6 +240,18 @@ static napi_value ctx_create(napi_env env, napi_callback_info info) {
     return throw_oom(env);
   }
   return wrap_holder(env, argv[0], rec, CTX_CREATED);
+}
+
+napi_value ctx_adopt_green(napi_env env, napi_value obj, CUgreenCtx green, CUdevice device) {
+  CUcontext handle;
+  CUresult result = DRV(cuCtxFromGreenCtx, &handle, green);
+  ctx_rec *rec = result == CUDA_SUCCESS ? ctx_rec_of(handle, device, true) : NULL;
+  if (!rec) {
+    DRV(cuGreenCtxDestroy, green);
+    return result == CUDA_SUCCESS ? throw_oom(env) : throw_cu(env, result, "cuCtxFromGreenCtx");
+  }
+  rec->green = green;
+  return wrap_holder(env, obj, rec, CTX_CREATED);
 }
 
 /* ctxRetainPrimary(obj, device): retains the device's primary context (not made current). */

@@ -17,6 +17,7 @@ typedef struct ctx_rec {
   atomic_bool destroyed;         /* destroyed or released: resources in it are gone with it */
   int owners;                    /* Contexts that made or retained it; the last one destroys */
   bool primary;                  /* retained primary context: released rather than destroyed */
+  CUgreenCtx green;              /* a green context's: destroyed as one (cuGreenCtxDestroy) */
   atomic_int pending;            /* waits in flight (a thread may be blocked in it) */
   atomic_bool destroy_requested; /* detached while waits were pending */
   atomic_flag destroy_claimed;   /* whoever sets it destroys the context */
@@ -34,6 +35,10 @@ void ctx_rec_wait_end(ctx_rec *rec);
 /* The record of a Context object of lib/ (borrowed: valid while that object is), or NULL after
  * throwing (TypeError for another object, LogicError once detached). */
 ctx_rec *ctx_rec_of_context(napi_env env, napi_value context);
+/* Wraps in obj (a Context of lib/) the context of green, which it owns from now on (destroyed at
+ * detach() or collection, as a made context is); returns its address, or NULL after throwing (green
+ * destroyed then). */
+napi_value ctx_adopt_green(napi_env env, napi_value obj, CUgreenCtx green, CUdevice device);
 /* Whether cudadrv knows the context handle and it is not destroyed: a Context on it, or what was
  * made in it, is still held. */
 bool ctx_in_use(CUcontext handle);
@@ -224,6 +229,7 @@ bool device_init(napi_env env, napi_value exports);
 bool context_init(napi_env env, napi_value exports);
 bool stream_init(napi_env env, napi_value exports);
 bool event_init(napi_env env, napi_value exports);
+bool green_context_init(napi_env env, napi_value exports);
 bool profiler_init(napi_env env, napi_value exports);
 bool graph_init(napi_env env, napi_value exports);
 bool graph_nodes_init(napi_env env, napi_value exports);

@@ -126,6 +126,28 @@ const STATES = {
     };
     work();
   },
+  // Green contexts made, worked in and detached in a loop, events recorded in one and waited for
+  // in another (on the stand-in).
+  'during-green-work'() {
+    globalThis.kept = new cuda.Device(0).makeContext();
+    const device = new cuda.Device(0);
+    const { groups } = device.smResource().split({ groups: 2, minCount: 8 });
+    let rounds = 0;
+    const work = () => {
+      const [a, b] = groups.map((g) => device.makeGreenContext(g));
+      a.push();
+      cuda.memsetD8Async(cuda.memAlloc(1 << 16), 1, 1 << 16, new cuda.Stream());
+      const event = new cuda.Event(cuda.EventFlags.DISABLE_TIMING);
+      a.recordEvent(event);
+      cuda.Context.pop();
+      b.waitEvent(event);
+      a.detach();
+      b.detach();
+      if (++rounds === 10) ready();
+      setImmediate(work);
+    };
+    work();
+  },
   // A graph with host-function nodes relaunched without end, so that the signal finds host calls
   // posted to the main thread and the driver calling more (on the stand-in or a GPU).
   'during-host-calls'() {

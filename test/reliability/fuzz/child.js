@@ -40,6 +40,8 @@ const MAKERS = [
   () => new cuda.Stream(),
   () => new cuda.Event(),
   () => new cuda.Event(cuda.EventFlags.DISABLE_TIMING),
+  () => new cuda.Device(0).smResource(),
+  () => new cuda.Device(0).makeGreenContext(new cuda.Device(0).smResource().split({ minCount: 8 }).groups),
   () => cuda.TensorMap.tiled({ memory: cuda.memAlloc(4096), dataType: 'float32', globalDim: [32, 32], boxDim: [8, 8] }),
   () => {
     // a kernel whose launcher holds events bound by launch attributes

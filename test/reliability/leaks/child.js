@@ -27,6 +27,7 @@ const devicePool = new tools.DeviceMemoryPool();
 const arrayDescriptor = { width: 16, format: cuda.ArrayFormat.FLOAT, numChannels: 1 };
 const granularity = cuda.memGetAllocationGranularity();
 const pinnedSource = cuda.pagelockedZeros(256, 'uint8');
+const [smGroup] = new cuda.Device(0).smResource().split({ minCount: 8 }).groups;
 
 // What one cycle makes and drops: nothing is freed by hand (but contexts), the collector
 // releases it all.
@@ -62,6 +63,13 @@ const KINDS = {
   contexts: () => {
     const made = new cuda.Device(0).makeContext();
     made.detach();
+  },
+  // a green context lives until detach(), as a made one; what is made in it goes to the collector
+  greenContexts: () => {
+    const green = new cuda.Device(0).makeGreenContext(smGroup);
+    green.push();
+    cuda.memsetD8Async(cuda.memAlloc(64), 1, 64, new cuda.Stream());
+    green.detach();
   },
   pools: () => devicePool.allocate(256),
   madePools: () => {

@@ -30,6 +30,7 @@ const KINDS = [
   'textureObjects',
   'graphs',
   'contexts',
+  'greenContexts',
   'pools',
   'madePools',
   'growableBuffers',

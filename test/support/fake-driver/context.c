@@ -15,7 +15,9 @@ struct CUctx_st {
   size_t limits[CU_LIMIT_MAX];
   CUfunc_cache cache;
   CUsharedconfig shared;
-  bool peer; /* access to the other device's memory enabled */
+  bool peer;  /* access to the other device's memory enabled */
+  bool green; /* a green context's: on SMs first_sm to first_sm + sms - 1 */
+  unsigned int first_sm, sms;
 };
 
 #define MAX_DEVICES 2
@@ -146,7 +148,8 @@ EXPORT CUresult cuCtxCreate(CUcontext *ctx, CUctxCreateParams *params, unsigned 
 }
 EXPORT CUresult cuCtxDestroy(CUcontext ctx) {
   ENTER();
-  if (is_primary(ctx)) return CUDA_ERROR_INVALID_CONTEXT;
+  if (is_primary(ctx) || (live_context(ctx, false) && ctx->green))
+    return CUDA_ERROR_INVALID_CONTEXT;
   if (!obj_remove((uintptr_t)ctx, OBJ_CONTEXT)) return CUDA_ERROR_INVALID_CONTEXT;
   obj_drop_context(ctx);
   if (depth && stack[depth - 1] == ctx) depth--;
@@ -345,4 +348,156 @@ EXPORT CUresult cuCtxDisablePeerAccess(CUcontext peer) {
   if (!ctx->peer) return CUDA_ERROR_PEER_ACCESS_NOT_ENABLED;
   ctx->peer = false;
   return CUDA_SUCCESS;
+}
+
+/* ---- green contexts: a device of 132 SMs, split in groups of at least 8, 2 aligned ---- */
+
+enum { SMS = 132, MIN_PARTITION = 8, ALIGNMENT = 2 };
+static const char RESOURCE_MAGIC[8] = "FAKESMRS";
+
+/* What the stand-in keeps in a resource's padding: which SMs of which device it is. */
+typedef struct {
+  char magic[8];
+  int device;
+  unsigned int first;
+} resource_place;
+
+static void make_resource(CUdevResource *r, int device, unsigned int first, unsigned int count) {
+  memset(r, 0, sizeof *r);
+  r->type = CU_DEV_RESOURCE_TYPE_SM;
+  resource_place place = {{0}, device, first};
+  memcpy(place.magic, RESOURCE_MAGIC, sizeof place.magic);
+  memcpy(r->_internal_padding, &place, sizeof place);
+  r->sm.smCount = count;
+  r->sm.minSmPartitionSize = MIN_PARTITION;
+  r->sm.smCoscheduledAlignment = ALIGNMENT;
+}
+/* The place of a resource the stand-in made, or false. */
+static bool place_of(const CUdevResource *r, resource_place *place) {
+  if (!r || r->type != CU_DEV_RESOURCE_TYPE_SM) return false;
+  memcpy(place, r->_internal_padding, sizeof *place);
+  return memcmp(place->magic, RESOURCE_MAGIC, sizeof place->magic) == 0 &&
+         fake_is_device(place->device) && place->first + r->sm.smCount <= SMS;
+}
+
+EXPORT CUresult cuDeviceGetDevResource(CUdevice device, CUdevResource *r, CUdevResourceType type) {
+  ENTER();
+  if (!fake_is_device(device)) return CUDA_ERROR_INVALID_DEVICE;
+  if (type != CU_DEV_RESOURCE_TYPE_SM) return CUDA_ERROR_INVALID_RESOURCE_TYPE;
+  make_resource(r, device, 0, SMS);
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDevSmResourceSplitByCount(CUdevResource *result, unsigned int *groups,
+                                            const CUdevResource *input, CUdevResource *remaining,
+                                            unsigned int flags, unsigned int min_count) {
+  ENTER();
+  resource_place place;
+  if (!groups || !place_of(input, &place) || flags)
+    return CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION;
+  unsigned int size = min_count < MIN_PARTITION ? MIN_PARTITION : min_count;
+  size = (size + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT;
+  unsigned int fit = input->sm.smCount / size;
+  unsigned int made = result ? (*groups < fit ? *groups : fit) : fit;
+  for (unsigned int i = 0; result && i < made; i++)
+    make_resource(&result[i], place.device, place.first + i * size, size);
+  if (remaining)
+    make_resource(remaining, place.device, place.first + made * size,
+                  input->sm.smCount - made * size);
+  *groups = made;
+  log_line("sm split %u of %u from %u: %u groups", size, input->sm.smCount, place.first, made);
+  return CUDA_SUCCESS;
+}
+
+struct CUdevResourceDesc_st {
+  int device;
+  unsigned int first, sms;
+};
+EXPORT CUresult cuDevResourceGenerateDesc(CUdevResourceDesc *desc, CUdevResource *resources,
+                                          unsigned int count) {
+  ENTER();
+  static struct CUdevResourceDesc_st descs[64];
+  static unsigned int next;
+  if (!desc || !resources || !count) return CUDA_ERROR_INVALID_VALUE;
+  resource_place first, place;
+  if (!place_of(&resources[0], &first)) return CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION;
+  unsigned int sms = 0;
+  for (unsigned int i = 0; i < count; i++) { /* contiguous groups of one device, as split made */
+    if (!place_of(&resources[i], &place) || place.device != first.device ||
+        place.first != first.first + sms)
+      return CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION;
+    sms += resources[i].sm.smCount;
+  }
+  if (!sms) return CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION;
+  struct CUdevResourceDesc_st *d = &descs[__atomic_fetch_add(&next, 1, __ATOMIC_RELAXED) % 64];
+  *d = (struct CUdevResourceDesc_st){first.device, first.first, sms};
+  *desc = d;
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGreenCtxCreate(CUgreenCtx *green, CUdevResourceDesc desc, CUdevice device,
+                                 unsigned int flags) {
+  ENTER();
+  if (!green || !desc || flags != CU_GREEN_CTX_DEFAULT_STREAM) return CUDA_ERROR_INVALID_VALUE;
+  if (!fake_is_device(device) || desc->device != device) return CUDA_ERROR_INVALID_DEVICE;
+  struct CUctx_st *made = calloc(1, sizeof *made);
+  if (!made) return CUDA_ERROR_OUT_OF_MEMORY;
+  made->device = device;
+  made->green = true;
+  made->first_sm = desc->first;
+  made->sms = desc->sms;
+  CUresult result = obj_add((uintptr_t)made, OBJ_CONTEXT, 0);
+  if (result != CUDA_SUCCESS) return free(made), result;
+  *green = (CUgreenCtx)made;
+  log_line("green create sms=%u+%u", desc->first, desc->sms);
+  return CUDA_SUCCESS;
+}
+/* A green context the stand-in made and has not destroyed, as its context; NULL otherwise. */
+static CUcontext green_context(CUgreenCtx green) {
+  CUcontext ctx = (CUcontext)green;
+  return green && live_context(ctx, true) && ctx->green ? ctx : NULL;
+}
+EXPORT CUresult cuGreenCtxDestroy(CUgreenCtx green) {
+  ENTER();
+  CUcontext ctx = green_context(green);
+  if (!ctx || !obj_remove((uintptr_t)ctx, OBJ_CONTEXT)) return CUDA_ERROR_INVALID_HANDLE;
+  obj_drop_context(ctx);
+  for (int i = depth - 1; i >= 0; i--) /* the driver takes it off the caller's stack */
+    if (stack[i] == ctx) memmove(&stack[i], &stack[i + 1], (size_t)(--depth - i) * sizeof *stack);
+  log_line("green destroy sms=%u+%u", ctx->first_sm, ctx->sms);
+  free(ctx);
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuCtxFromGreenCtx(CUcontext *ctx, CUgreenCtx green) {
+  ENTER();
+  if (!ctx || !(*ctx = green_context(green))) return CUDA_ERROR_INVALID_HANDLE;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGreenCtxGetDevResource(CUgreenCtx green, CUdevResource *r,
+                                         CUdevResourceType type) {
+  ENTER();
+  CUcontext ctx = green_context(green);
+  if (!ctx) return CUDA_ERROR_INVALID_HANDLE;
+  if (type != CU_DEV_RESOURCE_TYPE_SM) return CUDA_ERROR_INVALID_RESOURCE_TYPE;
+  make_resource(r, ctx->device, ctx->first_sm, ctx->sms);
+  return CUDA_SUCCESS;
+}
+static CUresult green_event(CUgreenCtx green, CUevent event, const char *what) {
+  CUcontext ctx = green_context(green);
+  if (!ctx) return CUDA_ERROR_INVALID_HANDLE;
+  bool wait = strcmp(what, "wait") == 0;
+  CUresult result =
+      wait ? (obj_live((uintptr_t)event, OBJ_EVENT) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE)
+           : fake_event_record(event, NULL);
+  if (result == CUDA_SUCCESS)
+    log_line("green %s sms=%u+%u event%d", what, ctx->first_sm, ctx->sms, fake_event_id(event));
+  return result;
+}
+EXPORT CUresult cuGreenCtxRecordEvent(CUgreenCtx green, CUevent event) {
+  ENTER();
+  return green_event(green, event, "record");
+}
+EXPORT CUresult cuGreenCtxWaitEvent(CUgreenCtx green, CUevent event) {
+  ENTER();
+  return green_event(green, event, "wait");
 }

@@ -1,0 +1,75 @@
+'use strict';
+// Green contexts (CUDA 12.4+): contexts whose work runs on a share of a device's SMs. A device's
+// SM resource (device.smResource()) splits into groups; device.makeGreenContext(groups) makes a
+// GreenContext, a Context like any other (current, streams, memory, detach()), which can also
+// record and wait for events across green contexts. src/driver/green_context.c keeps the
+// resources, wrapped in the SmResource objects here.
+const binding = require('../internal/binding');
+const check = require('../internal/checks');
+const { Event } = require('./event');
+const { Context, register } = require('./context');
+const { contextMakers } = require('./device');
+
+// [object, smCount, minSmPartitionSize, smCoscheduledAlignment] from C, as an SmResource.
+function resourceOf([object, smCount, minSmPartitionSize, smCoscheduledAlignment]) {
+  Object.setPrototypeOf(object, SmResource.prototype);
+  return Object.defineProperties(object, {
+    smCount: { value: smCount, enumerable: true },
+    minSmPartitionSize: { value: minSmPartitionSize, enumerable: true },
+    smCoscheduledAlignment: { value: smCoscheduledAlignment, enumerable: true },
+  });
+}
+
+/** A set of a device's SMs: `smCount` of them, split in groups of at least `minSmPartitionSize`,
+ * a multiple of `smCoscheduledAlignment`. From device.smResource() or split(). */
+class SmResource {
+  constructor() {
+    throw new TypeError('get an SmResource from device.smResource(), resource.split() or greenContext.smResource()');
+  }
+
+  /** Up to `groups` groups of at least `minCount` SMs each (rounded up as the device needs), and
+   * the SMs left over: `{ groups, remaining }` (cuDevSmResourceSplitByCount). */
+  split({ groups = 1, minCount = 1 } = {}) {
+    const made = binding.smResourceSplit(
+      this,
+      check.integer('groups', groups, 1, 256),
+      check.integer('minCount', minCount, 1, 4294967295),
+    );
+    const all = made.map(resourceOf);
+    return { groups: all.slice(0, -1), remaining: all[all.length - 1] };
+  }
+}
+
+/** A green context: a Context whose work runs only on the SMs it was made with. */
+class GreenContext extends Context {
+  /** The SMs it runs on. */
+  smResource() {
+    return resourceOf(binding.greenCtxGetSmResource(this));
+  }
+
+  /** Records event where the green context's work (every stream of it) has reached now. */
+  recordEvent(event) {
+    check.instance('event', event, Event);
+    binding.greenCtxEvent(this, event, false);
+    return this;
+  }
+
+  /** Makes the green context's later work (every stream of it) wait for event. */
+  waitEvent(event) {
+    check.instance('event', event, Event);
+    binding.greenCtxEvent(this, event, true);
+    return this;
+  }
+}
+
+contextMakers.smResource = (device) => resourceOf(binding.deviceGetSmResource(device.handle));
+contextMakers.green = (device, resources) => {
+  const list = resources instanceof SmResource ? [resources] : resources;
+  const expected = 'an SmResource or an array of them (from device.smResource().split())';
+  if (!check.list('resources', list, expected).every((r) => r instanceof SmResource)) {
+    throw new TypeError(`resources must be ${expected}`);
+  }
+  return register((ctx) => binding.greenCtxCreate(ctx, device.handle, list), device, GreenContext);
+};
+
+module.exports = { SmResource, GreenContext };

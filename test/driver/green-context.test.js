@@ -1,0 +1,126 @@
+'use strict';
+// Green contexts through the stand-in driver: a device's SMs split into groups, green contexts
+// made of them working as contexts (current, streams, memory, detach), events recorded and waited
+// across them, bad input refused, an old driver's missing calls named, and what was made in green
+// contexts collected around their detach().
+const path = require('path');
+const { childRunner } = require('../support/graph-child');
+
+describe('green contexts through a stand-in driver (no GPU needed)', function () {
+  this.timeout(60000);
+  const { run, dir } = childRunner('cudadrv-green-');
+
+  it('SMs split into groups; green contexts on them are Contexts; events are recorded and waited across them; detach() destroys', function () {
+    run(`
+      const dev = new cuda.Device(0);
+      const all = dev.smResource();
+      assert.deepStrictEqual({ ...all }, { smCount: 132, minSmPartitionSize: 8, smCoscheduledAlignment: 2 });
+      const minCount = 9 + Math.floor(Math.random() * 40); // rounded up to a multiple of 2
+      const size = minCount + (minCount % 2);
+      const { groups, remaining } = all.split({ groups: 2, minCount });
+      assert.deepStrictEqual(groups.map((g) => g.smCount), [size, size]);
+      assert.strictEqual(remaining.smCount, 132 - 2 * size);
+      assert.ok(groups.every((g) => g instanceof cuda.SmResource));
+      const many = all.split({ minCount: 8, groups: 256 });
+      assert.strictEqual(many.groups.length, 16, '132 SMs hold 16 groups of 8');
+      const [a, b] = [dev.makeGreenContext(groups[0]), dev.makeGreenContext([groups[1]])];
+      assert.ok(a instanceof cuda.GreenContext && a instanceof cuda.Context);
+      assert.strictEqual(a.smResource().smCount, size);
+      assert.strictEqual(cuda.Context.getCurrent(), ctx, 'not made current');
+      a.push();
+      assert.strictEqual(cuda.Context.getCurrent(), a);
+      const stream = new cuda.Stream();
+      assert.strictEqual(stream.context, a);
+      const memory = cuda.memAlloc(256);
+      cuda.memsetD8Async(memory, 7, 256, stream);
+      await stream.synchronize();
+      assert.deepStrictEqual(cuda.fromDevice(memory, 256, 'uint8'), new Uint8Array(256).fill(7));
+      const event = new cuda.Event(cuda.EventFlags.DISABLE_TIMING);
+      assert.strictEqual(a.recordEvent(event), a);
+      cuda.Context.pop();
+      assert.strictEqual(b.waitEvent(event), b);
+      a.detach();
+      b.detach();
+      const lines = log().filter((l) => l.startsWith('green') || l.startsWith('sm split'));
+      assert.deepStrictEqual(lines, [
+        'sm split ' + size + ' of 132 from 0: 2 groups',
+        'sm split 8 of 132 from 0: 16 groups',
+        'green create sms=0+' + size,
+        'green create sms=' + size + '+' + size,
+        'green record sms=0+' + size + ' event1',
+        'green wait sms=' + size + '+' + size + ' event1',
+        'green destroy sms=0+' + size,
+        'green destroy sms=' + size + '+' + size,
+      ]);
+      const detached = { name: 'LogicError', message: 'this Context has been detached; make or retain a new one' };
+      assert.throws(() => a.recordEvent(event), detached);
+      assert.throws(() => a.smResource(), detached);
+      assert.throws(() => stream.synchronizeSync(), { name: 'LogicError' });
+    `);
+  });
+
+  it('bad input is refused with what to pass; the driver refuses groups it did not make', function () {
+    run(`
+      const dev = new cuda.Device(0);
+      const all = dev.smResource();
+      const { groups } = all.split({ groups: 3, minCount: 16 });
+      for (const [call, name, message] of [
+        [() => all.split({ groups: 0 }), 'RangeError', 'groups must be an integer from 1 to 256, not 0'],
+        [() => all.split({ minCount: -1 }), 'RangeError', 'minCount must be an integer from 1 to 4294967295, not -1'],
+        [() => dev.makeGreenContext('x'), 'TypeError', 'resources must be an SmResource or an array of them (from device.smResource().split()), not the string "x"'],
+        [() => dev.makeGreenContext([{}]), 'TypeError', 'resources must be an SmResource or an array of them (from device.smResource().split())'],
+        [() => dev.makeGreenContext([]), 'RangeError', 'give 1 to 256 SmResource'],
+        [() => new cuda.SmResource(), 'TypeError', /^get an SmResource from device.smResource\\(\\)/],
+      ]) assert.throws(call, { name, message });
+      const green = dev.makeGreenContext(groups.slice(0, 2)); // two groups side by side
+      assert.strictEqual(green.smResource().smCount, 32);
+      assert.throws(() => green.recordEvent({}), { name: 'TypeError', message: /^event must be an Event/ });
+      assert.throws(() => dev.makeGreenContext([groups[2], groups[0]]), { api: 'cuDevResourceGenerateDesc', code: 915 });
+      // the binding checks what reaches it: a context that is not green, objects that are not resources
+      const binding = require(${JSON.stringify(require.resolve('../../lib/internal/binding'))});
+      assert.throws(() => binding.greenCtxEvent(ctx, new cuda.Event(), false), { name: 'TypeError', message: 'expected a green context (device.makeGreenContext())' });
+      assert.throws(() => binding.smResourceSplit({}, 1, 1), { name: 'TypeError', message: 'expected a SmResource' });
+      assert.throws(() => binding.greenCtxCreate({}, 0, [ctx]), { name: 'TypeError', message: 'expected a SmResource' });
+      green.detach();
+    `);
+  });
+
+  it('on a driver for CUDA 12.3, green contexts are a RuntimeError naming the call and CUDA 12.4', function () {
+    run(
+      `
+      assert.throws(() => new cuda.Device(0).smResource(), {
+        name: 'RuntimeError',
+        message: /^cuDeviceGetDevResource is not provided by the installed CUDA driver \\(version 12\\.3\\); it needs a driver for CUDA 12\\.4 or newer/,
+      });
+    `,
+      { FAKE_CUDA_DRIVER_VERSION: '12030' },
+    );
+  });
+
+  it('green contexts detached with streams and memory in them dropped: the collector takes those, and nothing is left', function () {
+    const counts = path.join(dir(), 'counts');
+    run(
+      `
+      const live = (name) => Number(new RegExp('^' + name + ' +(\\\\d+)', 'm').exec(fs.readFileSync(${JSON.stringify(counts)}, 'utf8'))[1]);
+      const before = ['contexts', 'streams', 'device_memory'].map(live);
+      const [group] = new cuda.Device(0).smResource().split({ minCount: 8 }).groups;
+      (() => {
+        for (let i = 0; i < 200; i++) {
+          const green = new cuda.Device(0).makeGreenContext(group);
+          green.push();
+          const stream = new cuda.Stream();
+          cuda.memsetD8Async(cuda.memAlloc(64), 1, 64, stream);
+          cuda.Context.pop();
+          if (i % 2) green.detach(); // as a made context, a green one lives until detach()
+          else setImmediate(() => green.detach()); // with its stream and memory perhaps collected first
+          if (i % 50 === 0) global.gc();
+        }
+      })();
+      for (let i = 0; i < 4; i++) { global.gc(); await new Promise(setImmediate); }
+      assert.deepStrictEqual(['contexts', 'streams', 'device_memory'].map(live), before);
+      assert.strictEqual(log().filter((l) => l.startsWith('green destroy')).length, 200);
+    `,
+      { FAKE_CUDA_COUNTS: counts },
+    );
+  });
+});
