@@ -38,14 +38,19 @@ static bool is_pageable(CUdeviceptr ptr, size_t bytes, pinned_range *last) {
   return false;
 }
 
-/* One side of copy i: an address, or a host buffer of which bytes must fit (its address then,
- * and whether it is pageable). false after throwing. */
+/* One side of copy i: device memory of which bytes must lie within its allocation, or a host
+ * buffer of which bytes must fit (its address then, and whether it is pageable). false after
+ * throwing. */
 static bool arg_side(napi_env env, napi_value value, size_t i, const char *side, size_t bytes,
                      CUdeviceptr *ptr, bool *pageable, pinned_range *last) {
   napi_valuetype type;
   *pageable = false;
   if (!arg_type(env, value, &type)) return false;
-  if (type != napi_object) return arg_ptr(env, value, side, ptr);
+  if (type != napi_object) {
+    char what[64];
+    snprintf(what, sizeof what, "copies[%zu].%s", i, side);
+    return arg_ptr(env, value, side, ptr) && known_memory(env, *ptr, bytes, what);
+  }
   void *data;
   size_t length;
   if (!arg_host(env, value, side, &data, &length)) return false;
@@ -181,7 +186,8 @@ static bool operand_of(napi_env env, CUmemorytype type, const void *host, CUdevi
   return true;
 }
 
-/* The batch operation of p (checked by read_copy_3d): elements are the arrays' (1 byte between
+/* The batch operation of p (checked by read_copy_3d, its sides given by address too: memory the
+ * driver knows, to their last byte): elements are the arrays' (1 byte between
  * pointers); a pageable host source is read during the call, a pageable destination sets *sync. */
 static bool batch_op_of(napi_env env, const CUDA_MEMCPY3D *p, CUDA_MEMCPY3D_BATCH_OP *op,
                         pinned_range *last, bool *sync) {

@@ -239,15 +239,6 @@ static bool read_side(napi_env env, const uint64_t *f, const uint64_t *extent, n
     throw_range(env, message);
     return false;
   }
-  if (*type == CU_MEMORYTYPE_DEVICE || (*type == CU_MEMORYTYPE_UNIFIED && is_undefined(env, host)))
-    return true;
-  void *data;
-  size_t length;
-  if (!arg_host(env, host, name, &data, &length)) return false;
-  if (*type == CU_MEMORYTYPE_HOST)
-    *host_ptr = data;
-  else
-    *device = (CUdeviceptr)(uintptr_t)data;
   /* one past the last byte touched: x + ((z + depth - 1) * height + y + rows - 1) * pitch + width
    */
   uint64_t slice, row, rows, end = 0, tail;
@@ -261,7 +252,23 @@ static bool read_side(napi_env env, const uint64_t *f, const uint64_t *extent, n
                __builtin_add_overflow(f[F_X], extent[0], &tail) ||
                __builtin_add_overflow(end, tail, &end);
   }
-  if (overflow || end > length) {
+  if (overflow) {
+    snprintf(message, sizeof message, "%s: the copy reaches past 2**64 bytes", name);
+    throw_range(env, message);
+    return false;
+  }
+  /* a side given by address: the driver must know every byte of it (a unified side it does not
+   * know, it would take for pageable host memory) */
+  if (*type == CU_MEMORYTYPE_DEVICE || (*type == CU_MEMORYTYPE_UNIFIED && is_undefined(env, host)))
+    return !end || known_memory(env, *device, end, name);
+  void *data;
+  size_t length;
+  if (!arg_host(env, host, name, &data, &length)) return false;
+  if (*type == CU_MEMORYTYPE_HOST)
+    *host_ptr = data;
+  else
+    *device = (CUdeviceptr)(uintptr_t)data;
+  if (end > length) {
     snprintf(message, sizeof message, "%s: the copy reaches past the end of the host buffer", name);
     throw_range(env, message);
     return false;

@@ -127,4 +127,10 @@ bool host_memory_init(napi_env env, napi_value exports);
 bool array_init(napi_env env, napi_value exports);
 bool texobj_init(napi_env env, napi_value exports);
 
+/* Whether [ptr, ptr + bytes) lies within one allocation CUDA knows; throws a RangeError naming
+ * what where not (pointer_attributes.c). Where the driver infers a pointer's kind (batch copies,
+ * unified copy sides), it reads and writes an address it does not know as pageable host memory:
+ * an address that is not, or no longer, memory of CUDA's must never reach it. */
+bool known_memory(napi_env env, CUdeviceptr ptr, size_t bytes, const char *what);
+
 #endif

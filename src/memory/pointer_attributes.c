@@ -1,5 +1,6 @@
 /* pointer_attributes: what the driver knows of any address (cuPointerGetAttributes), device,
  * host, managed or foreign; zeros where CUDA does not know the memory. */
+#include <stdio.h>
 #include <string.h>
 
 #include "memory.h"
@@ -74,6 +75,26 @@ static napi_value pointer_attributes(napi_env env, napi_callback_info info) {
     if (!set_named(env, result, ATTRIBUTES[i].key, value)) return NULL;
   }
   return result;
+}
+
+bool known_memory(napi_env env, CUdeviceptr ptr, size_t bytes, const char *what) {
+  CUpointer_attribute attributes[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                      CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                                      CU_POINTER_ATTRIBUTE_RANGE_SIZE};
+  unsigned int memory_type = 0;
+  CUdeviceptr start = 0;
+  size_t size = 0;
+  void *values[] = {&memory_type, &start, &size};
+  if (DRV(cuPointerGetAttributes, 3, attributes, values, ptr) == CUDA_SUCCESS && memory_type &&
+      ptr >= start && ptr - start <= size && bytes <= size - (ptr - start))
+    return true;
+  char message[200];
+  snprintf(message, sizeof message,
+           "%s: 0x%llx is not memory CUDA knows, or %zu bytes from it run past its allocation; "
+           "pass device memory that is not freed, or a host buffer",
+           what, (unsigned long long)ptr, bytes);
+  throw_range(env, message);
+  return false;
 }
 
 bool pointer_attributes_init(napi_env env, napi_value exports) {

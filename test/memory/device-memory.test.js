@@ -227,6 +227,17 @@ describe('memory arguments (checked before the driver)', function () {
       name: 'RangeError',
       message: /src: the copy reaches past the end of the host buffer/,
     });
+    // a side given by address must be memory the driver knows (without one here, nothing is)
+    fields[F.type] = BigInt(cuda.MemoryType.UNIFIED);
+    fields[F.device] = 0x7f0000000000n;
+    assert.throws(() => binding.memcpy2DUnaligned(fields, undefined, undefined), {
+      name: 'RangeError',
+      message:
+        'src: 0x7f0000000000 is not memory CUDA knows, or 80 bytes from it run past its allocation; pass ' +
+        'device memory that is not freed, or a host buffer',
+    });
+    fields[F.type] = BigInt(cuda.MemoryType.HOST);
+    fields[F.device] = 0n;
     // A 2D copy has no third dimension: a depth of 0 in the fields skipped this check while the
     // copy went ahead (ASan: heap-buffer-overflow WRITE in memcpy_2d_unaligned), and so does a z.
     for (const [field, value] of [
@@ -243,7 +254,7 @@ describe('memory arguments (checked before the driver)', function () {
       fields[F[field]] = field === 'depth' ? 1n : 0n;
     }
     const copy = new cuda.Memcpy2D();
-    copy.setSrcDevice(0x1000n);
+    copy.setSrcHost(new Uint8Array(4096 * 1024));
     copy.setDstHost(new Uint8Array(16));
     Object.assign(copy, { srcPitch: 4096, dstPitch: 4096, widthInBytes: 4096, height: 1024 });
     copy._depth = () => 0; // what a subclass may do
@@ -256,7 +267,7 @@ describe('memory arguments (checked before the driver)', function () {
     fields[F.pitch] = 2n ** 62n; // a pitch whose product overflows
     assert.throws(() => binding.memcpy3D(fields, new Uint8Array(80), undefined, undefined, undefined), {
       name: 'RangeError',
-      message: /past the end/,
+      message: 'src: the copy reaches past 2**64 bytes',
     });
     fields[F.type] = BigInt(cuda.MemoryType.ARRAY); // the array comes in the host buffer's place
     assert.throws(() => binding.memcpy2D(fields, new Uint8Array(80), undefined, undefined, undefined), {

@@ -245,6 +245,40 @@ describe('memory placement through a stand-in driver (no GPU needed)', function 
     `);
   });
 
+  it('a batch never hands the driver an address it does not know: freed memory, addresses of nothing and copies past an allocation are refused', function () {
+    run(`
+      const stream = new cuda.Stream();
+      const live = cuda.memAlloc(256);
+      const freed = cuda.memAlloc(256);
+      const address = freed.ptr;
+      freed.free(); // (nothing allocated after it may take its address)
+      const host = new Uint8Array(256);
+      const refused = (what, ptr, bytes) => ({
+        name: 'RangeError',
+        message: what + ': 0x' + ptr.toString(16) + ' is not memory CUDA knows, or ' + bytes + ' bytes from it run past its allocation; pass device memory that is not freed, or a host buffer',
+      });
+      // 1D: the driver would read and write an unknown address as pageable host memory
+      assert.throws(() => cuda.memcpyBatchAsync([{ dest: host, src: address, bytes: 64 }], stream), refused('copies[0].src', address, 64), 'case 1');
+      assert.throws(() => cuda.memcpyBatchAsync([{ dest: address, src: host, bytes: 64 }], stream), refused('copies[0].dest', address, 64), 'case 2');
+      assert.throws(() => cuda.memcpyBatchAsync([{ dest: host, src: 0x7f0000000000n, bytes: 8 }], stream), refused('copies[0].src', 0x7f0000000000n, 8), 'case 3');
+      assert.throws(() => cuda.memcpyBatchAsync([{ dest: host, src: live.ptr + 128n, bytes: 129 }], stream), refused('copies[0].src', live.ptr + 128n, 129), 'case 4');
+      cuda.memcpyBatchAsync([{ dest: host, src: live.ptr + 128n, bytes: 128 }], stream); // to its last byte
+      // 3D: a device side of freed memory, and one whose box runs past its allocation
+      const copy = new cuda.Memcpy3D();
+      Object.assign(copy, { widthInBytes: 16, height: 4, depth: 2, srcPitch: 16, srcHeight: 4, dstPitch: 16, dstHeight: 4 });
+      copy.setSrcDevice(address);
+      copy.setDstHost(host);
+      assert.throws(() => cuda.memcpy3DBatchAsync([copy], stream), refused('src', address, 128), 'case 5');
+      copy.setSrcDevice(live.ptr); // a bare address: lib cannot tell its allocation's size, C asks the driver
+      copy.srcZ = 2; // 16 x 4 x 2 of pitch 16 from byte 128: to the allocation's last byte
+      cuda.memcpy3DBatchAsync([copy], stream);
+      copy.srcZ = 3;
+      assert.throws(() => cuda.memcpy3DBatchAsync([copy], stream), refused('src', live.ptr, 320), 'case 6');
+      await stream.synchronize();
+      assert.strictEqual(log().filter((l) => l.startsWith('cuMemcpy3DBatchAsync')).length, 1);
+    `);
+  });
+
   it('memcpy3DBatchAsync: boxes between page-locked, pageable, pitched device memory and CUDA arrays land as the CPU says', function () {
     run(`
       require(${JSON.stringify(require.resolve('../support/batch3d-scenario'))}).batch3dScenario(cuda);
