@@ -29,7 +29,9 @@ class SmResource {
 
   /** Up to `groups` groups of at least `minCount` SMs each (rounded up as the device needs), and
    * the SMs left over: `{ groups, remaining }` (cuDevSmResourceSplitByCount). */
-  split({ groups = 1, minCount = 1 } = {}) {
+  split(options) {
+    check.keys(options, ['groups', 'minCount'], 'split()');
+    const { groups = 1, minCount = 1 } = options ?? {};
     const made = binding.smResourceSplit(
       this,
       check.integer('groups', groups, 1, 256),

@@ -25,15 +25,9 @@ static bool is_pageable(CUdeviceptr ptr, size_t bytes, pinned_range *last) {
   if (ptr >= last->start && ptr - last->start <= last->size &&
       bytes <= last->size - (ptr - last->start))
     return false;
-  CUpointer_attribute attributes[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-                                      CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
-                                      CU_POINTER_ATTRIBUTE_RANGE_SIZE};
-  unsigned int memory_type = 0;
   CUdeviceptr start = 0;
   size_t size = 0;
-  void *values[] = {&memory_type, &start, &size};
-  if (DRV(cuPointerGetAttributes, 3, attributes, values, ptr) != CUDA_SUCCESS || !memory_type)
-    return true;
+  if (memory_range(ptr, &start, &size) != CUDA_SUCCESS || !size) return true;
   *last = (pinned_range){start, size};
   return false;
 }

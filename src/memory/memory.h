@@ -132,5 +132,8 @@ bool texobj_init(napi_env env, napi_value exports);
  * unified copy sides), it reads and writes an address it does not know as pageable host memory:
  * an address that is not, or no longer, memory of CUDA's must never reach it. */
 bool known_memory(napi_env env, CUdeviceptr ptr, size_t bytes, const char *what);
+/* The allocation CUDA knows at ptr: [*start, *start + *size), a *size of 0 where it knows none
+ * (cuPointerGetAttributes's result). */
+CUresult memory_range(CUdeviceptr ptr, CUdeviceptr *start, size_t *size);
 
 #endif

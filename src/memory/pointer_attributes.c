@@ -77,17 +77,23 @@ static napi_value pointer_attributes(napi_env env, napi_callback_info info) {
   return result;
 }
 
-bool known_memory(napi_env env, CUdeviceptr ptr, size_t bytes, const char *what) {
+CUresult memory_range(CUdeviceptr ptr, CUdeviceptr *start, size_t *size) {
   CUpointer_attribute attributes[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
                                       CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
                                       CU_POINTER_ATTRIBUTE_RANGE_SIZE};
   unsigned int memory_type = 0;
+  void *values[] = {&memory_type, start, size};
+  CUresult result = DRV(cuPointerGetAttributes, 3, attributes, values, ptr);
+  if (result == CUDA_SUCCESS && !memory_type) *size = 0; /* memory CUDA never saw */
+  return result;
+}
+
+bool known_memory(napi_env env, CUdeviceptr ptr, size_t bytes, const char *what) {
   CUdeviceptr start = 0;
   size_t size = 0;
-  void *values[] = {&memory_type, &start, &size};
-  if (DRV(cuPointerGetAttributes, 3, attributes, values, ptr) == CUDA_SUCCESS && memory_type &&
-      ptr >= start && ptr - start <= size && bytes <= size - (ptr - start))
-    return true;
+  CUresult result = memory_range(ptr, &start, &size);
+  if (result != CUDA_SUCCESS) return throw_cu(env, result, "cuPointerGetAttributes"), false;
+  if (size && ptr >= start && ptr - start <= size && bytes <= size - (ptr - start)) return true;
   char message[200];
   snprintf(message, sizeof message,
            "%s: 0x%llx is not memory CUDA knows, or %zu bytes from it run past its allocation; "

@@ -274,6 +274,12 @@ describe('memory placement through a stand-in driver (no GPU needed)', function 
       cuda.memcpy3DBatchAsync([copy], stream);
       copy.srcZ = 3;
       assert.throws(() => cuda.memcpy3DBatchAsync([copy], stream), refused('src', live.ptr, 320), 'case 6');
+      // a 2D copy's unified side given by address: the driver would take it for host memory too
+      const unified = new cuda.Memcpy2D();
+      unified.setSrcUnified(address);
+      unified.setDstHost(host);
+      Object.assign(unified, { srcPitch: 16, dstPitch: 16, widthInBytes: 16, height: 4 });
+      assert.throws(() => unified.run(), refused('src', address, 64), 'case 7');
       await stream.synchronize();
       assert.strictEqual(log().filter((l) => l.startsWith('cuMemcpy3DBatchAsync')).length, 1);
     `);

@@ -36,6 +36,7 @@ const RELEASES = new Set([
   'cuMemRelease',
   'cuMemUnmap',
   'cuMemAddressFree',
+  'cuGreenCtxDestroy',
 ]);
 // Calls whose failure the addon is built to work past, and why.
 const TOLERATED = {

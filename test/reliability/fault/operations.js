@@ -531,6 +531,47 @@ const OPERATIONS = {
       s.beginCapture();
       s.endCapture().destroy();
     }),
+  hopper: () =>
+    withModule((m) =>
+      withMemory(4096, (memory) => {
+        const add = m.getFunction('add');
+        add.maxActiveClusters({ grid: 8, block: 32, cluster: 2 });
+        add.maxPotentialClusterSize({ block: 32 });
+        add.availableDynamicSharedMemoryPerBlock(2, 64);
+        const map = cuda.TensorMap.tiled({ memory, dataType: 'float32', globalDim: [32, 32], boxDim: [8, 8] });
+        map.replaceAddress(memory);
+        const shape = { memory, dataType: 'uint8', globalDim: [16, 16, 16], channelsPerPixel: 16, pixelsPerColumn: 16 };
+        cuda.TensorMap.im2col({ ...shape, pixelBoxLowerCorner: [0], pixelBoxUpperCorner: [1] });
+        cuda.TensorMap.im2colWide({ ...shape, pixelBoxLowerCornerWidth: 0, pixelBoxUpperCornerWidth: 1 });
+        const library = cuda.libraryFromBuffer(IMAGE);
+        try {
+          library.kernelNames();
+        } finally {
+          library.unload();
+        }
+        const [a, b] = [new cuda.Device(0), new cuda.Device(1)];
+        a.p2pAttribute(b, cuda.P2PAttribute.ACCESS_SUPPORTED);
+        b.setPrimaryContextFlags(0);
+        b.resetPrimaryContext();
+      }),
+    ),
+  greenContexts: () => {
+    const device = new cuda.Device(0);
+    const { groups } = device.smResource().split({ groups: 2, minCount: 8 });
+    const green = device.makeGreenContext(groups[0]);
+    try {
+      green.smResource();
+      const event = new cuda.Event(cuda.EventFlags.DISABLE_TIMING);
+      try {
+        green.recordEvent(event);
+        green.waitEvent(event);
+      } finally {
+        event.destroy();
+      }
+    } finally {
+      green.detach();
+    }
+  },
   dropped: async () => {
     // finalizers: what the garbage collector releases
     cuda.memAlloc(64);
