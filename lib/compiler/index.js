@@ -67,6 +67,18 @@ function keepFiles(req, outcome) {
   return dir;
 }
 
+// What a failed compile's log says that cudadrv's own wrapping caused, and what to do.
+function hintFor(req, log) {
+  if (!req.noExternC && /extern "C" linkage/.test(log)) {
+    return (
+      '\n(cudadrv compiles the source inside extern "C" { } so that kernels keep their names, and ' +
+      'templates and overloads cannot have C linkage there: pass { noExternC: true }, and mark the ' +
+      'kernels to get by name extern "C", or give nameExpressions for templates)'
+    );
+  }
+  return '';
+}
+
 // The entry for a finished compile, or the CompileError for a failed one (thrown).
 function settle(req, outcome) {
   cache.stats.compiles++;
@@ -83,7 +95,7 @@ function settle(req, outcome) {
     const what = outcome.crash
       ? `NVRTC crashed compiling ${req.name}: its isolated helper process ${outcome.crash} (the next compile starts another)`
       : `${outcome.api} failed: ${outcome.codeName} compiling ${req.name}`;
-    throw new CompileError(what + (log ? `\n${log}` : ''), {
+    throw new CompileError(what + (log ? `\n${log}` : '') + hintFor(req, log), {
       code: outcome.code,
       codeName: outcome.codeName ?? outcome.crash,
       api: outcome.api,

@@ -45,6 +45,10 @@ void napi_unthrown(napi_status status);
 /* Throws the CudaError lib/ builds for a failed driver call (for CUDADRV_ERROR_MISSING, a
  * RuntimeError naming the call and the driver version it needs); returns NULL. */
 napi_value throw_cu(napi_env env, CUresult result, const char *api);
+/* throw_cu with what the call was about (a name, a path, sizes: printf's format) after the
+ * driver's description, in parentheses. */
+napi_value throw_cu_about(napi_env env, CUresult result, const char *api, const char *format, ...)
+    __attribute__((format(printf, 4, 5)));
 /* The same error as a value, for rejecting a Promise. */
 napi_value make_cu_error(napi_env env, CUresult result, const char *api);
 /* Throws a LogicError (use after free, wrong state) with the given message; returns NULL. */
@@ -71,6 +75,15 @@ napi_value promise_rejected(napi_env env, CUresult result, const char *api);
     CUresult cu_result_ = DRV(fn, __VA_ARGS__);                                                    \
     if (cu_result_ != CUDA_SUCCESS) return throw_cu(env, cu_result_, #fn);                         \
   } while (0)
+
+/* CU_CALL, the error saying what the call was about: CU_CALL_ABOUT(env, ("'%s'", name), fn, ...).
+ */
+#define CU_CALL_ABOUT(env, subject, fn, ...)                                                       \
+  do {                                                                                             \
+    CUresult cu_result_ = DRV(fn, __VA_ARGS__);                                                    \
+    if (cu_result_ != CUDA_SUCCESS) return throw_cu_about(env, cu_result_, #fn, SUBJECT_ subject); \
+  } while (0)
+#define SUBJECT_(...) __VA_ARGS__
 
 /* ---- arguments (args.c) ---- */
 

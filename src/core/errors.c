@@ -1,5 +1,6 @@
 /* errors: every failure reaches JS through one factory that lib/errors.js registers, so the
  * error class (MemoryError, LaunchError...) is chosen in one place, from one table. */
+#include <stdarg.h>
 #include <stdio.h>
 
 #include "core.h"
@@ -101,6 +102,19 @@ napi_value make_cu_error(napi_env env, CUresult result, const char *api) {
 
 napi_value throw_cu(napi_env env, CUresult result, const char *api) {
   return throw_value(env, make_cu_error(env, result, api));
+}
+
+napi_value throw_cu_about(napi_env env, CUresult result, const char *api, const char *format, ...) {
+  if (result == CUDADRV_ERROR_MISSING) return throw_cu(env, result, api);
+  char subject[320], message[512];
+  va_list args;
+  va_start(args, format);
+  vsnprintf(subject, sizeof subject, format, args);
+  va_end(args);
+  const char *text = cu_description(result);
+  if (!text && cu.cuGetErrorName && cu.cuGetErrorName(result, &text) != CUDA_SUCCESS) text = NULL;
+  snprintf(message, sizeof message, "%s (%s)", text ? text : "unknown error", subject);
+  return throw_value(env, make_error(env, (int64_t)result, api, message, "cuda"));
 }
 
 napi_value throw_logic(napi_env env, const char *message) {

@@ -140,9 +140,18 @@ static napi_value launcher_launch(napi_env env, napi_callback_info info) {
                    CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
   void **params = size ? extra : NULL;
   if (h[ATTRIBUTES]) return launch_ex(env, l, h, params, stream);
-  CU_CALL(env, cuLaunchKernel, l->fn->handle, h[DIMS], h[DIMS + 1], h[DIMS + 2], h[DIMS + 3],
-          h[DIMS + 4], h[DIMS + 5], h[SHARED], stream, NULL, params);
-  return NULL;
+  CUresult result = DRV(cuLaunchKernel, l->fn->handle, h[DIMS], h[DIMS + 1], h[DIMS + 2],
+                        h[DIMS + 3], h[DIMS + 4], h[DIMS + 5], h[SHARED], stream, NULL, params);
+  return result == CUDA_SUCCESS ? NULL : launch_failed(env, result, "cuLaunchKernel", h);
+}
+
+napi_value launch_failed(napi_env env, CUresult result, const char *api, const uint32_t *h) {
+  if (result != CUDA_ERROR_INVALID_VALUE) return throw_cu(env, result, api);
+  return throw_cu_about(env, result, api,
+                        "grid %ux%ux%u, block %ux%ux%u, %u bytes of dynamic shared memory: see the "
+                        "device's maxThreadsPerBlock, maxBlockDimX..Z and maxGridDimX..Z",
+                        h[DIMS], h[DIMS + 1], h[DIMS + 2], h[DIMS + 3], h[DIMS + 4], h[DIMS + 5],
+                        h[SHARED]);
 }
 
 /* setStream(stream or null): the stream the next launches go to (null: the default stream). */

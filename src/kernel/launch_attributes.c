@@ -78,8 +78,8 @@ napi_value launch_ex(napi_env env, const launcher *l, const uint32_t *h, void **
   }
   CUlaunchConfig config = {h[DIMS],     h[DIMS + 1], h[DIMS + 2], h[DIMS + 3], h[DIMS + 4],
                            h[DIMS + 5], h[SHARED],   stream,      attrs,       n};
-  CU_CALL(env, cuLaunchKernelEx, &config, l->fn->handle, NULL, extra);
-  return NULL;
+  CUresult result = DRV(cuLaunchKernelEx, &config, l->fn->handle, NULL, extra);
+  return result == CUDA_SUCCESS ? NULL : launch_failed(env, result, "cuLaunchKernelEx", h);
 }
 
 bool launcher_bind(napi_env env, napi_value v, const handle_kind *kind, void **handle,

@@ -60,6 +60,8 @@ typedef struct launcher {
  * NULL (after throwing where the launch failed). launch_attributes.c. */
 napi_value launch_ex(napi_env env, const launcher *l, const uint32_t *h, void **extra,
                      CUstream stream);
+/* Throws the error of a failed launch of the header h: for an invalid value, with its shape. */
+napi_value launch_failed(napi_env env, CUresult result, const char *api, const uint32_t *h);
 /* setEvents(programmatic or null, completion or null), bound to a launcher: the events of the
  * attributes that take one. */
 napi_value launcher_set_events(napi_env env, napi_callback_info info);

@@ -107,7 +107,8 @@ static napi_value library_load_from_file(napi_env env, napi_callback_info info) 
                          "the library path names something other than a regular file (a FIFO, a "
                          "device...), which the driver would block reading; give a file");
   CUlibrary handle;
-  CU_CALL(env, cuLibraryLoadFromFile, &handle, path, NULL, NULL, 0, NULL, NULL, 0);
+  CU_CALL_ABOUT(env, ("%s", path), cuLibraryLoadFromFile, &handle, path, NULL, NULL, 0, NULL, NULL,
+                0);
   library_wrap(env, argv[0], handle);
   return NULL;
 }
@@ -136,7 +137,8 @@ static bool library_kernel(napi_env env, const napi_value *argv, library_h **lib
   char name[4096];
   if (!library_and_name(env, argv, library, name, sizeof name)) return false;
   CUresult result = DRV(cuLibraryGetKernel, kernel, (*library)->handle, name);
-  if (result != CUDA_SUCCESS) throw_cu(env, result, "cuLibraryGetKernel");
+  if (result != CUDA_SUCCESS)
+    throw_cu_about(env, result, "cuLibraryGetKernel", "kernel '%s'", name);
   return result == CUDA_SUCCESS;
 }
 

@@ -331,7 +331,7 @@ static napi_value module_load(napi_env env, napi_callback_info info) {
   CUresult result = DRV(cuModuleLoad, &handle, path);
   if (result != CUDA_SUCCESS) {
     ctx_rec_release(ctx);
-    return throw_cu(env, result, "cuModuleLoad");
+    return throw_cu_about(env, result, "cuModuleLoad", "%s", path);
   }
   module_wrap(env, argv[0], handle, ctx);
   return NULL;
@@ -362,7 +362,7 @@ static napi_value module_get_function(napi_env env, napi_callback_info info) {
   char name[4096];
   if (!module_and_name(env, argv, &module, name, sizeof name)) return NULL;
   CUfunction handle;
-  CU_CALL(env, cuModuleGetFunction, &handle, module->handle, name);
+  CU_CALL_ABOUT(env, ("kernel '%s'", name), cuModuleGetFunction, &handle, module->handle, name);
   func_wrap(env, argv[2], handle, module);
   return NULL;
 }
@@ -375,7 +375,7 @@ static napi_value module_get_global(napi_env env, napi_callback_info info) {
   if (!module_and_name(env, argv, &module, name, sizeof name)) return NULL;
   CUdeviceptr ptr;
   size_t size;
-  CU_CALL(env, cuModuleGetGlobal, &ptr, &size, module->handle, name);
+  CU_CALL_ABOUT(env, ("global '%s'", name), cuModuleGetGlobal, &ptr, &size, module->handle, name);
   return make_pair(env, make_ptr(env, ptr), make_uint(env, size));
 }
 

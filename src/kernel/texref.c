@@ -69,11 +69,13 @@ static napi_value get_reference(napi_env env, napi_callback_info info, bool surf
   if (!module || !arg_string(env, argv[1], "name", name, sizeof name)) return NULL;
   if (surface) {
     CUsurfref surf;
-    CU_CALL(env, cuModuleGetSurfRef, &surf, module->handle, name);
+    CU_CALL_ABOUT(env, ("surface reference '%s'", name), cuModuleGetSurfRef, &surf, module->handle,
+                  name);
     return wrap_ref(env, argv[2], surf, module, &SURFREF_KIND);
   }
   CUtexref tex;
-  CU_CALL(env, cuModuleGetTexRef, &tex, module->handle, name);
+  CU_CALL_ABOUT(env, ("texture reference '%s'", name), cuModuleGetTexRef, &tex, module->handle,
+                name);
   return wrap_ref(env, argv[2], tex, module, &TEXREF_KIND);
 }
 

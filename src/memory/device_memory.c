@@ -114,7 +114,7 @@ static napi_value mem_alloc(napi_env env, napi_callback_info info) {
   CUresult result = DRV(cuMemAlloc, &ptr, bytes);
   if (result != CUDA_SUCCESS) {
     ctx_rec_release(ctx);
-    return throw_cu(env, result, "cuMemAlloc");
+    return throw_cu_about(env, result, "cuMemAlloc", "%zu bytes asked for", bytes);
   }
   return adopt_devmem(env, argv[0], made, ptr, bytes, ctx, DEV_ALLOC);
 }
@@ -135,7 +135,8 @@ static napi_value mem_alloc_pitch(napi_env env, napi_callback_info info) {
   CUresult result = DRV(cuMemAllocPitch, &ptr, &pitch, width, height, element);
   if (result != CUDA_SUCCESS) {
     ctx_rec_release(ctx);
-    return throw_cu(env, result, "cuMemAllocPitch");
+    return throw_cu_about(env, result, "cuMemAllocPitch", "%zu rows of %zu bytes asked for", height,
+                          width);
   }
   napi_value address = adopt_devmem(env, argv[0], made, ptr, pitch * height, ctx, DEV_ALLOC);
   return make_pair(env, address, make_uint(env, pitch));

@@ -212,7 +212,7 @@ static napi_value host_alloc(napi_env env, napi_callback_info info) {
     CUresult result = DRV(cuMemHostAlloc, &h->data, bytes ? bytes : 1, flags);
     if (result != CUDA_SUCCESS) {
       host_discard(h);
-      return throw_cu(env, result, "cuMemHostAlloc");
+      return throw_cu_about(env, result, "cuMemHostAlloc", "%zu bytes asked for", bytes);
     }
     if (zero) memset(h->data, 0, bytes);
     if (!external_buffer(env, h, &buffer, &refused)) {
@@ -303,7 +303,7 @@ static napi_value managed_alloc(napi_env env, napi_callback_info info) {
   }
   if (result != CUDA_SUCCESS) {
     host_discard(h);
-    return throw_cu(env, result, api);
+    return throw_cu_about(env, result, api, "%zu bytes", bytes);
   }
   h->data = (void *)(uintptr_t)ptr;
   napi_value buffer;

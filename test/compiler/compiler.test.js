@@ -541,6 +541,33 @@ describe('cudadrv/compiler', function () {
   });
 
   describe('compile errors and bad input', function () {
+    it('a template refused for extern "C" linkage says to pass noExternC; with it, the template compiles', function () {
+      const source =
+        'template <typename T> __global__ void fill(T *x) { x[0] = 1; }\ntemplate __global__ void fill<float>(float *);';
+      assert.throws(
+        () => compileSync(source, { arch: 'compute_80', cacheDir: false }),
+        (e) => {
+          assert.ok(e instanceof cuda.CompileError);
+          assert.match(e.log, /may not have extern "C" linkage/);
+          assert.ok(
+            e.message.endsWith(
+              '\n(cudadrv compiles the source inside extern "C" { } so that kernels keep their names, and templates ' +
+                'and overloads cannot have C linkage there: pass { noExternC: true }, and mark the kernels to get by ' +
+                'name extern "C", or give nameExpressions for templates)',
+            ),
+            e.message,
+          );
+          return true;
+        },
+      );
+      compileSync(source, { arch: 'compute_80', cacheDir: false, noExternC: true });
+      // another error says nothing of it
+      assert.throws(
+        () => compileSync('__global__ void k() { nope; }', { arch: 'compute_80', cacheDir: false }),
+        (e) => !/noExternC/.test(e.message),
+      );
+    });
+
     it('a syntax error is a CompileError with the whole log, the options and the source name', async function () {
       const source = '__global__ void k(float *x) {\n  x[0] = 1\n}';
       const check = (e) => {

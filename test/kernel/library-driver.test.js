@@ -70,7 +70,7 @@ describe('libraries and the driver linker through a stand-in driver (no GPU need
     );
     assert.deepStrictEqual(results, [
       true,
-      'RuntimeError: cuLibraryGetKernel failed: named symbol not found',
+      "RuntimeError: cuLibraryGetKernel failed: named symbol not found (kernel 'missing')",
       "LogicError: a Library's kernels and globals live in the current context, and none is current: make or push a context first",
       "LogicError: a Library's kernels and globals live in the current context, and none is current: make or push a context first",
       24,

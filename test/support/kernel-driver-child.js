@@ -89,7 +89,7 @@ const scenarios = {
     assert.throws(() => module.getGlobal('missing'), { name: 'RuntimeError', api: 'cuModuleGetGlobal' });
     assert.throws(() => module.getFunction('missing'), {
       name: 'RuntimeError',
-      message: 'cuModuleGetFunction failed: named symbol not found',
+      message: "cuModuleGetFunction failed: named symbol not found (kernel 'missing')",
     });
     return { dest: dest.ptr, n, c, v: [...v], values, wide: [...wide], table: global.ptr };
   },
@@ -303,7 +303,9 @@ const scenarios = {
     assert.throws(() => add(...args, { block: 1, grid: [1, 70000] }), {
       name: 'LogicError',
       api: 'cuLaunchKernel',
-      message: 'cuLaunchKernel failed: invalid argument',
+      message:
+        'cuLaunchKernel failed: invalid argument (grid 1x70000x1, block 1x1x1, 0 bytes of dynamic shared memory: ' +
+        "see the device's maxThreadsPerBlock, maxBlockDimX..Z and maxGridDimX..Z)",
     });
     assert.throws(() => add(...args, { block: [1024, 2] }), { name: 'LogicError', api: 'cuLaunchKernel' });
     // argument counts and kinds, checked against cuFuncGetParamInfo
@@ -611,7 +613,7 @@ const scenarios = {
     assert.throws(() => cuda.moduleFromFile('/nonexistent/kernels.cubin'), {
       name: 'RuntimeError',
       api: 'cuModuleLoad',
-      message: 'cuModuleLoad failed: file not found',
+      message: 'cuModuleLoad failed: file not found (/nonexistent/kernels.cubin)',
     });
     return {};
   },
