@@ -134,9 +134,33 @@ function readableDir(what, dir) {
   return dir;
 }
 
+const toolkitIncludes = new Map(); // NVRTC's library path → the toolkit's include directory or null
+
+/** The include directory of the toolkit NVRTC was loaded from (where cuda_fp16.h and the like
+ * are), on NVRTC's include path by default; null where there is none. */
+function toolkitInclude(libraryPath) {
+  if (typeof libraryPath !== 'string') return null;
+  if (!toolkitIncludes.has(libraryPath)) {
+    const root = path.dirname(path.dirname(libraryPath)); // .../lib64/libnvrtc.so → ...
+    const candidates = [path.join(root, 'include'), path.join(path.dirname(root), 'cuda_runtime', 'include')];
+    const found = candidates.find((dir) => fs.existsSync(path.join(dir, 'cuda_fp16.h'))) ?? null;
+    toolkitIncludes.set(libraryPath, found);
+  }
+  return toolkitIncludes.get(libraryPath);
+}
+
+// The source inside extern "C" { }, so that kernels keep their names, but for its system headers
+// (#include <...>): C++ that C linkage breaks (cuda_fp16.h's overloads), included outside it. #line
+// keeps NVRTC's line numbers those of the source as given.
 function wrap(source, noExternC) {
-  // #line keeps NVRTC's line numbers those of the source as given
-  return noExternC ? source : `extern "C" {\n#line 1\n${source}\n}\n`;
+  if (noExternC) return source;
+  const out = ['extern "C" {', '#line 1'];
+  source.split('\n').forEach((line, i) => {
+    if (/^\s*#\s*include\s*</.test(line)) out.push('}', `#line ${i + 1}`, line, 'extern "C" {', `#line ${i + 2}`);
+    else out.push(line);
+  });
+  out.push('}', '');
+  return out.join('\n');
 }
 
 // Checks source and opts, and settles everything a compile needs: the request.
@@ -211,13 +235,15 @@ function request(source, opts) {
   } else {
     target = nvrtc.pickTarget(identity.archs, binding.currentComputeCapability(), identity.version);
   }
-  const options = [...userOptions, ...includeDirs.map((dir) => `-I${dir}`), `-I${INCLUDE_DIR}`];
+  const toolkit = toolkitInclude(identity.library);
+  const defaultDirs = toolkit ? [toolkit, INCLUDE_DIR] : [INCLUDE_DIR];
+  const options = [...userOptions, ...includeDirs.map((dir) => `-I${dir}`), ...defaultDirs.map((dir) => `-I${dir}`)];
   if (!archOptions.length) options.push(`-arch=${target}`);
   // -dlto implies -rdc=true (NVRTC's documentation); the output is then LTO-IR whatever the target
   if (lto) options.push('-dlto');
   else if (relocatable) options.push('-rdc=true');
-  const searchDirs = [...includeDirs, ...optionValues(userOptions, ['-I', '--include-path']), INCLUDE_DIR].map((dir) =>
-    path.resolve(dir),
+  const searchDirs = [...includeDirs, ...optionValues(userOptions, ['-I', '--include-path']), ...defaultDirs].map(
+    (dir) => path.resolve(dir),
   );
   const req = {
     text: source,
@@ -252,4 +278,4 @@ function request(source, opts) {
   return req;
 }
 
-module.exports = { request, splitShellWords, DEFAULT_OPTIONS, INCLUDE_DIR };
+module.exports = { request, splitShellWords, toolkitInclude, DEFAULT_OPTIONS, INCLUDE_DIR };

@@ -23,6 +23,7 @@ const {
 
 const { compile, compileSync, SourceModule, DEFAULT_OPTIONS } = compiler;
 const { cache, splitShellWords, pickTarget, INCLUDE_DIR } = compiler.internal;
+const { toolkitInclude } = require('../../lib/compiler/request');
 
 // The SM a cubin was compiled for, from its ELF header (e_flags; CUDA 13's ABI moved it a byte).
 function cubinSm(image) {
@@ -541,6 +542,25 @@ describe('cudadrv/compiler', function () {
   });
 
   describe('compile errors and bad input', function () {
+    it('the toolkit\'s headers are on the include path, outside the extern "C" block: cuda_fp16.h and cuda_bf16.h work as written', function () {
+      if (!toolkitInclude(require('../../lib/compiler/nvrtc').nvrtcLibrary().path)) this.skip(); // an NVRTC without the toolkit's headers
+      const source = [
+        '#include <cuda_fp16.h>',
+        '#include <cuda_bf16.h>',
+        '__global__ void halves(__half *x) { x[0] = __float2half(1.5f); }',
+        '__global__ void oops() { nope; }',
+      ].join('\n');
+      // line numbers are the source's, though the system headers moved out of the extern "C" block
+      assert.throws(
+        () => compileSync(source, { arch: 'compute_80', cacheDir: false }),
+        (e) => /kernel\.cu\(4\): error: identifier "nope" is undefined/.test(e.log),
+      );
+      const ptx = Buffer.from(
+        compileSync(source.split('\n').slice(0, 3).join('\n'), { arch: 'compute_80', cacheDir: false }),
+      ).toString();
+      assert.match(ptx, /\.visible \.entry halves\(/, 'the kernel keeps its C name');
+    });
+
     it('a template refused for extern "C" linkage says to pass noExternC; with it, the template compiles', function () {
       const source =
         'template <typename T> __global__ void fill(T *x) { x[0] = 1; }\ntemplate __global__ void fill<float>(float *);';
@@ -577,7 +597,15 @@ describe('cudadrv/compiler', function () {
         assert.strictEqual(e.codeName, 'NVRTC_ERROR_COMPILATION');
         assert.strictEqual(e.api, 'nvrtcCompileProgram');
         assert.strictEqual(e.source, 'broken.cu');
-        assert.deepStrictEqual(e.options, ['-DX=1', `-I${INCLUDE_DIR}`, '-arch=sm_90']);
+        // the toolkit's include directory next to the NVRTC in use, then cudadrv's own
+        const toolkit = toolkitInclude(require('../../lib/compiler/nvrtc').nvrtcLibrary().path);
+        assert.ok(toolkit === null || fs.existsSync(path.join(toolkit, 'cuda_fp16.h')), toolkit);
+        assert.deepStrictEqual(e.options, [
+          '-DX=1',
+          ...(toolkit ? [`-I${toolkit}`] : []),
+          `-I${INCLUDE_DIR}`,
+          '-arch=sm_90',
+        ]);
         assert.match(e.log, /^broken\.cu\(3\): error: expected a ";"$/m);
         assert.match(e.log, /1 error detected in the compilation of "broken\.cu"/);
         assert.strictEqual(
