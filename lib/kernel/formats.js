@@ -86,13 +86,13 @@ function layout(fields, info, kernel) {
       const want = info[2 * k + 1];
       if (field.size !== want) {
         throw new TypeError(
-          `kernel '${kernel}' parameter ${k} takes ${want} bytes, but argument ` +
-            `${k} is ${label(field)} (${field.size} bytes); ${suggest(want)}`,
+          `kernel '${kernel}' parameter ${k + 1} takes ${want} bytes, but argument ` +
+            `${k + 1} is ${label(field)} (${field.size} bytes); ${suggest(want)}`,
         );
       }
       if (field.tensorMap && info[2 * k] % 64 !== 0) {
         throw new TypeError(
-          `kernel '${kernel}' parameter ${k} lies at byte ${info[2 * k]}, where a TensorMap cannot ` +
+          `kernel '${kernel}' parameter ${k + 1} lies at byte ${info[2 * k]}, where a TensorMap cannot ` +
             '(the hardware reads tensor maps 64-byte aligned): declare it `const __grid_constant__ ' +
             'cudadrv::TensorMap` (<cudadrv/tma.cuh>) or CUtensorMap',
         );

@@ -125,8 +125,8 @@ function checkSignature(k, fields) {
           ? 'a pointer'
           : `cuda.${field.name}`;
       throw new TypeError(
-        `kernel '${k.name}' parameter ${i} (${param.text}) is ` +
-          `${want.kind === 'pointer' ? 'a pointer' : want.name}, but argument ${i} is ${given}` +
+        `kernel '${k.name}' parameter ${i + 1} (${param.text}) is ` +
+          `${want.kind === 'pointer' ? 'a pointer' : want.name}, but argument ${i + 1} is ${given}` +
           `${want.kind === 'pointer' ? '; pass device memory' : `; pass cuda.${want.name}(...) or a number`}`,
       );
     }

@@ -34,7 +34,7 @@ function viewsOf(buffer, byteOffset, size) {
 // The 128 bytes of argument k, a TensorMap (a prepared call's argument may be anything).
 function tensorMapBytes(v, k) {
   if (v === null || typeof v !== 'object' || !(TENSOR_MAP in v)) {
-    throw new TypeError(`argument ${k} must be a TensorMap (the format says so), not ${describe(v)}`);
+    throw new TypeError(`argument ${k + 1} must be a TensorMap (the format says so), not ${describe(v)}`);
   }
   return v[TENSOR_MAP];
 }
@@ -182,7 +182,7 @@ function classify(v, k, sig) {
     default:
   }
   throw new TypeError(
-    `argument ${k} cannot be passed to a kernel: ${describe(v)}; pass typed ` +
+    `argument ${k + 1} cannot be passed to a kernel: ${describe(v)}; pass typed ` +
       'scalars (cuda.int32(n), cuda.float32(x)...), device memory, In/Out/InOut(array), or a ' +
       'TypedArray copied verbatim (a struct or vector type)',
   );
@@ -197,8 +197,14 @@ function bareNumberType(v, k, sig) {
         ? "the kernel's parameter types are not known"
         : k >= sig.length
           ? `the kernel declares only ${sig.length} parameters`
-          : `parameter ${k} (${param.text}) is of a type cudadrv does not parse`;
-    throw new TypeError(`argument ${k} is a bare ${typeof v} (${v}) and ${why}; ${BARE_NUMBER_HINT}`);
+          : `parameter ${k + 1} (${param.text}) is of a type cudadrv does not parse`;
+    throw new TypeError(`argument ${k + 1} is a bare ${typeof v} (${v}) and ${why}; ${BARE_NUMBER_HINT}`);
+  }
+  if (typeof v === 'number' && TYPES[param.char].kind === 'pointer') {
+    throw new TypeError(
+      `argument ${k + 1} is a bare number (${v}), but parameter ${k + 1} (${param.text}) is a pointer: ` +
+        'pass device memory (or a bigint address)',
+    );
   }
   if (
     typeof v === 'bigint' &&
@@ -206,7 +212,8 @@ function bareNumberType(v, k, sig) {
     !(TYPES[param.char].kind === 'int' && TYPES[param.char].size === 8)
   ) {
     throw new TypeError(
-      `argument ${k} is a bigint, but parameter ${k} (${param.text}) is ` + `${TYPES[param.char].name}: pass a number`,
+      `argument ${k + 1} is a bigint, but parameter ${k + 1} (${param.text}) is ` +
+        `${TYPES[param.char].name}: pass a number`,
     );
   }
   return param.char;
@@ -222,7 +229,8 @@ function fieldOf(code, k) {
     return { size, align, blob: true };
   }
   throw new TypeError(
-    `argument ${k} is a TypedScalar of no C type; make scalars with cuda.int32(n), ` + 'cuda.float32(x) and the like',
+    `argument ${k + 1} is a TypedScalar of no C type; make scalars with cuda.int32(n), ` +
+      'cuda.float32(x) and the like',
   );
 }
 

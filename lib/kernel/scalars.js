@@ -102,12 +102,12 @@ class TypedScalar {
 }
 
 // Argument names, made once: a launch builds no string.
-const ARG_NAMES = Array.from({ length: 256 }, (_, k) => `argument ${k}`);
+const ARG_NAMES = Array.from({ length: 256 }, (_, k) => `argument ${k + 1}`); // as the signature counts
 
 // Messages name an argument by its index, or by the string given.
 function nameOf(what) {
   if (typeof what !== 'number') return what;
-  return what < ARG_NAMES.length ? ARG_NAMES[what] : `argument ${what}`;
+  return what < ARG_NAMES.length ? ARG_NAMES[what] : `argument ${what + 1}`;
 }
 
 function range(type) {

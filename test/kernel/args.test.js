@@ -246,16 +246,16 @@ describe('parameter layout (C alignment)', function () {
   it('prepared values are checked, naming the argument', function () {
     assert.throws(() => cuda.packArguments('ib', [1, 300]), {
       name: 'RangeError',
-      message: /^argument 1 must be an integer from -128 to 127 \(int8\), not 300$/,
+      message: /^argument 2 must be an integer from -128 to 127 \(int8\), not 300$/,
     });
-    assert.throws(() => cuda.packArguments('i', [1.5]), { name: 'RangeError', message: /argument 0/ });
+    assert.throws(() => cuda.packArguments('i', [1.5]), { name: 'RangeError', message: /argument 1/ });
     assert.throws(() => cuda.packArguments('I', [-1]), { name: 'RangeError', message: /from 0 to 4294967295/ });
-    assert.throws(() => cuda.packArguments('f', ['x']), { name: 'TypeError', message: /argument 0 must be float32/ });
+    assert.throws(() => cuda.packArguments('f', ['x']), { name: 'TypeError', message: /argument 1 must be float32/ });
     assert.throws(() => cuda.packArguments('q', [2 ** 53]), { name: 'RangeError', message: /safe integer/ });
     assert.throws(() => cuda.packArguments('Q', [-1n]), { name: 'RangeError' });
     assert.throws(() => cuda.packArguments('P', [{}]), {
       name: 'TypeError',
-      message: /argument 0 must be device memory/,
+      message: /argument 1 must be device memory/,
     });
     assert.throws(() => cuda.packArguments('P', [new Float32Array(2)]), { name: 'TypeError', message: /host memory/ });
     assert.throws(() => cuda.packArguments('i', [cuda.float32(1)]), {
@@ -280,17 +280,17 @@ describe('parameter layout (C alignment)', function () {
     assert.throws(() => cuda.packArguments([cuda.int32(1), 5]), {
       name: 'TypeError',
       message:
-        /^argument 1 is a bare number \(5\) and the kernel's parameter types are not known; wrap it in the constructor of its C type: cuda\.int32\(n\)/,
+        /^argument 2 is a bare number \(5\) and the kernel's parameter types are not known; wrap it in the constructor of its C type: cuda\.int32\(n\)/,
     });
-    assert.throws(() => cuda.packArguments([7n]), { name: 'TypeError', message: /argument 0 is a bare bigint/ });
+    assert.throws(() => cuda.packArguments([7n]), { name: 'TypeError', message: /argument 1 is a bare bigint/ });
     assert.throws(() => cuda.packArguments(['x']), {
       name: 'TypeError',
-      message: /argument 0 cannot be passed to a kernel: the string "x"/,
+      message: /argument 1 cannot be passed to a kernel: the string "x"/,
     });
-    assert.throws(() => cuda.packArguments([null]), { name: 'TypeError', message: /argument 0 cannot be passed/ });
+    assert.throws(() => cuda.packArguments([null]), { name: 'TypeError', message: /argument 1 cannot be passed/ });
     assert.throws(() => cuda.packArguments([{}]), {
       name: 'TypeError',
-      message: /argument 0 cannot be passed to a kernel: an Object/,
+      message: /argument 1 cannot be passed to a kernel: an Object/,
     });
     assert.throws(() => cuda.packArguments([cuda.In(new Float32Array(1))]), {
       name: 'TypeError',

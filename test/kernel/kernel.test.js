@@ -415,7 +415,7 @@ describeGpu('kernel launches: bad input', function () {
     });
     assert.throws(() => multiply(a, a, cuda.int32(1), { block: 1 }), {
       name: 'TypeError',
-      message: /parameter 2 takes 8 bytes, but argument 2 is int32/,
+      message: /parameter 3 takes 8 bytes, but argument 3 is int32/,
     });
     assert.throws(() => multiply(a, a, a), {
       name: 'TypeError',

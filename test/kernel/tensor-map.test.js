@@ -97,9 +97,9 @@ describe('TMA tensor maps through a stand-in driver (no GPU needed)', function (
       assert.strictEqual(u64(map.bytes, 0), memory.ptr, 'unchanged after a refusal');
       // a kernel whose map parameter is not 64-byte aligned; a prepared call given no map
       const k = new cuda.Module('entry bad 4 128@32\\nentry good 128@128\\n').getFunction('bad');
-      assert.throws(() => k(cuda.int32(1), map, { block: 1 }), { name: 'TypeError', message: /parameter 1 lies at byte 32, where a TensorMap cannot/ });
+      assert.throws(() => k(cuda.int32(1), map, { block: 1 }), { name: 'TypeError', message: /parameter 2 lies at byte 32, where a TensorMap cannot/ });
       const good = new cuda.Module('entry good 128@128\\n').getFunction('good').prepare([cuda.TensorMap]);
-      assert.throws(() => good.preparedCall(1, 1, new Uint8Array(128)), { name: 'TypeError', message: 'argument 0 must be a TensorMap (the format says so), not an Uint8Array' });
+      assert.throws(() => good.preparedCall(1, 1, new Uint8Array(128)), { name: 'TypeError', message: 'argument 1 must be a TensorMap (the format says so), not an Uint8Array' });
       assert.strictEqual(launches().length, 0);
       // the binding checks what reaches it, whoever calls it
       const binding = require(${JSON.stringify(require.resolve('../../lib/internal/binding'))});

@@ -334,7 +334,7 @@ describe('hostile input: launch values the engine would have named (stand-in dri
       {
         name: 'TypeError',
         message:
-          'argument 0 is a TypedScalar of no C type; make scalars with cuda.int32(n), cuda.float32(x) and the like',
+          'argument 1 is a TypedScalar of no C type; make scalars with cuda.int32(n), cuda.float32(x) and the like',
       },
       'LogicError', // device memory has no host view; it was "Cannot mix BigInt and other types"
     ]);

@@ -130,23 +130,23 @@ const scenarios = {
     });
     assert.throws(() => add.preparedCall(1, 1, a, a, 1.5), {
       name: 'RangeError',
-      message: /argument 2 must be an integer/,
+      message: /argument 3 must be an integer/,
     });
     assert.throws(() => add.preparedCall(1, 1, a, a, 2 ** 31), {
       name: 'RangeError',
-      message: /argument 2 must be an integer/,
+      message: /argument 3 must be an integer/,
     });
     assert.throws(() => add.preparedCall(1, 1, a, a, 5n), {
       name: 'TypeError',
-      message: 'argument 2 must be int32 (an integer from -2147483648 to 2147483647), not bigint 5',
+      message: 'argument 3 must be int32 (an integer from -2147483648 to 2147483647), not bigint 5',
     });
     assert.throws(() => add.preparedCall(1, 1, a, a, cuda.uint32(5)), {
       name: 'TypeError',
-      message: /argument 2 must be int32, not/,
+      message: /argument 3 must be int32, not/,
     });
     assert.throws(() => add.preparedCall(1, 1, 'a', a, 1), {
       name: 'TypeError',
-      message: /argument 0 must be device memory/,
+      message: /argument 1 must be device memory/,
     });
     assert.throws(() => add.preparedCall(1, 0, a, a, 1), {
       name: 'RangeError',
@@ -160,7 +160,7 @@ const scenarios = {
     assert.throws(() => add.prepare('PPd'), {
       name: 'TypeError',
       message:
-        "kernel 'add' parameter 2 takes 4 bytes, but argument 2 is float64 (8 bytes); pass cuda.int32, cuda.uint32 or cuda.float32",
+        "kernel 'add' parameter 3 takes 4 bytes, but argument 3 is float64 (8 bytes); pass cuda.int32, cuda.uint32 or cuda.float32",
     });
     const empty = module.getFunction('empty').prepare('');
     empty.preparedCall(1, 1);
@@ -202,25 +202,31 @@ const scenarios = {
     all(-1, 2, -3, 4, -5, 6, -7n, 8, 1.5, 0.25, -0.5, true, 0x300n, { block: 1 });
     assert.throws(() => add({ ptr: 0x100n }, 0x200n, 1.5, { block: 1 }), {
       name: 'RangeError',
-      message: /argument 2 must be an integer/,
+      message: /argument 3 must be an integer/,
     });
     assert.throws(() => add({ ptr: 0x100n }, 0x200n, 5n, { block: 1 }), {
       name: 'TypeError',
-      message: 'argument 2 is a bigint, but parameter 2 (int n) is int32: pass a number',
+      message: 'argument 3 is a bigint, but parameter 3 (int n) is int32: pass a number',
     });
     assert.throws(() => add({ ptr: 0x100n }, 0x200n, cuda.float32(1), { block: 1 }), {
       name: 'TypeError',
       message:
-        "kernel 'add' parameter 2 (int n) is int32, but argument 2 is cuda.float32; pass cuda.int32(...) or a number",
+        "kernel 'add' parameter 3 (int n) is int32, but argument 3 is cuda.float32; pass cuda.int32(...) or a number",
     });
     assert.throws(() => add(cuda.int64(1n), 0x200n, 1, { block: 1 }), {
       name: 'TypeError',
-      message: "kernel 'add' parameter 0 (float *dest) is a pointer, but argument 0 is cuda.int64; pass device memory",
+      message: "kernel 'add' parameter 1 (float *dest) is a pointer, but argument 1 is cuda.int64; pass device memory",
+    });
+    // a bare number where the signature has a pointer is a mistake (a bigint is an address)
+    assert.throws(() => add({ ptr: 0x100n }, 0x200, 1, { block: 1 }), {
+      name: 'TypeError',
+      message:
+        'argument 2 is a bare number (512), but parameter 2 (const float *src) is a pointer: pass device memory (or a bigint address)',
     });
     module.getFunction('vec')(-2, new Float32Array([1, 2, 3, 4]), { block: 1 });
     assert.throws(() => module.getFunction('vec')(cuda.int8(1), 2, { block: 1 }), {
       name: 'TypeError',
-      message: /^argument 1 is a bare number \(2\) and parameter 1 \(float4 v\) is of a type cudadrv does not parse/,
+      message: /^argument 2 is a bare number \(2\) and parameter 2 \(float4 v\) is of a type cudadrv does not parse/,
     });
     add(cuda.pointer(1n), cuda.pointer(2n), cuda.uint32(3), { block: 1 });
     return {};
@@ -320,27 +326,27 @@ const scenarios = {
     assert.throws(() => add(p, cuda.int32(1), cuda.int32(1), { block: 1 }), {
       name: 'TypeError',
       message:
-        "kernel 'add' parameter 1 takes 8 bytes, but argument 1 is int32 (4 bytes); pass cuda.int64, cuda.uint64, cuda.float64 or device memory",
+        "kernel 'add' parameter 2 takes 8 bytes, but argument 2 is int32 (4 bytes); pass cuda.int64, cuda.uint64, cuda.float64 or device memory",
     });
     assert.throws(() => add(p, p, cuda.float64(1), { block: 1 }), {
       name: 'TypeError',
-      message: /parameter 2 takes 4 bytes, but argument 2 is float64 \(8 bytes\)/,
+      message: /parameter 3 takes 4 bytes, but argument 3 is float64 \(8 bytes\)/,
     });
     assert.throws(() => add(p, p, new Uint8Array(3), { block: 1 }), {
       name: 'TypeError',
-      message: /argument 2 is 3 bytes copied verbatim \(3 bytes\)/,
+      message: /argument 3 is 3 bytes copied verbatim \(3 bytes\)/,
     });
     assert.throws(() => add(p, p, 3, { block: 1 }), {
       name: 'TypeError',
-      message: /argument 2 is a bare number \(3\) and the kernel's parameter types are not known/,
+      message: /argument 3 is a bare number \(3\) and the kernel's parameter types are not known/,
     });
     assert.throws(() => add(p, 'p', cuda.int32(3), { block: 1 }), {
       name: 'TypeError',
-      message: /argument 1 cannot be passed to a kernel/,
+      message: /argument 2 cannot be passed to a kernel/,
     });
     assert.throws(() => add(p, undefined, cuda.int32(3), { block: 1 }), {
       name: 'TypeError',
-      message: /argument 1 cannot be passed to a kernel: undefined/,
+      message: /argument 2 cannot be passed to a kernel: undefined/,
     });
     assert.throws(() => module.getFunction(7), { name: 'TypeError', message: 'name must be a string, not number 7' });
     assert.throws(() => add.getAttribute(99), { name: 'RangeError', message: /member of cuda\.FunctionAttribute/ });
