@@ -4,7 +4,7 @@
 // (exit code 1).
 const fs = require('fs');
 const path = require('path');
-const { UsageError } = require('./common');
+const { UsageError, elapsedLine } = require('./common');
 const { readBounded } = require('../internal/files');
 
 const SOURCE_LIMIT = 64 * 1024 * 1024; // bytes of source read
@@ -31,9 +31,9 @@ const options = {
   'no-extern-c': { type: 'boolean' },
 };
 
-function run(values, positionals, nvrtcOptions) {
+async function run(values, positionals, nvrtcOptions) {
   if (positionals.length !== 1) throw new UsageError('compile takes one source file');
-  const { compileSync, DEFAULT_OPTIONS, CompileError } = { ...require('../compiler'), ...require('..') };
+  const { compile, DEFAULT_OPTIONS, CompileError } = { ...require('../compiler'), ...require('..') };
   const [file] = positionals;
   let source;
   try {
@@ -43,8 +43,10 @@ function run(values, positionals, nvrtcOptions) {
     return 1;
   }
   let image;
+  // on a terminal, a compile that takes more than 2 s says so as it goes (NVRTC runs on a thread)
+  const stop = elapsedLine(process.stderr, `compiling ${path.basename(file)}`);
   try {
-    image = compileSync(source, {
+    image = await compile(source, {
       name: path.basename(file),
       arch: values.arch,
       includeDirs: [path.dirname(path.resolve(file)), ...values.include],
@@ -54,12 +56,14 @@ function run(values, positionals, nvrtcOptions) {
       messageHandler: (log) => process.stderr.write(log),
     });
   } catch (error) {
+    stop();
     // A bad --arch or -I is the command line's fault.
     if (error instanceof RangeError || error instanceof TypeError) throw new UsageError(error.message);
     if (!(error instanceof CompileError)) throw error;
     process.stderr.write(`cudadrv: ${error.message}\n`);
     return 1;
   }
+  stop();
   const extension = image.target.startsWith('sm_') ? '.cubin' : '.ptx';
   const output = values.output ?? path.join(path.dirname(file), path.basename(file, path.extname(file)) + extension);
   fs.writeFileSync(output, image);

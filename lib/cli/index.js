@@ -24,7 +24,8 @@ const USAGE = `usage: cudadrv <command> [options]   (cudadrv <command> --help: t
 exit codes: 0 done, 1 failed (no driver, a problem found, a compile error), 2 wrong usage
 `;
 
-/** Runs the command line args (without node and the script); returns the exit code. */
+/** Runs the command line args (without node and the script); returns the exit code, or a Promise
+ * of it for a command that works asynchronously (compile). */
 function main(args) {
   const [name, ...rest] = args;
   if (!name || name === 'help' || name === '--help' || name === '-h') {
@@ -49,12 +50,18 @@ function main(args) {
   try {
     if (passed.length && !command.passes) throw new UsageError(`${name} takes nothing after "--"`);
     parsed = parseArgs({ args: own, options: command.options, allowPositionals: true, strict: true });
-    return command.run(parsed.values, parsed.positionals, passed);
+    const code = command.run(parsed.values, parsed.positionals, passed);
+    return code instanceof Promise ? code.catch(failed) : code;
   } catch (error) {
-    if (error instanceof UsageError || String(error.code).startsWith('ERR_PARSE_ARGS')) return usage(error.message);
-    process.stderr.write(`cudadrv: ${error.message}\n`); // a CudaError: NVRTC missing, a driver failure
-    return 1;
+    return failed(error);
   }
+}
+
+// The exit code of a command that threw error.
+function failed(error) {
+  if (error instanceof UsageError || String(error.code).startsWith('ERR_PARSE_ARGS')) return usage(error.message);
+  process.stderr.write(`cudadrv: ${error.message}\n`); // a CudaError: NVRTC missing, a driver failure
+  return 1;
 }
 
 function usage(message) {

@@ -250,4 +250,44 @@ describe('cudadrv (the command line)', function () {
       assert.match(two.stderr, /^cudadrv: compile takes one source file/);
     });
   });
+
+  describe('the elapsed-time line of long work', function () {
+    const { elapsedLine } = require('../../lib/cli/common');
+    const stream = (isTTY) => ({
+      isTTY,
+      text: '',
+      write(t) {
+        this.text += t;
+      },
+    });
+    const wait = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+    it('on a terminal, appears once the work has taken the delay, is redrawn, and is cleared at the end', async function () {
+      const tty = stream(true);
+      const stop = elapsedLine(tty, 'compiling big.cu', { after: 30, every: 20 });
+      await wait(10);
+      assert.strictEqual(tty.text, '', 'nothing before the delay');
+      await wait(90);
+      stop();
+      const lines = tty.text.split('\r').filter(Boolean);
+      assert.ok(lines.length >= 3, JSON.stringify(tty.text));
+      assert.ok(
+        lines.slice(0, -1).every((l) => /^cudadrv: compiling big\.cu\.\.\. \d+ s$/.test(l)),
+        JSON.stringify(lines),
+      );
+      assert.strictEqual(lines.at(-1), '\x1b[K');
+      const quick = stream(true);
+      elapsedLine(quick, 'compiling small.cu', { after: 30 })();
+      await wait(50);
+      assert.strictEqual(quick.text, '', 'work done before the delay shows nothing, and clears nothing');
+    });
+
+    it('in a pipe or a log, nothing is written', async function () {
+      const pipe = stream(false);
+      const stop = elapsedLine(pipe, 'compiling big.cu', { after: 1, every: 1 });
+      await wait(20);
+      stop();
+      assert.strictEqual(pipe.text, '');
+    });
+  });
 });
