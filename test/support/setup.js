@@ -1,5 +1,5 @@
 'use strict';
-// Loaded before the test files (.mocharc.json): this run's compile cache, in child processes too,
+// Loaded before the test files (.mocharc.js): this run's compile cache, in child processes too,
 // lives in a temporary directory, never the user's ~/.cache. It is removed at exit.
 // CUDADRV_GC_EVERY_TEST=1 collects garbage after every test (Mocha runs with --expose-gc): the
 // GPU suite run so shows that collection at any moment, kernels running, breaks nothing.
