@@ -5,6 +5,10 @@
 const cuda = require('cudadrv');
 const { compileSync, Linker } = require('cudadrv/compiler');
 
+if (!cuda.isAvailable()) {
+  console.error('linking: no CUDA driver or device here');
+  process.exit(1);
+}
 const ctx = new cuda.Device(0).retainPrimaryContext();
 ctx.push();
 try {

@@ -1,7 +1,12 @@
 // quick-start.mjs: multiply two arrays on the GPU
 import cuda from 'cudadrv';
 import { SourceModule } from 'cudadrv/compiler';
-import 'cudadrv/autoprimaryctx'; // device 0's primary context, current until exit
+
+if (!cuda.isAvailable()) {
+  console.error('quick-start: no CUDA driver or device here');
+  process.exit(1);
+}
+await import('cudadrv/autoprimaryctx'); // device 0's primary context, current until exit
 
 const multiply = new SourceModule(`
   __global__ void multiply(float *dest, const float *a, const float *b, int n) {

@@ -44,6 +44,28 @@ describe('README', function () {
   });
 });
 
+// Examples that need no driver (compile.js uses NVRTC alone), and those run only through tsc.
+const WITHOUT_DRIVER = new Set(['compile.js']);
+
+describe('examples without a driver', function () {
+  before(function () {
+    if (require('../..').isAvailable()) {
+      console.log('      (skipped: a driver is here, and the examples run for real in the GPU suite)');
+      this.skip();
+    }
+  });
+  for (const file of examples.filter((f) => !f.endsWith('.ts') && !WITHOUT_DRIVER.has(f))) {
+    it(`${file} prints one line saying so and exits 1`, function () {
+      this.timeout(60000);
+      const child = spawnSync(process.execPath, [path.join(root, 'examples', file)], { cwd: root, encoding: 'utf8' });
+      assert.strictEqual(child.status, 1, `${file} exited ${child.status}:\n${child.stdout}\n${child.stderr}`);
+      const lines = (child.stdout + child.stderr).trim().split('\n');
+      assert.strictEqual(lines.length, 1, `${file} printed:\n${lines.join('\n')}`);
+      assert.match(lines[0], /\bno CUDA|No CUDA|needs a GPU|driver/, lines[0]);
+    });
+  }
+});
+
 describeGpu('examples', function () {
   for (const file of examples) {
     it(`${file} runs and exits 0`, function () {
