@@ -10,7 +10,20 @@ import type { Context } from './index';
  * makeDefaultContext() current, detached after the suite; under Mocha it is `this.cudaContext`
  * in the suite's tests and hooks. Where no GPU can be used the suite is skipped with the reason,
  * or fails where CUDADRV_REQUIRE_GPU=1. */
-export declare function describeGpu(title: string, body: (this: any) => void): unknown;
+export declare function describeGpu(title: string, body: (this: GpuSuite) => void): unknown;
+
+/** `this` in a describeGpu body under Mocha: its Suite (of which these are the members suites use
+ * most). Under node:test a body gets no suite as `this`: use the test context's own options. */
+export interface GpuSuite {
+  /** The suite's tests' time limit, in ms or as '2s'. */
+  timeout(ms: number | string): this;
+  /** Retries of a failed test. */
+  retries(n: number): this;
+  /** What counts as slow, in ms. */
+  slow(ms: number | string): this;
+  /** Skips the suite. */
+  skip(): void;
+}
 
 export { markCudaTest } from './tools';
 
