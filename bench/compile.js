@@ -22,7 +22,8 @@ const { median, now, buildFloor, startFloor, inTurns, isolatedCost, isolatedRows
 const binding = require('../lib/internal/binding');
 const compiler = require('../lib/compiler');
 
-const { cache, request } = compiler.internal;
+const cache = require('../lib/compiler/cache');
+const { request } = require('../lib/compiler/request');
 const json = process.argv.includes('--json');
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'cudadrv-bench-'));
 const cacheDir = path.join(work, 'cache');
@@ -146,7 +147,7 @@ function diskHit() {
     start = now();
     compiler.compileSync(${JSON.stringify(other)}, opts);
     const second = now() - start;
-    const { diskHits, compiles } = compiler.internal.cache.stats;
+    const { diskHits, compiles } = cache.stats;
     console.log(JSON.stringify({ required, first, second, diskHits, compiles }));`;
   const required = [];
   const first = [];

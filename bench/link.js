@@ -19,7 +19,7 @@ const compiler = require('../lib/compiler');
 const { nvJitLinkLibrary } = require('../lib/compiler/linker');
 
 const { Linker, compileSync } = compiler;
-const { cache } = compiler.internal;
+const cache = require('../lib/compiler/cache');
 const json = process.argv.includes('--json');
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'cudadrv-bench-'));
 const cacheDir = path.join(work, 'cache');

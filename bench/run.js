@@ -572,7 +572,7 @@ async function lagDuring(env, what, start) {
 // the very name and option list that cudadrv gives NVRTC for them.
 function coldCompileRequest(arch) {
   const options = { cacheDir: false, noExternC: true, arch };
-  const { name, options: nvrtcOptions } = require('../lib/compiler').internal.request('', options);
+  const { name, options: nvrtcOptions } = require('../lib/compiler/request').request('', options);
   return { options, floorArgs: ['--compile-name', name, ...nvrtcOptions.flatMap((o) => ['--compile-option', o])] };
 }
 

@@ -409,7 +409,3 @@ Object.defineProperty(module.exports, 'Linker', {
     return lazy.Linker;
   },
 });
-// Internal (not enumerable): for tests and benchmarks.
-Object.defineProperty(module.exports, 'internal', {
-  value: { cache, request, splitShellWords, pickTarget: nvrtc.pickTarget, INCLUDE_DIR },
-});

@@ -11,7 +11,8 @@ const binding = require('../../lib/internal/binding');
 const { randomFloat, ptxFloat, tmpdir, sha, run, scratchCacheRoot, ROOT } = require('../support/compile-helpers');
 
 const { compile, compileSync } = compiler;
-const { cache, request, INCLUDE_DIR } = compiler.internal;
+const cache = require('../../lib/compiler/cache');
+const { request, INCLUDE_DIR } = require('../../lib/compiler/request');
 
 // XXH64 (seed 0) as the xxHash specification gives it, in BigInt: the reference for the addon's.
 function xxh64Reference(bytes) {
@@ -230,7 +231,7 @@ describe('cudadrv/compiler: the cache', function () {
       const start = Date.now();
       const script = `const c = require('./lib/compiler');
         const image = c.compileSync(${JSON.stringify(source)}, ${JSON.stringify(opts)});
-        c.internal.cache.flush();
+        require('./lib/compiler/cache').flush();
         console.log(image.toString('base64'));`;
       const child = require('child_process').execFileSync(process.execPath, ['-e', script], {
         cwd: ROOT,
@@ -412,7 +413,7 @@ describe('cudadrv/compiler: the cache', function () {
         const opts = { cacheDir: ${JSON.stringify(unwritable)}, code: 'compute_90' };
         const a = c.compileSync('__global__ void k(float *x) { x[0] = 1; }', opts);
         const b = c.compileSync('__global__ void k(float *x) { x[0] = 2; }', opts);
-        setImmediate(() => console.log(JSON.stringify({ warnings, ptx: [a.toString(), b.toString()], stats: c.internal.cache.stats })));`);
+        setImmediate(() => console.log(JSON.stringify({ warnings, ptx: [a.toString(), b.toString()], stats: require('./lib/compiler/cache').stats })));`);
       assert.strictEqual(code, 0, stderr);
       const out = JSON.parse(stdout);
       assert.strictEqual(out.warnings.length, 1);
@@ -483,11 +484,11 @@ describe('cudadrv/compiler: the cache', function () {
         process.on('warning', (w) => warnings.push({ code: w.code, message: w.message }));
         const opts = { cacheDir: ${JSON.stringify(dir)}, code: 'compute_90' };
         c.compileSync('__global__ void k(float *x) { x[0] = 1; }', opts); // the directory works
-        c.internal.cache.flush();
+        require('./lib/compiler/cache').flush();
         fs.rmSync(opts.cacheDir, { recursive: true });
         fs.writeFileSync(opts.cacheDir, ''); // a file where the directory was: ENOTDIR
         c.compileSync('__global__ void k(float *x) { x[0] = 2; }', opts);
-        c.internal.cache.flush();
+        require('./lib/compiler/cache').flush();
         c.compileSync('__global__ void k(float *x) { x[0] = 3; }', opts);
         c.compileSync('__global__ void k(float *x) { x[0] = 4; }', opts);
         setImmediate(() => console.log(JSON.stringify({ warnings, contents: fs.readFileSync(opts.cacheDir, 'utf8') })));`);
@@ -556,7 +557,7 @@ describe('cudadrv/compiler: the cache', function () {
         const c = require('./lib/compiler');
         const image = c.compileSync(${JSON.stringify(source)}, { cacheDir: ${JSON.stringify(dir)}, arch: 'sm_90' });
         const loaded = require('fs').readFileSync('/proc/self/maps', 'utf8').includes('libnvrtc');
-        console.log(JSON.stringify({ loaded, diskHits: c.internal.cache.stats.diskHits, length: image.length }));`;
+        console.log(JSON.stringify({ loaded, diskHits: require('./lib/compiler/cache').stats.diskHits, length: image.length }));`;
       const hit = JSON.parse((await run(script)).stdout);
       assert.deepStrictEqual(hit, {
         loaded: false,

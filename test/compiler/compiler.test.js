@@ -22,7 +22,9 @@ const {
 } = require('../support/compile-helpers');
 
 const { compile, compileSync, SourceModule, DEFAULT_OPTIONS } = compiler;
-const { cache, splitShellWords, pickTarget, INCLUDE_DIR } = compiler.internal;
+const cache = require('../../lib/compiler/cache');
+const { splitShellWords, INCLUDE_DIR } = require('../../lib/compiler/request');
+const { pickTarget } = require('../../lib/compiler/nvrtc');
 const { toolkitInclude } = require('../../lib/compiler/request');
 
 // The SM a cubin was compiled for, from its ELF header (e_flags; CUDA 13's ABI moved it a byte).

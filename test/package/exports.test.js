@@ -13,7 +13,9 @@ const { standInDriver } = require('../support/stand-in-driver');
 
 const ROOT = path.join(__dirname, '..', '..');
 const pkg = require('../../package.json');
-const SUBPATHS = Object.keys(pkg.exports).filter((key) => pkg.exports[key].types);
+// The declarations of a subpath for require() (".": per condition, the others for both)
+const typesOf = (key) => pkg.exports[key].types ?? pkg.exports[key].require?.types;
+const SUBPATHS = Object.keys(pkg.exports).filter(typesOf);
 
 /* The value (not type-only) names a declaration file exports. */
 function declaredValues(file) {
@@ -60,22 +62,26 @@ describe('exports and declarations', function () {
 
   for (const key of SUBPATHS) {
     it(`${key.replace(/^\./, 'cudadrv')}: every runtime export is declared, every declared value exists`, function () {
-      const declared = declaredValues(path.join(ROOT, pkg.exports[key].types));
+      const declared = declaredValues(path.join(ROOT, typesOf(key)));
       assert.deepStrictEqual(runtime[key.replace(/^\./, 'cudadrv')], declared);
     });
   }
 
-  it("the ES module's named exports are the CommonJS module's", function () {
+  it("the ES module's named exports are the CommonJS module's, and its declarations (index.d.mts) say so", function () {
     assert.deepStrictEqual(runtime.esm, runtime.cudadrv);
+    const declared = declaredValues(path.join(ROOT, pkg.exports['.'].import.types));
+    assert.deepStrictEqual(
+      declared.filter((name) => name !== 'default'),
+      runtime.esm,
+    );
+    assert.ok(declared.includes('default'), 'import cuda from "cudadrv" is declared');
   });
 
   it('typesVersions maps every subpath to the declarations "exports" names', function () {
     const mapped = Object.fromEntries(
       Object.entries(pkg.typesVersions['*']).map(([key, [file]]) => [`./${key}`, `./${file}`]),
     );
-    const expected = Object.fromEntries(
-      SUBPATHS.filter((key) => key !== '.').map((key) => [key, pkg.exports[key].types]),
-    );
+    const expected = Object.fromEntries(SUBPATHS.filter((key) => key !== '.').map((key) => [key, typesOf(key)]));
     assert.deepStrictEqual(mapped, expected);
   });
 
