@@ -11,7 +11,7 @@ const { AbortError, CompileError, LinkError, RuntimeError } = require('../driver
 const cache = require('./cache');
 const nvrtc = require('./nvrtc');
 const isolated = require('./isolated');
-const { request, splitShellWords, DEFAULT_OPTIONS, INCLUDE_DIR } = require('./request');
+const { request, DEFAULT_OPTIONS } = require('./request');
 const { onAbort } = require('../internal/abort');
 
 // ---- results ----
