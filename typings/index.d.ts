@@ -301,6 +301,9 @@ export declare class SmResource {
 export declare class GreenContext extends Context {
   /** The SMs it runs on. */
   smResource(): SmResource;
+  /** A stream of this green context, made without making it current (CUDA 12.5+); the driver takes
+   * StreamFlags.NON_BLOCKING (the default) only. */
+  makeStream(flags?: number, priority?: number): Stream;
   /** Records event where the green context's work, every stream of it, has reached now. */
   recordEvent(event: Event): this;
   /** Makes the green context's later work, every stream of it, wait for event. */

@@ -7,6 +7,8 @@
 const binding = require('../internal/binding');
 const check = require('../internal/checks');
 const { Event } = require('./event');
+const { Stream } = require('./stream');
+const { StreamFlags } = require('./constants');
 const { Context, register } = require('./context');
 const { contextMakers } = require('./device');
 
@@ -47,6 +49,17 @@ class GreenContext extends Context {
   /** The SMs it runs on. */
   smResource() {
     return resourceOf(binding.greenCtxGetSmResource(this));
+  }
+
+  /** A stream of this green context, made without making it current (CUDA 12.5+; the driver
+   * takes StreamFlags.NON_BLOCKING streams only). */
+  makeStream(flags = StreamFlags.NON_BLOCKING, priority = 0) {
+    check.integer('flags', flags, 0, 4294967295);
+    check.integer('priority', priority, -2147483648, 2147483647);
+    const stream = Object.create(Stream.prototype);
+    binding.greenCtxStreamCreate(stream, this, flags, priority);
+    stream.context = this;
+    return stream;
   }
 
   /** Records event where the green context's work (every stream of it) has reached now. */

@@ -30,7 +30,7 @@ typedef CUresult(CUDAAPI *PFN_cuProfilerInitialize_v4000)(const char *configFile
   X(cuDeviceGetDevResource, 12040) X(cuDevSmResourceSplitByCount, 12040) \
   X(cuDevResourceGenerateDesc, 12040) X(cuGreenCtxCreate, 12040) X(cuGreenCtxDestroy, 12040) \
   X(cuCtxFromGreenCtx, 12040) X(cuGreenCtxGetDevResource, 12040) \
-  X(cuGreenCtxRecordEvent, 12040) X(cuGreenCtxWaitEvent, 12040) \
+  X(cuGreenCtxRecordEvent, 12040) X(cuGreenCtxWaitEvent, 12040) X(cuGreenCtxStreamCreate, 12050) \
   X(cuDeviceGetDefaultMemPool, 11020) \
   X(cuDeviceGetMemPool, 11020) \
   X(cuCtxDestroy, 4000) X(cuCtxPushCurrent, 4000) X(cuCtxPopCurrent, 4000) \

@@ -104,6 +104,9 @@ typedef struct stream_h {
   stream_keeper *keeper; /* its coalesced keep-alives (wait.c), made on first use */
 } stream_h;
 extern const handle_kind STREAM_KIND;
+/* Wraps obj around handle, a stream of ctx (whose reference it takes); false after throwing (the
+ * stream destroyed then). */
+bool stream_adopt(napi_env env, napi_value obj, CUstream handle, ctx_rec *ctx);
 
 typedef struct event_use event_use;
 typedef struct event_h {

@@ -150,6 +150,22 @@ static napi_value green_ctx_event(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+/* greenCtxStreamCreate(obj, context, flags, priority): a stream of the green context, wrapped in
+ * obj, without making the context current (cuGreenCtxStreamCreate, CUDA 12.5). */
+static napi_value green_ctx_stream_create(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 4);
+  CUgreenCtx green = green_of(env, argv[1]);
+  uint32_t flags;
+  int32_t priority;
+  if (!green || !arg_uint32(env, argv[2], "flags", &flags) ||
+      !arg_int32(env, argv[3], "priority", &priority))
+    return NULL;
+  CUstream handle;
+  CU_CALL(env, cuGreenCtxStreamCreate, &handle, green, flags, priority);
+  stream_adopt(env, argv[0], handle, ctx_rec_retain(ctx_rec_of_context(env, argv[1])));
+  return NULL;
+}
+
 bool green_context_init(napi_env env, napi_value exports) {
   static const export_fn fns[] = {
       {"deviceGetSmResource", device_get_sm_resource},
@@ -157,6 +173,7 @@ bool green_context_init(napi_env env, napi_value exports) {
       {"greenCtxCreate", green_ctx_create},
       {"greenCtxGetSmResource", green_ctx_get_sm_resource},
       {"greenCtxEvent", green_ctx_event},
+      {"greenCtxStreamCreate", green_ctx_stream_create},
   };
   return EXPORTS(env, exports, fns);
 }

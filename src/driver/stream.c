@@ -71,17 +71,25 @@ static napi_value stream_create(napi_env env, napi_callback_info info) {
   if (!ctx) return NULL;
   CUstream handle;
   CUresult result = DRV(cuStreamCreateWithPriority, &handle, flags, priority);
-  stream_h *stream = result == CUDA_SUCCESS ? calloc(1, sizeof *stream) : NULL;
-  if (!stream) {
-    if (result == CUDA_SUCCESS) DRV(cuStreamDestroy, handle);
+  if (result != CUDA_SUCCESS) {
     ctx_rec_release(ctx);
-    return result == CUDA_SUCCESS ? throw_oom(env)
-                                  : throw_cu(env, result, "cuStreamCreateWithPriority");
+    return throw_cu(env, result, "cuStreamCreateWithPriority");
+  }
+  stream_adopt(env, argv[0], handle, ctx);
+  return NULL;
+}
+
+bool stream_adopt(napi_env env, napi_value obj, CUstream handle, ctx_rec *ctx) {
+  stream_h *stream = calloc(1, sizeof *stream);
+  if (!stream) {
+    DRV(cuStreamDestroy, handle);
+    ctx_rec_release(ctx);
+    throw_oom(env);
+    return false;
   }
   stream->handle = handle;
   stream->ctx = ctx;
-  handle_wrap_object(env, argv[0], &stream->base, &STREAM_KIND);
-  return NULL;
+  return handle_wrap_object(env, obj, &stream->base, &STREAM_KIND);
 }
 
 static napi_value stream_destroy(napi_env env, napi_callback_info info) {

@@ -38,6 +38,13 @@ describe('green contexts through a stand-in driver (no GPU needed)', function ()
       const event = new cuda.Event(cuda.EventFlags.DISABLE_TIMING);
       assert.strictEqual(a.recordEvent(event), a);
       cuda.Context.pop();
+      // a stream of b made without making b current: its work goes to b
+      const own = b.makeStream();
+      assert.strictEqual(own.context, b);
+      assert.strictEqual(cuda.Context.getCurrent(), ctx);
+      assert.strictEqual(own.flags, cuda.StreamFlags.NON_BLOCKING);
+      assert.throws(() => b.makeStream(0), { api: 'cuGreenCtxStreamCreate', code: 1 });
+      assert.throws(() => b.makeStream(1, 0.5), { name: 'RangeError', message: 'priority must be an integer from -2147483648 to 2147483647, not 0.5' });
       assert.strictEqual(b.waitEvent(event), b);
       a.detach();
       b.detach();
@@ -48,6 +55,7 @@ describe('green contexts through a stand-in driver (no GPU needed)', function ()
         'green create sms=0+' + size,
         'green create sms=' + size + '+' + size,
         'green record sms=0+' + size + ' event1',
+        'green stream sms=' + size + '+' + size,
         'green wait sms=' + size + '+' + size + ' event1',
         'green destroy sms=0+' + size,
         'green destroy sms=' + size + '+' + size,

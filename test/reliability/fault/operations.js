@@ -561,6 +561,7 @@ const OPERATIONS = {
     const green = device.makeGreenContext(groups[0]);
     try {
       green.smResource();
+      green.makeStream().destroy();
       const event = new cuda.Event(cuda.EventFlags.DISABLE_TIMING);
       try {
         green.recordEvent(event);

@@ -501,3 +501,16 @@ EXPORT CUresult cuGreenCtxWaitEvent(CUgreenCtx green, CUevent event) {
   ENTER();
   return green_event(green, event, "wait");
 }
+EXPORT CUresult cuGreenCtxStreamCreate(CUstream *stream, CUgreenCtx green, unsigned int flags,
+                                       int priority) {
+  ENTER();
+  CUcontext ctx = green_context(green);
+  if (!ctx) return CUDA_ERROR_INVALID_HANDLE;
+  if (flags != CU_STREAM_NON_BLOCKING) return CUDA_ERROR_INVALID_VALUE;
+  if (depth == (int)(sizeof stack / sizeof *stack)) return CUDA_ERROR_OUT_OF_MEMORY;
+  stack[depth++] = ctx; /* made in the green context, which stays as current as it was */
+  CUresult result = fake_stream_new(stream, flags, priority);
+  depth--;
+  if (result == CUDA_SUCCESS) log_line("green stream sms=%u+%u", ctx->first_sm, ctx->sms);
+  return result;
+}

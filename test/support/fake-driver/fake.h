@@ -110,6 +110,8 @@ CUresult fake_copy_3d(const CUDA_MEMCPY3D *c, CUstream stream);
 /* The bytes of an element of array (array.c), or 0 where it is no live array. */
 size_t fake_array_element(CUarray array);
 CUresult fake_event_record(CUevent event, CUstream stream);
+/* A new stream of the current context. */
+CUresult fake_stream_new(CUstream *stream, unsigned int flags, int priority);
 /* An event a launch attribute records (programmatic, completion): made without timing, and not
  * for IPC, as the driver asks. */
 CUresult fake_event_record_by_launch(CUevent event, CUstream stream);

@@ -37,7 +37,7 @@ bool fake_stream_capturing(CUstream stream) {
   return !is_pseudo(stream) && stream->capture != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
-static CUresult new_stream(CUstream *stream, unsigned int flags, int priority) {
+CUresult fake_stream_new(CUstream *stream, unsigned int flags, int priority) {
   static int streams;
   if (in_context() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
   if (flags & ~1u) return CUDA_ERROR_INVALID_VALUE;
@@ -53,11 +53,11 @@ static CUresult new_stream(CUstream *stream, unsigned int flags, int priority) {
 }
 EXPORT CUresult cuStreamCreate(CUstream *stream, unsigned int flags) {
   ENTER();
-  return new_stream(stream, flags, 0);
+  return fake_stream_new(stream, flags, 0);
 }
 EXPORT CUresult cuStreamCreateWithPriority(CUstream *stream, unsigned int flags, int priority) {
   ENTER();
-  return new_stream(stream, flags, priority);
+  return fake_stream_new(stream, flags, priority);
 }
 EXPORT CUresult cuStreamDestroy(CUstream stream) {
   ENTER();
