@@ -38,6 +38,14 @@ describe('the packed package under arethetypeswrong and publint', function () {
     assert.strictEqual(attw.status, 0, attw.stderr);
   });
 
+  it('npm pack --json prints JSON alone: the prepare script it runs writes to stderr', function () {
+    const pack = spawnSync('npm', ['pack', '--json', '--dry-run'], { cwd: ROOT, encoding: 'utf8' });
+    assert.strictEqual(pack.status, 0, pack.stderr);
+    const [packed] = JSON.parse(pack.stdout);
+    assert.strictEqual(packed.name, 'cudadrv');
+    assert.ok(packed.files.some((f) => f.path === 'typings/index.d.mts'));
+  });
+
   it('publint finds nothing to fix', function () {
     const publint = spawnSync(path.join(BIN, 'publint'), [tarball, '--strict'], { encoding: 'utf8' });
     assert.strictEqual(publint.status, 0, publint.stdout + publint.stderr);
