@@ -44,6 +44,14 @@ describe('the packed package under arethetypeswrong and publint', function () {
     const [packed] = JSON.parse(pack.stdout);
     assert.strictEqual(packed.name, 'cudadrv');
     assert.ok(packed.files.some((f) => f.path === 'typings/index.d.mts'));
+    // the README's links to the guides work inside node_modules too: the guides are packed
+    const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    const guides = [...new Set([...readme.matchAll(/\]\((docs\/[\w-]+\.md)/g)].map((m) => m[1]))];
+    assert.ok(guides.length >= 8, guides.join(' '));
+    assert.deepStrictEqual(
+      guides.filter((g) => !packed.files.some((f) => f.path === g)),
+      [],
+    );
   });
 
   it('publint finds nothing to fix', function () {
