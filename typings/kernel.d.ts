@@ -221,8 +221,8 @@ export interface LaunchAttributes {
   /** The memory synchronization domain of the kernel's fences: 'remote' for kernels that talk to
    * other GPUs, so that their fences do not wait for local traffic. */
   memSyncDomain?: 'default' | 'remote';
-  /** The preferred shared memory carveout, in percent of the most shared memory (0 to 100), or -1
-   * for the kernel's own setting (CUDA 12.4+). */
+  /** The preferred shared memory carveout, in percent of the most shared memory (0 to 100; leave
+   * it out for the kernel's own setting: the driver refuses -1 here) (CUDA 12.4+). */
   sharedMemoryCarveout?: number;
   /** Programmatic dependent launch: this kernel may start before the previous kernel in the stream
    * ends, and waits for it with `cudaGridDependencySynchronize()` (compute capability 9.0+). */

@@ -7,6 +7,7 @@
 const binding = require('../internal/binding');
 const check = require('../internal/checks');
 const { Event } = require('./event');
+const { LogicError } = require('./errors');
 const { Stream } = require('./stream');
 const { StreamFlags } = require('./constants');
 const { Context, register } = require('./context');
@@ -62,14 +63,21 @@ class GreenContext extends Context {
     return stream;
   }
 
-  /** Records event where the green context's work (every stream of it) has reached now. */
+  /** Records event where the green context's work (every stream of it) has reached now; event
+   * must be made in this green context (make it while the green context is current). */
   recordEvent(event) {
     check.instance('event', event, Event);
+    if (event.context !== this) {
+      throw new LogicError(
+        'recordEvent(event): the event was made in another context; make it while this green context ' +
+          'is current (greenContext.push(); new Event(); Context.pop()). waitEvent() takes events of any context',
+      );
+    }
     binding.greenCtxEvent(this, event, false);
     return this;
   }
 
-  /** Makes the green context's later work (every stream of it) wait for event. */
+  /** Makes the green context's later work (every stream of it) wait for event, of any context. */
   waitEvent(event) {
     check.instance('event', event, Event);
     binding.greenCtxEvent(this, event, true);

@@ -70,7 +70,9 @@ function parseCharacters(text, types) {
 
 // Offsets of fields laid out as C lays out a parameter list (each at its alignment); where the
 // driver reports the kernel's own layout (info: [offset, size, ...]), its offsets, after checking
-// the count and every size. `kernel` names the kernel in messages.
+// the count and every size. `kernel` names the kernel in messages. The driver's offsets count from
+// where the parameters begin in constant memory, which is not itself aligned (on sm_90 a TensorMap
+// first in the list lies at byte 112): their alignment is the compiler's, and cannot be judged here.
 function layout(fields, info, kernel) {
   const offsets = [];
   let size = 0;
@@ -88,13 +90,6 @@ function layout(fields, info, kernel) {
         throw new TypeError(
           `kernel '${kernel}' parameter ${k + 1} takes ${want} bytes, but argument ` +
             `${k + 1} is ${label(field)} (${field.size} bytes); ${suggest(want)}`,
-        );
-      }
-      if (field.tensorMap && info[2 * k] % 64 !== 0) {
-        throw new TypeError(
-          `kernel '${kernel}' parameter ${k + 1} lies at byte ${info[2 * k]}, where a TensorMap cannot ` +
-            '(the hardware reads tensor maps 64-byte aligned): declare it `const __grid_constant__ ' +
-            'cudadrv::TensorMap` (<cudadrv/tma.cuh>) or CUtensorMap',
         );
       }
       offsets.push(info[2 * k]);

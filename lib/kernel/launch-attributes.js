@@ -152,7 +152,12 @@ function writeAttributes(launcher, options, dim3) {
   }
   if (sharedMemoryCarveout !== undefined) {
     requireDriver('sharedMemoryCarveout');
-    check.integer('sharedMemoryCarveout', sharedMemoryCarveout, -1, 100);
+    // The driver refuses CU_SHAREDMEM_CARVEOUT_DEFAULT (-1) here (580 on an H100): no attribute is the default.
+    if (sharedMemoryCarveout !== -1) check.integer('sharedMemoryCarveout', sharedMemoryCarveout, 0, 100);
+    else
+      throw new RangeError(
+        "sharedMemoryCarveout must be a percentage from 0 to 100; leave it out for the kernel's own setting",
+      );
     u32[L.carveout] = sharedMemoryCarveout >>> 0;
     bits |= L.attrCarveout;
   }

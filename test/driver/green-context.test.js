@@ -83,10 +83,15 @@ describe('green contexts through a stand-in driver (no GPU needed)', function ()
       const green = dev.makeGreenContext(groups.slice(0, 2)); // two groups side by side
       assert.strictEqual(green.smResource().smCount, 32);
       assert.throws(() => green.recordEvent({}), { name: 'TypeError', message: /^event must be an Event/ });
+      // an event of another context is recorded by its own context only; waited for by any
+      const elsewhere = new cuda.Event(cuda.EventFlags.DISABLE_TIMING);
+      assert.throws(() => green.recordEvent(elsewhere), { name: 'LogicError', message: /^recordEvent\\(event\\): the event was made in another context; make it while this green context is current/ });
+      assert.strictEqual(green.waitEvent(elsewhere), green);
       assert.throws(() => dev.makeGreenContext([groups[2], groups[0]]), { api: 'cuDevResourceGenerateDesc', code: 915 });
       // the binding checks what reaches it: a context that is not green, objects that are not resources
       const binding = require(${JSON.stringify(require.resolve('../../lib/internal/binding'))});
       assert.throws(() => binding.greenCtxEvent(ctx, new cuda.Event(), false), { name: 'TypeError', message: 'expected a green context (device.makeGreenContext())' });
+      assert.throws(() => binding.greenCtxEvent(green, elsewhere, false), { api: 'cuGreenCtxRecordEvent', code: 400 });
       assert.throws(() => binding.smResourceSplit({}, 1, 1), { name: 'TypeError', message: 'expected a SmResource' });
       assert.throws(() => binding.greenCtxCreate({}, 0, [ctx]), { name: 'TypeError', message: 'expected a SmResource' });
       green.detach();

@@ -29,7 +29,7 @@ describe('launch attributes through a stand-in driver (no GPU needed)', function
       k({ block: 32, grid: 8, stream, priority });
       k({ block: 32, grid: [8, 4], cluster: [2, 2], preferredCluster: [4, 4], clusterSchedulingPolicy: 'spread' });
       k({ block: 32, clusterSchedulingPolicy: 'load-balancing', memSyncDomain: 'remote', sharedMemoryCarveout: carveout });
-      k({ block: 32, sharedMemoryCarveout: -1, memSyncDomain: 'default', clusterSchedulingPolicy: 'default' });
+      k({ block: 32, memSyncDomain: 'default', clusterSchedulingPolicy: 'default' });
       k({ block: 32, stream, programmaticStreamSerialization: true, programmaticEvent: programmatic });
       k({ block: 32, programmaticEvent: { event: programmatic, triggerAtBlockStart: true }, completionEvent: completion });
       k({ block: 32, programmaticStreamSerialization: false, cooperative: false });
@@ -42,7 +42,7 @@ describe('launch attributes through a stand-in driver (no GPU needed)', function
         ID.priority + ':' + priority,
         ID.cluster + ':2,2,1;' + ID.preferredCluster + ':4,4,1;' + ID.scheduling + ':1',
         ID.scheduling + ':2;' + ID.syncDomain + ':1;' + ID.carveout + ':' + carveout,
-        ID.scheduling + ':0;' + ID.syncDomain + ':0;' + ID.carveout + ':-1',
+        ID.scheduling + ':0;' + ID.syncDomain + ':0',
         ID.serialization + ':1;' + ID.programmatic + ':event1,0',
         ID.programmatic + ':event1,1;' + ID.completion + ':event2',
         null,
@@ -63,7 +63,8 @@ describe('launch attributes through a stand-in driver (no GPU needed)', function
         [{ priority: '1' }, 'TypeError', 'priority must be an integer number, not the string "1"'],
         [{ clusterSchedulingPolicy: 'fast' }, 'TypeError', "clusterSchedulingPolicy must be 'default', 'spread' or 'load-balancing', not the string \\"fast\\""],
         [{ memSyncDomain: 1 }, 'TypeError', "memSyncDomain must be 'default' or 'remote', not number 1"],
-        [{ sharedMemoryCarveout: 101 }, 'RangeError', 'sharedMemoryCarveout must be an integer from -1 to 100, not 101'],
+        [{ sharedMemoryCarveout: 101 }, 'RangeError', 'sharedMemoryCarveout must be an integer from 0 to 100, not 101'],
+        [{ sharedMemoryCarveout: -1 }, 'RangeError', "sharedMemoryCarveout must be a percentage from 0 to 100; leave it out for the kernel's own setting"],
         [{ programmaticStreamSerialization: 1 }, 'TypeError', 'programmaticStreamSerialization must be true or false, not number 1'],
         [{ preferredCluster: [2, 0] }, 'RangeError', 'preferredCluster dimensions must be integers from 1 to 4294967295, not 0'],
         [{ programmaticEvent: timing }, 'TypeError', 'programmaticEvent must be an Event made with EventFlags.DISABLE_TIMING (and not INTERPROCESS): new Event(cuda.EventFlags.DISABLE_TIMING)'],

@@ -8,23 +8,9 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { hasGpu } = require('../support/gpu');
+const { NPM_CLI, npm, pack, skipWithoutNpm } = require('../support/npm');
 
 const ROOT = path.join(__dirname, '..', '..');
-const NPM_CLI = path.join(path.dirname(process.execPath), '..', 'lib', 'node_modules', 'npm', 'bin', 'npm-cli.js');
-
-function npm(args, options) {
-  const result = spawnSync(process.execPath, [NPM_CLI, ...args], { encoding: 'utf8', ...options });
-  if (result.status !== 0) throw new Error(`npm ${args.join(' ')} failed:\n${result.stdout}${result.stderr}`);
-  return result.stdout;
-}
-
-function pack(dir, destination) {
-  const [{ filename }] = JSON.parse(
-    npm(['pack', '--json', '--ignore-scripts', '--pack-destination', destination], { cwd: dir }),
-  );
-  return path.join(destination, filename);
-}
-
 describe('the packed package, installed with no compiler and no CUDA headers', function () {
   this.timeout(300000);
   let stage;
@@ -33,10 +19,7 @@ describe('the packed package, installed with no compiler and no CUDA headers', f
 
   before(function () {
     if (process.platform !== 'linux') this.skip();
-    if (!fs.existsSync(NPM_CLI)) {
-      console.log(`      (skipped: npm is not installed beside node, at ${NPM_CLI})`);
-      this.skip();
-    }
+    skipWithoutNpm(this);
     stage = fs.mkdtempSync(path.join(os.tmpdir(), 'cudadrv-install-'));
     // The package's own files, as published, with its prebuilt binary made there.
     const source = path.join(stage, 'source');

@@ -8,6 +8,7 @@ const { spawnSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
+const { npm, pack, skipWithoutNpm } = require('../support/npm');
 
 const ROOT = path.join(__dirname, '..', '..');
 const BIN = path.join(ROOT, 'node_modules', '.bin');
@@ -19,13 +20,9 @@ describe('the packed package under arethetypeswrong and publint', function () {
 
   before(function () {
     if (!fs.existsSync(path.join(BIN, 'attw'))) this.skip(); // the GPU machine's copy has no dev tools
+    skipWithoutNpm(this);
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cudadrv-pack-'));
-    const pack = spawnSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], {
-      cwd: ROOT,
-      encoding: 'utf8',
-    });
-    assert.strictEqual(pack.status, 0, pack.stderr);
-    tarball = path.join(dir, JSON.parse(pack.stdout)[0].filename);
+    tarball = pack(ROOT, dir);
   });
   after(function () {
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
@@ -39,9 +36,7 @@ describe('the packed package under arethetypeswrong and publint', function () {
   });
 
   it('npm pack --json prints JSON alone: the prepare script it runs writes to stderr', function () {
-    const pack = spawnSync('npm', ['pack', '--json', '--dry-run'], { cwd: ROOT, encoding: 'utf8' });
-    assert.strictEqual(pack.status, 0, pack.stderr);
-    const [packed] = JSON.parse(pack.stdout);
+    const [packed] = JSON.parse(npm(['pack', '--json', '--dry-run'], { cwd: ROOT }));
     assert.strictEqual(packed.name, 'cudadrv');
     assert.ok(packed.files.some((f) => f.path === 'typings/index.d.mts'));
     // the README's links to the guides work inside node_modules too: the guides are packed

@@ -117,6 +117,7 @@ CUresult fake_stream_new(CUstream *stream, unsigned int flags, int priority);
 CUresult fake_event_record_by_launch(CUevent event, CUstream stream);
 /* A number for the event, the same for its life: the order events were made in this process. */
 int fake_event_id(CUevent event);
+CUcontext fake_event_context(CUevent event);
 CUresult fake_launch(CUfunction f, const CUlaunchConfig *c, void **params, void **extra,
                      const char *attrs);
 

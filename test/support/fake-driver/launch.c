@@ -116,7 +116,7 @@ static CUresult launch_attribute(const CUlaunchConfig *c, const CUlaunchAttribut
     *at += snprintf(attrs + *at, size - *at, "%s%d:%d", sep, id, (int)v->memSyncDomain);
     return CUDA_SUCCESS;
   case CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
-    if (v->sharedMemCarveout > 100 && v->sharedMemCarveout != (unsigned)-1)
+    if (v->sharedMemCarveout > 100) /* -1 too, as driver 580 does here */
       return CUDA_ERROR_INVALID_VALUE;
     *at += snprintf(attrs + *at, size - *at, "%s%d:%d", sep, id, (int)v->sharedMemCarveout);
     return CUDA_SUCCESS;

@@ -232,6 +232,7 @@ CUresult fake_event_record_by_launch(CUevent event, CUstream stream) {
   return fake_event_record(event, stream);
 }
 int fake_event_id(CUevent event) { return event->id; }
+CUcontext fake_event_context(CUevent event) { return event->ctx; }
 EXPORT CUresult cuEventRecord(CUevent event, CUstream stream) {
   ENTER();
   return fake_event_record(event, stream);
