@@ -1,6 +1,7 @@
 'use strict';
 // Rounds of worker threads that alone load cudadrv, each terminated mid-compile, mid-link,
-// mid-wait (Context.synchronize() on a thread, FAKE_CUDA_SYNC_MS long on the stand-in) or idle;
+// mid-wait (Context.synchronize() on a thread, FAKE_CUDA_SYNC_MS long on the stand-in), idle, or
+// idle holding Hopper's objects (a green context with a stream, a tensor map, launch events);
 // then the main thread loads cudadrv, compiles, and copies through the driver. Run by
 // test/reliability/workers.test.js; argument: the number of rounds. Prints a JSON summary.
 const { Worker } = require('worker_threads');
@@ -17,6 +18,16 @@ const MODES = {
   idle: `const context = new cuda.Device(0).makeContext();
     const memory = cuda.memAlloc(1 << 20);
     const stream = new cuda.Stream();`,
+  hopper: `const device = new cuda.Device(0);
+    const context = device.makeContext();
+    const green = device.makeGreenContext(device.smResource().split({ minCount: 8 }).groups);
+    const stream = green.makeStream();
+    const memory = cuda.memAlloc(1 << 16);
+    const map = cuda.TensorMap.tiled({ memory, dataType: 'float32', globalDim: [64, 64], boxDim: [16, 8] });
+    const event = new cuda.Event(cuda.EventFlags.DISABLE_TIMING);
+    new cuda.Module('entry tma 128 8\\n').getFunction('tma')(map, memory,
+      { block: 1, grid: 4, stream, completionEvent: event, programmaticStreamSerialization: true });
+    green.waitEvent(event);`,
 };
 
 function workerCode(mode) {
@@ -35,8 +46,8 @@ function workerCode(mode) {
 }
 
 async function main() {
-  const seen = { compile: 0, link: 0, wait: 0, idle: 0 };
-  const finishedFirst = { compile: 0, link: 0, wait: 0, idle: 0 }; // done before terminate()
+  const seen = { compile: 0, link: 0, wait: 0, idle: 0, hopper: 0 };
+  const finishedFirst = { compile: 0, link: 0, wait: 0, idle: 0, hopper: 0 }; // done before terminate()
   const modes = Object.keys(MODES);
   for (let round = 0; round < rounds; round++) {
     const mode = modes[round % modes.length];
