@@ -7,13 +7,6 @@
  * "FROM TO PEER" (devices 0 or 1, PEER 0 or 1), sets peer access between the two contexts both
  * ways to PEER (untimed), copies BYTES from FROM's memory to TO's (cuMemcpyPeer, then
  * cuCtxSynchronize) and prints the copy's milliseconds on a line of its own. */
-#include <cuda.h>
-#include <cudaTypedefs.h>
-#include <dlfcn.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-
 // clang-format off
 #define DRIVER_CALLS(X)                                                                        \
   X(cuInit, 2000) X(cuGetErrorString, 6000) X(cuDeviceGet, 2000)                                 \
@@ -21,47 +14,8 @@
   X(cuMemAlloc, 3020) X(cuMemcpyPeer, 4000) X(cuCtxEnablePeerAccess, 4000)                       \
   X(cuCtxDisablePeerAccess, 4000)
 // clang-format on
-
-#define DRIVER_ENTRY(name, version) PFN_##name##_v##version name;
-static struct {
-  DRIVER_CALLS(DRIVER_ENTRY)
-} cu;
-#undef DRIVER_ENTRY
-
-static void check(CUresult result, const char *call) {
-  if (result == CUDA_SUCCESS) return;
-  const char *text = "unknown error";
-  if (cu.cuGetErrorString) cu.cuGetErrorString(result, &text);
-  fprintf(stderr, "peer_floor: %s failed: %s\n", call, text);
-  exit(1);
-}
-#define CK(call) check(call, #call)
-
-static void load_driver(void) {
-  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  PFN_cuGetProcAddress_v12000 get_proc =
-      lib ? (PFN_cuGetProcAddress_v12000)dlsym(lib, "cuGetProcAddress_v2") : NULL;
-  if (!get_proc) {
-    fprintf(stderr, "peer_floor: no driver with cuGetProcAddress_v2: %s\n", dlerror());
-    exit(1);
-  }
-  CUdriverProcAddressQueryResult found;
-#define DRIVER_RESOLVE(name, version)                                                              \
-  if (get_proc(#name, (void **)&cu.name, version, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &found) !=    \
-          CUDA_SUCCESS ||                                                                          \
-      found != CU_GET_PROC_ADDRESS_SUCCESS) {                                                      \
-    fprintf(stderr, "peer_floor: the driver lacks %s\n", #name);                                   \
-    exit(1);                                                                                       \
-  }
-  DRIVER_CALLS(DRIVER_RESOLVE)
-#undef DRIVER_RESOLVE
-}
-
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
+#define FLOOR_NAME "peer_floor"
+#include "floor_driver.h"
 
 int main(int argc, char **argv) {
   if (argc != 2) {

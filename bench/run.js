@@ -151,14 +151,19 @@ const OPERATIONS = [
   ...['htod', 'dtoh'].flatMap((direction) =>
     ['pinned', 'pageable'].map((kind) => ({
       id: `copy.${direction}.${kind}`,
-      title: `256 MiB ${direction === 'htod' ? 'host→device' : 'device→host'}, ${kind}`,
+      title: `256 MiB ${direction === 'htod' ? 'host→device' : 'device→host'}, ${kind === 'pinned' ? kind : 'pageable (staged)'}`,
       unit: 'GB/s',
       bytes: SIZES.big,
       c: `copy.${direction}.${kind}`,
       rounds: 5,
       spec: [1, 2, 1],
-      note: 'C and cudadrv take turns: 5 rounds of 2 timed copies after a warm-up one',
-      target: bandwidthAtLeast(kind === 'pinned' ? 0.98 : 0.95),
+      note:
+        'C and cudadrv take turns: 5 rounds of 2 timed copies after a warm-up one' +
+        (kind === 'pinned'
+          ? ''
+          : "; cudadrv's through its staging buffers, C's the driver's (bench/staging.js: all sizes)"),
+      // pageable: issue 32's targets for staged copies
+      target: bandwidthAtLeast(kind === 'pinned' ? 0.98 : direction === 'htod' ? 2.5 : 1.8),
       js: (env) => {
         const { cuda } = env;
         const { device } = env.bigBuffers();
@@ -1021,7 +1026,7 @@ function dryRun(ops) {
     const t = op.target;
     let js = c;
     if (t && t.kind === 'ratio') js = (c * (1 + t.max)) / 2;
-    if (t && t.kind === 'bandwidth') js = (c * (1 + t.min)) / 2;
+    if (t && t.kind === 'bandwidth') js = c * (t.min + 0.01);
     if (t && t.kind === 'absolute') js = t.max / 2;
     if (t && t.kind === 'delta') js = c + t.max / 2;
     if (t && t.kind === 'of') js = (medians[t.op] * t.max) / 2;

@@ -20,6 +20,7 @@ const { MemoryPool, ShareableHandle, memAllocAsync } = require('./memory/memory-
 const managed = require('./memory/managed');
 const { pointerAttributes } = require('./memory/pointer-attributes');
 const { memcpyBatchAsync } = require('./memory/batch-copies');
+const { pageableStaging } = require('./memory/staging');
 const virtualMemory = require('./memory/virtual-memory');
 const hostMemory = require('./memory/host-memory');
 const array = require('./memory/array');
@@ -187,6 +188,7 @@ module.exports = {
   Memcpy2D: copies.Memcpy2D,
   Memcpy3D: copies.Memcpy3D,
   Memcpy3DPeer: copies.Memcpy3DPeer,
+  pageableStaging,
   // host memory
   HostPointer: hostMemory.HostPointer,
   PagelockedHostAllocation: hostMemory.PagelockedHostAllocation,

@@ -131,6 +131,7 @@ export const {
   Memcpy2D,
   Memcpy3D,
   Memcpy3DPeer,
+  pageableStaging,
 } = cuda;
 
 // arrays, textures and surfaces

@@ -66,7 +66,7 @@ NAPI_MODULE_INIT() {
       tensor_map_init,     nvrtc_init,
       link_init,           library_init,
       digest_init,         files_init,
-      file_writer_init,
+      file_writer_init,    staging_init,
   };
   for (size_t i = 0; i < sizeof families / sizeof families[0]; i++)
     if (!families[i](env, exports)) return NULL;

@@ -144,10 +144,37 @@ export declare function fromDeviceLike<T extends TypedArray>(pointer: DevicePoin
 
 // ---- copies and memsets ----
 
-/** Copies all of src to device memory dest, checked against dest's size where known. */
+/** Copies all of src to device memory dest, checked against dest's size where known. From
+ * pageable memory of pageableStaging().threshold bytes or more, through cudadrv's staging. */
 export declare function memcpyHtoD(dest: DevicePointerLike, src: HostBuffer): void;
-/** Fills all of dest from device memory src, checked against src's size where known. */
+/** Fills all of dest from device memory src, checked against src's size where known. Into
+ * pageable memory of pageableStaging().threshold bytes or more, through cudadrv's staging. */
 export declare function memcpyDtoH(dest: HostBuffer, src: DevicePointerLike): void;
+/** How synchronous copies of pageable host memory (an ordinary TypedArray) are staged. */
+export interface PageableStaging {
+  /** Whether copies are staged at all (true by default). */
+  enabled: boolean;
+  /** The least bytes a copy has to be staged (16 MiB by default: below, the driver's own path was
+   * as fast on an H100 host). */
+  threshold: number;
+  /** The bytes of each of the two page-locked buffers (16 MiB by default; 4096 to 2**28). */
+  bufferBytes: number;
+  /** Threads that copy beside the calling one (the cores less one, at most 7, by default; at
+   * most 15). */
+  helpers: number;
+  /** Milliseconds after the last staged copy that the buffers are freed (10000 by default); each
+   * thread's own (the others are the process's). */
+  idleMs: number;
+}
+/**
+ * The settings of staged copies; given some of them, changes those and returns all. A synchronous
+ * copy (memcpyHtoD, memcpyDtoH, toDevice, fromDevice, the In and Out arguments of a call without a
+ * stream) between device memory and pageable host memory of `threshold` bytes or more goes through
+ * two page-locked buffers of cudadrv's own: helper threads fill one while the copy engine moves
+ * the other, which beats the driver's own pageable path. The buffers are freed `idleMs` after the
+ * last staged copy.
+ */
+export declare function pageableStaging(settings?: Partial<PageableStaging>): PageableStaging;
 /**
  * memcpyHtoD on stream; from pageable memory the driver stages the copy, so page-locked memory is
  * the asynchronous case.

@@ -3,6 +3,7 @@
 // descriptors (Memcpy2D, Memcpy3D, Memcpy3DPeer), one at a time or batched. Sizes are checked against what is known of the
 // memory first; the addon checks again.
 const binding = require('../internal/binding');
+const { noteStaged } = require('./staging');
 const check = require('../internal/checks');
 const layouts = require('../internal/layouts');
 const { Context } = require('../driver/context');
@@ -20,7 +21,7 @@ function memcpyHtoD(dest, src) {
   const ptr = devicePointer(dest, 'dest');
   const view = host.hostView('src', src);
   fits(view.byteLength, dest, 'memcpyHtoD(dest, src)');
-  binding.memcpyHtoD(ptr, view);
+  if (binding.memcpyHtoD(ptr, view)) noteStaged();
 }
 
 /** Fills all of dest (any host buffer) from device memory src. */
@@ -28,7 +29,7 @@ function memcpyDtoH(dest, src) {
   const view = host.hostView('dest', dest);
   const ptr = devicePointer(src, 'src');
   fits(view.byteLength, src, 'memcpyDtoH(dest, src)');
-  binding.memcpyDtoH(view, ptr);
+  if (binding.memcpyDtoH(view, ptr)) noteStaged();
 }
 
 /** memcpyHtoD on stream; returns at once. Page-locked, managed and registered src arrays are kept

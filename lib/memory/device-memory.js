@@ -4,6 +4,7 @@
 // device memory reads it through lib/internal/pointer.js, so any kind of device memory goes
 // anywhere; sizes are checked against what is known of it first.
 const binding = require('../internal/binding');
+const { noteStaged } = require('./staging');
 const check = require('../internal/checks');
 const layouts = require('../internal/layouts');
 const { Context, isDetached } = require('../driver/context');
@@ -289,7 +290,7 @@ function toDevice(array) {
   const view = host.hostView('array', array);
   if (view.byteLength === 0) throw new RangeError('toDevice(): the array is empty');
   const memory = memAlloc(view.byteLength);
-  binding.memcpyHtoD(memory.ptr, view);
+  if (binding.memcpyHtoD(memory.ptr, view)) noteStaged();
   return memory;
 }
 
@@ -308,7 +309,7 @@ function fromDevice(pointer, shape, dtype) {
     });
   }
   fits(result.byteLength, pointer, 'fromDevice(pointer, shape, dtype)');
-  binding.memcpyDtoH(result, ptr);
+  if (binding.memcpyDtoH(result, ptr)) noteStaged();
   return result;
 }
 

@@ -15,8 +15,9 @@ static napi_value keep_until_done(napi_env env, stream_h *stream, napi_value val
 }
 
 /* The copies between host and device, with the driver's argument order: memcpyHtoD(dest, src)
- * copies all of src, memcpyDtoH(dest, src) fills all of dest; their Async forms take (..., stream,
- * keep), keep (or undefined) staying alive until the stream has passed the copy. */
+ * copies all of src, memcpyDtoH(dest, src) fills all of dest, through the staging buffers where
+ * they apply (then returning true); their Async forms take (..., stream, keep), keep (or
+ * undefined) staying alive until the stream has passed the copy. */
 static napi_value copy_host_device(napi_env env, napi_callback_info info, bool to_device,
                                    bool async) {
   ARGS(env, info, 4);
@@ -30,6 +31,10 @@ static napi_value copy_host_device(napi_env env, napi_callback_info info, bool t
       (async && !arg_stream_and_handle(env, argv[2], &stream, &s)) || !driver_ready(env))
     return NULL;
   if (!bytes) return NULL;
+  if (!async) {
+    int staged = staged_copy(env, device, host, bytes, to_device);
+    if (staged) return staged > 0 ? make_bool(env, true) : NULL;
+  }
   if (to_device && async)
     CU_CALL(env, cuMemcpyHtoDAsync, device, host, bytes, stream);
   else if (to_device)

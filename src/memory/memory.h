@@ -122,6 +122,12 @@ bool arg_fd(napi_env env, napi_value v, int *fd);
  * failure closes it: false after throwing (mempool.c). */
 bool shareable_handle_wrap(napi_env env, napi_value obj, int fd);
 bool batch_copies_init(napi_env env, napi_value exports);
+bool staging_init(napi_env env, napi_value exports);
+/* A synchronous copy of bytes between device and host through cudadrv's staging buffers
+ * (staging.c): 1 when done, -1 after throwing, 0 where staging does not apply (off, too few bytes,
+ * host memory CUDA knows, the buffers busy or not to be had): the caller takes the driver's path.
+ */
+int staged_copy(napi_env env, CUdeviceptr device, void *host, size_t bytes, bool to_device);
 bool pointer_attributes_init(napi_env env, napi_value exports);
 bool host_memory_init(napi_env env, napi_value exports);
 bool array_init(napi_env env, napi_value exports);

@@ -562,7 +562,13 @@ const OPERATIONS = {
     try {
       green.smResource();
       green.makeStream().destroy();
-      const event = new cuda.Event(cuda.EventFlags.DISABLE_TIMING);
+      green.push();
+      let event;
+      try {
+        event = new cuda.Event(cuda.EventFlags.DISABLE_TIMING);
+      } finally {
+        cuda.Context.pop();
+      }
       try {
         green.recordEvent(event);
         green.waitEvent(event);

@@ -28,6 +28,7 @@ const arrayDescriptor = { width: 16, format: cuda.ArrayFormat.FLOAT, numChannels
 const granularity = cuda.memGetAllocationGranularity();
 const pinnedSource = cuda.pagelockedZeros(256, 'uint8');
 const [smGroup] = new cuda.Device(0).smResource().split({ minCount: 8 }).groups;
+const stagedSource = new Uint8Array(150000).fill(7);
 
 // What one cycle makes and drops: nothing is freed by hand (but contexts), the collector
 // releases it all.
@@ -87,6 +88,8 @@ const KINDS = {
       stream,
     ),
   compileResults: () => compiler.compileSync(SOURCE),
+  // through the staging buffers both ways (set up below: staged from 0 bytes, 64 KiB buffers)
+  stagedCopies: () => cuda.fromDevice(cuda.toDevice(stagedSource), stagedSource.length, 'uint8'),
   // a leak of 256 bytes a cycle, which the harness must report (leaks.test.js; not in run.js's list)
   retained: () => retained.push(Buffer.alloc(256, 1)),
 };
@@ -102,6 +105,10 @@ async function collect() {
 
 async function main() {
   const make = KINDS[kind];
+  if (kind === 'stagedCopies') {
+    cuda.pageableStaging({ threshold: 0, bufferBytes: 65536, helpers: 2 });
+    make(); // the buffers, registered once for the run
+  }
   await collect();
   const before = liveCounts(process.env.FAKE_CUDA_COUNTS);
   let early = 0;

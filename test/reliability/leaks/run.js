@@ -36,6 +36,7 @@ const KINDS = [
   'growableBuffers',
   'batchCopies',
   'compileResults',
+  'stagedCopies',
 ];
 const SLACK = 8 * 2 ** 20;
 

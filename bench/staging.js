@@ -1,0 +1,92 @@
+#!/usr/bin/env node
+'use strict';
+// Synchronous copies of pageable host memory (issue 32) over sizes from 64 KiB to 1 GiB, host to
+// device and device to host: cudadrv (memcpyHtoD / memcpyDtoH of an ordinary Uint8Array, staged
+// from pageableStaging().threshold bytes) and C (bench/copy_floor.c: cuMemcpyHtoD / cuMemcpyDtoH
+// of malloc'd memory) taking turns in the same run. Targets: 256 MiB host→device ≥ 2.5× C's
+// bandwidth, device→host ≥ 1.8×, and no size slower than C (≥ 0.95×, for noise).
+// Usage: node bench/staging.js [--json] [--threshold BYTES] [--stand-in]; exits 1 when a target is
+// missed. --threshold: pageableStaging's, for finding where staging pays. --stand-in: the tests'
+// stand-in driver, which checks the machinery, not the figures.
+const { spawnSync } = require('child_process');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const { now, buildFloor, startFloor, inTurns, printRows } = require('./turns');
+
+const KIB = 1024;
+const SIZES = [64 * KIB, 256 * KIB, 1 << 20, 4 << 20, 16 << 20, 64 << 20, 256 << 20, 1 << 30];
+const TARGETS = { H: 2.5, D: 1.8 }; // at 256 MiB
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'cudadrv-bench-'));
+
+if (process.argv.includes('--stand-in')) {
+  const { buildStandIn } = require('../test/support/stand-in-driver');
+  const dir = path.join(work, 'stand-in');
+  buildStandIn(dir);
+  const args = process.argv.slice(1).filter((arg) => arg !== '--stand-in');
+  const env = { ...process.env, LD_LIBRARY_PATH: dir, CUDADRV_BENCH_MOST: String(64 << 20) };
+  const { status } = spawnSync(process.execPath, args, { stdio: 'inherit', env });
+  fs.rmSync(work, { recursive: true, force: true });
+  process.exit(status ?? 1);
+}
+
+const cuda = require('..');
+
+// Samples for a size: about 2 GiB moved each way, at least 5 and at most 41.
+const samplesFor = (bytes) => Math.max(5, Math.min(41, Math.round(2 ** 31 / bytes)));
+const gbps = (bytes, ms) => bytes / ms / 1e6;
+
+async function main() {
+  const most = Number(process.env.CUDADRV_BENCH_MOST) || SIZES[SIZES.length - 1];
+  const sizes = SIZES.filter((n) => n <= most);
+  const floor = startFloor(buildFloor('copy_floor', work), [String(most)]);
+  const ctx = new cuda.Device(0).retainPrimaryContext();
+  ctx.push();
+  const device = cuda.memAlloc(most);
+  const host = new Uint8Array(most).fill(1);
+  const at = process.argv.indexOf('--threshold');
+  const staging = at > 0 ? cuda.pageableStaging({ threshold: Number(process.argv[at + 1]) }) : cuda.pageableStaging();
+  const rows = [];
+  const results = [];
+  for (const direction of ['H', 'D']) {
+    for (const bytes of sizes) {
+      const view = host.subarray(0, bytes);
+      const js = () => {
+        const start = now();
+        if (direction === 'H') cuda.memcpyHtoD(device, view);
+        else cuda.memcpyDtoH(view, device);
+        return now() - start;
+      };
+      const c = async () => (await floor.step(`${direction} ${bytes}`))[0];
+      await js();
+      await c();
+      const t = await inTurns(samplesFor(bytes), js, c);
+      const ratio = 1 / t.ratio; // bandwidth: C's time over ours
+      const min = bytes === 256 << 20 ? TARGETS[direction] : 0.95;
+      const name = `${bytes >= 1 << 20 ? `${bytes / 2 ** 20} MiB` : `${bytes / KIB} KiB`} ${direction === 'H' ? 'host→device' : 'device→host'}`;
+      const staged = bytes >= staging.threshold && staging.enabled;
+      results.push({ direction, bytes, staged, cudadrv: gbps(bytes, t.js), c: gbps(bytes, t.c), ratio, min });
+      rows.push([
+        `${name}${staged ? '' : ' (driver)'}`,
+        `${gbps(bytes, t.js).toFixed(2)} GB/s vs C ${gbps(bytes, t.c).toFixed(2)} GB/s = ${ratio.toFixed(2)}×`,
+        `≥ ${min}×`,
+        ratio >= min,
+      ]);
+    }
+  }
+  floor.end();
+  cuda.Context.pop();
+  if (process.argv.includes('--json')) console.log(JSON.stringify({ staging, results }));
+  printRows(`pageable copies, cudadrv (staging ${JSON.stringify(staging)}) and C in turns`, rows);
+  return rows.every((row) => row[3]);
+}
+
+main()
+  .then((ok) => {
+    fs.rmSync(work, { recursive: true, force: true });
+    process.exitCode = ok ? 0 : 1;
+  })
+  .catch((error) => {
+    console.error(error);
+    process.exitCode = 1;
+  });
