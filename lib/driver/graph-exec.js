@@ -113,8 +113,7 @@ class GraphExec {
 
   /** Turns a kernel, memset or copy node off (later launches skip it) or on again. */
   setEnabled(node, enabled) {
-    if (typeof enabled !== 'boolean')
-      throw new TypeError(`enabled must be true or false, not ${check.describe(enabled)}`);
+    check.boolean('enabled', enabled);
     binding.graphExecSetEnabled(this, ...execNode(this, node, 'setEnabled'), enabled);
     return this;
   }

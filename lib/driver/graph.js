@@ -244,10 +244,7 @@ class Graph {
     check.keys(options, ['default', 'resetEachLaunch'], 'graph.conditionalHandle()');
     const { default: value = 0, resetEachLaunch = true } = options ?? {};
     check.integer('default', value, 0, 2 ** 32 - 1);
-    if (typeof resetEachLaunch !== 'boolean') {
-      throw new TypeError(`resetEachLaunch must be true or false, not ${check.describe(resetEachLaunch)}`);
-    }
-    const flags = resetEachLaunch ? COND_ASSIGN_DEFAULT : 0;
+    const flags = check.boolean('resetEachLaunch', resetEachLaunch) ? COND_ASSIGN_DEFAULT : 0;
     return makeHandle(this, binding.graphConditionalHandle(this, value, flags));
   }
 
@@ -316,10 +313,7 @@ class Graph {
         ['deviceLaunch', GraphInstantiateFlags.DEVICE_LAUNCH],
         ['useNodePriority', GraphInstantiateFlags.USE_NODE_PRIORITY],
       ]) {
-        if (options[key] === undefined || options[key] === false) continue;
-        if (options[key] !== true)
-          throw new TypeError(`${key} must be true or false, not ${check.describe(options[key])}`);
-        flags |= flag;
+        if (options[key] !== undefined && check.boolean(key, options[key])) flags |= flag;
       }
     }
     const exec = Object.create(GraphExec.prototype);

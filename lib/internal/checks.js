@@ -14,6 +14,12 @@ function describe(value) {
 }
 
 // An integer number in [min, max].
+// true or false, returned.
+function boolean(name, value) {
+  if (typeof value !== 'boolean') throw new TypeError(`${name} must be true or false, not ${describe(value)}`);
+  return value;
+}
+
 function integer(name, value, min = 0, max = Number.MAX_SAFE_INTEGER) {
   if (typeof value !== 'number') throw new TypeError(`${name} must be an integer number, not ${describe(value)}`);
   if (!Number.isInteger(value) || value < min || value > max) {
@@ -137,6 +143,7 @@ function imageBytes(image, holds) {
 
 module.exports = {
   describe,
+  boolean,
   integer,
   size,
   member,

@@ -43,9 +43,7 @@ function requireDriver(key) {
 }
 
 function flag(key, value) {
-  if (value === true) return true;
-  if (value === undefined || value === false) return false;
-  throw new TypeError(`${key} must be true or false, not ${check.describe(value)}`);
+  return value !== undefined && check.boolean(key, value);
 }
 
 // The Event of an event attribute: one made with EventFlags.DISABLE_TIMING, as the driver asks.
@@ -153,11 +151,12 @@ function writeAttributes(launcher, options, dim3) {
   if (sharedMemoryCarveout !== undefined) {
     requireDriver('sharedMemoryCarveout');
     // The driver refuses CU_SHAREDMEM_CARVEOUT_DEFAULT (-1) here (580 on an H100): no attribute is the default.
-    if (sharedMemoryCarveout !== -1) check.integer('sharedMemoryCarveout', sharedMemoryCarveout, 0, 100);
-    else
+    if (sharedMemoryCarveout === -1) {
       throw new RangeError(
         "sharedMemoryCarveout must be a percentage from 0 to 100; leave it out for the kernel's own setting",
       );
+    }
+    check.integer('sharedMemoryCarveout', sharedMemoryCarveout, 0, 100);
     u32[L.carveout] = sharedMemoryCarveout >>> 0;
     bits |= L.attrCarveout;
   }

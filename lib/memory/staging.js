@@ -14,7 +14,7 @@ function release() {
   if (!binding.stagingRelease()) noteStaged(); // another thread's copy held them: later
 }
 
-/** Called after each staged copy: the buffers are kept until IDLE_MS pass without one. */
+/** Called after each staged copy: the buffers are kept until idleMs pass without one. */
 function noteStaged() {
   if (timer !== null) timer.refresh();
   else (timer = setTimeout(release, idleMs)).unref();
@@ -35,9 +35,7 @@ function pageableStaging(options) {
   check.keys(options, ['enabled', 'threshold', 'bufferBytes', 'helpers', 'idleMs'], 'pageableStaging()');
   const [enabled, threshold, bufferBytes, helpers, mostHelpers] = binding.stagingSettings();
   const next = { enabled, threshold, bufferBytes, helpers, ...options };
-  if (typeof next.enabled !== 'boolean') {
-    throw new TypeError(`enabled must be true or false, not ${check.describe(next.enabled)}`);
-  }
+  check.boolean('enabled', next.enabled);
   next.threshold = check.size('threshold', next.threshold);
   check.integer('bufferBytes', next.bufferBytes, 4096, 2 ** 28);
   check.integer('helpers', next.helpers, 0, mostHelpers);

@@ -102,8 +102,10 @@ static bool release_buffers(void) {
     if (!buffers[i]) continue;
     CUdeviceptr start;
     size_t size = 0;
-    memory_range((CUdeviceptr)(uintptr_t)buffers[i], &start, &size);
-    if (size && DRV(cuMemHostUnregister, buffers[i]) != CUDA_SUCCESS) return false;
+    /* memory the driver cannot say it has let go of (no context current, say) is kept */
+    if (memory_range((CUdeviceptr)(uintptr_t)buffers[i], &start, &size) != CUDA_SUCCESS ||
+        (size && DRV(cuMemHostUnregister, buffers[i]) != CUDA_SUCCESS))
+      return false;
     free(buffers[i]);
     buffers[i] = NULL;
   }

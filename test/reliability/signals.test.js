@@ -139,6 +139,9 @@ describe('SIGINT and SIGTERM with live GPU objects (stand-in driver)', function 
       const env = { LD_LIBRARY_PATH: standIn.dir };
       assertEndedBy(await signalled('during-attribute-launches', signal, { env }), signal);
     });
+    it(`${signal} while the main thread and two workers stage copies of pageable memory: ended by the signal within 1 s`, async function () {
+      assertEndedBy(await signalled('during-staged-copies', signal, { env: { LD_LIBRARY_PATH: standIn.dir } }), signal);
+    });
     it(`${signal} while green contexts are made, worked in and detached: ended by the signal within 1 s`, async function () {
       assertEndedBy(await signalled('during-green-work', signal, { env: { LD_LIBRARY_PATH: standIn.dir } }), signal);
     });

@@ -126,6 +126,26 @@ const STATES = {
     };
     work();
   },
+  // Staged copies of pageable memory back and forth on the main thread while two workers stage
+  // their own, so that the signal finds the helper threads and the buffers in use (on the stand-in).
+  'during-staged-copies'() {
+    globalThis.kept = new cuda.Device(0).makeContext();
+    cuda.pageableStaging({ threshold: 0, bufferBytes: 65536, helpers: 3 });
+    const { Worker } = require('worker_threads');
+    const code = `const cuda = require(${JSON.stringify(root)});
+      const ctx = new cuda.Device(0).makeContext();
+      for (;;) cuda.fromDevice(cuda.toDevice(new Float64Array(40000)), 40000, 'float64');`;
+    globalThis.workers = [0, 1].map(() => new Worker(code, { eval: true }));
+    const data = new Uint8Array(300000).fill(3);
+    let rounds = 0;
+    const work = () => {
+      const back = cuda.fromDevice(cuda.toDevice(data), data.length, 'uint8');
+      if (back[data.length - 1] !== 3) throw new Error('a staged copy lost bytes');
+      if (++rounds === 10) ready();
+      setImmediate(work);
+    };
+    work();
+  },
   // Green contexts made, worked in and detached in a loop, events recorded in one and waited for
   // in another (on the stand-in).
   'during-green-work'() {
