@@ -3,49 +3,46 @@
 // directory: a process started with LD_LIBRARY_PATH=dir loads it instead of NVIDIA's. For the
 // tests that run the addon through it, the fuzzer and bench/overhead.js.
 const { execFileSync } = require('child_process');
+const crypto = require('crypto');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
 
 const SOURCES = path.join(__dirname, 'fake-driver');
+const BUILT = path.join(__dirname, '..', '..', 'build', 'stand-in');
 
 /**
- * Compiles the stand-in into dir/libcuda.so.1 (dir is made if missing); returns dir. Throws with
- * the compiler's message on failure. flags: more compiler flags; CUDADRV_STAND_IN_CFLAGS adds
- * more (the sanitizer run's).
+ * Puts the stand-in at dir/libcuda.so.1 (dir is made if missing); returns dir. Throws with the
+ * compiler's message on failure. flags: more compiler flags; CUDADRV_STAND_IN_CFLAGS adds more (the
+ * sanitizer run's). Each build is kept in build/stand-in/, named by a digest of what went into it
+ * (sources, flags, compiler, CUDA headers), and copied from there: some forty suites, the fuzzer
+ * and the leak run each want one, and compiling it takes seconds.
  */
 function buildStandIn(dir, flags = []) {
   const extra = (process.env.CUDADRV_STAND_IN_CFLAGS || '').split(' ').filter(Boolean);
   const include = execFileSync(process.execPath, [path.join(__dirname, '..', '..', 'scripts', 'find-cuda.js')], {
     encoding: 'utf8',
   });
+  const cc = process.env.CC || 'cc';
+  const names = fs.readdirSync(SOURCES).sort();
+  const args = ['-O2', '-g', '-Wall', '-Wextra', '-Werror', '-shared', '-fPIC', '-fvisibility=hidden'];
+  args.push(`-I${include}`, ...flags, ...extra);
+  const digest = crypto.createHash('sha256').update(JSON.stringify([cc, args]));
+  for (const name of names) digest.update(name).update(fs.readFileSync(path.join(SOURCES, name)));
+  const built = path.join(BUILT, digest.digest('hex').slice(0, 24), 'libcuda.so.1');
+  if (!fs.existsSync(built)) {
+    fs.mkdirSync(path.dirname(built), { recursive: true });
+    const partial = `${built}.${process.pid}`; // renamed when whole: builds at once never see half a file
+    const sources = names.filter((f) => f.endsWith('.c')).map((f) => path.join(SOURCES, f));
+    try {
+      execFileSync(cc, [...args, '-o', partial, ...sources, '-ldl', '-lpthread'], { stdio: 'pipe' });
+      fs.renameSync(partial, built);
+    } finally {
+      fs.rmSync(partial, { force: true });
+    }
+  }
   fs.mkdirSync(dir, { recursive: true });
-  const sources = fs
-    .readdirSync(SOURCES)
-    .filter((f) => f.endsWith('.c'))
-    .map((f) => path.join(SOURCES, f));
-  execFileSync(
-    process.env.CC || 'cc',
-    [
-      '-O2',
-      '-g',
-      '-Wall',
-      '-Wextra',
-      '-Werror',
-      '-shared',
-      '-fPIC',
-      '-fvisibility=hidden',
-      `-I${include}`,
-      ...flags,
-      ...extra,
-      '-o',
-      path.join(dir, 'libcuda.so.1'),
-      ...sources,
-      '-ldl',
-      '-lpthread',
-    ],
-    { stdio: 'pipe' },
-  );
+  fs.copyFileSync(built, path.join(dir, 'libcuda.so.1'));
   return dir;
 }
 

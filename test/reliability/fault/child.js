@@ -8,6 +8,7 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const cuda = require('../../..');
+const binding = require('../../../lib/internal/binding');
 const { liveCounts, tracedCalls } = require('../../support/stand-in-driver');
 const { OPERATIONS } = require('./operations');
 
@@ -24,11 +25,13 @@ function tableSymbols() {
 
 const settle = () => new Promise((resolve) => setImmediate(resolve));
 // Until what the garbage collector can release is released: finalizers run from immediates, and
-// the addon's reaper thread frees off the main thread.
+// the addon's reaper thread frees off the main thread (memReclaim waits for it: counts read while
+// it worked looked settled under load, two test files at once).
 async function quiesce() {
   let last = '';
   for (let i = 0; i < 20; i++) {
     global.gc();
+    binding.memReclaim(false);
     await settle();
     await new Promise((resolve) => setTimeout(resolve, 2));
     const now = fs.readFileSync(COUNTS, 'utf8');
