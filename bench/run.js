@@ -465,8 +465,11 @@ const OPERATIONS = [
     c: 'graph.while.long',
     rounds: 10,
     spec: [1, 20, 1],
-    target: ofOperation('graph.while.short', 1.1),
-    note: 'flat in the iteration count: at most 1.1x the launch of the 10-iteration loop',
+    target: ratioAtMost(1.05),
+    note:
+      "held to C's own launch of the same loop, not to the 10-iteration one: the driver's launch of the " +
+      'longer loop costs more than of the shorter (C: 4.9 -> 6.5 and 5.1 -> 20.8 us in two H100 runs); ' +
+      'the line below is what the loop costs launched from JavaScript, kernel by kernel',
     js: (env) => whileLoop(env, SIZES.whileLong),
   },
   {

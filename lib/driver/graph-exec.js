@@ -20,6 +20,11 @@ const UPDATE_FAILURES = {
   8: "a node's attributes changed in a way an update cannot follow",
 };
 
+function makeLauncher(exec) {
+  const [launch, setStream] = binding.graphExecLauncher(exec);
+  return { launch, setStream, stream: null };
+}
+
 /** An instantiated Graph: `graph.instantiate()`, then `exec.launch(stream)` as often as needed. */
 class GraphExec {
   constructor() {
@@ -28,7 +33,19 @@ class GraphExec {
 
   /** Enqueues the whole graph on stream (the default stream when omitted); returns at once. */
   launch(stream = null) {
-    binding.graphExecLaunch(this, stream);
+    const mine = held.get(this);
+    if (mine === undefined) {
+      binding.graphExecLaunch(this, stream); // a TypeError for what is not a GraphExec
+      return this;
+    }
+    // The hot path, as a kernel's launcher: functions bound in C to this exec and to a stream, so
+    // that a launch reads no JS value there (cuGraphLaunch of 100 nodes takes about 2 µs).
+    const launcher = mine.launcher || (mine.launcher = makeLauncher(this));
+    if (stream !== launcher.stream) {
+      launcher.setStream(stream);
+      launcher.stream = stream;
+    }
+    launcher.launch();
     return this;
   }
 

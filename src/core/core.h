@@ -221,6 +221,12 @@ typedef struct export_fn {
 bool export_functions(napi_env env, napi_value exports, const export_fn *fns, size_t count);
 #define EXPORTS(env, exports, table)                                                               \
   export_functions(env, exports, table, sizeof(table) / sizeof((table)[0]))
+/* Makes count functions (into out) bound to data, each counted in *refs while it lives, and
+ * finalize(env, data, NULL) called as each is collected (it frees data when *refs reaches 0). The
+ * caller holds one count through the call and lets go of it after, by calling finalize itself:
+ * data is then freed there if no function holds it. */
+napi_status bind_functions(napi_env env, const export_fn *fns, size_t count, void *data, int *refs,
+                           napi_finalize finalize, napi_value *out);
 
 /* A layout that lib/ and C share (a header, a descriptor's slots, a selector's values): C defines
  * it once, as an enum, and exports its names and values as the frozen object exports.layouts[name]

@@ -94,6 +94,10 @@ void *handle_get(napi_env env, napi_value value, const handle_kind *kind);
 bool handle_alive(napi_env env, handle_base *base);
 /* Like handle_get, but returns freed handles too (for free()/destroy() being idempotent). */
 void *handle_get_any(napi_env env, napi_value value, const handle_kind *kind);
+/* Binds v (an object of kind, or null or undefined for none) to a slot: *handle, and *ref
+ * keeping v alive (the one before let go); false after throwing. For functions bound in C to the
+ * objects their calls use (a kernel's launcher, a GraphExec's). */
+bool handle_bind(napi_env env, napi_value v, const handle_kind *kind, void **handle, napi_ref *ref);
 
 /* Streams are taken by many families (copies, launches, waits). */
 typedef struct stream_keeper stream_keeper;

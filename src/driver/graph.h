@@ -47,9 +47,10 @@ extern const handle_kind GRAPH_KIND;
 typedef struct graph_exec_h {
   handle_base base;
   CUgraphExec handle;
-  ctx_rec *ctx;      /* the context it was instantiated in */
-  uint64_t graph_id; /* the graph's id */
-  graph_pins pins;   /* the graph's, when it was instantiated */
+  ctx_rec *ctx;                   /* the context it was instantiated in */
+  uint64_t graph_id;              /* the graph's id */
+  graph_pins pins;                /* the graph's, when it was instantiated */
+  struct exec_launcher *launcher; /* its launch functions (graph_exec.c), once lib/ asked */
 } graph_exec_h;
 
 /* The Graph object v, or NULL after throwing: TypeError for another object, LogicError once

@@ -10,7 +10,22 @@ static CUresult destroy_exec(handle_base *base) {
   return DRV(cuGraphExecDestroy, ((graph_exec_h *)base)->handle);
 }
 
-static void dispose_exec(handle_base *base) { pins_release(&((graph_exec_h *)base)->pins); }
+/* launch() and setStream(stream), bound in C to a GraphExec and to the stream its launches go to,
+ * as a kernel's launcher is (kernel/launch.c): a launch is one call into C reading no JS value.
+ * The exec and its launcher forget each other when either goes first. */
+typedef struct exec_launcher {
+  graph_exec_h *exec;  /* NULL once the exec is released (destroyed or collected) */
+  stream_h *stream;    /* where launches go; NULL: the default stream */
+  napi_ref stream_ref; /* its Stream object, kept alive while bound */
+  int refs;            /* the functions bound to it */
+} exec_launcher;
+
+static void dispose_exec(handle_base *base) {
+  graph_exec_h *exec = (graph_exec_h *)base;
+  pins_release(&exec->pins);
+  if (exec->launcher) exec->launcher->exec = NULL;
+  exec->launcher = NULL;
+}
 
 static const handle_kind GRAPH_EXEC_KIND = {
     .tag = {0x6364727667657831ULL, 0x4772617068457831ULL},
@@ -106,6 +121,65 @@ static napi_value graph_exec_launch(napi_env env, napi_callback_info info) {
   graph_exec_h *exec = exec_on_stream(env, info, &stream);
   if (exec) CU_CALL(env, cuGraphLaunch, exec->handle, stream);
   return NULL;
+}
+
+static void exec_launcher_finalize(napi_env env, void *data, void *hint) {
+  (void)hint;
+  exec_launcher *l = data;
+  if (--l->refs > 0) return;
+  if (l->exec) l->exec->launcher = NULL;
+  if (l->stream_ref) NAPI_UNTHROWN(napi_delete_reference(env, l->stream_ref));
+  free(l);
+}
+
+/* launch(), bound to a launcher: the whole graph on the bound stream. */
+static napi_value exec_launcher_launch(napi_env env, napi_callback_info info) {
+  exec_launcher *l;
+  NAPI_CALL(env, napi_get_cb_info(env, info, NULL, NULL, NULL, (void **)&l));
+  if (!l->exec) return throw_logic(env, GRAPH_EXEC_KIND.freed);
+  if (!handle_alive(env, &l->exec->base)) return NULL;
+  CUstream stream = NULL;
+  if (l->stream) {
+    if (!handle_alive(env, &l->stream->base)) return NULL;
+    stream = l->stream->handle;
+  }
+  CU_CALL(env, cuGraphLaunch, l->exec->handle, stream);
+  return NULL;
+}
+
+/* setStream(stream or null), bound to a launcher: where the next launches go. */
+static napi_value exec_launcher_set_stream(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value arg;
+  exec_launcher *l;
+  NAPI_CALL(env, napi_get_cb_info(env, info, &argc, &arg, NULL, (void **)&l));
+  handle_bind(env, arg, &STREAM_KIND, (void **)&l->stream, &l->stream_ref);
+  return NULL;
+}
+
+/* graphExecLauncher(exec): [launch, setStream] bound to exec, launching on the default stream
+ * until setStream says otherwise; one launcher an exec (a LogicError for a second). */
+static napi_value graph_exec_launcher(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  graph_exec_h *exec = handle_get(env, argv[0], &GRAPH_EXEC_KIND);
+  if (!exec) return NULL;
+  if (exec->launcher) return throw_logic(env, "this GraphExec has its launcher already");
+  exec_launcher *l = calloc(1, sizeof *l);
+  if (!l) return throw_oom(env);
+  l->exec = exec;
+  exec->launcher = l;
+  l->refs = 1; /* ours until the functions hold it */
+  static const export_fn bound[] = {{"launch", exec_launcher_launch},
+                                    {"setStream", exec_launcher_set_stream}};
+  napi_value functions[2], result;
+  napi_status status =
+      bind_functions(env, bound, 2, l, &l->refs, exec_launcher_finalize, functions);
+  exec_launcher_finalize(env, l, NULL); /* lets go of ours: freed here where no function holds it */
+  if (status != napi_ok) return napi_fail(env, status);
+  NAPI_CALL(env, napi_create_array_with_length(env, 2, &result));
+  NAPI_CALL(env, napi_set_element(env, result, 0, functions[0]));
+  NAPI_CALL(env, napi_set_element(env, result, 1, functions[1]));
+  return result;
 }
 
 /* graphExecUpload(exec, stream or null): prepares the device for launches ahead of the first. */
@@ -210,6 +284,7 @@ bool graph_exec_init(napi_env env, napi_value exports) {
       {"graphInstantiate", graph_instantiate},
       {"graphExecDestroy", graph_exec_destroy},
       {"graphExecLaunch", graph_exec_launch},
+      {"graphExecLauncher", graph_exec_launcher},
       {"graphExecUpload", graph_exec_upload},
       {"graphExecHandle", graph_exec_handle},
       {"graphExecUpdate", graph_exec_update},

@@ -112,6 +112,23 @@ void *handle_get(napi_env env, napi_value value, const handle_kind *kind) {
   return base && handle_alive(env, base) ? base : NULL;
 }
 
+bool handle_bind(napi_env env, napi_value v, const handle_kind *kind, void **handle,
+                 napi_ref *ref) {
+  napi_valuetype type;
+  NAPI_CALL_BOOL(env, napi_typeof(env, v, &type));
+  void *bound = NULL;
+  napi_ref made = NULL;
+  if (type != napi_undefined && type != napi_null) {
+    bound = handle_get(env, v, kind);
+    if (!bound) return false;
+    NAPI_CALL_BOOL(env, napi_create_reference(env, v, 1, &made));
+  }
+  if (*ref) NAPI_UNTHROWN(napi_delete_reference(env, *ref));
+  *handle = bound;
+  *ref = made;
+  return true;
+}
+
 static atomic_uint_fast64_t cleanups_failed, cleanups_skipped, napi_failures;
 
 void napi_unthrown(napi_status status) {
@@ -154,6 +171,20 @@ bool export_functions(napi_env env, napi_value exports, const export_fn *fns, si
     NAPI_CALL_BOOL(env, napi_set_named_property(env, exports, fns[i].name, fn));
   }
   return true;
+}
+
+napi_status bind_functions(napi_env env, const export_fn *fns, size_t count, void *data, int *refs,
+                           napi_finalize finalize, napi_value *out) {
+  napi_status status = napi_ok;
+  for (size_t i = 0; status == napi_ok && i < count; i++) {
+    status = napi_create_function(env, fns[i].name, NAPI_AUTO_LENGTH, fns[i].fn, data, &out[i]);
+    if (status == napi_ok) {
+      ++*refs;
+      status = napi_add_finalizer(env, out[i], data, finalize, NULL, NULL);
+      if (status != napi_ok) --*refs; /* no finalizer will run for it */
+    }
+  }
+  return status;
 }
 
 bool export_layout(napi_env env, napi_value exports, const char *name, const layout_field *fields,

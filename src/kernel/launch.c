@@ -160,7 +160,7 @@ static napi_value launcher_set_stream(napi_env env, napi_callback_info info) {
   napi_value arg;
   launcher *l;
   NAPI_CALL(env, napi_get_cb_info(env, info, &argc, &arg, NULL, (void **)&l));
-  launcher_bind(env, arg, &STREAM_KIND, (void **)&l->stream, &l->stream_ref);
+  handle_bind(env, arg, &STREAM_KIND, (void **)&l->stream, &l->stream_ref);
   return NULL;
 }
 
@@ -199,25 +199,14 @@ static napi_value launcher_create(napi_env env, napi_callback_info info) {
   l->fn = fn;
   fn->refs++;
   l->size = size;
-  static const struct {
-    const char *name;
-    napi_callback fn;
-  } bound[] = {
+  static const export_fn bound[] = {
       {"launch", launcher_launch},           {"setStream", launcher_set_stream},
       {"addToGraph", launcher_add_to_graph}, {"setInGraphExec", launcher_set_in_graph_exec},
       {"setInGraph", launcher_set_in_graph}, {"setEvents", launcher_set_events}};
   enum { BOUND = sizeof bound / sizeof bound[0] };
   napi_value functions[BOUND];
   l->refs = 1; /* ours until the functions hold it */
-  for (size_t i = 0; status == napi_ok && i < BOUND; i++) {
-    status =
-        napi_create_function(env, bound[i].name, NAPI_AUTO_LENGTH, bound[i].fn, l, &functions[i]);
-    if (status == napi_ok) {
-      l->refs++;
-      status = napi_add_finalizer(env, functions[i], l, launcher_finalize, NULL, NULL);
-      if (status != napi_ok) l->refs--; /* no finalizer will run for it */
-    }
-  }
+  status = bind_functions(env, bound, BOUND, l, &l->refs, launcher_finalize, functions);
   launcher_finalize(env, l, NULL); /* lets go of ours: freed here where no function holds it */
   if (status != napi_ok) return napi_fail(env, status);
   /* [launch, buffer, setStream, addToGraph, setInGraphExec, setInGraph, setEvents] */

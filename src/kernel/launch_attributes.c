@@ -82,25 +82,8 @@ napi_value launch_ex(napi_env env, const launcher *l, const uint32_t *h, void **
   return result == CUDA_SUCCESS ? NULL : launch_failed(env, result, "cuLaunchKernelEx", h);
 }
 
-bool launcher_bind(napi_env env, napi_value v, const handle_kind *kind, void **handle,
-                   napi_ref *ref) {
-  napi_valuetype type;
-  NAPI_CALL_BOOL(env, napi_typeof(env, v, &type));
-  void *bound = NULL;
-  napi_ref made = NULL;
-  if (type != napi_undefined && type != napi_null) {
-    bound = handle_get(env, v, kind);
-    if (!bound) return false;
-    NAPI_CALL_BOOL(env, napi_create_reference(env, v, 1, &made));
-  }
-  if (*ref) NAPI_UNTHROWN(napi_delete_reference(env, *ref));
-  *handle = bound;
-  *ref = made;
-  return true;
-}
-
 static bool bind_event(napi_env env, launcher *l, int which, napi_value v) {
-  return launcher_bind(env, v, &EVENT_KIND, (void **)&l->events[which], &l->event_refs[which]);
+  return handle_bind(env, v, &EVENT_KIND, (void **)&l->events[which], &l->event_refs[which]);
 }
 
 napi_value launcher_set_events(napi_env env, napi_callback_info info) {

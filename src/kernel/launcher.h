@@ -65,10 +65,6 @@ napi_value launch_failed(napi_env env, CUresult result, const char *api, const u
 /* setEvents(programmatic or null, completion or null), bound to a launcher: the events of the
  * attributes that take one. */
 napi_value launcher_set_events(napi_env env, napi_callback_info info);
-/* Binds v (an object of kind, or null or undefined for none) to a launcher's slot: *handle, and
- * *ref keeping v alive (the one before let go); false after throwing. */
-bool launcher_bind(napi_env env, napi_value v, const handle_kind *kind, void **handle,
-                   napi_ref *ref);
 /* Lets go of the launcher's events (at its finalization). */
 void launcher_drop_events(napi_env env, launcher *l);
 

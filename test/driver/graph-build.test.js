@@ -797,6 +797,48 @@ describe('graphs built node by node (stand-in driver)', function () {
     });
   });
 
+  it('launches take the stream given each time (bound in C until another is given); a bad or destroyed stream, a destroyed or collected exec and a second launcher are errors', function () {
+    run(`
+      const binding = require(${JSON.stringify(path.join(ROOT, 'lib/internal/binding'))});
+      const collect = async () => { for (let i = 0; i < 3; i++) { global.gc(); await new Promise((r) => setImmediate(r)); } };
+      const g = new cuda.Graph();
+      g.addMemset(cuda.memAlloc(64), 1, 64);
+      const exec = g.instantiate();
+      const s1 = new cuda.Stream(), s2 = new cuda.Stream();
+      for (const s of [s1, s1, s2, undefined, null, s1]) exec.launch(s);
+      const streams = () => log().filter((l) => l.startsWith('graph launch')).map((l) => l.split('=')[1]);
+      const [first, again, second, none, nulled, back] = streams();
+      assert.ok(first !== '0' && second !== '0' && first !== second, streams().join());
+      assert.deepStrictEqual([again, none, nulled, back], [first, '0', '0', first]);
+      assert.throws(() => exec.launch({}), { name: 'TypeError', message: 'expected a Stream' });
+      assert.throws(() => exec.launch(g), { name: 'TypeError', message: 'expected a Stream' });
+      exec.launch(s1);
+      assert.strictEqual(streams()[6], first, 'a refused stream changed nothing');
+      s2.destroy();
+      assert.throws(() => exec.launch(s2), { name: 'LogicError', message: /this Stream has been destroyed/ });
+      exec.launch(s1);
+      s1.destroy();
+      assert.throws(() => exec.launch(s1), { name: 'LogicError', message: /this Stream has been destroyed/ });
+      assert.throws(() => binding.graphExecLauncher(exec), { name: 'LogicError', message: /has its launcher already/ });
+      assert.throws(() => binding.graphExecLauncher(g), { name: 'TypeError', message: 'expected a GraphExec' });
+      // C's functions alone, as lib/ holds them: they outlive the exec safely
+      const other = g.instantiate();
+      const [launch, setStream] = binding.graphExecLauncher(other);
+      assert.throws(() => setStream(exec), { name: 'TypeError', message: 'expected a Stream' });
+      launch();
+      assert.strictEqual(streams()[8], '0');
+      other.destroy();
+      assert.throws(() => launch(), { name: 'LogicError', message: /this GraphExec has been destroyed/ });
+      const [collected, collectedStream] = (() => binding.graphExecLauncher(g.instantiate()))();
+      await collect();
+      assert.throws(() => collected(), { name: 'LogicError', message: /this GraphExec has been destroyed/ });
+      collectedStream(null);
+      exec.destroy();
+      assert.throws(() => exec.launch(), { name: 'LogicError', message: /this GraphExec has been destroyed/ });
+      assert.strictEqual(streams().length, 9, 'no refused launch reached the driver');
+    `);
+  });
+
   it('garbage collection frees nothing a live Graph or GraphExec uses, and everything once they are dropped', function () {
     const counts = path.join(dir, 'counts');
     run(
