@@ -1,16 +1,26 @@
 'use strict';
 // Loads the native addon through node-gyp-build: build/Release where it was built from source,
 // else the prebuilt binary for this platform in prebuilds/ (scripts/prebuild.js).
+const fs = require('fs');
 const path = require('path');
 const { isDenoPermissionError, explainDenoPermission } = require('./deno');
 
 const ROOT = path.join(__dirname, '..', '..');
 
+// The platforms this copy of the package holds a prebuilt binary for.
+function prebuilt() {
+  try {
+    return fs.readdirSync(path.join(ROOT, 'prebuilds')).sort().join(', ') || 'none';
+  } catch {
+    return 'none';
+  }
+}
+
 /* What to do when loading failed. */
 function advice(error) {
   if (/No native build was found/.test(error.message)) {
     return (
-      'no prebuilt binary fits this platform (prebuilt: linux-x64, linux-arm64); build one with ' +
+      `no prebuilt binary fits this platform (prebuilt: ${prebuilt()}); build one with ` +
       '"npm rebuild cudadrv", which needs a C compiler, make, Python and the CUDA toolkit headers'
     );
   }

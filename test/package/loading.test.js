@@ -1,9 +1,13 @@
 'use strict';
 const assert = require('assert');
 const { execFileSync } = require('child_process');
+const fs = require('fs');
+const os = require('os');
 const path = require('path');
 const cuda = require('../..');
 const { hasGpu } = require('../support/gpu');
+
+const ROOT = path.join(__dirname, '..', '..');
 
 describe('loading', function () {
   it('require works and isAvailable() answers a boolean without throwing', function () {
@@ -34,6 +38,30 @@ describe('loading', function () {
       } else {
         assert.strictEqual(out.api, 'cuInit'); // a driver without a usable device
       }
+    }
+  });
+
+  it('where no binary fits, the error lists the platforms this copy holds prebuilt binaries for', function () {
+    // A copy of lib/ with no build/ and prebuilds for other platforms only (or none at all).
+    const copy = fs.mkdtempSync(path.join(os.tmpdir(), 'cudadrv-noprebuild-'));
+    try {
+      fs.cpSync(path.join(ROOT, 'lib'), path.join(copy, 'lib'), { recursive: true });
+      fs.copyFileSync(path.join(ROOT, 'package.json'), path.join(copy, 'package.json'));
+      fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(copy, 'node_modules'));
+      const load = () => {
+        const script = `try { require(${JSON.stringify(path.join(copy, 'lib', 'internal', 'binding'))}); }
+          catch (e) { console.log(e.message); }`;
+        return execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' });
+      };
+      assert.match(
+        load(),
+        /no prebuilt binary fits this platform \(prebuilt: none\); build one with "npm rebuild cudadrv"/,
+      );
+      for (const platform of ['linux-s390x', 'darwin-x64'])
+        fs.mkdirSync(path.join(copy, 'prebuilds', platform), { recursive: true });
+      assert.match(load(), /\(prebuilt: darwin-x64, linux-s390x\)/);
+    } finally {
+      fs.rmSync(copy, { recursive: true, force: true });
     }
   });
 

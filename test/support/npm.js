@@ -20,12 +20,27 @@ function npm(args, options) {
   return result.stdout;
 }
 
-/** Packs dir (its files as published, no scripts run) into destination; the tarball's path. */
-function pack(dir, destination) {
-  const [{ filename }] = JSON.parse(
-    npm(['pack', '--json', '--ignore-scripts', '--pack-destination', destination], { cwd: dir }),
-  );
+/**
+ * Packs dir (its files as published) into destination; the tarball's path. No scripts run unless
+ * scripts is true: then prepack builds the prebuilt binaries first, as for a publish.
+ */
+function pack(dir, destination, { scripts = false } = {}) {
+  const args = ['pack', '--json', '--pack-destination', destination, ...(scripts ? [] : ['--ignore-scripts'])];
+  const [{ filename }] = JSON.parse(npm(args, { cwd: dir }));
   return path.join(destination, filename);
 }
 
-module.exports = { NPM_CLI, npm, pack, skipWithoutNpm };
+/**
+ * Skips the calling suite's hook where the cross compiler that prepack's prebuilt binary for the
+ * other architecture needs is missing; fails instead where CUDADRV_REQUIRE_PREBUILDS=1 (CI).
+ */
+function skipWithoutCrossCompiler(hook) {
+  const gcc = process.arch === 'arm64' ? 'x86_64-linux-gnu-gcc' : 'aarch64-linux-gnu-gcc';
+  if (spawnSync(gcc, ['--version'], { stdio: 'ignore' }).status === 0) return;
+  const why = `${gcc} is not installed, and packing builds both prebuilt binaries`;
+  if (process.env.CUDADRV_REQUIRE_PREBUILDS === '1') throw new Error(`CUDADRV_REQUIRE_PREBUILDS=1, but ${why}`);
+  console.log(`      (skipped: ${why})`);
+  hook.skip();
+}
+
+module.exports = { NPM_CLI, npm, pack, skipWithoutNpm, skipWithoutCrossCompiler };
