@@ -150,7 +150,7 @@ describe('bench/run.js', function () {
     );
   });
 
-  it('launch lines take turns with C: a C round, then a round of each line sharing its C operation', async function () {
+  it('launch lines take turns with C: a C round and a round of each line sharing its C operation, who goes first alternating', async function () {
     const byId = Object.fromEntries(bench.OPERATIONS.map((op) => [op.id, op]));
     for (const id of [
       'launch.callable',
@@ -196,8 +196,8 @@ describe('bench/run.js', function () {
     };
     const { jsRuns, cRun } = await bench.alternate([op('a'), op('b'), op('bad', true)], env, cRound);
     const batch = (id) => [id, id, id, id, `${id} synchronized`];
-    const round = ['C 1:2:4', ...[1, 2, 3].flatMap(() => batch('a')), ...[1, 2, 3].flatMap(() => batch('b'))];
-    assert.deepStrictEqual(calls, [...round, ...round, ...round]);
+    const lines = [...[1, 2, 3].flatMap(() => batch('a')), ...[1, 2, 3].flatMap(() => batch('b'))];
+    assert.deepStrictEqual(calls, ['C 1:2:4', ...lines, ...lines, 'C 1:2:4', 'C 1:2:4', ...lines]);
     assert.deepStrictEqual(cRun, { samples: [1, 2, 3, 4, 5, 6] });
     assert.strictEqual(jsRuns.a.samples.length, 6);
     assert.ok(jsRuns.b.samples.every((us) => us > 0));
