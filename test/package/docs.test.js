@@ -1,60 +1,29 @@
 'use strict';
 // The README's and the guides' code: every js and ts block is type-checked by tsc --strict
-// (TypeScript 7) in a consumer project that installs cudadrv by its name. A block is a file of
-// its own: ES modules (a block with import) as they are, others as CommonJS (checkJs), inside an
-// async function where they await. A block that does not declare `cuda` gets it required.
+// (TypeScript 7) in a consumer project that installs cudadrv by its name, each as written, a file
+// of its own: ES modules (a block with import) as they are, others as CommonJS (checkJs). Nothing
+// is added: a block that uses cuda requires it and makes its context itself (the GPU suite runs
+// every block: test/package/docs-run.test.js).
 const assert = require('assert');
 const { spawnSync } = require('child_process');
 const fs = require('fs');
 const path = require('path');
 const { consumerProject } = require('../support/consumer-project');
+const { PAGES, codeBlocks, isModule } = require('../support/doc-blocks');
 
 const ROOT = path.join(__dirname, '..', '..');
 const TSC = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-const PAGES = [
-  'README.md',
-  ...fs
-    .readdirSync(path.join(ROOT, 'docs'))
-    .filter((f) => f.endsWith('.md'))
-    .map((f) => `docs/${f}`),
-];
-
 // The languages a block may be marked with; js and ts blocks are checked, the others are shell
 // commands, C++ or output.
 const LANGUAGES = new Set(['js', 'ts', 'sh', 'cuda', 'c', 'json', 'text']);
 
-/** The code blocks of a Markdown page: [{ lang, line, code }]. */
-function codeBlocks(page) {
-  const blocks = [];
-  const lines = fs.readFileSync(path.join(ROOT, page), 'utf8').split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    if (!lines[i].startsWith('```')) continue;
-    const end = lines.indexOf('```', i + 1);
-    blocks.push({ lang: lines[i].slice(3), line: i + 1, code: lines.slice(i + 1, end).join('\n') });
-    i = end;
-  }
-  return blocks;
-}
-
-/** The file a block is checked as: [name, text]. */
+/** The file a block is checked as, as written: [name, text]. An ES module (a block with import) is
+ * a .mjs file, any other block a CommonJS .js file (top-level await is an error there). */
 function fileOf(page, { lang, line, code }) {
   const base = `${page.replace(/[/.]/g, '_')}_${line}`;
-  const esm = /^import /m.test(code);
-  const needsCuda = !/\b(const|import) cuda\b|\bimport \* as cuda\b/.test(code);
-  if (esm) {
-    return [
-      `${base}.${lang === 'ts' ? 'mts' : 'mjs'}`,
-      `${needsCuda ? "import cuda from 'cudadrv';\n" : ''}${code}\nexport {};\n`,
-    ];
-  }
-  const prelude = needsCuda
-    ? lang === 'ts'
-      ? "import cuda = require('cudadrv');\n"
-      : "const cuda = require('cudadrv');\n"
-    : '';
-  const body = /\bawait\b/.test(code) ? `(async () => {\n${code}\n})();` : code;
-  const tail = lang === 'ts' ? '\nexport {};\n' : '\n'; // a .cts file is a module only with an export
-  return [`${base}.${lang === 'ts' ? 'cts' : 'js'}`, `${prelude}${body}${tail}`];
+  const esm = isModule(code);
+  const extension = { js: esm ? 'mjs' : 'js', ts: esm ? 'mts' : 'cts' }[lang];
+  return [`${base}.${extension}`, `${code}\n${esm || lang === 'ts' ? 'export {};\n' : ''}`];
 }
 
 describe('the code in the README and the guides', function () {
