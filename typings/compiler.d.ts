@@ -76,7 +76,16 @@ export interface CompiledImage extends Buffer {
 export declare const DEFAULT_OPTIONS: string[];
 
 /** Compiles on a thread of its own; the event loop stays free. Rejects with a CompileError when
- * NVRTC refuses the source, an AbortError when `signal` aborts or `timeout` passes first. */
+ * NVRTC refuses the source, an AbortError when `signal` aborts or `timeout` passes first.
+ * @example
+ * ```js
+ * import { compile } from 'cudadrv/compiler';
+ * const source = 'extern "C" __global__ void scale(float *x, float a) { x[threadIdx.x] *= a; }';
+ * // NVRTC on a thread of its own: the event loop keeps running; no GPU is needed
+ * const cubin = await compile(source, { arch: 'sm_90', timeout: 60000 });
+ * console.log(cubin.kind, cubin.length); // 'cubin', its size in bytes
+ * ```
+ */
 export declare function compile(source: string, options?: CompileOptions): Promise<CompiledImage>;
 /** Compiles on the calling thread. */
 export declare function compileSync(source: string, options?: CompileOptions): CompiledImage;
@@ -134,6 +143,15 @@ export interface LinkedImage extends Buffer {
  * with nvJitLink (loaded at run time like NVRTC; env CUDADRV_NVJITLINK_PATH names the file), or,
  * where it cannot be loaded, with the driver's linker (cuLink), which links in the current
  * context, without LTO or options.
+ * @example
+ * ```js
+ * const { compileSync, Linker } = require('cudadrv/compiler');
+ * const options = { lto: true, arch: 'sm_90' };
+ * const helper = compileSync('__device__ float twice(float x) { return 2 * x; }', options);
+ * const main = compileSync('__device__ float twice(float x);\n__global__ void apply(float *p) { p[0] = twice(p[0]); }', options);
+ * const cubin = new Linker(options).add(helper).add(main).link(); // nvJitLink, no GPU needed
+ * console.log(cubin.kind, cubin.length);
+ * ```
  */
 export declare class Linker {
   constructor(options?: LinkerOptions);
@@ -169,7 +187,22 @@ type ModuleClass = typeof cuda extends { Module: infer M extends abstract new (.
   : new (image: Buffer, options?: object) => object;
 declare const ModuleBase: ModuleClass;
 
-/** A Module compiled from CUDA C++ and loaded into the current context (PyCUDA's SourceModule). */
+/**
+ * A Module compiled from CUDA C++ and loaded into the current context (PyCUDA's SourceModule).
+ * @example
+ * ```js
+ * const cuda = require('cudadrv');
+ * require('cudadrv/autoprimaryctx'); // device 0's primary context, current
+ * const { SourceModule } = require('cudadrv/compiler');
+ * const mod = new SourceModule(`
+ *   template <typename T> __global__ void fill(T *x, T value) { x[threadIdx.x] = value; }
+ *   template __global__ void fill<int>(int *, int);`, { nameExpressions: ['fill<int>'] });
+ * const fill = mod.getFunction('fill<int>');  // by its C++ name
+ * const x = cuda.memAlloc(4 * 64);
+ * fill(x, cuda.int32(7), { block: 64 }); // a template's parameter types are not known: typed scalars
+ * console.log(cuda.fromDevice(x, [64], 'int32')[63]); // 7
+ * ```
+ */
 export declare class SourceModule extends ModuleBase {
   /** Compiles on the calling thread, then loads. */
   constructor(source: string, options?: CompileOptions);

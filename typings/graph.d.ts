@@ -208,6 +208,21 @@ export declare class GraphNode {
  * Work recorded once and launched many times: `new Graph()` and its add methods, or
  * `stream.beginCapture()` ... `stream.endCapture()`. The graph, and each GraphExec made from it,
  * keep alive what their nodes use.
+ * @example
+ * ```js
+ * import cuda from 'cudadrv';
+ * import 'cudadrv/autoprimaryctx'; // device 0's primary context, current
+ * const n = 1024;
+ * const [a, b] = [cuda.memAlloc(4 * n), cuda.memAlloc(4 * n)];
+ * const graph = new cuda.Graph();
+ * const set = graph.addMemset(a, 3, n, { elementSize: 4 });  // a = 3
+ * graph.addMemcpy(b, a, 4 * n, { after: set });              // then b = a
+ * const stream = new cuda.Stream();
+ * const exec = graph.instantiate();
+ * exec.launch(stream);                                       // as often as needed
+ * await stream.synchronize();
+ * console.log(cuda.fromDevice(b, [n], 'int32')[n - 1]);      // 3
+ * ```
  */
 export declare class Graph {
   /** An empty graph. */
@@ -283,7 +298,23 @@ export declare class Graph {
   [Symbol.dispose](): void;
 }
 
-/** An instantiated Graph. */
+/**
+ * An instantiated Graph.
+ * @example
+ * ```js
+ * const cuda = require('cudadrv');
+ * require('cudadrv/autoprimaryctx'); // device 0's primary context, current
+ * const n = 256;
+ * const a = cuda.memAlloc(4 * n);
+ * const graph = new cuda.Graph();
+ * const set = graph.addMemset(a, 1, n, { elementSize: 4 });
+ * const exec = graph.instantiate();
+ * exec.setMemset(set, a, 2, n, { elementSize: 4 }); // this exec sets 2 from its next launch
+ * exec.launch();
+ * cuda.Context.synchronizeSync();
+ * console.log(cuda.fromDevice(a, [n], 'int32')[0]); // 2
+ * ```
+ */
 export declare class GraphExec {
   private constructor();
   /** The context it was instantiated in. */

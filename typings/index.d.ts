@@ -146,7 +146,18 @@ export declare class AbortError extends CudaError {
 
 /** A device's attributes, one getter each (DeviceAttributeGetters). */
 export interface Device extends DeviceAttributeGetters {}
-/** A CUDA device by ordinal or PCI bus id. */
+/**
+ * A CUDA device by ordinal or PCI bus id.
+ * @example
+ * ```js
+ * const cuda = require('cudadrv');
+ * cuda.init();
+ * for (let i = 0; i < cuda.Device.count(); i++) {
+ *   const dev = new cuda.Device(i);
+ *   console.log(i, dev.name(), dev.computeCapability(), dev.totalMemory(), dev.multiprocessorCount);
+ * }
+ * ```
+ */
 export declare class Device {
   /** The device of that ordinal (0 to Device.count() - 1) or PCI bus id ('0000:65:00.0'). */
   constructor(ordinalOrPciBusId: number | string);
@@ -199,7 +210,19 @@ export declare class Device {
   equals(other: unknown): boolean;
 }
 
-/** A CUDA context. */
+/**
+ * A CUDA context.
+ * @example
+ * ```js
+ * const cuda = require('cudadrv');
+ * cuda.init();
+ * const ctx = new cuda.Device(0).makeContext(); // current on this thread until detached
+ * console.log(cuda.Context.getDevice().name());
+ * const memory = cuda.memAlloc(1 << 20);        // made in the current context
+ * memory.free();
+ * ctx.detach();
+ * ```
+ */
 export declare class Context {
   protected constructor();
   /** The CUcontext address. */
@@ -297,6 +320,20 @@ export declare class SmResource {
  * A green context (CUDA 12.4+): a Context whose work runs only on the SMs it was made with
  * (device.makeGreenContext()). Make it current, and streams, memory and launches work as in any
  * context; detach() destroys it.
+ * @example
+ * ```js
+ * const cuda = require('cudadrv');
+ * cuda.init();
+ * const device = new cuda.Device(0);
+ * const { groups } = device.smResource().split({ groups: 1, minCount: 16 });
+ * const green = device.makeGreenContext(groups[0]); // at least 16 of the device's SMs
+ * green.push();
+ * const stream = new cuda.Stream();                 // its work runs on those SMs only
+ * cuda.memsetD8Async(cuda.memAlloc(1 << 20), 0, 1 << 20, stream);
+ * stream.synchronizeSync();
+ * cuda.Context.pop();
+ * green.detach();
+ * ```
  */
 export declare class GreenContext extends Context {
   /** The SMs it runs on. */
@@ -319,7 +356,20 @@ export interface WaitOptions {
   signal?: AbortSignal;
 }
 
-/** A CUDA stream: work enqueued on it runs in order. */
+/**
+ * A CUDA stream: work enqueued on it runs in order.
+ * @example
+ * ```js
+ * import cuda from 'cudadrv';
+ * import 'cudadrv/autoprimaryctx'; // device 0's primary context, current
+ * const stream = new cuda.Stream(cuda.StreamFlags.NON_BLOCKING);
+ * const host = cuda.pagelockedEmpty(1 << 20, 'float32').fill(1);
+ * const device = cuda.memAlloc(host.byteLength);
+ * cuda.memcpyHtoDAsync(device, host, stream);  // returns at once
+ * await stream.synchronize();                   // the event loop runs while the copy does
+ * console.log(stream.isDone());                 // true
+ * ```
+ */
 export declare class Stream {
   /**
    * A stream in the current context; flags: StreamFlags; priority: within
@@ -364,7 +414,21 @@ export declare class Stream {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
-/** A CUDA event: a point in a stream to wait for or time. */
+/**
+ * A CUDA event: a point in a stream to wait for or time.
+ * @example
+ * ```js
+ * import cuda from 'cudadrv';
+ * import 'cudadrv/autoprimaryctx'; // device 0's primary context, current
+ * const stream = new cuda.Stream();
+ * const bytes = 256 << 20;
+ * const start = new cuda.Event().record(stream);
+ * cuda.memsetD8Async(cuda.memAlloc(bytes), 0, bytes, stream);
+ * const end = new cuda.Event().record(stream);
+ * await end.synchronize();
+ * console.log(`${(bytes / 1e6 / end.timeSince(start)).toFixed(0)} GB/s`);
+ * ```
+ */
 export declare class Event {
   /** An event in the current context; flags: EventFlags. */
   constructor(flags?: number);

@@ -74,7 +74,20 @@ export declare function libraryFromBuffer(
 /** Loads the PTX, cubin or fatbin file at path for every context (cuLibraryLoadFromFile). */
 export declare function libraryFromFile(path: string): Library;
 
-/** Code loaded into the current context: PTX (Buffer or string), cubin or fatbin. */
+/**
+ * Code loaded into the current context: PTX (Buffer or string), cubin or fatbin.
+ * @example
+ * ```js
+ * const cuda = require('cudadrv');
+ * require('cudadrv/autoprimaryctx'); // device 0's primary context, current
+ * const { compileSync } = require('cudadrv/compiler');
+ * const image = compileSync('extern "C" __global__ void zero(int *p) { p[threadIdx.x] = 0; }');
+ * const mod = cuda.moduleFromBuffer(image); // or cuda.moduleFromFile('kernels.cubin')
+ * const zero = mod.getFunction('zero');
+ * zero(cuda.memAlloc(4 * 32), { block: 32 });
+ * mod.free();
+ * ```
+ */
 export declare class Module {
   /**
    * Loads image into the current context (cuModuleLoadDataEx); a RuntimeError with the JIT's log
@@ -274,7 +287,24 @@ export interface Kernel extends FunctionAttributeGetters {
   (...args: [...KernelArgument[], LaunchOptions]): void | Promise<void>;
 }
 
-/** A kernel (PyCUDA's Function), from module.getFunction(name); callable. */
+/**
+ * A kernel (PyCUDA's Function), from module.getFunction(name); callable.
+ * @example
+ * ```js
+ * import cuda from 'cudadrv';
+ * import 'cudadrv/autoprimaryctx'; // device 0's primary context, current
+ * import { SourceModule } from 'cudadrv/compiler';
+ * const add = new SourceModule(`
+ *   __global__ void add(float *x, float a, int n) {
+ *     int i = blockIdx.x * blockDim.x + threadIdx.x;
+ *     if (i < n) x[i] += a;
+ *   }`).getFunction('add');
+ * const x = new Float32Array(1000).fill(1);
+ * // the signature is known, so plain numbers work; InOut copies x there and back
+ * await add(cuda.InOut(x), 0.5, x.length, { block: 256, grid: 4 });
+ * console.log(x[999]); // 1.5
+ * ```
+ */
 export declare class Kernel {
   private constructor();
   /** The kernel's name. */
@@ -480,6 +510,16 @@ export interface Im2colWideTensorMapOptions extends TensorMapOptions {
  * bulk tensor copy moves. A kernel takes it as a `const __grid_constant__ CUtensorMap` parameter
  * (`cudadrv::TensorMap` in `<cudadrv/tma.cuh>`); `prepare([..., cuda.TensorMap])` names it in a
  * format. The tensor must lie within the allocation of its address: a RangeError says where not.
+ * @example
+ * ```js
+ * const cuda = require('cudadrv');
+ * require('cudadrv/autoprimaryctx'); // device 0's primary context (a Hopper GPU or newer)
+ * const [rows, cols] = [64, 128];
+ * const memory = cuda.memAlloc(4 * rows * cols);
+ * const map = cuda.TensorMap.tiled({ memory, dataType: 'float32', globalDim: [cols, rows], boxDim: [16, 8] });
+ * // pass map to a kernel taking `const __grid_constant__ cudadrv::TensorMap` (<cudadrv/tma.cuh>)
+ * map.replaceAddress(cuda.memAlloc(4 * rows * cols)); // the same layout over other memory
+ * ```
  */
 export declare class TensorMap {
   private constructor();

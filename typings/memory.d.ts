@@ -116,7 +116,18 @@ export declare function memGetInfo(): {
   /** Bytes in all. */
   total: number;
 };
-/** Device memory; on out-of-memory, collects garbage once and retries, then throws MemoryError. */
+/**
+ * Device memory; on out-of-memory, collects garbage once and retries, then throws MemoryError.
+ * @example
+ * ```js
+ * const cuda = require('cudadrv');
+ * require('cudadrv/autoprimaryctx'); // device 0's primary context, current
+ * const a = cuda.memAlloc(4 * 1024);                 // a DeviceAllocation of 4 KiB
+ * cuda.memsetD32(a, 0x3f800000, 1024);               // 1024 floats of 1.0
+ * console.log(cuda.fromDevice(a, [1024], 'float32')[0]); // 1
+ * a.free();                                          // or let the garbage collector do it
+ * ```
+ */
 export declare function memAlloc(bytes: number | bigint): DeviceAllocation;
 /**
  * 2D device memory whose rows are padded to pitch bytes for aligned access by elements of
@@ -135,7 +146,16 @@ export declare function memAllocAsync(bytes: number | bigint, stream?: Stream | 
 /** A 64-byte Buffer that another process opens with new IPCMemoryHandle(). */
 export declare function memGetIpcHandle(pointer: DevicePointerLike): Buffer;
 
-/** New device memory holding a copy of array (PyCUDA's to_device). */
+/**
+ * New device memory holding a copy of array (PyCUDA's to_device).
+ * @example
+ * ```js
+ * const cuda = require('cudadrv');
+ * require('cudadrv/autoprimaryctx'); // device 0's primary context, current
+ * const onDevice = cuda.toDevice(Float64Array.from([1, 2, 3])); // allocated and copied
+ * console.log(cuda.fromDevice(onDevice, [3], 'float64'));    // Float64Array(3) [1, 2, 3]
+ * ```
+ */
 export declare function toDevice(array: HostBuffer): DeviceAllocation;
 /** A new array of shape and dtype, copied from device memory (PyCUDA's from_device). */
 export declare function fromDevice<D extends DType>(pointer: DevicePointerLike, shape: Shape, dtype: D): ArrayOf<D>;
@@ -145,7 +165,19 @@ export declare function fromDeviceLike<T extends TypedArray>(pointer: DevicePoin
 // ---- copies and memsets ----
 
 /** Copies all of src to device memory dest, checked against dest's size where known. From
- * pageable memory of pageableStaging().threshold bytes or more, through cudadrv's staging. */
+ * pageable memory of pageableStaging().threshold bytes or more, through cudadrv's staging.
+ * @example
+ * ```js
+ * const cuda = require('cudadrv');
+ * require('cudadrv/autoprimaryctx'); // device 0's primary context, current
+ * const data = Float32Array.from({ length: 1024 }, Math.random);
+ * const device = cuda.memAlloc(data.byteLength);
+ * cuda.memcpyHtoD(device, data);      // returns when the bytes are on the device
+ * const back = new Float32Array(1024);
+ * cuda.memcpyDtoH(back, device);      // and when they are back
+ * console.log(back.every((x, i) => x === data[i])); // true
+ * ```
+ */
 export declare function memcpyHtoD(dest: DevicePointerLike, src: HostBuffer): void;
 /** Fills all of dest from device memory src, checked against src's size where known. Into
  * pageable memory of pageableStaging().threshold bytes or more, through cudadrv's staging. */
@@ -409,7 +441,20 @@ export interface ManagedOptions {
   flags?: number;
 }
 
-/** A page-locked array of shape and dtype, its contents undefined. */
+/**
+ * A page-locked array of shape and dtype, its contents undefined.
+ * @example
+ * ```js
+ * const cuda = require('cudadrv');
+ * require('cudadrv/autoprimaryctx'); // device 0's primary context, current
+ * const pinned = cuda.pagelockedEmpty([512, 512], 'float32'); // a Float32Array of page-locked memory
+ * pinned.fill(0.5);
+ * const device = cuda.memAlloc(pinned.byteLength);
+ * const stream = new cuda.Stream();
+ * cuda.memcpyHtoDAsync(device, pinned, stream); // truly asynchronous from page-locked memory
+ * stream.synchronizeSync();
+ * ```
+ */
 export declare function pagelockedEmpty<D extends DType>(shape: Shape, dtype: D, options?: PagelockedOptions): ArrayOf<D>;
 /** A page-locked array of shape and dtype, zeroed. */
 export declare function pagelockedZeros<D extends DType>(shape: Shape, dtype: D, options?: PagelockedOptions): ArrayOf<D>;

@@ -9,7 +9,21 @@ import type { Context } from './index';
 /** A suite (Mocha's describe, or node:test's) whose tests run with a context of
  * makeDefaultContext() current, detached after the suite; under Mocha it is `this.cudaContext`
  * in the suite's tests and hooks. Where no GPU can be used the suite is skipped with the reason,
- * or fails where CUDADRV_REQUIRE_GPU=1. */
+ * or fails where CUDADRV_REQUIRE_GPU=1.
+ * @example
+ * ```js
+ * // mocha --require cudadrv/testing/mocha test.js
+ * const cuda = require('cudadrv');
+ * const { describeGpu } = require('cudadrv/testing');
+ * describeGpu('on the GPU', function () {   // skipped, saying why, where there is no GPU
+ *   it('copies there and back', function () {
+ *     const data = Int32Array.from([1, 2, 3]);
+ *     const back = cuda.fromDevice(cuda.toDevice(data), [3], 'int32');
+ *     if (back[2] !== 3) throw new Error(`got ${back}`);
+ *   });
+ * });
+ * ```
+ */
 export declare function describeGpu(title: string, body: (this: GpuSuite) => void): unknown;
 
 /** `this` in a describeGpu body under Mocha: its Suite (of which these are the members suites use

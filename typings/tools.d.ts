@@ -14,6 +14,13 @@ import { Context, Device } from './index';
  * this thread). The device is CUDA_DEVICE's (an ordinal or a PCI bus id), else the one in
  * ~/.cuda-device or ~/.cuda_device, else the first device where ctxMaker succeeds. When every
  * device fails, the RuntimeError lists each failure and carries them as `errors`.
+ * @example
+ * ```js
+ * const { makeDefaultContext } = require('cudadrv/tools');
+ * const ctx = makeDefaultContext(); // CUDA_DEVICE's device, or the first that takes a context
+ * console.log(ctx.device.name());
+ * ctx.detach();
+ * ```
  */
 export declare function makeDefaultContext(ctxMaker?: (device: Device) => Context): Context;
 export declare function makeDefaultContext<T>(ctxMaker: (device: Device) => T): T;
@@ -120,7 +127,20 @@ export declare class DeviceData {
 /** What limits occupancy: the device's block limit, warps, registers or shared memory. */
 export type OccupancyLimit = 'device' | 'warps' | 'regs' | 'smem';
 
-/** Occupancy of blocks of `threads` threads using `sharedMem` bytes and `registers` a thread. */
+/**
+ * Occupancy of blocks of `threads` threads using `sharedMem` bytes and `registers` a thread.
+ * @example
+ * ```js
+ * const cuda = require('cudadrv');
+ * require('cudadrv/autoprimaryctx'); // device 0's primary context, current
+ * const tools = require('cudadrv/tools');
+ * const { SourceModule } = require('cudadrv/compiler');
+ * const kernel = new SourceModule('__global__ void noop() {}').getFunction('noop');
+ * const data = new tools.DeviceData(cuda.Context.getDevice());
+ * const occupancy = new tools.OccupancyRecord(data, 256, kernel.sharedSizeBytes, kernel.numRegs);
+ * console.log(occupancy.tbPerMp, occupancy.limitedBy, occupancy.occupancy);
+ * ```
+ */
 export declare class OccupancyRecord {
   /** Throws a RangeError when such a block cannot run at all, or clusterSize (1 to 16) blocks
    * cannot form a cluster on the device. */
@@ -187,7 +207,19 @@ declare abstract class MemoryPool {
   [Symbol.dispose](): void;
 }
 
-/** A pool of device memory; `allocator` defaults to cuda.memAlloc. */
+/**
+ * A pool of device memory; `allocator` defaults to cuda.memAlloc.
+ * @example
+ * ```js
+ * const cuda = require('cudadrv');
+ * require('cudadrv/autoprimaryctx'); // device 0's primary context, current
+ * const { DeviceMemoryPool } = require('cudadrv/tools');
+ * const pool = new DeviceMemoryPool();
+ * for (let i = 0; i < 100; i++) pool.allocate(1 << 20).free(); // the driver allocates once
+ * console.log(pool.heldBlocks, pool.activeBlocks);              // 1 0
+ * pool.freeHeld();
+ * ```
+ */
 export declare class DeviceMemoryPool extends MemoryPool {
   constructor(allocator?: (bytes: number) => RawDeviceMemory);
   /**

@@ -1,5 +1,5 @@
 'use strict';
-// Every js block of the README and the guides runs as written, on the GPU: each is a file of its
+// Every js block of the README, the guides and the declarations' @examples runs as written, on the GPU: each is a file of its
 // own in a consumer project that installs cudadrv by its name (an ES module where it imports),
 // run by node, or by Mocha with cudadrv's plugin where it is a test (it uses it() or
 // describeGpu()), and must exit 0. A block whose first line names a file (`// importer.js`) is
@@ -16,7 +16,7 @@ const MOCHA = path.join(__dirname, '..', '..', 'node_modules', 'mocha', 'bin', '
 const NAMED = /^\/\/ ([\w-]+\.m?js)\n/;
 const isTest = (code) => /^(describeGpu|describe|it)\(/m.test(code);
 
-describeGpu('the code in the README and the guides, run on the GPU', function () {
+describeGpu("the code in the README, the guides and the declarations' examples, run on the GPU", function () {
   let project;
 
   before(function () {

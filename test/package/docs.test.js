@@ -13,6 +13,12 @@ const { PAGES, codeBlocks, isModule } = require('../support/doc-blocks');
 
 const ROOT = path.join(__dirname, '..', '..');
 const TSC = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+// What a newcomer reaches for first: each has an @example in its declaration's comment.
+const MAIN = ['Device', 'Context', 'GreenContext', 'Stream', 'Event', 'memAlloc', 'toDevice', 'memcpyHtoD'];
+MAIN.push('pagelockedEmpty', 'memPrefetchAsync', 'MemoryPool', 'GrowableBuffer', 'Kernel', 'Module', 'TensorMap');
+MAIN.push('compile', 'Linker', 'SourceModule', 'Graph', 'GraphExec', 'makeDefaultContext', 'OccupancyRecord');
+MAIN.push('DeviceMemoryPool', 'describeGpu');
+
 // The languages a block may be marked with; js and ts blocks are checked, the others are shell
 // commands, C++ or output.
 const LANGUAGES = new Set(['js', 'ts', 'sh', 'cuda', 'c', 'json', 'text']);
@@ -62,6 +68,21 @@ describe('the code in the README and the guides', function () {
         assert.ok(LANGUAGES.has(lang), `${page}:${line}: a block marked '${lang}' (use one of ${[...LANGUAGES]})`);
       }
     }
+  });
+
+  it('the main classes and functions each have an @example', function () {
+    const text = fs
+      .readdirSync(path.join(ROOT, 'typings'))
+      .filter((f) => f.endsWith('.d.ts'))
+      .map((f) => fs.readFileSync(path.join(ROOT, 'typings', f), 'utf8'))
+      .join('\n');
+    const missing = MAIN.filter((name) => {
+      const declaration = new RegExp(`\\*/\\s*export declare (class|function) ${name}\\b`).exec(text);
+      return (
+        !declaration || !text.slice(text.lastIndexOf('/**', declaration.index), declaration.index).includes('@example')
+      );
+    });
+    assert.deepStrictEqual(missing, []);
   });
 
   for (const page of PAGES.filter((p) => codeBlocks(p).some((b) => b.lang === 'js' || b.lang === 'ts'))) {

@@ -1,6 +1,7 @@
 'use strict';
-// The code of the README and the guides, as the docs tests read it (docs.test.js type-checks every
-// js and ts block, docs-run.test.js runs every js block on the GPU).
+// The code of the README, the guides and the declarations' @example blocks, as the docs tests read
+// it (docs.test.js type-checks every js and ts block, docs-run.test.js runs every js block on the
+// GPU).
 const fs = require('fs');
 const path = require('path');
 
@@ -11,12 +12,18 @@ const PAGES = [
     .readdirSync(path.join(ROOT, 'docs'))
     .filter((f) => f.endsWith('.md'))
     .map((f) => `docs/${f}`),
+  ...fs
+    .readdirSync(path.join(ROOT, 'typings'))
+    .filter((f) => f.endsWith('.d.ts'))
+    .map((f) => `typings/${f}`),
 ];
 
-/** The code blocks of a Markdown page: [{ lang, line, code }]. */
+/** The code blocks of a Markdown page, or of a declaration file's comments: [{ lang, line, code }]. */
 function codeBlocks(page) {
   const blocks = [];
-  const lines = fs.readFileSync(path.join(ROOT, page), 'utf8').split('\n');
+  let lines = fs.readFileSync(path.join(ROOT, page), 'utf8').split('\n');
+  // a comment's lines less their ' * ': its fences then start lines, as on a page
+  if (page.endsWith('.d.ts')) lines = lines.map((line) => line.replace(/^\s*\*( |$)/, ''));
   for (let i = 0; i < lines.length; i++) {
     if (!lines[i].startsWith('```')) continue;
     const end = lines.indexOf('```', i + 1);
