@@ -327,8 +327,9 @@ class PageLockedAllocator {
   }
 
   free(array) {
+    // page-locked memory alone: registered, aligned and managed arrays are not this allocator's
     const allocation = hostMemory.hostAllocationOf(array);
-    if (!allocation) {
+    if (!(allocation instanceof hostMemory.PagelockedHostAllocation)) {
       throw new TypeError(`free(array): array must be pinned memory from allocate(), not ${check.describe(array)}`);
     }
     allocation.free();

@@ -491,6 +491,16 @@ describe('PageLockedMemoryPool (with a pretend allocator)', function () {
     });
     assert.ok(returned[0] instanceof Float32Array, 'what it cannot use goes back to the allocator');
     assert.throws(() => new PageLockedAllocator(-1), { name: 'RangeError', message: /flags/ });
+    // host memory of another kind is not the allocator's to free (found by the fuzzer: a registered
+    // array's allocation has no free(), and the engine's TypeError named that)
+    const aligned = cuda.alignedEmpty(64, Uint8Array);
+    for (const array of [aligned, new Uint8Array(8), null]) {
+      assert.throws(() => new PageLockedAllocator().free(/** @type {any} */ (array)), {
+        name: 'TypeError',
+        message: /^free\(array\): array must be pinned memory from allocate\(\), not /,
+      });
+    }
+    assert.strictEqual(aligned.length, 64, 'the aligned array was not freed');
     assert.strictEqual(new PageLockedAllocator(cuda.HostAllocFlags.PORTABLE).flags, cuda.HostAllocFlags.PORTABLE);
   });
 });
