@@ -1,6 +1,6 @@
 'use strict';
-// npm run docs: the API reference, from typings/ (their JSDoc) and the guides in docs/, written to
-// docs/api by TypeDoc (typedoc.json: any warning fails, an undocumented declaration included).
+// npm run docs [-- TypeDoc's options]: the API reference, from typings/ (their JSDoc) and the
+// guides in docs/, written to docs/api by TypeDoc (typedoc.json: any warning fails, an undocumented declaration included).
 // TypeDoc needs TypeScript's compiler API, which TypeScript 7 (this project's tsc) has not, so it
 // lives with TypeScript 5 in scripts/docs/, installed here from its own lockfile the first time:
 // no install script brings documentation tools to the package's consumers.
@@ -22,5 +22,7 @@ if (!fs.existsSync(typedoc)) {
     process.exit(1);
   }
 }
-const result = spawnSync(process.execPath, [typedoc, '--logLevel', 'Warn'], { cwd: ROOT, stdio: 'inherit' });
+// Arguments are TypeDoc's (--out DIR: elsewhere than docs/api, as the site test builds it).
+const args = [typedoc, '--logLevel', 'Warn', ...process.argv.slice(2)];
+const result = spawnSync(process.execPath, args, { cwd: ROOT, stdio: 'inherit' });
 process.exit(result.status ?? 1);
