@@ -11,21 +11,21 @@ const root = path.join(__dirname, '..', '..');
 const TSC = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
 const examples = fs
   .readdirSync(path.join(root, 'examples'))
-  .filter((f) => /\.(m?js|ts)$/.test(f))
+  .filter((f) => /\.m?(js|ts)$/.test(f))
   .sort();
 
 // The script that runs an example: itself, or for TypeScript what tsc makes of it, written under
 // build/ so that require('cudadrv') still finds this package.
 function runnable(ctx, file) {
   const source = path.join(root, 'examples', file);
-  if (!file.endsWith('.ts')) return source;
+  if (!/\.m?ts$/.test(file)) return source;
   if (!fs.existsSync(TSC)) ctx.skip(`TypeScript is not installed here (${TSC}) to compile ${file}`);
   const outDir = path.join(root, 'build', 'examples');
   const options = ['--strict', '--target', 'es2022', '--module', 'node16', '--types', 'node'];
   options.push('--rootDir', root, '--outDir', outDir); // the root: require('cudadrv') is this package
   const tsc = spawnSync(process.execPath, [TSC, ...options, source], { cwd: root, encoding: 'utf8' });
   assert.strictEqual(tsc.status, 0, `tsc ${file}:\n${tsc.stdout}${tsc.stderr}`);
-  return path.join(outDir, 'examples', file.replace(/\.ts$/, '.js'));
+  return path.join(outDir, 'examples', file.replace(/ts$/, 'js'));
 }
 
 describe('README', function () {
@@ -54,14 +54,23 @@ describe('examples without a driver', function () {
       this.skip();
     }
   });
-  for (const file of examples.filter((f) => !f.endsWith('.ts') && !WITHOUT_DRIVER.has(f))) {
+  for (const file of examples.filter((f) => !WITHOUT_DRIVER.has(f))) {
     it(`${file} prints one line saying so and exits 1`, function () {
       this.timeout(60000);
-      const child = spawnSync(process.execPath, [path.join(root, 'examples', file)], { cwd: root, encoding: 'utf8' });
+      const child = spawnSync(process.execPath, [runnable(this, file)], { cwd: root, encoding: 'utf8' });
       assert.strictEqual(child.status, 1, `${file} exited ${child.status}:\n${child.stdout}\n${child.stderr}`);
       const lines = (child.stdout + child.stderr).trim().split('\n');
       assert.strictEqual(lines.length, 1, `${file} printed:\n${lines.join('\n')}`);
       assert.match(lines[0], /\bno CUDA|No CUDA|needs a GPU|driver/, lines[0]);
+    });
+  }
+  for (const file of WITHOUT_DRIVER) {
+    it(`${file} compiles with NVRTC alone, says it has no GPU, and exits 0`, function () {
+      this.timeout(60000);
+      const child = spawnSync(process.execPath, [runnable(this, file)], { cwd: root, encoding: 'utf8' });
+      assert.strictEqual(child.status, 0, `${file} exited ${child.status}:\n${child.stdout}\n${child.stderr}`);
+      assert.match(child.stdout, /^NVRTC \d+\.\d+\n/);
+      assert.match(child.stdout, /\nNo GPU here: compiled only\.\n$/);
     });
   }
 });

@@ -1,7 +1,9 @@
 // saxpy (y = a·x + y) from hand-written PTX, in TypeScript: no compiler needed, the driver
 // compiles PTX itself. Shows typed scalars, In/InOut, launch options and kernel timing.
-// Type-checked by `npm test`; run it with `npx tsc` first, or a TypeScript-aware Node.
-import cuda = require('cudadrv');
+// Type-checked by `npm test`. Node 23.6 or newer runs it as it is (`node saxpy-ptx.mts`: Node
+// strips the types of an ES module; 22.6 to 23.5 with --experimental-strip-types); older Nodes
+// run what `npx tsc` makes of it.
+import cuda from 'cudadrv';
 
 const PTX = `
 .version 7.8
