@@ -57,7 +57,9 @@ const KINDS = {
   graphs: () => {
     capturing.beginCapture();
     cuda.memsetD8Async(base, 1, 16, capturing);
-    return capturing.endCapture().instantiate();
+    const exec = capturing.endCapture().instantiate();
+    exec.launch(capturing); // through its launcher, bound in C to it and the stream, dropped with it
+    return exec;
   },
   // A context lives until detach(), dropped or not (one may be current with nothing else holding
   // it): its cycle ends with detach().
