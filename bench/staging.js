@@ -4,7 +4,8 @@
 // device and device to host: cudadrv (memcpyHtoD / memcpyDtoH of an ordinary Uint8Array, staged
 // from pageableStaging().threshold bytes) and C (bench/copy_floor.c: cuMemcpyHtoD / cuMemcpyDtoH
 // of malloc'd memory) taking turns in the same run. Targets: 256 MiB host→device ≥ 2.5× C's
-// bandwidth, device→host ≥ 1.8×, and no size slower than C (≥ 0.95×, for noise).
+// bandwidth, device→host ≥ 1.8×, and no size slower than C (≥ 0.95×, for noise). Where python3
+// has CuPy, its copies of NumPy arrays are measured after (bench/cupy_copies.py), for reference.
 // Usage: node bench/staging.js [--json] [--threshold BYTES] [--stand-in]; exits 1 when a target is
 // missed. --threshold: pageableStaging's, for finding where staging pays. --stand-in: the tests'
 // stand-in driver, which checks the machinery, not the figures.
@@ -76,9 +77,28 @@ async function main() {
   }
   floor.end();
   cuda.Context.pop();
-  if (process.argv.includes('--json')) console.log(JSON.stringify({ staging, results }));
-  printRows(`pageable copies, cudadrv (staging ${JSON.stringify(staging)}) and C in turns`, rows);
+  const cupy = cupyFigures(sizes);
+  results.forEach((result, i) => {
+    result.cupy = cupy.figures?.[result.direction][result.bytes];
+    if (result.cupy) rows[i][1] += `, CuPy ${result.cupy.toFixed(2)}`;
+  });
+  if (process.argv.includes('--json')) console.log(JSON.stringify({ staging, cupy: cupy.version, results }));
+  printRows(`pageable copies, cudadrv (staging ${JSON.stringify(staging)}) and C in turns; ${cupy.note}`, rows);
   return rows.every((row) => row[3]);
+}
+
+// CuPy's GB/s for each size and direction, where python3 has it: { figures, version, note }.
+function cupyFigures(sizes) {
+  const run = spawnSync('python3', [path.join(__dirname, 'cupy_copies.py'), ...sizes.map(String)], {
+    encoding: 'utf8',
+    timeout: 600000,
+  });
+  if (run.status !== 0) {
+    const why = run.error ? run.error.message : run.stderr.trim().split('\n').pop();
+    return { note: `CuPy not measured (${why})` };
+  }
+  const { cupy: version, ...figures } = JSON.parse(run.stdout);
+  return { figures, version, note: `CuPy ${version} after, in the same process of its own` };
 }
 
 main()
