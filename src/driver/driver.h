@@ -106,8 +106,15 @@ typedef struct stream_h {
   CUstream handle;
   ctx_rec *ctx;
   stream_keeper *keeper; /* its coalesced keep-alives (wait.c), made on first use */
+  bool capturing;        /* a capture begun through cudadrv is under way (graph_capture.c) */
 } stream_h;
 extern const handle_kind STREAM_KIND;
+/* Counts stream's capture as under way (on, before it begins: it waits out a synchronization of
+ * the reaper's in progress) or ended, once each way. */
+void capture_track(stream_h *stream, bool on);
+/* cuCtxSynchronize, unless a capture begun through cudadrv is under way in the process, on any
+ * thread: a synchronization beside a capture breaks it. For the reaper. */
+void synchronize_unless_capturing(void);
 /* Wraps obj around handle, a stream of ctx (whose reference it takes); false after throwing (the
  * stream destroyed then). */
 bool stream_adopt(napi_env env, napi_value obj, CUstream handle, ctx_rec *ctx);

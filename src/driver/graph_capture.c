@@ -1,9 +1,30 @@
 /* graph_capture: stream capture, into a graph of the driver's (cuStreamBeginCapture) or into a
  * Graph of the caller's after some of its nodes (cuStreamBeginCaptureToGraph, CUDA 12.3), and
  * what a capture under way says of itself (cuStreamGetCaptureInfo). */
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "graph.h"
+
+/* Captures under way or beginning, process-wide, and whether the reaper is synchronizing: each
+ * side sets its own, then reads the other's (sequentially consistent), so that no synchronization
+ * runs beside a capture. */
+static atomic_int captures;
+static atomic_bool synchronizing;
+
+void capture_track(stream_h *stream, bool on) {
+  if (stream->capturing == on) return;
+  stream->capturing = on;
+  atomic_fetch_add(&captures, on ? 1 : -1);
+  while (on && atomic_load(&synchronizing)) usleep(100);
+}
+
+void synchronize_unless_capturing(void) {
+  atomic_store(&synchronizing, true);
+  if (atomic_load(&captures) == 0) DRV(cuCtxSynchronize, );
+  atomic_store(&synchronizing, false);
+}
 
 /* streamBeginCapture(stream, mode): later work on the stream is recorded, not run. */
 static napi_value stream_begin_capture(napi_env env, napi_callback_info info) {
@@ -11,8 +32,11 @@ static napi_value stream_begin_capture(napi_env env, napi_callback_info info) {
   stream_h *stream = handle_get(env, argv[0], &STREAM_KIND);
   uint32_t mode;
   if (!stream || !arg_uint32(env, argv[1], "mode", &mode)) return NULL;
-  CU_CALL(env, cuStreamBeginCapture, stream->handle, (CUstreamCaptureMode)mode);
-  return NULL;
+  capture_track(stream, true);
+  CUresult result = DRV(cuStreamBeginCapture, stream->handle, (CUstreamCaptureMode)mode);
+  if (result == CUDA_SUCCESS) return NULL;
+  capture_track(stream, false);
+  return throw_cu(env, result, "cuStreamBeginCapture");
 }
 
 /* streamBeginCaptureToGraph(stream, graph, deps, mode): later work on the stream is recorded
@@ -26,10 +50,13 @@ static napi_value stream_begin_capture_to_graph(napi_env env, napi_callback_info
   if (!graph || !arg_uint32(env, argv[3], "mode", &mode) ||
       !arg_nodes(env, argv[2], graph, &deps, &count))
     return NULL;
+  capture_track(stream, true);
   CUresult result = DRV(cuStreamBeginCaptureToGraph, stream->handle, graph->handle, deps, NULL,
                         count, (CUstreamCaptureMode)mode);
   free(deps);
-  return result == CUDA_SUCCESS ? NULL : throw_cu(env, result, "cuStreamBeginCaptureToGraph");
+  if (result == CUDA_SUCCESS) return NULL;
+  capture_track(stream, false);
+  return throw_cu(env, result, "cuStreamBeginCaptureToGraph");
 }
 
 /* Ends stream's capture: its graph, or NULL after throwing (a LogicError where the stream is not
@@ -43,6 +70,7 @@ static bool end_capture(napi_env env, stream_h *stream, CUgraph *handle) {
                             "stream.beginCapture() first"),
            false;
   result = DRV(cuStreamEndCapture, stream->handle, handle);
+  capture_track(stream, false); /* ended, a graph made or not */
   return result == CUDA_SUCCESS || (throw_cu(env, result, "cuStreamEndCapture"), false);
 }
 

@@ -51,6 +51,7 @@ static void dispose_stream(handle_base *base) {
   stream_h *stream = (stream_h *)base;
   keeper_detach(stream->keeper);
   stream->keeper = NULL;
+  capture_track(stream, false); /* destroyed mid-capture: the capture went with it */
 }
 
 const handle_kind STREAM_KIND = {.tag = {0x6364727673747231ULL, 0x53747265616d3031ULL},

@@ -28,8 +28,13 @@ CUresult release_now(release_op op, uint64_t address, ctx_rec *ctx) {
   /* The context's work ends first: queued copies may still use the memory (pool memory, pinned
    * and registered host memory: their frees do not wait), and cuMemFree, which does wait for the
    * device, held a copy on another stream back until a 400 ms kernel ended while it waited (H100,
-   * driver 580); behind cuCtxSynchronize the copy went ahead. */
-  DRV(cuCtxSynchronize, );
+   * driver 580); behind cuCtxSynchronize the copy went ahead. But a synchronization beside a stream
+   * capture breaks the capture (driver 580: the next work captured fails, "operation failed due to
+   * a previous error during capture"): while one begun through cudadrv is under way, on any
+   * thread, the release goes ahead without it (what the memory's own work used is kept alive
+   * until its stream has passed it, and a captured graph keeps what its nodes use); a capture
+   * beginning meanwhile waits for the synchronization to end. */
+  synchronize_unless_capturing();
   CUresult result;
   switch (op) {
   case RELEASE_MEM_FREE:

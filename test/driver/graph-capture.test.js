@@ -17,7 +17,7 @@ describe('captured graphs keep what their work uses (stand-in driver)', function
   beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cudadrv-capture-'))));
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  const run = (body) => {
+  const run = (body, env = {}) => {
     const counts = path.join(dir, 'counts');
     return runInChild(
       standIn,
@@ -28,7 +28,7 @@ describe('captured graphs keep what their work uses (stand-in driver)', function
       const counts = () => liveCounts(${JSON.stringify(counts)});
       const collect = async () => { for (let i = 0; i < 4; i++) { global.gc(); await new Promise((r) => setImmediate(r)); } cuda.Context.synchronizeSync(); };
       ${body}`,
-      { FAKE_CUDA_COUNTS: counts, FAKE_CUDA_FAIL: '' },
+      { FAKE_CUDA_COUNTS: counts, FAKE_CUDA_FAIL: '', ...env },
     );
   };
 
@@ -136,6 +136,40 @@ describe('captured graphs keep what their work uses (stand-in driver)', function
       console.log('rounds done');
     `);
     assert.match(out, /rounds done/);
+  });
+
+  it('the collector freeing memory breaks no capture: its release skips the synchronization during one, and a capture begun during one waits for its end (either broke the capture on driver 580)', function () {
+    run(
+      `
+      const binding = require(${JSON.stringify(path.join(ROOT, 'lib/internal/binding'))});
+      const kernel = new cuda.Module(MODULE).getFunction('args4');
+      const a = cuda.memAlloc(256);
+      const stream = new cuda.Stream();
+      const drop = async () => { for (let i = 0; i < 4; i++) { global.gc(); await new Promise((r) => setImmediate(r)); } };
+      let dropped = Array.from({ length: 20 }, () => cuda.memAlloc(1 << 20));
+      const before = counts().device_memory;
+      // dropped during a capture: freed at once, without the synchronization
+      stream.beginCapture();
+      dropped = null;
+      await drop();
+      binding.memReclaim(false); // waits for the reaper
+      assert.strictEqual(counts().device_memory, before - 20, 'freed during the capture');
+      kernel(a, a, cuda.int32(1), cuda.float32(2), { block: 1, stream });
+      stream.endCapture().instantiate().launch(stream);
+      // dropped before a capture: its synchronization (200 ms here) is under way when it begins
+      dropped = [cuda.memAlloc(1 << 20)];
+      dropped = null;
+      await drop();
+      await new Promise((r) => setTimeout(r, 50));
+      const start = Date.now();
+      stream.beginCapture(); // waits for the synchronization
+      const waited = Date.now() - start;
+      kernel(a, a, cuda.int32(1), cuda.float32(2), { block: 1, stream });
+      stream.endCapture().instantiate().launch(stream);
+      assert.ok(waited >= 50 && waited < 1000, 'beginCapture waited ' + waited + ' ms');
+    `,
+      { FAKE_CUDA_SYNC_MS: '200' },
+    );
   });
 
   it('work outside any capture keeps nothing, and a failed capture forgets what it kept', function () {

@@ -261,9 +261,13 @@ EXPORT CUresult cuCtxGetDevice(CUdevice *device) {
 }
 EXPORT CUresult cuCtxSynchronize(void) {
   ENTER();
+  if (in_context() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
+  /* as driver 580: a synchronization beside a capture, on any thread, breaks the capture, one
+   * begun while it waits too */
+  if (fake_break_captures()) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   const char *ms = getenv("FAKE_CUDA_SYNC_MS"); /* work that takes this long to finish */
   if (ms) usleep((useconds_t)atoi(ms) * 1000);
-  return in_context();
+  return fake_break_captures() ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
 }
 EXPORT CUresult cuCtxSetLimit(CUlimit limit, size_t value) {
   ENTER();

@@ -183,6 +183,7 @@ void obj_drop_context(CUcontext ctx) {
     while (table[i].key && table[i].owner == ctx) {
       obj o = table[i];
       remove_at(i);
+      if (o.kind == OBJ_STREAM) fake_stream_forget((CUstream)o.key);
       /* every object is one malloc'd block at its key, but registrations, texture ids and the
        * references inside their module */
       if (o.kind != OBJ_REGISTERED && o.kind != OBJ_TEXTURE && o.kind != OBJ_REFERENCE &&

@@ -166,6 +166,12 @@ CUmemoryPool fake_pool_of(CUdeviceptr ptr);
 bool stream_ok(CUstream stream);
 /* Whether a stream is capturing. */
 bool fake_stream_capturing(CUstream stream);
+/* CUDA_ERROR_STREAM_CAPTURE_INVALIDATED where stream's capture was broken, else CUDA_SUCCESS. */
+CUresult fake_capture_error(CUstream stream);
+/* Breaks every capture under way, as a synchronization beside them does; whether there was one. */
+bool fake_break_captures(void);
+/* Forgets a stream about to be freed (with its context): its capture ends. */
+void fake_stream_forget(CUstream stream);
 /* The number a stream is logged by: 0 for the default stream. */
 int stream_id(CUstream stream);
 

@@ -12,6 +12,7 @@ CUresult fake_launch(CUfunction f, const CUlaunchConfig *c, void **params, void 
   if (in_context() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
   if (!obj_live((uintptr_t)f, OBJ_FUNCTION)) return CUDA_ERROR_INVALID_HANDLE;
   if (!stream_ok(c->hStream)) return CUDA_ERROR_INVALID_HANDLE;
+  if (fake_capture_error(c->hStream) != CUDA_SUCCESS) return fake_capture_error(c->hStream);
   if (params) return CUDA_ERROR_INVALID_VALUE;
   if (!c->gridDimX || !c->gridDimY || !c->gridDimZ || !c->blockDimX || !c->blockDimY ||
       !c->blockDimZ || c->gridDimX > 2147483647u || c->gridDimY > 65535 || c->gridDimZ > 65535 ||

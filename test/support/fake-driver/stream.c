@@ -3,6 +3,7 @@
  * returns. Capture records nothing: a captured graph has no nodes (graph.c). */
 #include "fake.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -34,7 +35,40 @@ bool stream_ok(CUstream stream) {
 int stream_id(CUstream stream) { return is_pseudo(stream) ? 0 : stream->id; }
 
 bool fake_stream_capturing(CUstream stream) {
-  return !is_pseudo(stream) && stream->capture != CU_STREAM_CAPTURE_STATUS_NONE;
+  return !is_pseudo(stream) &&
+         __atomic_load_n(&stream->capture, __ATOMIC_ACQUIRE) != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+/* The streams capturing, which a synchronization on any thread breaks (cuCtxSynchronize: the
+ * addon's reaper calls it off the main thread). */
+static pthread_mutex_t capture_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct CUstream_st *capturing[64];
+static int capturing_count;
+
+static void capture_track(CUstream stream, bool on) {
+  pthread_mutex_lock(&capture_lock);
+  for (int i = 0; i < capturing_count; i++)
+    if (capturing[i] == stream) capturing[i--] = capturing[--capturing_count];
+  if (on && capturing_count < 64) capturing[capturing_count++] = stream;
+  pthread_mutex_unlock(&capture_lock);
+}
+
+void fake_stream_forget(CUstream stream) { capture_track(stream, false); }
+
+bool fake_break_captures(void) {
+  pthread_mutex_lock(&capture_lock);
+  int count = capturing_count;
+  for (int i = 0; i < count; i++)
+    __atomic_store_n(&capturing[i]->capture, CU_STREAM_CAPTURE_STATUS_INVALIDATED,
+                     __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&capture_lock);
+  return count > 0;
+}
+
+CUresult fake_capture_error(CUstream stream) {
+  bool broken = !is_pseudo(stream) && __atomic_load_n(&stream->capture, __ATOMIC_ACQUIRE) ==
+                                          CU_STREAM_CAPTURE_STATUS_INVALIDATED;
+  return broken ? CUDA_ERROR_STREAM_CAPTURE_INVALIDATED : CUDA_SUCCESS;
 }
 
 CUresult fake_stream_new(CUstream *stream, unsigned int flags, int priority) {
@@ -63,6 +97,7 @@ EXPORT CUresult cuStreamDestroy(CUstream stream) {
   ENTER();
   if (is_pseudo(stream) || !obj_remove((uintptr_t)stream, OBJ_STREAM))
     return CUDA_ERROR_INVALID_HANDLE;
+  capture_track(stream, false);
   free(stream);
   return CUDA_SUCCESS;
 }
@@ -141,10 +176,11 @@ EXPORT CUresult cuStreamBeginCapture(CUstream stream, CUstreamCaptureMode mode) 
   if ((unsigned)mode > CU_STREAM_CAPTURE_MODE_RELAXED) return CUDA_ERROR_INVALID_VALUE;
   if (fake_stream_capturing(stream)) return CUDA_ERROR_ILLEGAL_STATE;
   static cuuint64_t ids;
-  stream->capture = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+  __atomic_store_n(&stream->capture, CU_STREAM_CAPTURE_STATUS_ACTIVE, __ATOMIC_RELEASE);
   stream->capture_id = __atomic_add_fetch(&ids, 1, __ATOMIC_RELAXED);
   stream->into = NULL;
   stream->capture_dep_count = 0;
+  capture_track(stream, true);
   return CUDA_SUCCESS;
 }
 EXPORT CUresult cuStreamBeginCaptureToGraph(CUstream stream, CUgraph graph, const CUgraphNode *deps,
@@ -167,7 +203,8 @@ EXPORT CUresult cuStreamGetCaptureInfo_v2(CUstream stream, CUstreamCaptureStatus
                                           size_t *count) {
   ENTER();
   if (!stream_ok(stream) || !status) return CUDA_ERROR_INVALID_VALUE;
-  *status = is_pseudo(stream) ? CU_STREAM_CAPTURE_STATUS_NONE : stream->capture;
+  *status = is_pseudo(stream) ? CU_STREAM_CAPTURE_STATUS_NONE
+                              : __atomic_load_n(&stream->capture, __ATOMIC_ACQUIRE);
   bool active = *status == CU_STREAM_CAPTURE_STATUS_ACTIVE;
   if (id && active) *id = stream->capture_id;
   if (graph && active) *graph = stream->into;
@@ -179,7 +216,13 @@ EXPORT CUresult cuStreamEndCapture(CUstream stream, CUgraph *graph) {
   ENTER();
   if (!stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
   if (!fake_stream_capturing(stream)) return CUDA_ERROR_ILLEGAL_STATE;
-  stream->capture = CU_STREAM_CAPTURE_STATUS_NONE;
+  CUresult broken = fake_capture_error(stream); /* ends the capture all the same */
+  capture_track(stream, false);
+  __atomic_store_n(&stream->capture, CU_STREAM_CAPTURE_STATUS_NONE, __ATOMIC_RELEASE);
+  if (broken != CUDA_SUCCESS) {
+    stream->into = NULL;
+    return broken;
+  }
   if (stream->into) { /* a capture into a graph records nothing here: the graph is as it was */
     *graph = stream->into;
     stream->into = NULL;
@@ -190,7 +233,8 @@ EXPORT CUresult cuStreamEndCapture(CUstream stream, CUgraph *graph) {
 EXPORT CUresult cuStreamIsCapturing(CUstream stream, CUstreamCaptureStatus *status) {
   ENTER();
   if (!stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
-  *status = is_pseudo(stream) ? CU_STREAM_CAPTURE_STATUS_NONE : stream->capture;
+  *status = is_pseudo(stream) ? CU_STREAM_CAPTURE_STATUS_NONE
+                              : __atomic_load_n(&stream->capture, __ATOMIC_ACQUIRE);
   return CUDA_SUCCESS;
 }
 /* ---- events: IPC handles hold the process id and the event ---- */
