@@ -64,6 +64,18 @@ describe('examples without a driver', function () {
       assert.match(lines[0], /\bno CUDA|No CUDA|needs a GPU|driver/, lines[0]);
     });
   }
+  it("saxpy-ptx.mts, its types stripped as Node's own type stripping strips them, runs as it is: one line, exit 1", function () {
+    this.timeout(60000);
+    // amaro is the stripper Node 22.6+ runs .mts files through; strip-only refuses what Node would
+    const { transformSync } = require('amaro');
+    const source = fs.readFileSync(path.join(root, 'examples', 'saxpy-ptx.mts'), 'utf8');
+    const stripped = path.join(root, 'build', 'examples', 'saxpy-ptx.stripped.mjs');
+    fs.mkdirSync(path.dirname(stripped), { recursive: true });
+    fs.writeFileSync(stripped, transformSync(source, { mode: 'strip-only' }).code);
+    const child = spawnSync(process.execPath, [stripped], { cwd: root, encoding: 'utf8' });
+    assert.strictEqual(child.status, 1, `exited ${child.status}:\n${child.stdout}\n${child.stderr}`);
+    assert.strictEqual(child.stderr.trim(), 'saxpy-ptx: no CUDA device here');
+  });
   for (const file of WITHOUT_DRIVER) {
     it(`${file} compiles with NVRTC alone, says it has no GPU, and exits 0`, function () {
       this.timeout(60000);
