@@ -6,7 +6,7 @@ const assert = require('assert');
 const path = require('path');
 const { Worker } = require('worker_threads');
 const { describeGpu } = require('../support/gpu');
-const { sources, DYNAMIC_SOURCE } = require('./linker.test');
+const { sources, DYNAMIC_SOURCE } = require('../support/link-sources');
 const cuda = require('../..');
 const { compileSync, Linker, DynamicSourceModule } = require('../../lib/compiler');
 

@@ -1,7 +1,8 @@
 'use strict';
 // The shape of lib/ (DESIGN.md): no require cycles, lazy requires included, and no module reading
 // another's underscore fields; the layers of src/, each folder including only those below it; no
-// source file over 500 lines; and the layouts lib/ and the addon share agree.
+// source file over 500 lines; the layouts lib/ and the addon share agree; and no test file requires
+// another.
 const assert = require('assert');
 const fs = require('fs');
 const path = require('path');
@@ -113,6 +114,17 @@ function layerProblems(texts) {
   for (const file of graph.keys()) if (!state.has(file)) visit(file);
   return problems;
 }
+
+describe('the layout of test/', function () {
+  it('no test file requires another: under --parallel its tests would run again in the requiring file', function () {
+    const TEST = path.join(__dirname, '..');
+    const offenders = fs
+      .readdirSync(TEST, { recursive: true })
+      .filter((f) => f.endsWith('.test.js') && !f.includes('node_modules'))
+      .filter((f) => /require\(\s*['"][^'"]*\.test(\.js)?['"]\s*\)/.test(fs.readFileSync(path.join(TEST, f), 'utf8')));
+    assert.deepStrictEqual(offenders, []);
+  });
+});
 
 describe('the layers of src/', function () {
   const texts = Object.fromEntries(
