@@ -42,9 +42,9 @@ function init(flags = 0) {
   binding.init(flags);
 }
 
-/** Counters of what finalizers could not do: { cleanupsFailed, cleanupsSkipped }, and of
- * Node-API calls that failed where nothing could be thrown (nodeApiFailures; 0 unless Node is
- * shutting down). */
+/** Counters of what finalizers could not do: { cleanupsFailed, cleanupsSkipped }, of Node-API
+ * calls that failed where nothing could be thrown (nodeApiFailures; 0 unless Node is shutting
+ * down), and the stream captures under way in the process (capturesUnderWay). */
 function stats() {
   return binding.stats();
 }

@@ -60,8 +60,8 @@ export declare function getDriverVersion(): number;
 export declare function isAvailable(): boolean;
 /** cuInit(flags); optional, the first call that needs the driver does it. */
 export declare function init(flags?: number): void;
-/** Counters of cleanups finalizers could not do, and of Node-API calls that failed where nothing
- * could be thrown (nodeApiFailures). */
+/** Counters of cleanups finalizers could not do, of Node-API calls that failed where nothing could
+ * be thrown (nodeApiFailures), and the stream captures under way (capturesUnderWay). */
 export declare function stats(): {
   /** Frees and destroys that finalizers tried and the driver refused. */
   cleanupsFailed: number;
@@ -69,6 +69,9 @@ export declare function stats(): {
   cleanupsSkipped: number;
   /** Node-API calls that failed where no error could be thrown. */
   nodeApiFailures: number;
+  /** Stream captures begun through cudadrv and not yet ended, in every thread of the process (the
+   * collector's frees skip their synchronization while there are any). */
+  capturesUnderWay: number;
 };
 /** [major, minor] of the NVRTC cudadrv loads (CUDADRV_NVRTC_PATH, else libnvrtc.so.13, .12,
  * libnvrtc.so); a RuntimeError names the libraries tried when none loads. */

@@ -115,6 +115,8 @@ void capture_track(stream_h *stream, bool on);
 /* cuCtxSynchronize, unless a capture begun through cudadrv is under way in the process, on any
  * thread: a synchronization beside a capture breaks it. For the reaper. */
 void synchronize_unless_capturing(void);
+/* How many captures begun through cudadrv are under way in the process (cuda.stats()). */
+int captures_under_way(void);
 /* Wraps obj around handle, a stream of ctx (whose reference it takes); false after throwing (the
  * stream destroyed then). */
 bool stream_adopt(napi_env env, napi_value obj, CUstream handle, ctx_rec *ctx);

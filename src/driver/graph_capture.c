@@ -20,6 +20,8 @@ void capture_track(stream_h *stream, bool on) {
   while (on && atomic_load(&synchronizing)) usleep(100);
 }
 
+int captures_under_way(void) { return atomic_load(&captures); }
+
 void synchronize_unless_capturing(void) {
   atomic_store(&synchronizing, true);
   if (atomic_load(&captures) == 0) DRV(cuCtxSynchronize, );

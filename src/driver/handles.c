@@ -144,7 +144,7 @@ void stats_cleanup(CUresult result) {
 }
 
 /* stats(): { cleanupsFailed, cleanupsSkipped } counted by finalizers, and nodeApiFailures, since
- * the process began. */
+ * the process began; capturesUnderWay now. */
 static napi_value stats(napi_env env, napi_callback_info info) {
   (void)info;
   napi_value result;
@@ -155,6 +155,8 @@ static napi_value stats(napi_env env, napi_callback_info info) {
                                          make_uint(env, atomic_load(&cleanups_skipped))));
   NAPI_CALL(env, napi_set_named_property(env, result, "nodeApiFailures",
                                          make_uint(env, atomic_load(&napi_failures))));
+  NAPI_CALL(env, napi_set_named_property(env, result, "capturesUnderWay",
+                                         make_uint(env, (uint64_t)captures_under_way())));
   return result;
 }
 

@@ -133,6 +133,8 @@ describe('captured graphs keep what their work uses (stand-in driver)', function
       round();
       await stream.synchronize();
       assert.deepStrictEqual(output, input);
+      // every terminated worker's capture ended with it: the collector's frees synchronize again
+      assert.strictEqual(cuda.stats().capturesUnderWay, 0);
       console.log('rounds done');
     `);
     assert.match(out, /rounds done/);
@@ -150,12 +152,14 @@ describe('captured graphs keep what their work uses (stand-in driver)', function
       const before = counts().device_memory;
       // dropped during a capture: freed at once, without the synchronization
       stream.beginCapture();
+      assert.strictEqual(cuda.stats().capturesUnderWay, 1);
       dropped = null;
       await drop();
       binding.memReclaim(false); // waits for the reaper
       assert.strictEqual(counts().device_memory, before - 20, 'freed during the capture');
       kernel(a, a, cuda.int32(1), cuda.float32(2), { block: 1, stream });
       stream.endCapture().instantiate().launch(stream);
+      assert.strictEqual(cuda.stats().capturesUnderWay, 0);
       // dropped before a capture: its synchronization (200 ms here) is under way when it begins
       dropped = [cuda.memAlloc(1 << 20)];
       dropped = null;
