@@ -176,6 +176,55 @@ describe('captured graphs keep what their work uses (stand-in driver)', function
     );
   });
 
+  for (const signal of ['SIGINT', 'SIGTERM']) {
+    it(`${signal} while captures begin and end as the collector frees memory (its synchronizations 20 ms each) ends the process within 1 s, by the signal`, function () {
+      const script = `
+        const cuda = require(${JSON.stringify(ROOT)});
+        cuda.init();
+        new cuda.Device(0).makeContext();
+        const stream = new cuda.Stream();
+        process.stdout.write('ready\\n');
+        const spin = () => {
+          let dropped = Array.from({ length: 8 }, () => cuda.memAlloc(1 << 16));
+          stream.beginCapture(); // may wait for the reaper's synchronization
+          dropped = null;
+          global.gc();
+          cuda.memsetD8Async(cuda.memAlloc(64), 1, 64, stream);
+          stream.endCapture().instantiate().launch(stream);
+          setImmediate(spin); // finalizers run between rounds: the reaper frees beside captures
+        };
+        spin();`;
+      const { spawn } = require('child_process');
+      return new Promise((resolve, reject) => {
+        const env = { ...process.env, LD_LIBRARY_PATH: standIn.dir, FAKE_CUDA_SYNC_MS: '20', FAKE_CUDA_FAIL: '' };
+        const child = spawn(process.execPath, ['--expose-gc', '-e', script], { env });
+        let sent = 0;
+        let stderr = '';
+        child.stderr.on('data', (chunk) => (stderr += chunk));
+        child.stdout.once('data', () => {
+          setTimeout(() => {
+            sent = Date.now();
+            child.kill(signal);
+          }, 300);
+        });
+        const timer = setTimeout(() => {
+          child.kill('SIGKILL');
+          reject(new Error(`still running 10 s after ${signal}`));
+        }, 10000);
+        child.on('exit', (code, got) => {
+          clearTimeout(timer);
+          try {
+            assert.strictEqual(got, signal, `exit ${code}: ${stderr}`);
+            assert.ok(Date.now() - sent < 1000, `${Date.now() - sent} ms`);
+            resolve();
+          } catch (error) {
+            reject(error);
+          }
+        });
+      });
+    });
+  }
+
   it('work outside any capture keeps nothing, and a failed capture forgets what it kept', function () {
     run(`
       const stream = new cuda.Stream(), other = new cuda.Stream();
