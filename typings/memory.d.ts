@@ -182,7 +182,7 @@ export declare function memcpyHtoD(dest: DevicePointerLike, src: HostBuffer): vo
 /** Fills all of dest from device memory src, checked against src's size where known. Into
  * pageable memory of pageableStaging().threshold bytes or more, through cudadrv's staging. */
 export declare function memcpyDtoH(dest: HostBuffer, src: DevicePointerLike): void;
-/** How synchronous copies of pageable host memory (an ordinary TypedArray) are staged. */
+/** How copies of pageable host memory (an ordinary TypedArray) are staged. */
 export interface PageableStaging {
   /** Whether copies are staged at all (true by default). */
   enabled: boolean;
@@ -199,12 +199,17 @@ export interface PageableStaging {
   idleMs: number;
 }
 /**
- * The settings of staged copies; given some of them, changes those and returns all. A synchronous
- * copy (memcpyHtoD, memcpyDtoH, toDevice, fromDevice, the In and Out arguments of a call without a
- * stream) between device memory and pageable host memory of `threshold` bytes or more goes through
- * two page-locked buffers of cudadrv's own: helper threads fill one while the copy engine moves
- * the other, which beats the driver's own pageable path. The buffers are freed `idleMs` after the
- * last staged copy.
+ * The settings of staged copies; given some of them, changes those and returns all. A copy of
+ * `threshold` bytes or more between device memory (or an array) and pageable host memory goes
+ * through two page-locked buffers of cudadrv's own: helper threads fill one while the copy engine
+ * moves the other, which beats the driver's own pageable path. That is memcpyHtoD, memcpyDtoH,
+ * their Async forms, toDevice, fromDevice, the In, Out and InOut arguments of a kernel call, and
+ * Memcpy2D and Memcpy3D with a host side. The copies keep the driver's meaning: a synchronous one
+ * returns when the bytes are there; an async one to the device returns once the TypedArray has
+ * been read (its transfers queued on the stream), and one from the device when the bytes are
+ * there, as the driver does for pageable memory. In a stream capture, or while another stream's
+ * async copy still moves through the buffers, a copy takes the driver's path. The buffers are
+ * freed `idleMs` after the last staged copy.
  */
 export declare function pageableStaging(settings?: Partial<PageableStaging>): PageableStaging;
 /**

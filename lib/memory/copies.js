@@ -39,7 +39,7 @@ function memcpyHtoDAsync(dest, src, stream = null) {
   const view = host.hostView('src', src);
   stream = streamArg(stream);
   fits(view.byteLength, dest, 'memcpyHtoDAsync(dest, src)');
-  binding.memcpyHtoDAsync(ptr, view, stream, host.needsKeeping(view) ? view : undefined);
+  if (binding.memcpyHtoDAsync(ptr, view, stream, host.needsKeeping(view) ? view : undefined)) noteStaged();
   keepForCapture(stream, null, [dest, view]);
 }
 
@@ -50,7 +50,7 @@ function memcpyDtoHAsync(dest, src, stream = null) {
   const ptr = devicePointer(src, 'src');
   stream = streamArg(stream);
   fits(view.byteLength, src, 'memcpyDtoHAsync(dest, src)');
-  binding.memcpyDtoHAsync(view, ptr, stream, host.needsKeeping(view) ? view : undefined);
+  if (binding.memcpyDtoHAsync(view, ptr, stream, host.needsKeeping(view) ? view : undefined)) noteStaged();
   keepForCapture(stream, null, [view, src]);
 }
 
@@ -342,7 +342,7 @@ class Memcpy2D {
   run(streamOrOptions = undefined) {
     const fields = this._fields();
     if (streamOrOptions === null || streamOrOptions instanceof Stream) {
-      this._copy(fields, false, streamOrOptions, this._keep());
+      if (this._copy(fields, false, streamOrOptions, this._keep())) noteStaged();
       keepForCapture(streamOrOptions, null, [this, this._keep()]);
       return;
     }
@@ -350,13 +350,14 @@ class Memcpy2D {
       throw new TypeError(`run() takes a Stream, null or { aligned }, not ${check.describe(streamOrOptions)}`);
     }
     const { aligned = false } = streamOrOptions ?? {};
-    this._copy(fields, Boolean(aligned), undefined, undefined);
+    if (this._copy(fields, Boolean(aligned), undefined, undefined)) noteStaged();
   }
 
-  // stream undefined: a synchronous copy.
+  // stream undefined: a synchronous copy. True where it went through the staging buffers.
   _copy(fields, aligned, stream, keep) {
-    if (stream === undefined && !aligned) binding.memcpy2DUnaligned(fields, this._host('src'), this._host('dst'));
-    else binding.memcpy2D(fields, this._host('src'), this._host('dst'), stream, keep);
+    if (stream === undefined && !aligned)
+      return binding.memcpy2DUnaligned(fields, this._host('src'), this._host('dst'));
+    return binding.memcpy2D(fields, this._host('src'), this._host('dst'), stream, keep);
   }
 
   // graph.addMemcpy(copy, { after }): a copy node of graph after deps (node indices), as run()
@@ -386,7 +387,7 @@ class Memcpy3D extends Memcpy2D {
   }
 
   _copy(fields, aligned, stream, keep) {
-    binding.memcpy3D(fields, this._host('src'), this._host('dst'), stream, keep);
+    return binding.memcpy3D(fields, this._host('src'), this._host('dst'), stream, keep);
   }
 }
 

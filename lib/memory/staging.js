@@ -1,8 +1,8 @@
 'use strict';
-// Staged copies of pageable host memory: synchronous copies between device memory and an
-// ordinary TypedArray of `threshold` bytes or more go through two page-locked buffers of
-// cudadrv's own, filled or drained by helper threads while the copy engine moves the other one
-// (src/memory/staging.c). The buffers are freed once no staged copy has run for a while.
+// Staged copies of pageable host memory: copies between device memory and an ordinary TypedArray
+// of `threshold` bytes or more go through two page-locked buffers of cudadrv's own, filled or
+// drained by helper threads while the copy engine moves the other one (src/memory/staging.c).
+// The buffers are freed once no staged copy has run for a while.
 const binding = require('../internal/binding');
 const check = require('../internal/checks');
 
@@ -25,8 +25,8 @@ function settingsOf([enabled, threshold, bufferBytes, helpers]) {
 }
 
 /**
- * How synchronous copies of pageable host memory are staged (memcpyHtoD, memcpyDtoH, toDevice,
- * fromDevice, and the In and Out arguments of a call without a stream): with no argument, the
+ * How copies of pageable host memory are staged (memcpyHtoD, memcpyDtoH and their Async forms,
+ * toDevice, fromDevice, In/Out/InOut arguments, Memcpy2D and Memcpy3D): with no argument, the
  * settings; with some of `{ enabled, threshold, bufferBytes, helpers, idleMs }`, those changed, and
  * the settings after. Process-wide (workers share them) but for idleMs, each thread's own.
  */

@@ -15,9 +15,9 @@ static napi_value keep_until_done(napi_env env, stream_h *stream, napi_value val
 }
 
 /* The copies between host and device, with the driver's argument order: memcpyHtoD(dest, src)
- * copies all of src, memcpyDtoH(dest, src) fills all of dest, through the staging buffers where
- * they apply (then returning true); their Async forms take (..., stream, keep), keep (or
- * undefined) staying alive until the stream has passed the copy. */
+ * copies all of src, memcpyDtoH(dest, src) fills all of dest; their Async forms take (..., stream,
+ * keep), keep (or undefined) staying alive until the stream has passed the copy. Each returns true
+ * where it went through the staging buffers (done with the host memory, which needs no keeping). */
 static napi_value copy_host_device(napi_env env, napi_callback_info info, bool to_device,
                                    bool async) {
   ARGS(env, info, 4);
@@ -31,10 +31,8 @@ static napi_value copy_host_device(napi_env env, napi_callback_info info, bool t
       (async && !arg_stream_and_handle(env, argv[2], &stream, &s)) || !driver_ready(env))
     return NULL;
   if (!bytes) return NULL;
-  if (!async) {
-    int staged = staged_copy(env, device, host, bytes, to_device);
-    if (staged) return staged > 0 ? make_bool(env, true) : NULL;
-  }
+  int staged = staged_copy(env, device, host, bytes, to_device, async, stream);
+  if (staged) return staged > 0 ? make_bool(env, true) : NULL;
   if (to_device && async)
     CU_CALL(env, cuMemcpyHtoDAsync, device, host, bytes, stream);
   else if (to_device)
@@ -314,41 +312,21 @@ static bool read_copy(napi_env env, napi_value fields, napi_value src_host, napi
                    &c->dstDevice, &c->dstArray, &c->dstPitch, &c->dstHeight);
 }
 
-/* The 2D copy that fields, srcHost and dstHost describe, in *p; false after throwing. */
-static bool read_copy_2d(napi_env env, const napi_value *argv, CUDA_MEMCPY2D *p) {
-  CUDA_MEMCPY3D_PEER c;
-  if (!read_copy(env, argv[0], argv[1], argv[2], &c, true)) return false;
-  *p = (CUDA_MEMCPY2D){.srcXInBytes = c.srcXInBytes,
-                       .srcY = c.srcY,
-                       .srcMemoryType = c.srcMemoryType,
-                       .srcHost = c.srcHost,
-                       .srcDevice = c.srcDevice,
-                       .srcArray = c.srcArray,
-                       .srcPitch = c.srcPitch,
-                       .dstXInBytes = c.dstXInBytes,
-                       .dstY = c.dstY,
-                       .dstMemoryType = c.dstMemoryType,
-                       .dstHost = c.dstHost,
-                       .dstDevice = c.dstDevice,
-                       .dstArray = c.dstArray,
-                       .dstPitch = c.dstPitch,
-                       .WidthInBytes = c.WidthInBytes,
-                       .Height = c.Height};
-  return true;
-}
-
 /* memcpy2D(fields, srcHost, dstHost, stream, keep): cuMemcpy2D when stream is undefined, else
- * cuMemcpy2DAsync keeping keep alive until the stream has passed the copy. */
+ * cuMemcpy2DAsync keeping keep alive until the stream has passed the copy; true where staged. */
 static napi_value memcpy_2d(napi_env env, napi_callback_info info) {
   ARGS(env, info, 5);
-  CUDA_MEMCPY2D p;
+  CUDA_MEMCPY3D c;
   bool sync = is_undefined(env, argv[3]);
   CUstream stream = NULL;
   stream_h *s = NULL;
-  if (!read_copy_2d(env, argv, &p) ||
+  if (!read_copy_3d(env, argv[0], argv[1], argv[2], true, &c) ||
       (!sync && !arg_stream_and_handle(env, argv[3], &stream, &s)) || !driver_ready(env))
     return NULL;
-  if (!p.WidthInBytes || !p.Height) return NULL;
+  if (!c.WidthInBytes || !c.Height) return NULL;
+  int staged = staged_copy_3d(env, &c, true, !sync, stream);
+  if (staged) return staged > 0 ? make_bool(env, true) : NULL;
+  CUDA_MEMCPY2D p = planar_copy(&c);
   if (sync) {
     CU_CALL(env, cuMemcpy2D, &p);
     return NULL;
@@ -357,12 +335,17 @@ static napi_value memcpy_2d(napi_env env, napi_callback_info info) {
   return keep_until_done(env, s, argv[4]);
 }
 
-/* memcpy2DUnaligned(fields, srcHost, dstHost): cuMemcpy2DUnaligned. */
+/* memcpy2DUnaligned(fields, srcHost, dstHost): cuMemcpy2DUnaligned; true where staged. */
 static napi_value memcpy_2d_unaligned(napi_env env, napi_callback_info info) {
   ARGS(env, info, 3);
-  CUDA_MEMCPY2D p;
-  if (!read_copy_2d(env, argv, &p) || !driver_ready(env)) return NULL;
-  if (p.WidthInBytes && p.Height) CU_CALL(env, cuMemcpy2DUnaligned, &p);
+  CUDA_MEMCPY3D c;
+  if (!read_copy_3d(env, argv[0], argv[1], argv[2], true, &c) || !driver_ready(env) ||
+      !c.WidthInBytes || !c.Height)
+    return NULL;
+  int staged = staged_copy_3d(env, &c, true, false, NULL);
+  if (staged) return staged > 0 ? make_bool(env, true) : NULL;
+  CUDA_MEMCPY2D p = planar_copy(&c);
+  CU_CALL(env, cuMemcpy2DUnaligned, &p);
   return NULL;
 }
 
@@ -396,7 +379,8 @@ bool read_copy_3d(napi_env env, napi_value fields, napi_value src_host, napi_val
   return true;
 }
 
-/* memcpy3D(fields, srcHost, dstHost, stream, keep): cuMemcpy3D, or cuMemcpy3DAsync. */
+/* memcpy3D(fields, srcHost, dstHost, stream, keep): cuMemcpy3D, or cuMemcpy3DAsync; true where
+ * staged. */
 static napi_value memcpy_3d(napi_env env, napi_callback_info info) {
   ARGS(env, info, 5);
   CUDA_MEMCPY3D p;
@@ -407,6 +391,8 @@ static napi_value memcpy_3d(napi_env env, napi_callback_info info) {
       (!sync && !arg_stream_and_handle(env, argv[3], &stream, &s)) || !driver_ready(env))
     return NULL;
   if (!p.WidthInBytes || !p.Height || !p.Depth) return NULL;
+  int staged = staged_copy_3d(env, &p, false, !sync, stream);
+  if (staged) return staged > 0 ? make_bool(env, true) : NULL;
   if (sync) {
     CU_CALL(env, cuMemcpy3D, &p);
     return NULL;

@@ -35,24 +35,44 @@ static atomic_size_t least = SIZE_MAX; /* current.threshold, or SIZE_MAX while o
 static unsigned char *buffers[2];      /* under busy */
 static size_t allocated;               /* bytes of each buffer, under busy */
 
-/* ---- helpers: part i of the current job for helper i (1-based); part 0 is the caller's ---- */
+/* ---- the host side, and helpers copying it: part i of the current job for helper i (1-based),
+ * part 0 the caller's ---- */
+
+/* Host memory of a copy: `slices` slices `slice_pitch` bytes apart, each of `rows` rows `pitch`
+ * bytes apart, each row `width` bytes; packed into a buffer, row after row. */
+typedef struct region {
+  unsigned char *at;
+  size_t width, pitch, rows, slice_pitch, slices;
+} region;
 
 static pthread_mutex_t helpers_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t go = PTHREAD_COND_INITIALIZER, finished = PTHREAD_COND_INITIALIZER;
 static uint32_t started; /* helpers running */
 static struct job {
-  unsigned char *dst;
-  const unsigned char *src;
+  region host;
+  unsigned char *packed;
+  bool pack;          /* host to packed, or back */
   size_t bytes, part; /* part: bytes of each part but the last */
   uint32_t parts;
   uint64_t round; /* bumped for each job */
   uint32_t left;  /* helpers' parts not yet copied */
 } job;
 
+/* Copies bytes [part * i, part * (i + 1)) of the packed region, row piece by row piece. */
 static void copy_part(const struct job *j, uint32_t i) {
-  size_t at = j->part * i;
-  size_t n = i + 1 == j->parts ? j->bytes - at : j->part;
-  memcpy(j->dst + at, j->src + at, n);
+  const region *r = &j->host;
+  size_t at = j->part * i, end = i + 1 == j->parts ? j->bytes : at + j->part;
+  while (at < end) {
+    size_t row = at / r->width, column = at % r->width;
+    size_t n = r->width - column < end - at ? r->width - column : end - at;
+    unsigned char *host =
+        r->at + row / r->rows * r->slice_pitch + row % r->rows * r->pitch + column;
+    if (j->pack)
+      memcpy(j->packed + at, host, n);
+    else
+      memcpy(host, j->packed + at, n);
+    at += n;
+  }
 }
 
 static void *helper_main(void *arg) {
@@ -72,9 +92,10 @@ static void *helper_main(void *arg) {
   return NULL;
 }
 
-/* memcpy(dst, src, bytes) over the caller's thread and up to `helpers` helpers, started as
- * needed (fewer where no thread can be had). */
-static void parallel_copy(void *dst, const void *src, size_t bytes, uint32_t helpers) {
+/* Packs host into packed (or unpacks it) over the caller's thread and up to `helpers` helpers,
+ * started as needed (fewer where no thread can be had). */
+static void parallel_copy(const region *host, unsigned char *packed, bool pack, uint32_t helpers) {
+  size_t bytes = host->width * host->rows * host->slices;
   uint32_t parts = 1 + helpers;
   if (bytes / MIN_PART < parts) parts = bytes / MIN_PART ? (uint32_t)(bytes / MIN_PART) : 1;
   pthread_mutex_lock(&helpers_lock);
@@ -83,7 +104,7 @@ static void parallel_copy(void *dst, const void *src, size_t bytes, uint32_t hel
     started++;
   if (parts > started + 1) parts = started + 1;
   size_t part = (bytes / parts + 63) & ~(size_t)63;
-  job = (struct job){dst, src, bytes, part, parts, job.round + 1, parts - 1};
+  job = (struct job){*host, packed, pack, bytes, part, parts, job.round + 1, parts - 1};
   struct job mine = job;
   pthread_cond_broadcast(&go);
   pthread_mutex_unlock(&helpers_lock);
@@ -95,9 +116,38 @@ static void parallel_copy(void *dst, const void *src, size_t bytes, uint32_t hel
 
 /* ---- the buffers ---- */
 
+/* An async copy to the device returns once the buffers are filled: its last transfers out of
+ * them may still be queued. Their events are held here until a later staged copy or the release
+ * finds them done; a staged copy on another stream meanwhile takes the driver's path. */
+static CUevent held[2];      /* under busy */
+static ctx_rec *held_ctx;    /* the context of held's events (retained) */
+static CUstream held_stream; /* the stream they were recorded on */
+
+/* Under busy: whether no earlier async copy still moves through the buffers. Waits for one on
+ * stream where `wait` (the copies are ordered on it in any case); otherwise asks the driver. */
+static bool buffers_free(bool wait, CUstream stream) {
+  if (!held_ctx) return true;
+  bool gone = atomic_load(&held_ctx->destroyed); /* its events went with it */
+  for (int b = 0; b < 2 && !gone; b++) {
+    /* an error is the stream's, reported to whoever waits on it: the transfer no longer runs */
+    if (held[b] &&
+        (wait && stream == held_stream ? DRV(cuEventSynchronize, held[b])
+                                       : DRV(cuEventQuery, held[b])) == CUDA_ERROR_NOT_READY)
+      return false;
+  }
+  for (int b = 0; b < 2; b++) {
+    if (held[b] && !gone) (void)DRV(cuEventDestroy, held[b]);
+    held[b] = NULL;
+  }
+  ctx_rec_release(held_ctx);
+  held_ctx = NULL;
+  return true;
+}
+
 /* Under busy: frees the buffers where they can be (unregistered, or unknown to CUDA: registered
  * memory must not be freed, or a later malloc of the same pages would be taken as pinned). */
 static bool release_buffers(void) {
+  if (!buffers_free(false, NULL)) return false;
   for (int i = 0; i < 2; i++) {
     if (!buffers[i]) continue;
     CUdeviceptr start;
@@ -137,26 +187,124 @@ static bool buffers_ready(void) {
 
 /* ---- the copy ---- */
 
+/* A copy cut into chunks, each through one buffer. A linear copy (dims 1) is cut anywhere; a 2D
+ * or 3D one between rows of a slice, or between slices where whole slices fit a chunk. */
 typedef struct pipeline {
-  CUdeviceptr device;
-  unsigned char *host;
-  size_t bytes;
-  size_t chunk; /* bytes through a buffer at a time: a quarter of the copy, within the buffer */
+  int dims; /* 1: cuMemcpyHtoD/DtoH, 2: cuMemcpy2D, 3: cuMemcpy3D */
   bool to_device;
+  CUdeviceptr device; /* dims 1 */
+  CUDA_MEMCPY3D copy; /* dims 2 and 3: the copy as asked for */
+  region host;        /* the host side, whole */
+  CUstream stream;
+  size_t chunk;        /* dims 1: bytes of each chunk */
+  size_t rows, slices; /* dims 2, 3: rows of each chunk (all of a slice's, or fewer) and slices */
+  size_t chunks;
   CUevent events[2];
   bool pending[2]; /* a copy through buffer i is queued and its event recorded */
   const char *api; /* the call that failed */
 } pipeline;
 
-/* Queues the copy of chunk k between device and buffer k % 2, and its event. */
+/* Cuts p into chunks of at most cap bytes; false where a row does not fit one. */
+static bool cut(pipeline *p, size_t cap) {
+  const region *h = &p->host;
+  size_t bytes = h->width * h->rows * h->slices;
+  if (p->dims == 1) {
+    p->chunk = cap;
+    p->chunks = (bytes + cap - 1) / cap;
+    return true;
+  }
+  if (h->width > cap) return false;
+  size_t slice = h->width * h->rows;
+  p->rows = slice <= cap ? h->rows : cap / h->width;
+  p->slices = slice <= cap ? cap / slice : 1;
+  size_t per_slice = (h->rows + p->rows - 1) / p->rows;
+  p->chunks = slice <= cap ? (h->slices + p->slices - 1) / p->slices : h->slices * per_slice;
+  return true;
+}
+
+/* Chunk k's part of the host side, and for a 2D or 3D copy, its rows and slices from (y, z). */
+static region chunk_of(const pipeline *p, size_t k, size_t *y, size_t *z) {
+  region r = p->host;
+  if (p->dims == 1) {
+    size_t at = k * p->chunk, total = r.width;
+    r.at += at;
+    r.width = r.pitch = r.slice_pitch = total - at < p->chunk ? total - at : p->chunk;
+    *y = *z = 0;
+    return r;
+  }
+  if (p->rows == r.rows) { /* whole slices */
+    *y = 0;
+    *z = k * p->slices;
+    r.slices = r.slices - *z < p->slices ? r.slices - *z : p->slices;
+  } else {
+    size_t per_slice = (r.rows + p->rows - 1) / p->rows;
+    *z = k / per_slice;
+    *y = k % per_slice * p->rows;
+    r.rows = r.rows - *y < p->rows ? r.rows - *y : p->rows;
+    r.slices = 1;
+  }
+  r.at += *z * r.slice_pitch + *y * r.pitch;
+  return r;
+}
+
+/* The 2D copy of a planar 3D one (its Z, Depth and heights unused). */
+CUDA_MEMCPY2D planar_copy(const CUDA_MEMCPY3D *c) {
+  return (CUDA_MEMCPY2D){.srcXInBytes = c->srcXInBytes,
+                         .srcY = c->srcY,
+                         .srcMemoryType = c->srcMemoryType,
+                         .srcHost = c->srcHost,
+                         .srcDevice = c->srcDevice,
+                         .srcArray = c->srcArray,
+                         .srcPitch = c->srcPitch,
+                         .dstXInBytes = c->dstXInBytes,
+                         .dstY = c->dstY,
+                         .dstMemoryType = c->dstMemoryType,
+                         .dstHost = c->dstHost,
+                         .dstDevice = c->dstDevice,
+                         .dstArray = c->dstArray,
+                         .dstPitch = c->dstPitch,
+                         .WidthInBytes = c->WidthInBytes,
+                         .Height = c->Height};
+}
+
+/* Queues chunk k's transfer between the device side and buffer k % 2, then its event. */
 static CUresult queue_chunk(pipeline *p, size_t k) {
-  size_t at = k * p->chunk, n = p->bytes - at < p->chunk ? p->bytes - at : p->chunk;
+  size_t y, z;
+  region r = chunk_of(p, k, &y, &z);
   int b = (int)(k % 2);
-  CUresult result = p->to_device ? DRV(cuMemcpyHtoDAsync, p->device + at, buffers[b], n, NULL)
-                                 : DRV(cuMemcpyDtoHAsync, buffers[b], p->device + at, n, NULL);
-  p->api = p->to_device ? "cuMemcpyHtoDAsync" : "cuMemcpyDtoHAsync";
+  CUresult result;
+  if (p->dims == 1) {
+    size_t at = (size_t)(r.at - p->host.at);
+    result = p->to_device ? DRV(cuMemcpyHtoDAsync, p->device + at, buffers[b], r.width, p->stream)
+                          : DRV(cuMemcpyDtoHAsync, buffers[b], p->device + at, r.width, p->stream);
+    p->api = p->to_device ? "cuMemcpyHtoDAsync" : "cuMemcpyDtoHAsync";
+  } else {
+    /* the host side becomes the buffer, packed; the device side moves to the chunk's rows */
+    CUDA_MEMCPY3D c = p->copy;
+    c.Height = r.rows;
+    c.Depth = r.slices;
+    if (p->to_device) {
+      c.srcHost = buffers[b];
+      c.srcXInBytes = c.srcY = c.srcZ = 0;
+      c.srcPitch = r.width;
+      c.srcHeight = r.rows;
+      c.dstY += y;
+      c.dstZ += z;
+    } else {
+      c.dstHost = buffers[b];
+      c.dstXInBytes = c.dstY = c.dstZ = 0;
+      c.dstPitch = r.width;
+      c.dstHeight = r.rows;
+      c.srcY += y;
+      c.srcZ += z;
+    }
+    CUDA_MEMCPY2D planar = planar_copy(&c);
+    result = p->dims == 2 ? DRV(cuMemcpy2DAsync, &planar, p->stream)
+                          : DRV(cuMemcpy3DAsync, &c, p->stream);
+    p->api = p->dims == 2 ? "cuMemcpy2DAsync" : "cuMemcpy3DAsync";
+  }
   if (result == CUDA_SUCCESS) {
-    result = DRV(cuEventRecord, p->events[b], NULL);
+    result = DRV(cuEventRecord, p->events[b], p->stream);
     p->api = "cuEventRecord";
   }
   p->pending[b] = result == CUDA_SUCCESS;
@@ -171,28 +319,24 @@ static CUresult wait_buffer(pipeline *p, int b) {
   return DRV(cuEventSynchronize, p->events[b]);
 }
 
-static CUresult run(pipeline *p, uint32_t helpers) {
-  /* four chunks at least, so that copying in memory and the copy engine overlap */
-  p->chunk = ((p->bytes / 4 + 4095) & ~(size_t)4095);
-  if (p->chunk < MIN_CHUNK) p->chunk = MIN_CHUNK;
-  if (p->chunk > allocated) p->chunk = allocated;
-  size_t chunks = (p->bytes + p->chunk - 1) / p->chunk;
+/* Runs the copy; an async one to the device leaves its last transfers pending. */
+static CUresult run(pipeline *p, uint32_t helpers, bool async) {
   CUresult result = CUDA_SUCCESS;
   if (!p->to_device)
-    for (size_t k = 0; k < 2 && k < chunks && result == CUDA_SUCCESS; k++)
+    for (size_t k = 0; k < 2 && k < p->chunks && result == CUDA_SUCCESS; k++)
       result = queue_chunk(p, k);
-  for (size_t k = 0; k < chunks && result == CUDA_SUCCESS; k++) {
+  for (size_t k = 0; k < p->chunks && result == CUDA_SUCCESS; k++) {
     int b = (int)(k % 2);
-    size_t at = k * p->chunk, n = p->bytes - at < p->chunk ? p->bytes - at : p->chunk;
+    size_t y, z;
+    region r = chunk_of(p, k, &y, &z);
     if ((result = wait_buffer(p, b)) != CUDA_SUCCESS) break;
-    if (p->to_device) {
-      parallel_copy(buffers[b], p->host + at, n, helpers);
+    parallel_copy(&r, buffers[b], p->to_device, helpers);
+    if (p->to_device)
       result = queue_chunk(p, k);
-    } else {
-      parallel_copy(p->host + at, buffers[b], n, helpers);
-      if (k + 2 < chunks) result = queue_chunk(p, k + 2);
-    }
+    else if (k + 2 < p->chunks)
+      result = queue_chunk(p, k + 2);
   }
+  if (async && p->to_device && result == CUDA_SUCCESS) return result;
   /* nothing may still move through the buffers when the next copy fills them */
   for (int b = 0; b < 2; b++) {
     const char *api = p->api;
@@ -205,26 +349,88 @@ static CUresult run(pipeline *p, uint32_t helpers) {
   return result;
 }
 
-int staged_copy(napi_env env, CUdeviceptr device, void *host, size_t bytes, bool to_device) {
+/* Runs p where staging applies to it (see staged_copy). */
+static int stage(napi_env env, pipeline *p, bool async) {
+  size_t bytes = p->host.width * p->host.rows * p->host.slices;
   if (bytes < atomic_load_explicit(&least, memory_order_relaxed) || pthread_mutex_trylock(&busy))
     return 0;
   int outcome = 0;
+  ctx_rec *ctx = NULL;
   CUdeviceptr start;
   size_t known = 1;
-  pipeline p = {device, host, bytes, 0, to_device, {NULL, NULL}, {false, false}, NULL};
-  /* page-locked, registered and managed memory are the driver's to copy at full speed */
-  if (memory_range((CUdeviceptr)(uintptr_t)host, &start, &known) != CUDA_SUCCESS || known ||
-      !buffers_ready())
+  CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+  /* page-locked, registered and managed memory are the driver's to copy at full speed; a
+   * capture would keep the buffers' addresses in its graph */
+  if (memory_range((CUdeviceptr)(uintptr_t)p->host.at, &start, &known) != CUDA_SUCCESS || known ||
+      (async && (DRV(cuStreamIsCapturing, p->stream, &capture) != CUDA_SUCCESS ||
+                 capture != CU_STREAM_CAPTURE_STATUS_NONE)) ||
+      !buffers_free(true, p->stream) || !buffers_ready())
     goto done;
-  if (DRV(cuEventCreate, &p.events[0], CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) goto done;
-  if (DRV(cuEventCreate, &p.events[1], CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) goto done;
-  CUresult result = run(&p, current.helpers);
-  outcome = result == CUDA_SUCCESS ? 1 : (throw_cu(env, result, p.api), -1);
+  /* chunks: a copy that must end here is cut in four at least, so that filling or draining a
+   * buffer overlaps the copy engine's moving the other; an async one to the device in two, so
+   * that one of up to both buffers returns without waiting for its stream */
+  size_t cap = ((bytes / (async && p->to_device ? 2 : 4) + 4095) & ~(size_t)4095);
+  if (cap < MIN_CHUNK) cap = MIN_CHUNK;
+  if (cap > allocated) cap = allocated;
+  if (!cut(p, cap)) goto done;
+  if (async && p->to_device && !(ctx = ctx_rec_current(env))) {
+    outcome = -1;
+    goto done;
+  }
+  if (DRV(cuEventCreate, &p->events[0], CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) goto done;
+  if (DRV(cuEventCreate, &p->events[1], CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) goto done;
+  CUresult result = run(p, current.helpers, async);
+  outcome = result == CUDA_SUCCESS ? 1 : (throw_cu(env, result, p->api), -1);
+  for (int b = 0; b < 2 && outcome > 0; b++)
+    if (p->pending[b]) { /* the events of transfers still queued */
+      held[b] = p->events[b];
+      p->events[b] = NULL;
+      held_ctx = ctx;
+      held_stream = p->stream;
+    }
 done:
   for (int i = 0; i < 2; i++)
-    if (p.events[i]) (void)DRV(cuEventDestroy, p.events[i]);
+    if (p->events[i]) (void)DRV(cuEventDestroy, p->events[i]);
+  if (ctx && held_ctx != ctx) ctx_rec_release(ctx);
   pthread_mutex_unlock(&busy);
   return outcome;
+}
+
+int staged_copy(napi_env env, CUdeviceptr device, void *host, size_t bytes, bool to_device,
+                bool async, CUstream stream) {
+  pipeline p = {.dims = 1,
+                .to_device = to_device,
+                .device = device,
+                .host = {host, bytes, bytes, 1, bytes, 1},
+                .stream = stream};
+  return stage(env, &p, async);
+}
+
+int staged_copy_3d(napi_env env, const CUDA_MEMCPY3D *copy, bool planar, bool async,
+                   CUstream stream) {
+  bool to_device = copy->srcMemoryType == CU_MEMORYTYPE_HOST;
+  CUmemorytype other = to_device ? copy->dstMemoryType : copy->srcMemoryType;
+  if ((!to_device && copy->dstMemoryType != CU_MEMORYTYPE_HOST) ||
+      (other != CU_MEMORYTYPE_DEVICE && other != CU_MEMORYTYPE_ARRAY) || copy->srcLOD ||
+      copy->dstLOD)
+    return 0;
+  size_t x = to_device ? copy->srcXInBytes : copy->dstXInBytes;
+  size_t y = to_device ? copy->srcY : copy->dstY, z = to_device ? copy->srcZ : copy->dstZ;
+  size_t pitch = to_device ? copy->srcPitch : copy->dstPitch;
+  size_t height = planar ? copy->Height : to_device ? copy->srcHeight : copy->dstHeight;
+  size_t depth = planar ? 1 : copy->Depth;
+  const void *base = to_device ? copy->srcHost : copy->dstHost;
+  /* rows that overlap are the driver's to refuse (or to copy as it does) */
+  if ((copy->Height > 1 && pitch < copy->WidthInBytes) || (depth > 1 && height < copy->Height))
+    return 0;
+  /* copies.c checked the host side to hold every byte the copy touches */
+  pipeline p = {.dims = planar ? 2 : 3,
+                .to_device = to_device,
+                .copy = *copy,
+                .host = {(unsigned char *)base + (z * height + y) * pitch + x, copy->WidthInBytes,
+                         pitch, copy->Height, pitch * height, depth},
+                .stream = stream};
+  return stage(env, &p, async);
 }
 
 /* ---- what lib/ sets and reads ---- */

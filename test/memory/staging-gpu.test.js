@@ -1,8 +1,10 @@
 'use strict';
 // Staged copies of pageable memory on a GPU: random data through the staging buffers both ways,
 // a kernel computing on what was staged in (checked against the CPU), sizes that are no multiple
-// of the buffers, a copy ordered after a kernel on a blocking stream (as cuMemcpyHtoD is), and
-// the buffers registered again after the context that registered them is gone.
+// of the buffers, a copy ordered after a kernel on a blocking stream (as cuMemcpyHtoD is), async
+// copies ordered on their stream behind a running kernel, In and Out arguments on a stream, 2D and
+// 3D copies into pitched memory, and the buffers registered again after the context that
+// registered them is gone.
 const assert = require('assert');
 const cuda = require('../..');
 const { SourceModule } = require('../../lib/compiler');
@@ -43,6 +45,77 @@ describeGpu('staged copies of pageable memory on the GPU', function () {
         String(n),
       );
       assert.deepStrictEqual(cuda.fromDevice(dx, n, 'float32'), x);
+    }
+  });
+
+  it('async copies wait for the kernel before them on their stream, and read the array before they return; In and Out arguments on a stream go through the buffers', async function () {
+    cuda.pageableStaging({ threshold: 0, bufferBytes: 1 << 20 });
+    const twice = new SourceModule(KERNELS).getFunction('twice');
+    const n = 3 * 262144 + 11;
+    const [x, next] = [random(n), random(n)];
+    const sent = next.slice();
+    const [dx, dy, dz] = [cuda.toDevice(x), cuda.memAlloc(4 * n), cuda.memAlloc(4 * n)];
+    const stream = new cuda.Stream(cuda.StreamFlags.NON_BLOCKING);
+    const grid = Math.ceil(n / 256);
+    twice(dx, dy, cuda.int32(n), cuda.uint64(30_000_000n), { block: 256, grid, stream });
+    cuda.memcpyHtoDAsync(dx, next, stream); // after the kernel has read dx
+    next.fill(0); // read before memcpyHtoDAsync returned
+    twice(dx, dz, cuda.int32(n), cuda.uint64(0n), { block: 256, grid, stream });
+    const [y, z] = [new Float32Array(n), new Float32Array(n)];
+    cuda.memcpyDtoHAsync(y, dy, stream);
+    cuda.memcpyDtoHAsync(z, dz, stream); // pageable: filled when it returns
+    const cpu = (v) => v.map((e) => Math.fround(Math.fround(2 * e) + 1));
+    assert.deepStrictEqual(y, cpu(x));
+    assert.deepStrictEqual(z, cpu(sent));
+    const out = new Float32Array(n);
+    await twice(cuda.In(x), cuda.Out(out), cuda.int32(n), cuda.uint64(0n), { block: 256, grid, stream });
+    assert.deepStrictEqual(out, cpu(x));
+  });
+
+  it('2D and 3D copies between pageable arrays and pitched device memory, both ways, sync and async: every byte where the CPU puts it', function () {
+    cuda.pageableStaging({ threshold: 0, bufferBytes: 1 << 20 });
+    const stream = new cuda.Stream();
+    const bytes = (n) => Uint8Array.from({ length: n }, () => Math.floor(Math.random() * 256));
+    for (const [width, rows, depth] of [
+      [3000, 700, 0],
+      [1000, 300, 9],
+      [70000, 40, 0],
+    ]) {
+      const planar = depth === 0;
+      const d = Math.max(depth, 1);
+      const { allocation, pitch } = cuda.memAllocPitch(width, rows * d);
+      const hostPitch = width + 100;
+      const host = bytes(hostPitch * rows * d);
+      for (const async of [false, true]) {
+        const copy = (toDevice, array) => {
+          const c = planar ? new cuda.Memcpy2D() : new cuda.Memcpy3D();
+          c.widthInBytes = width;
+          c.height = rows;
+          if (!planar) {
+            c.depth = d;
+            c.srcHeight = c.dstHeight = rows;
+          }
+          if (toDevice) {
+            c.setSrcHost(array);
+            c.srcPitch = hostPitch;
+            c.setDstDevice(allocation);
+            c.dstPitch = pitch;
+          } else {
+            c.setSrcDevice(allocation);
+            c.srcPitch = pitch;
+            c.setDstHost(array);
+            c.dstPitch = hostPitch;
+          }
+          c.run(async ? stream : undefined);
+        };
+        copy(true, host);
+        const back = bytes(host.length); // the gaps between rows keep what they had
+        const want = back.slice();
+        for (let r = 0; r < rows * d; r++) want.set(host.subarray(r * hostPitch, r * hostPitch + width), r * hostPitch);
+        copy(false, back);
+        stream.synchronize();
+        assert.ok(Buffer.compare(back, want) === 0, JSON.stringify({ width, rows, depth, async }));
+      }
     }
   });
 

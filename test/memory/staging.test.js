@@ -1,8 +1,10 @@
 'use strict';
 // Staged copies of pageable host memory through the stand-in driver: which copies take the
 // staging buffers (the driver's calls, traced) and which the driver's own path, every byte of
-// random data through chunks of every shape, the settings and their refusals, a driver failure in
-// the middle of a staged copy, the buffers freed when idle, and workers copying at once.
+// random data through chunks of every shape, async copies, 2D and 3D copies, the settings and
+// their refusals, a driver failure in the middle of a staged copy, the buffers freed when idle,
+// and workers copying at once. The stand-in defers the copies of page-locked memory until a call
+// waits for them (FAKE_CUDA_DEFER), so that a buffer filled or drained too early gives wrong bytes.
 const path = require('path');
 const { childRunner } = require('../support/graph-child');
 
@@ -10,7 +12,7 @@ const ROOT = path.join(__dirname, '..', '..');
 
 describe('staged copies of pageable memory through a stand-in driver (no GPU needed)', function () {
   this.timeout(60000);
-  const { run } = childRunner('cudadrv-staging-', { FAKE_CUDA_TRACE: '1' });
+  const { run } = childRunner('cudadrv-staging-', { FAKE_CUDA_TRACE: '1', FAKE_CUDA_DEFER: '1' });
 
   const PRELUDE = `
     let seen = 0;
@@ -26,7 +28,7 @@ describe('staged copies of pageable memory through a stand-in driver (no GPU nee
     const same = (a, b) => Buffer.compare(Buffer.from(a.buffer, a.byteOffset, a.byteLength), Buffer.from(b.buffer, b.byteOffset, b.byteLength)) === 0;
   `;
 
-  it('copies of threshold bytes or more go through the buffers in chunks, every byte right; smaller, page-locked, async and disabled ones take the driver', function () {
+  it('copies of threshold bytes or more go through the buffers in chunks, every byte right; smaller, page-locked and disabled ones take the driver', function () {
     run(`${PRELUDE}
       const defaults = cuda.pageableStaging();
       assert.deepStrictEqual({ ...defaults, helpers: 0 }, { enabled: true, threshold: 16 << 20, bufferBytes: 16 << 20, helpers: 0, idleMs: 10000 });
@@ -56,7 +58,7 @@ describe('staged copies of pageable memory through a stand-in driver (no GPU nee
       const doubles = Float64Array.from({ length: 70000 }, Math.random);
       assert.deepStrictEqual(cuda.fromDevice(cuda.toDevice(doubles), doubles.length, 'float64'), doubles);
       calls();
-      // the driver's own path: fewer bytes, page-locked memory, async copies, staging off
+      // the driver's own path: fewer bytes, page-locked memory, staging off
       const memory = cuda.memAlloc(200000);
       calls();
       cuda.memcpyHtoD(memory, random(99999));
@@ -66,11 +68,173 @@ describe('staged copies of pageable memory through a stand-in driver (no GPU nee
       cuda.memcpyHtoD(memory, pinned);
       cuda.memcpyDtoH(pinned, memory);
       assert.deepStrictEqual(calls(), { cuPointerGetAttributes: 2, cuMemcpyHtoD_v2: 1, cuMemcpyDtoH_v2: 1 });
-      cuda.memcpyHtoDAsync(memory, random(200000));
-      assert.deepStrictEqual(calls(), { cuMemcpyHtoDAsync_v2: 1 });
       assert.strictEqual(cuda.pageableStaging({ enabled: false }).enabled, false);
       cuda.memcpyDtoH(new Uint8Array(200000), memory);
       assert.deepStrictEqual(calls(), { cuMemcpyDtoH_v2: 1 });
+    `);
+  });
+
+  it('async copies: to the device, returns once the array is read (its last transfers queued); from the device, once the bytes are there; on another stream meanwhile, the driver; on the same, after them; in a capture, the driver', async function () {
+    run(`${PRELUDE}
+      const chunk = 65536;
+      cuda.pageableStaging({ threshold: 0, bufferBytes: chunk, helpers: 2, idleMs: 50 });
+      const n = 3 * chunk + 5; // in halves, within a buffer: chunks of 65536, 65536, 65536, 5
+      const [one, two, three] = [cuda.memAlloc(n), cuda.memAlloc(n), cuda.memAlloc(n)];
+      cuda.fromDevice(one, n, 'uint8'); // the buffers registered
+      const a = new cuda.Stream();
+      const b = new cuda.Stream();
+      const data = random(n);
+      const sent = data.slice();
+      calls();
+      cuda.memcpyHtoDAsync(one, data, a);
+      // buffer 0 waited for before chunk 2; chunks 2 and 3 left queued
+      assert.deepStrictEqual(calls(), { cuPointerGetAttributes: 2, cuStreamIsCapturing: 1, cuEventCreate: 2, cuMemcpyHtoDAsync_v2: 4, cuEventRecord: 4, cuEventSynchronize: 2 });
+      data.fill(7); // the array is the caller's again
+      // another stream: its transfers queued, the buffers are not to be had
+      const other = random(n);
+      cuda.memcpyHtoDAsync(two, other, b);
+      assert.deepStrictEqual(calls(), { cuPointerGetAttributes: 1, cuStreamIsCapturing: 1, cuEventQuery: 1, cuMemcpyHtoDAsync_v2: 1 });
+      // the same stream: after them
+      const third = random(n);
+      cuda.memcpyHtoDAsync(three, third, a);
+      const c = calls();
+      assert.strictEqual(c.cuEventSynchronize, 4);
+      assert.strictEqual(c.cuEventDestroy_v2, 2);
+      assert.strictEqual(c.cuMemcpyHtoDAsync_v2, 4);
+      a.synchronize();
+      b.synchronize();
+      for (const [memory, want] of [[one, sent], [two, other], [three, third]]) {
+        const into = new Uint8Array(n);
+        cuda.memcpyDtoHAsync(into, memory, b); // staged: the bytes are there when it returns
+        assert.ok(same(into, want));
+      }
+      assert.strictEqual(calls().cuMemcpyDtoHAsync_v2, 12);
+      // the In and InOut arguments of a call on a stream: through the buffers both ways
+      const kernel = new cuda.Module('entry k 8 8').getFunction('k');
+      const input = random(n);
+      const both = random(n);
+      const kept = both.slice();
+      await kernel(cuda.In(input), cuda.InOut(both), { block: 1, stream: b });
+      const launched = calls();
+      assert.strictEqual(launched.cuMemcpyHtoDAsync_v2, 8, JSON.stringify(launched));
+      assert.strictEqual(launched.cuMemcpyDtoHAsync_v2, 4, JSON.stringify(launched));
+      assert.ok(same(both, kept));
+      // the idle release waits while a transfer is queued, and frees the buffers after it
+      cuda.memcpyHtoDAsync(one, data, a);
+      calls();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const idle = calls();
+      assert.ok(idle.cuEventQuery >= 2 && !idle.cuMemHostUnregister, JSON.stringify(idle));
+      a.synchronize();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      assert.strictEqual(calls().cuMemHostUnregister, 2);
+      assert.ok(same(cuda.fromDevice(one, n, 'uint8'), data));
+      // a capture: the driver's (the graph would keep the buffers' addresses)
+      b.beginCapture();
+      calls();
+      cuda.memcpyHtoDAsync(one, random(n), b);
+      assert.deepStrictEqual(calls(), { cuPointerGetAttributes: 1, cuStreamIsCapturing: 1, cuMemcpyHtoDAsync_v2: 1, cuStreamGetCaptureInfo_v2: 1 });
+      b.endCapture();
+    `);
+  });
+
+  it('2D and 3D copies between pageable memory and device memory or arrays: cut between rows or slices, every byte where the CPU puts it, sync and async; rows wider than a buffer take the driver', function () {
+    run(`${PRELUDE}
+      const cap = 16384;
+      cuda.pageableStaging({ threshold: 0, bufferBytes: cap, helpers: 2 });
+      const stream = new cuda.Stream();
+      // width x rows x depth bytes from (x, y, z) of a side with pitch and height, done by the CPU
+      const cpuCopy = (src, s, dst, d, width, rows, depth) => {
+        for (let z = 0; z < depth; z++)
+          for (let y = 0; y < rows; y++) {
+            const from = s.x + ((s.z + z) * s.height + s.y + y) * s.pitch;
+            dst.set(src.subarray(from, from + width), d.x + ((d.z + z) * d.height + d.y + y) * d.pitch);
+          }
+      };
+      const extent = (g, width, rows, depth) => g.x + ((g.z + depth - 1) * g.height + g.y + rows - 1) * g.pitch + width;
+      const chunksOf = (width, rows, depth) => {
+        const slice = width * rows;
+        return slice <= cap ? Math.ceil(depth / Math.floor(cap / slice)) : depth * Math.ceil(rows / Math.floor(cap / width));
+      };
+      const setSide = (copy, side, g, depth) => {
+        copy[side + 'XInBytes'] = g.x;
+        copy[side + 'Y'] = g.y;
+        copy[side + 'Pitch'] = g.pitch;
+        if (depth) {
+          copy[side + 'Z'] = g.z;
+          copy[side + 'Height'] = g.height;
+        }
+      };
+      for (const [width, rows, depth] of [[1000, 50, 0], [100, 30, 20], [3000, 7, 3], [cap, 2, 0], [777, 77, 1]]) {
+        const planar = depth === 0;
+        const d = Math.max(depth, 1);
+        for (const toDevice of [true, false])
+          for (const async of [false, true]) {
+            const h = { x: 5, y: 1, z: planar ? 0 : 1, pitch: width + 13, height: rows + 2 };
+            const g = { x: 3, y: 2, z: planar ? 0 : 2, pitch: width + 64, height: rows + 3 };
+            const host = random(extent(h, width, rows, d) + 9);
+            const deviceBytes = random(extent(g, width, rows, d) + 5);
+            const memory = cuda.toDevice(deviceBytes);
+            const copy = planar ? new cuda.Memcpy2D() : new cuda.Memcpy3D();
+            copy.widthInBytes = width;
+            copy.height = rows;
+            if (!planar) copy.depth = depth;
+            setSide(copy, toDevice ? 'src' : 'dst', h, !planar);
+            setSide(copy, toDevice ? 'dst' : 'src', g, !planar);
+            if (toDevice) {
+              copy.setSrcHost(host);
+              copy.setDstDevice(memory);
+            } else {
+              copy.setSrcDevice(memory);
+              copy.setDstHost(host);
+            }
+            const want = toDevice ? deviceBytes.slice() : host.slice();
+            if (toDevice) cpuCopy(host, h, want, g, width, rows, d);
+            else cpuCopy(deviceBytes, g, want, h, width, rows, d);
+            calls();
+            copy.run(async ? stream : undefined);
+            const what = JSON.stringify({ width, rows, depth, toDevice, async });
+            assert.strictEqual(calls()[planar ? 'cuMemcpy2DAsync_v2' : 'cuMemcpy3DAsync_v2'], chunksOf(width, rows, d), what);
+            if (toDevice) host.fill(1); // read before run() returned
+            stream.synchronize();
+            assert.ok(same(toDevice ? cuda.fromDevice(memory, deviceBytes.length, 'uint8') : host, want), what);
+          }
+      }
+      // an array on the device side: in 2D, and back out in 3D to another layout
+      const [w, r] = [1500, 40];
+      const array = new cuda.CudaArray(new cuda.ArrayDescriptor({ width: w, height: r, format: cuda.ArrayFormat.UNSIGNED_INT8, numChannels: 1 }));
+      const values = random((w + 11) * r);
+      const into = new cuda.Memcpy2D();
+      into.setSrcHost(values);
+      into.srcPitch = w + 11;
+      into.setDstArray(array);
+      into.widthInBytes = w;
+      into.height = r;
+      calls();
+      into.run();
+      assert.strictEqual(calls().cuMemcpy2DAsync_v2, Math.ceil(r / Math.floor(cap / w)));
+      const back = new Uint8Array(w * r);
+      const out = new cuda.Memcpy3D();
+      out.setSrcArray(array);
+      out.setDstHost(back);
+      out.widthInBytes = out.dstPitch = w;
+      out.height = out.dstHeight = r;
+      out.depth = 1;
+      out.run();
+      assert.strictEqual(calls().cuMemcpy3DAsync_v2, Math.ceil(r / Math.floor(cap / w)));
+      const expected = new Uint8Array(w * r);
+      cpuCopy(values, { x: 0, y: 0, z: 0, pitch: w + 11, height: r }, expected, { x: 0, y: 0, z: 0, pitch: w, height: r }, w, r, 1);
+      assert.ok(same(back, expected));
+      // a row wider than a buffer: the driver's own copy
+      const wide = new cuda.Memcpy2D();
+      const memory = cuda.memAlloc(2 * (cap + 1));
+      wide.setSrcHost(random(2 * (cap + 1)));
+      wide.setDstDevice(memory);
+      wide.widthInBytes = wide.srcPitch = wide.dstPitch = cap + 1;
+      wide.height = 2;
+      calls();
+      wide.run();
+      assert.deepStrictEqual(calls(), { cuPointerGetAttributes: 3, cuMemcpy2DUnaligned_v2: 1 });
     `);
   });
 

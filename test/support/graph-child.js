@@ -23,12 +23,13 @@ function runInChild(standIn, dir, body, extraEnv = {}) {
     const ctx = new cuda.Device(0).makeContext();
     (async () => {
       ${body}
-    })().then(() => ctx.detach(), (error) => { console.error(error); process.exitCode = 1; });`;
+    })().then(() => ctx.detach(), (error) => { console.error(error); process.exit(1); }); // workers may still run`;
   const child = spawnSync(process.execPath, ['--expose-gc', '-e', script], {
     encoding: 'utf8',
     env: { ...process.env, LD_LIBRARY_PATH: standIn.dir, FAKE_CUDA_LOG: log, ...extraEnv },
+    timeout: 120000, // a hang fails the test with what the child printed
   });
-  assert.strictEqual(child.status, 0, child.stdout + child.stderr);
+  assert.strictEqual(child.status, 0, `${child.error ?? ''}\n${child.stdout}${child.stderr}`);
   return child.stdout;
 }
 

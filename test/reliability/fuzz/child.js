@@ -158,6 +158,13 @@ const MAKERS = [
     return g;
   },
   () => new cuda.Memcpy2D(),
+  () => {
+    const copy = new cuda.Memcpy2D(); // pageable to an array: staged where the seed stages
+    copy.setSrcHost(new Uint8Array(8192));
+    copy.setDstArray(new cuda.CudaArray({ width: 64, height: 64, format: cuda.ArrayFormat.UNSIGNED_INT8, numChannels: 1 }));
+    Object.assign(copy, { srcPitch: 128, widthInBytes: 64, height: 64 });
+    return copy;
+  },
   () => new cuda.Memcpy3D(),
   () => new cuda.Memcpy3DPeer(),
   () => cuda.memGetIpcHandle(cuda.memAlloc(256)),
@@ -199,6 +206,9 @@ const COMPILER_USES = [
 let examples = []; // calls of valid use, recorded while test/reliability/fault/operations.js ran
 
 async function setUp() {
+  // odd seeds stage every copy of pageable memory, through buffers of a page: random copies of
+  // every shape then reach the staging code
+  if (job.seed % 2) cuda.pageableStaging({ threshold: 0, bufferBytes: 4096, helpers: 2 });
   for (const make of MAKERS) {
     try {
       keep(make());

@@ -110,13 +110,17 @@ static size_t side_slice(const side *s, size_t rows) {
 }
 
 static CUresult copy_3d(const side *src, const side *dst, size_t width, size_t rows, size_t depth,
-                        CUstream stream) {
+                        CUstream stream, bool async) {
   if (in_context() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
   if (!stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
   if (!width || !rows || !depth) return CUDA_SUCCESS;
   unsigned char *from = side_base(src, width, rows, depth),
                 *to = side_base(dst, width, rows, depth);
   if (!from || !to) return CUDA_ERROR_INVALID_VALUE;
+  if (async && fake_defer_wanted(to, from, stream) &&
+      fake_defer(to, from, width, rows, depth, side_row(dst), side_row(src), side_slice(dst, rows),
+                 side_slice(src, rows)))
+    return CUDA_SUCCESS;
   for (size_t z = 0; z < depth; z++)
     for (size_t y = 0; y < rows; y++)
       memmove(to + z * side_slice(dst, rows) + y * side_row(dst),
@@ -135,32 +139,35 @@ static CUresult copy_3d(const side *src, const side *dst, size_t width, size_t r
         c->p##XInBytes, c->p##Y, c->p##Z                                                           \
   }
 
-static CUresult copy_2d(const CUDA_MEMCPY2D *c, CUstream stream) {
+static CUresult copy_2d(const CUDA_MEMCPY2D *c, CUstream stream, bool async) {
   side src = SIDE_2D(c, src), dst = SIDE_2D(c, dst);
-  return copy_3d(&src, &dst, c->WidthInBytes, c->Height, 1, stream);
+  return copy_3d(&src, &dst, c->WidthInBytes, c->Height, 1, stream, async);
 }
-CUresult fake_copy_3d(const CUDA_MEMCPY3D *c, CUstream stream) {
+static CUresult copy_3d_of(const CUDA_MEMCPY3D *c, CUstream stream, bool async) {
   if (c->srcLOD || c->dstLOD) return CUDA_ERROR_INVALID_VALUE;
   side src = SIDE_3D(c, src), dst = SIDE_3D(c, dst);
-  return copy_3d(&src, &dst, c->WidthInBytes, c->Height, c->Depth, stream);
+  return copy_3d(&src, &dst, c->WidthInBytes, c->Height, c->Depth, stream, async);
+}
+CUresult fake_copy_3d(const CUDA_MEMCPY3D *c, CUstream stream) {
+  return copy_3d_of(c, stream, false);
 }
 static CUresult copy_3d_peer(const CUDA_MEMCPY3D_PEER *c, CUstream stream) {
   if (!c->srcContext || !c->dstContext) return CUDA_ERROR_INVALID_CONTEXT;
   if (c->srcLOD || c->dstLOD) return CUDA_ERROR_INVALID_VALUE;
   side src = SIDE_3D(c, src), dst = SIDE_3D(c, dst);
-  return copy_3d(&src, &dst, c->WidthInBytes, c->Height, c->Depth, stream);
+  return copy_3d(&src, &dst, c->WidthInBytes, c->Height, c->Depth, stream, false);
 }
 EXPORT CUresult cuMemcpy2D(const CUDA_MEMCPY2D *c) {
   ENTER();
-  return copy_2d(c, 0);
+  return copy_2d(c, 0, false);
 }
 EXPORT CUresult cuMemcpy2DUnaligned(const CUDA_MEMCPY2D *c) {
   ENTER();
-  return copy_2d(c, 0);
+  return copy_2d(c, 0, false);
 }
 EXPORT CUresult cuMemcpy2DAsync(const CUDA_MEMCPY2D *c, CUstream s) {
   ENTER();
-  return copy_2d(c, s);
+  return copy_2d(c, s, true);
 }
 EXPORT CUresult cuMemcpy3D(const CUDA_MEMCPY3D *c) {
   ENTER();
@@ -168,7 +175,7 @@ EXPORT CUresult cuMemcpy3D(const CUDA_MEMCPY3D *c) {
 }
 EXPORT CUresult cuMemcpy3DAsync(const CUDA_MEMCPY3D *c, CUstream s) {
   ENTER();
-  return fake_copy_3d(c, s);
+  return copy_3d_of(c, s, true);
 }
 EXPORT CUresult cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER *c) {
   ENTER();
@@ -191,7 +198,7 @@ static side linear(CUmemorytype type, const void *host, CUdeviceptr device, CUar
 }
 static CUresult copy_linear(side src, side dst, size_t bytes, CUstream stream) {
   /* a linear range of an array must stay within one row here */
-  return copy_3d(&src, &dst, bytes, 1, 1, stream);
+  return copy_3d(&src, &dst, bytes, 1, 1, stream, false);
 }
 #define ARR(a, o) linear(CU_MEMORYTYPE_ARRAY, NULL, 0, a, o)
 #define HOST(h) linear(CU_MEMORYTYPE_HOST, h, 0, NULL, 0)

@@ -16,6 +16,8 @@
  *                            "<name> <count>" lines (test/support/stand-in-driver.js reads it)
  *   FAKE_CUDA_PROFILER_RESULT=<CUresult>  what cuProfilerInitialize returns
  *   FAKE_CUDA_SYNC_MS=<n>    cuCtxSynchronize takes n ms, as if work were running
+ *   FAKE_CUDA_DEFER=1        async copies of page-locked host memory wait until a call waits
+ *                            for them (deferred.c)
  * Handles are registered: a stale one is an error (and counted), never a crash; tables that fill
  * return CUDA_ERROR_OUT_OF_MEMORY. Built by test/support/stand-in-driver.js. */
 #include "fake.h"
@@ -255,6 +257,9 @@ CUresult fake_enter(const char *symbol) {
     injecting = getenv("FAKE_CUDA_FAIL") != NULL;
   }
   if (tracing) log_line("call %s", symbol);
+  static int deferring = -1;
+  if (deferring < 0) deferring = getenv("FAKE_CUDA_DEFER") != NULL;
+  if (deferring && !fake_defer_holds(symbol)) fake_defer_run(UINT64_MAX);
   if (!injecting) return CUDA_SUCCESS;
   static char armed[256];
   static long calls;

@@ -92,6 +92,17 @@ void obj_drop_context(CUcontext ctx);
 bool obj_memory(uintptr_t address, size_t bytes, obj *out);
 void count_stale(const char *what);
 
+/* Deferred copies (deferred.c, FAKE_CUDA_DEFER): whether a copy between to and from waits in the
+ * queue; queueing one (false where memory runs out: then copy now); the queue's position; whether
+ * the copies up to a position have run; running them; whether a call leaves them queued. */
+bool fake_defer_wanted(const void *to, const void *from, CUstream stream);
+bool fake_defer(unsigned char *to, const unsigned char *from, size_t width, size_t rows,
+                size_t depth, size_t to_row, size_t from_row, size_t to_slice, size_t from_slice);
+uint64_t fake_defer_mark(void);
+bool fake_defer_done(uint64_t mark);
+void fake_defer_run(uint64_t mark);
+bool fake_defer_holds(const char *symbol);
+
 /* The current context of the calling thread, or NULL. */
 CUcontext current_context(void);
 bool live_context(CUcontext ctx, bool report);

@@ -282,16 +282,22 @@ EXPORT CUresult cuMemsetD2D32Async(CUdeviceptr d, size_t p, unsigned int v, size
 
 /* ---- linear copies: device sides checked; host sides are the caller's to get right ---- */
 
-CUresult fake_copy(void *dst, bool dst_device, const void *src, bool src_device, size_t bytes,
-                   CUstream stream) {
+static CUresult copy(void *dst, bool dst_device, const void *src, bool src_device, size_t bytes,
+                     CUstream stream, bool async) {
   if (in_context() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
   if (!stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
   if (!bytes) return CUDA_SUCCESS;
   if ((dst_device && device_range((CUdeviceptr)(uintptr_t)dst, bytes)) ||
       (src_device && device_range((CUdeviceptr)(uintptr_t)src, bytes)))
     return CUDA_ERROR_INVALID_VALUE;
+  if (async && fake_defer_wanted(dst, src, stream) && fake_defer(dst, src, bytes, 1, 1, 0, 0, 0, 0))
+    return CUDA_SUCCESS;
   memmove(dst, src, bytes);
   return CUDA_SUCCESS;
+}
+CUresult fake_copy(void *dst, bool dst_device, const void *src, bool src_device, size_t bytes,
+                   CUstream stream) {
+  return copy(dst, dst_device, src, src_device, bytes, stream, false);
 }
 #define DEV(p) ((void *)(uintptr_t)(p))
 EXPORT CUresult cuMemcpyHtoD(CUdeviceptr d, const void *s, size_t n) {
@@ -308,11 +314,11 @@ EXPORT CUresult cuMemcpyDtoD(CUdeviceptr d, CUdeviceptr s, size_t n) {
 }
 EXPORT CUresult cuMemcpyHtoDAsync(CUdeviceptr d, const void *s, size_t n, CUstream st) {
   ENTER();
-  return fake_copy(DEV(d), true, s, false, n, st);
+  return copy(DEV(d), true, s, false, n, st, true);
 }
 EXPORT CUresult cuMemcpyDtoHAsync(void *d, CUdeviceptr s, size_t n, CUstream st) {
   ENTER();
-  return fake_copy(d, false, DEV(s), true, n, st);
+  return copy(d, false, DEV(s), true, n, st, true);
 }
 EXPORT CUresult cuMemcpyDtoDAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) {
   ENTER();

@@ -23,6 +23,7 @@ struct CUevent_st {
   unsigned int flags;
   int recorded;
   CUcontext ctx; /* the context it was made in */
+  uint64_t mark; /* the deferred copies queued before its last record (deferred.c) */
 };
 
 static bool is_pseudo(CUstream stream) {
@@ -267,6 +268,7 @@ CUresult fake_event_record(CUevent event, CUstream stream) {
   if (!obj_live((uintptr_t)event, OBJ_EVENT) || !stream_ok(stream))
     return CUDA_ERROR_INVALID_HANDLE;
   event->recorded = 1;
+  event->mark = fake_defer_mark();
   return CUDA_SUCCESS;
 }
 CUresult fake_event_record_by_launch(CUevent event, CUstream stream) {
@@ -283,11 +285,14 @@ EXPORT CUresult cuEventRecord(CUevent event, CUstream stream) {
 }
 EXPORT CUresult cuEventQuery(CUevent event) {
   ENTER();
-  return obj_live((uintptr_t)event, OBJ_EVENT) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+  if (!obj_live((uintptr_t)event, OBJ_EVENT)) return CUDA_ERROR_INVALID_HANDLE;
+  return fake_defer_done(event->mark) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
 EXPORT CUresult cuEventSynchronize(CUevent event) {
   ENTER();
-  return obj_live((uintptr_t)event, OBJ_EVENT) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+  if (!obj_live((uintptr_t)event, OBJ_EVENT)) return CUDA_ERROR_INVALID_HANDLE;
+  fake_defer_run(event->mark);
+  return CUDA_SUCCESS;
 }
 static CUresult elapsed_time(float *ms, CUevent start, CUevent end) {
   if (!obj_live((uintptr_t)start, OBJ_EVENT) || !obj_live((uintptr_t)end, OBJ_EVENT))
