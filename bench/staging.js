@@ -8,9 +8,10 @@
 // C's cuMemcpy2D). Targets: 256 MiB host→device ≥ 2.5× C's bandwidth, device→host ≥ 1.8×, sync
 // and async alike, and no size slower than C (≥ 0.95×, for noise). Where python3 has CuPy, its
 // copies of NumPy arrays are measured after (bench/cupy_copies.py), for reference.
-// Usage: node bench/staging.js [--json] [--threshold BYTES] [--stand-in]; exits 1 when a target is
-// missed. --threshold: pageableStaging's, for finding where staging pays. --stand-in: the tests'
-// stand-in driver, which checks the machinery, not the figures.
+// Usage: node bench/staging.js [--json] [--threshold BYTES] [--helpers N] [--bufferBytes BYTES]
+// [--stand-in]; exits 1 when a target is missed. --threshold, --helpers, --bufferBytes:
+// pageableStaging's, for finding where staging pays and what its defaults should be. --stand-in:
+// the tests' stand-in driver, which checks the machinery, not the figures.
 const { spawnSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
@@ -57,8 +58,11 @@ async function main() {
   const device = cuda.memAlloc(most);
   const host = new Uint8Array(most + (most / ROW) * 64 + ROW).fill(1);
   const stream = new cuda.Stream();
-  const at = process.argv.indexOf('--threshold');
-  const staging = at > 0 ? cuda.pageableStaging({ threshold: Number(process.argv[at + 1]) }) : cuda.pageableStaging();
+  const option = (name) => {
+    const at = process.argv.indexOf(`--${name}`);
+    return at > 0 ? { [name]: Number(process.argv[at + 1]) } : {};
+  };
+  const staging = cuda.pageableStaging({ ...option('threshold'), ...option('helpers'), ...option('bufferBytes') });
   const rows = [];
   const results = [];
   for (const mode of MODES) {

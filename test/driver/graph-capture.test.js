@@ -9,6 +9,7 @@ const os = require('os');
 const path = require('path');
 const { standInDriver } = require('../support/stand-in-driver');
 const { runInChild, ROOT } = require('../support/graph-child');
+const { endsBySignal } = require('../support/signal-exit');
 
 describe('captured graphs keep what their work uses (stand-in driver)', function () {
   this.timeout(60000);
@@ -194,34 +195,8 @@ describe('captured graphs keep what their work uses (stand-in driver)', function
           setImmediate(spin); // finalizers run between rounds: the reaper frees beside captures
         };
         spin();`;
-      const { spawn } = require('child_process');
-      return new Promise((resolve, reject) => {
-        const env = { ...process.env, LD_LIBRARY_PATH: standIn.dir, FAKE_CUDA_SYNC_MS: '20', FAKE_CUDA_FAIL: '' };
-        const child = spawn(process.execPath, ['--expose-gc', '-e', script], { env });
-        let sent = 0;
-        let stderr = '';
-        child.stderr.on('data', (chunk) => (stderr += chunk));
-        child.stdout.once('data', () => {
-          setTimeout(() => {
-            sent = Date.now();
-            child.kill(signal);
-          }, 300);
-        });
-        const timer = setTimeout(() => {
-          child.kill('SIGKILL');
-          reject(new Error(`still running 10 s after ${signal}`));
-        }, 10000);
-        child.on('exit', (code, got) => {
-          clearTimeout(timer);
-          try {
-            assert.strictEqual(got, signal, `exit ${code}: ${stderr}`);
-            assert.ok(Date.now() - sent < 1000, `${Date.now() - sent} ms`);
-            resolve();
-          } catch (error) {
-            reject(error);
-          }
-        });
-      });
+      const env = { ...process.env, LD_LIBRARY_PATH: standIn.dir, FAKE_CUDA_SYNC_MS: '20', FAKE_CUDA_FAIL: '' };
+      return endsBySignal({ script, signal, env, args: ['--expose-gc'] });
     });
   }
 

@@ -7,12 +7,13 @@
 // waits for them (FAKE_CUDA_DEFER), so that a buffer filled or drained too early gives wrong bytes.
 const path = require('path');
 const { childRunner } = require('../support/graph-child');
+const { endsBySignal } = require('../support/signal-exit');
 
 const ROOT = path.join(__dirname, '..', '..');
 
 describe('staged copies of pageable memory through a stand-in driver (no GPU needed)', function () {
   this.timeout(60000);
-  const { run } = childRunner('cudadrv-staging-', { FAKE_CUDA_TRACE: '1', FAKE_CUDA_DEFER: '1' });
+  const { run, standIn } = childRunner('cudadrv-staging-', { FAKE_CUDA_TRACE: '1', FAKE_CUDA_DEFER: '1' });
 
   const PRELUDE = `
     let seen = 0;
@@ -300,7 +301,36 @@ describe('staged copies of pageable memory through a stand-in driver (no GPU nee
     );
   });
 
-  it('workers and the main thread copying at once: every byte right (one stages at a time, the others take the driver meanwhile); workers terminated mid-copy; exit 0', function () {
+  for (const signal of ['SIGINT', 'SIGTERM']) {
+    it(`${signal} while staged copies run on every path (sync, async with transfers queued, 2D, helpers copying) and the collector drops arrays ends the process within 1 s, by the signal`, function () {
+      const script = `
+        const cuda = require(${JSON.stringify(ROOT)});
+        cuda.init();
+        new cuda.Device(0).makeContext();
+        cuda.pageableStaging({ threshold: 0, bufferBytes: 65536, helpers: 3 });
+        const streams = [new cuda.Stream(), new cuda.Stream()];
+        const memory = cuda.memAlloc(1 << 20);
+        process.stdout.write('ready\\n');
+        let round = 0;
+        const spin = () => {
+          const data = new Uint8Array(1 << 20).fill(round);
+          cuda.memcpyHtoD(memory, data);
+          cuda.memcpyHtoDAsync(memory, data, streams[round++ % 2]);
+          const plane = new cuda.Memcpy2D();
+          plane.setSrcDevice(memory);
+          plane.setDstHost(new Uint8Array(1 << 20));
+          Object.assign(plane, { srcPitch: 1024, dstPitch: 1024, widthInBytes: 1000, height: 1024 });
+          plane.run(streams[round % 2]);
+          global.gc();
+          setImmediate(spin);
+        };
+        spin();`;
+      const env = { ...process.env, LD_LIBRARY_PATH: standIn.dir, FAKE_CUDA_DEFER: '1' };
+      return endsBySignal({ script, signal, env, args: ['--expose-gc'] });
+    });
+  }
+
+  it('workers and the main thread copying at once, sync, async and 2D: every byte right (one stages at a time, the others take the driver meanwhile); workers terminated mid-copy with transfers queued; copies after are right; exit 0', function () {
     run(`${PRELUDE}
       const { Worker } = require('worker_threads');
       cuda.pageableStaging({ threshold: 0, bufferBytes: 65536, helpers: 2 });
@@ -308,13 +338,28 @@ describe('staged copies of pageable memory through a stand-in driver (no GPU nee
         const { parentPort } = require('worker_threads');
         const cuda = require(${JSON.stringify(ROOT)});
         const ctx = new cuda.Device(0).makeContext();
+        const stream = new cuda.Stream();
         let wrong = 0;
         for (let i = 0; i < 30; i++) {
           const data = Float32Array.from({ length: 50000 + i * 999 }, Math.random);
-          if (cuda.fromDevice(cuda.toDevice(data), data.length, 'float32').some((v, j) => v !== data[j])) wrong++;
+          const memory = cuda.toDevice(data);
+          if (cuda.fromDevice(memory, data.length, 'float32').some((v, j) => v !== data[j])) wrong++;
+          const next = data.map((v) => v + 1);
+          cuda.memcpyHtoDAsync(memory, next, stream);
+          const plane = new cuda.Memcpy2D(); // its rows back, 40 bytes apart in the host array
+          const rows = Math.floor(next.byteLength / 20);
+          const back = new Uint8Array(40 * rows);
+          plane.setSrcDevice(memory);
+          plane.setDstHost(back);
+          Object.assign(plane, { srcPitch: 20, dstPitch: 40, widthInBytes: 20, height: rows });
+          plane.run(stream);
+          const sent = new Uint8Array(next.buffer);
+          for (let r = 0; r < rows && !wrong; r++)
+            if (Buffer.compare(back.subarray(40 * r, 40 * r + 20), sent.subarray(20 * r, 20 * r + 20))) wrong++;
         }
         parentPort.postMessage(wrong);
-        for (;;) { const d = cuda.toDevice(new Float32Array(300000)); d.free(); }
+        const memory = cuda.memAlloc(1200000);
+        for (;;) cuda.memcpyHtoDAsync(memory, new Float32Array(300000), stream); // never synchronized
       \`;
       const workers = Array.from({ length: 3 }, () => new Worker(code, { eval: true }));
       const wrongs = workers.map((w) => new Promise((resolve, reject) => { w.once('message', resolve); w.once('error', reject); }));
@@ -326,6 +371,13 @@ describe('staged copies of pageable memory through a stand-in driver (no GPU nee
       await Promise.all(workers.map((w) => w.terminate()));
       // which copies found the buffers busy is the scheduler's: staged ones there were
       assert.ok(calls().cuMemcpyHtoDAsync_v2 > 0);
+      // what the dead workers left queued in the buffers is waited for or forgotten, never reused
+      for (let i = 0; i < 5; i++) {
+        const data = random(300000 + i);
+        const memory = cuda.memAlloc(data.length);
+        cuda.memcpyHtoDAsync(memory, data, new cuda.Stream());
+        assert.ok(same(cuda.fromDevice(memory, data.length, 'uint8'), data));
+      }
     `);
   });
 });

@@ -161,7 +161,9 @@ const MAKERS = [
   () => {
     const copy = new cuda.Memcpy2D(); // pageable to an array: staged where the seed stages
     copy.setSrcHost(new Uint8Array(8192));
-    copy.setDstArray(new cuda.CudaArray({ width: 64, height: 64, format: cuda.ArrayFormat.UNSIGNED_INT8, numChannels: 1 }));
+    copy.setDstArray(
+      new cuda.CudaArray({ width: 64, height: 64, format: cuda.ArrayFormat.UNSIGNED_INT8, numChannels: 1 }),
+    );
     Object.assign(copy, { srcPitch: 128, widthInBytes: 64, height: 64 });
     return copy;
   },
