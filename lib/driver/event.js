@@ -4,7 +4,7 @@ const binding = require('../internal/binding');
 const { Context } = require('./context');
 const { LogicError } = require('./errors');
 const check = require('../internal/checks');
-const { signalOf, abortable } = require('../internal/abort');
+const { signalOf, abortable, waitResult } = require('../internal/abort');
 const { EventFlags } = require('./constants');
 
 // What an event opened from another process's handle was made with.
@@ -49,7 +49,7 @@ class Event {
   /** A Promise of this event once it has completed; `{ signal }` rejects it with an AbortError
    * once the signal aborts. */
   synchronize(options = undefined) {
-    return abortable(signalOf(options), 'event.synchronize()', () => binding.eventSynchronize(this));
+    return abortable(signalOf(options), 'event.synchronize()', () => waitResult(binding.eventSynchronize(this), this));
   }
 
   /** Blocks until the event has completed; returns the event. */

@@ -3,7 +3,7 @@
 const binding = require('../internal/binding');
 const { Context } = require('./context');
 const check = require('../internal/checks');
-const { signalOf, abortable } = require('../internal/abort');
+const { signalOf, abortable, waitResult } = require('../internal/abort');
 const { StreamCaptureMode } = require('./constants');
 const { beginCapture, graphFromCapture, captureInfo } = require('./graph-capture');
 
@@ -31,7 +31,9 @@ class Stream {
    * free and no thread-pool thread busy. `{ signal }` rejects it with an AbortError once the signal
    * aborts (the work goes on). */
   synchronize(options = undefined) {
-    return abortable(signalOf(options), 'stream.synchronize()', () => binding.streamSynchronize(this));
+    return abortable(signalOf(options), 'stream.synchronize()', () =>
+      waitResult(binding.streamSynchronize(this), this),
+    );
   }
 
   /** Blocks until everything enqueued so far has finished. */

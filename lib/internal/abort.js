@@ -50,6 +50,12 @@ function abortError(what, signal) {
   });
 }
 
+/** A wait's Promise from the binding's answer: its Promise, or, where the work was complete at
+ * once, true (a Promise of value made here costs less than one made through Node-API). */
+function waitResult(answer, value) {
+  return answer === true ? Promise.resolve(value) : answer;
+}
+
 /** start()'s Promise, or an AbortError as soon as signal aborts (at once where it already has,
  * and then start() is not called). */
 function abortable(signal, what, start) {
@@ -74,4 +80,4 @@ function abortable(signal, what, start) {
   });
 }
 
-module.exports = { onAbort, checkSignal, signalOf, abortError, abortable };
+module.exports = { onAbort, checkSignal, signalOf, abortError, abortable, waitResult };

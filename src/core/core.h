@@ -64,8 +64,6 @@ bool driver_ready(napi_env env);
 /* Throws a RuntimeError with the given message (a library that could not be loaded...); code is
  * a CUresult; returns NULL. */
 napi_value throw_runtime(napi_env env, int code, const char *api, const char *message);
-/* A Promise already resolved with value (undefined when NULL). */
-napi_value promise_resolved(napi_env env, napi_value value);
 /* A Promise already rejected with the driver error for result. */
 napi_value promise_rejected(napi_env env, CUresult result, const char *api);
 

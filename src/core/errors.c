@@ -255,15 +255,6 @@ bool errors_init(napi_env env, napi_value exports) {
 
 /* ---- Promises already settled ---- */
 
-napi_value promise_resolved(napi_env env, napi_value value) {
-  napi_deferred deferred;
-  napi_value promise;
-  NAPI_CALL(env, napi_create_promise(env, &deferred, &promise));
-  if (!value) value = make_undefined(env);
-  NAPI_CALL(env, napi_resolve_deferred(env, deferred, value));
-  return promise;
-}
-
 napi_value promise_rejected(napi_env env, CUresult result, const char *api) {
   napi_deferred deferred;
   napi_value promise;

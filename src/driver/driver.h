@@ -149,12 +149,13 @@ typedef struct wait_op wait_op;
 /* Settles on the main thread; status is the driver's result (CUDA_SUCCESS resolves with value). */
 typedef void (*wait_done_fn)(napi_env env, wait_op *op, void *data);
 
-/* A Promise resolved with value, for a wait found complete: at once, or through the channel
- * where channel_post calls are on their way, so that those made before the work waited on ended
- * run before the Promise settles. */
+/* For a wait found complete: true (lib/ settles it; no Promise is made here, which costs more
+ * than one made in JavaScript), or, where channel_post calls are on their way, a Promise resolved
+ * with value through the channel, so that those made before the work waited on ended run before
+ * it settles. */
 napi_value wait_done(napi_env env, napi_value value, const char *api);
 /* A Promise resolved with value (the object waited on) when stream has passed everything
- * enqueued so far; keeps value alive until then. */
+ * enqueued so far, keeping value alive until then; true where it already had (wait_done). */
 napi_value wait_stream(napi_env env, CUstream stream, napi_value value, const char *api);
 /* The same without the poll: settles when stream gets past what is enqueued now. */
 napi_value wait_enqueue(napi_env env, CUstream stream, napi_value value, const char *api);

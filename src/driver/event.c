@@ -107,8 +107,9 @@ static napi_value event_query(napi_env env, napi_callback_info info) {
   return make_bool(env, true);
 }
 
-/* eventSynchronize(obj): a Promise of obj once the event has completed. Not yet complete, the
- * wait goes through a short-lived stream that waits for the event, then calls back. */
+/* eventSynchronize(obj): a Promise of obj once the event has completed, or true where it had
+ * (wait_done). Not yet complete, the wait goes through a short-lived stream that waits for the
+ * event, then calls back. */
 static napi_value event_synchronize(napi_env env, napi_callback_info info) {
   ARGS(env, info, 1);
   event_h *event = get_event(env, argv[0]);

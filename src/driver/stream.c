@@ -110,7 +110,8 @@ static napi_value stream_query(napi_env env, napi_callback_info info) {
   return make_bool(env, true);
 }
 
-/* streamSynchronize(obj): a Promise of obj once the stream is done. */
+/* streamSynchronize(obj): a Promise of obj once the stream is done, or true where it was
+ * (wait_done). */
 static napi_value stream_synchronize(napi_env env, napi_callback_info info) {
   ARGS(env, info, 1);
   stream_h *stream = get_stream(env, argv[0]);

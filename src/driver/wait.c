@@ -246,7 +246,7 @@ void channel_post(wait_channel *channel, void (*call)(napi_env env, void *arg), 
 }
 
 napi_value wait_done(napi_env env, napi_value value, const char *api) {
-  if (!atomic_load(&state_of(env)->waits->posted)) return promise_resolved(env, value);
+  if (!atomic_load(&state_of(env)->waits->posted)) return make_bool(env, true);
   napi_value promise;
   wait_op *op = wait_begin(env, value, api, &promise);
   if (op) wait_finish(op, CUDA_SUCCESS); /* through the channel, behind the calls */

@@ -164,8 +164,8 @@ static napi_value launcher_set_stream(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-/* launchWait(stream or null): a Promise settled once the stream is past what is enqueued now;
- * a kernel's fault rejects it. */
+/* launchWait(stream or null): a Promise settled once the stream is past what is enqueued now
+ * (true where it already is); a kernel's fault rejects it. */
 static napi_value launch_wait(napi_env env, napi_callback_info info) {
   ARGS(env, info, 1);
   CUstream stream;

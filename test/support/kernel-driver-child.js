@@ -525,7 +525,13 @@ const scenarios = {
     ];
     controller.abort();
     for (const promise of pending) await assert.rejects(promise, { name: 'AbortError' });
-    await stream.synchronize();
+    // a complete stream or event: a Promise of it all the same, with a signal or without
+    assert.strictEqual(await stream.synchronize(), stream);
+    assert.strictEqual(await stream.synchronize({ signal: new AbortController().signal }), stream);
+    const event = new cuda.Event().record(stream);
+    const settled = event.synchronize();
+    assert.ok(settled instanceof Promise);
+    assert.strictEqual(await settled, event);
     await new Promise((resolve) => setTimeout(resolve, 20));
     assert.deepStrictEqual([...out], new Array(16).fill(-1), 'no Out data after the abort');
     assert.strictEqual(called, false, 'no host function after the abort');
