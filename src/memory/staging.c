@@ -359,20 +359,21 @@ static int stage(napi_env env, pipeline *p, bool async) {
   CUdeviceptr start;
   size_t known = 1;
   CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
-  /* page-locked, registered and managed memory are the driver's to copy at full speed; a
-   * capture would keep the buffers' addresses in its graph */
-  if (memory_range((CUdeviceptr)(uintptr_t)p->host.at, &start, &known) != CUDA_SUCCESS || known ||
-      (async && (DRV(cuStreamIsCapturing, p->stream, &capture) != CUDA_SUCCESS ||
-                 capture != CU_STREAM_CAPTURE_STATUS_NONE)) ||
-      !buffers_free(true, p->stream) || !buffers_ready())
-    goto done;
   /* chunks: a copy that must end here is cut in four at least, so that filling or draining a
    * buffer overlaps the copy engine's moving the other; an async one to the device in two, so
    * that one of up to both buffers returns without waiting for its stream */
   size_t cap = ((bytes / (async && p->to_device ? 2 : 4) + 4095) & ~(size_t)4095);
   if (cap < MIN_CHUNK) cap = MIN_CHUNK;
-  if (cap > allocated) cap = allocated;
-  if (!cut(p, cap)) goto done;
+  if (cap > current.buffer_bytes) cap = current.buffer_bytes;
+  /* rows wider than a chunk are not staged; page-locked, registered and managed memory are the
+   * driver's to copy at full speed; a capture would keep the buffers' addresses in its graph.
+   * The checks come before the waits: a copy not staged waits for nothing. */
+  if (!cut(p, cap) ||
+      memory_range((CUdeviceptr)(uintptr_t)p->host.at, &start, &known) != CUDA_SUCCESS || known ||
+      (async && (DRV(cuStreamIsCapturing, p->stream, &capture) != CUDA_SUCCESS ||
+                 capture != CU_STREAM_CAPTURE_STATUS_NONE)) ||
+      !buffers_free(true, p->stream) || !buffers_ready())
+    goto done;
   if (async && p->to_device && !(ctx = ctx_rec_current(env))) {
     outcome = -1;
     goto done;

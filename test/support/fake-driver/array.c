@@ -121,6 +121,7 @@ static CUresult copy_3d(const side *src, const side *dst, size_t width, size_t r
       fake_defer(to, from, width, rows, depth, side_row(dst), side_row(src), side_slice(dst, rows),
                  side_slice(src, rows)))
     return CUDA_SUCCESS;
+  if (async) fake_defer_run(UINT64_MAX); /* after the copies queued before it */
   for (size_t z = 0; z < depth; z++)
     for (size_t y = 0; y < rows; y++)
       memmove(to + z * side_slice(dst, rows) + y * side_row(dst),

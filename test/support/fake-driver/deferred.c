@@ -1,8 +1,9 @@
 /* Deferred copies (FAKE_CUDA_DEFER=1): an async copy to or from page-locked host memory (allocated
  * or registered) waits in one queue, in order, as behind a busy copy engine, until a call that
  * waits for it runs it: cuEventSynchronize up to its event, every other call but those of
- * fake_defer_holds all of it. Events recorded behind queued copies are NOT_READY to
- * cuEventQuery until then. A caller that fills or reads such memory while a copy of it is queued
+ * fake_defer_holds all of it, and so does an async copy that is not queued itself, which comes
+ * after them in its stream. Events recorded behind queued copies are NOT_READY to cuEventQuery
+ * until then. A caller that fills or reads such memory while a copy of it is queued
  * gets wrong bytes where the real driver would, not by chance. */
 #include <pthread.h>
 #include <stdlib.h>
@@ -76,7 +77,7 @@ void fake_defer_run(uint64_t mark) {
         memmove(d->to + z * d->to_slice + y * d->to_row,
                 d->from + z * d->from_slice + y * d->from_row, d->width);
   }
-  memmove(queue, queue + n, (queued - n) * sizeof *queue);
+  if (n) memmove(queue, queue + n, (queued - n) * sizeof *queue);
   queued -= n;
   pthread_mutex_unlock(&lock);
 }
