@@ -29,6 +29,11 @@ const granularity = cuda.memGetAllocationGranularity();
 const pinnedSource = cuda.pagelockedZeros(256, 'uint8');
 const [smGroup] = new cuda.Device(0).smResource().split({ minCount: 8 }).groups;
 const stagedSource = new Uint8Array(150000).fill(7);
+let stagedStreams = null; // made with the context
+let stagedRound = 0;
+const stagedPlane = new cuda.Memcpy2D(); // 150 rows of 1000 bytes into 1024-byte host rows
+stagedPlane.setDstHost(new Uint8Array(150 * 1024));
+Object.assign(stagedPlane, { srcPitch: 1000, dstPitch: 1024, widthInBytes: 1000, height: 150 });
 
 // What one cycle makes and drops: nothing is freed by hand (but contexts), the collector
 // releases it all.
@@ -90,8 +95,15 @@ const KINDS = {
       stream,
     ),
   compileResults: () => compiler.compileSync(SOURCE),
-  // through the staging buffers both ways (set up below: staged from 0 bytes, 64 KiB buffers)
-  stagedCopies: () => cuda.fromDevice(cuda.toDevice(stagedSource), stagedSource.length, 'uint8'),
+  // through the staging buffers both ways (set up below: staged from 0 bytes, 64 KiB buffers):
+  // sync, async on two streams in turn (the held transfers waited for, or found done), and 2D
+  stagedCopies: () => {
+    const memory = cuda.toDevice(stagedSource);
+    cuda.memcpyHtoDAsync(memory, stagedSource, stagedStreams[stagedRound++ % 2]);
+    stagedPlane.setSrcDevice(memory);
+    stagedPlane.run(stagedStreams[stagedRound % 2]);
+    return cuda.fromDevice(memory, stagedSource.length, 'uint8');
+  },
   // a leak of 256 bytes a cycle, which the harness must report (leaks.test.js; not in run.js's list)
   retained: () => retained.push(Buffer.alloc(256, 1)),
 };
@@ -109,6 +121,7 @@ async function main() {
   const make = KINDS[kind];
   if (kind === 'stagedCopies') {
     cuda.pageableStaging({ threshold: 0, bufferBytes: 65536, helpers: 2 });
+    stagedStreams = [new cuda.Stream(), new cuda.Stream()];
     make(); // the buffers, registered once for the run
   }
   await collect();
