@@ -44,6 +44,7 @@
         "src/memory/pointer_attributes.c",
         "src/memory/batch_copies.c",
         "src/memory/reaper.c",
+        "src/memory/parallel_copy.c",
         "src/memory/staging.c",
         "src/memory/texobj.c",
         "src/kernel/graph_kernel.c",

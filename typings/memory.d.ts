@@ -207,9 +207,10 @@ export interface PageableStaging {
  * Memcpy2D and Memcpy3D with a host side. The copies keep the driver's meaning: a synchronous one
  * returns when the bytes are there; an async one to the device returns once the TypedArray has
  * been read (its transfers queued on the stream), and one from the device when the bytes are
- * there, as the driver does for pageable memory. In a stream capture, or while another stream's
- * async copy still moves through the buffers, a copy takes the driver's path. The buffers are
- * freed `idleMs` after the last staged copy.
+ * there, as the driver does for pageable memory. In a stream capture, on a stream of another
+ * context than the current one, or while another stream's async copy still moves through the
+ * buffers, a copy takes the driver's path. The buffers are freed `idleMs` after the last staged
+ * copy.
  */
 export declare function pageableStaging(settings?: Partial<PageableStaging>): PageableStaging;
 /**

@@ -31,7 +31,7 @@ static napi_value copy_host_device(napi_env env, napi_callback_info info, bool t
       (async && !arg_stream_and_handle(env, argv[2], &stream, &s)) || !driver_ready(env))
     return NULL;
   if (!bytes) return NULL;
-  int staged = staged_copy(env, device, host, bytes, to_device, async, stream);
+  int staged = staged_copy(env, device, host, bytes, to_device, async, s);
   if (staged) return staged > 0 ? make_bool(env, true) : NULL;
   if (to_device && async)
     CU_CALL(env, cuMemcpyHtoDAsync, device, host, bytes, stream);
@@ -324,7 +324,7 @@ static napi_value memcpy_2d(napi_env env, napi_callback_info info) {
       (!sync && !arg_stream_and_handle(env, argv[3], &stream, &s)) || !driver_ready(env))
     return NULL;
   if (!c.WidthInBytes || !c.Height) return NULL;
-  int staged = staged_copy_3d(env, &c, true, !sync, stream);
+  int staged = staged_copy_3d(env, &c, true, !sync, s);
   if (staged) return staged > 0 ? make_bool(env, true) : NULL;
   CUDA_MEMCPY2D p = planar_copy(&c);
   if (sync) {
@@ -391,7 +391,7 @@ static napi_value memcpy_3d(napi_env env, napi_callback_info info) {
       (!sync && !arg_stream_and_handle(env, argv[3], &stream, &s)) || !driver_ready(env))
     return NULL;
   if (!p.WidthInBytes || !p.Height || !p.Depth) return NULL;
-  int staged = staged_copy_3d(env, &p, false, !sync, stream);
+  int staged = staged_copy_3d(env, &p, false, !sync, s);
   if (staged) return staged > 0 ? make_bool(env, true) : NULL;
   if (sync) {
     CU_CALL(env, cuMemcpy3D, &p);

@@ -124,16 +124,17 @@ bool shareable_handle_wrap(napi_env env, napi_value obj, int fd);
 bool batch_copies_init(napi_env env, napi_value exports);
 bool staging_init(napi_env env, napi_value exports);
 /* A copy between device memory and pageable host memory through cudadrv's staging buffers
- * (staging.c), on stream where async (the legacy stream otherwise): 1 when done (an async copy to
- * the device: once the host memory has been read; from the device: when the bytes are there),
- * -1 after throwing, 0 where staging does not apply (off, too few bytes, host memory CUDA knows,
- * a capture, the buffers busy or not to be had, rows wider than a buffer): the caller takes the
- * driver's path. staged_copy_3d takes a 3D copy (planar: a 2D one) with one side host memory,
- * checked by read_copy_3d, and the other device memory or an array. */
+ * (staging.c), on stream where async (NULL: the legacy stream, as for a synchronous copy): 1 when
+ * done (an async copy to the device: once the host memory has been read; from the device: when
+ * the bytes are there), -1 after throwing, 0 where staging does not apply (off, too few bytes,
+ * host memory CUDA knows, a capture, a stream of another context than the current one, the
+ * buffers busy or not to be had, rows wider than a buffer): the caller takes the driver's path.
+ * staged_copy_3d takes a 3D copy (planar: a 2D one) with one side host memory, checked by
+ * read_copy_3d, and the other device memory or an array. */
 int staged_copy(napi_env env, CUdeviceptr device, void *host, size_t bytes, bool to_device,
-                bool async, CUstream stream);
+                bool async, const stream_h *stream);
 int staged_copy_3d(napi_env env, const CUDA_MEMCPY3D *copy, bool planar, bool async,
-                   CUstream stream);
+                   const stream_h *stream);
 /* The 2D copy of a planar 3D one (staging.c). */
 CUDA_MEMCPY2D planar_copy(const CUDA_MEMCPY3D *c);
 bool pointer_attributes_init(napi_env env, napi_value exports);

@@ -1,14 +1,17 @@
-/* staging: synchronous copies between pageable host memory (an ordinary TypedArray) and device
- * memory through two page-locked buffers of cudadrv's own. Helper threads fill (or drain) one
- * buffer while the copy engine moves the other, which beats the driver's own pageable path by
- * the memcpy bandwidth of several cores.
+/* staging: copies between pageable host memory (an ordinary TypedArray) and device memory or
+ * arrays, linear, 2D or 3D, through two page-locked buffers of cudadrv's own. Helper threads
+ * (parallel_copy.c) fill or drain one buffer while the copy engine moves the other, which beats
+ * the driver's own pageable path by the memcpy bandwidth of several cores.
  *
- * The copies go to the legacy default stream, as cuMemcpyHtoD's own do, and the call returns when
- * the last has completed: a synchronous copy's ordering and completion are unchanged. One staged
- * copy runs at a time in the process; a copy that finds the buffers busy (another thread's) takes
- * the driver's path. The buffers are malloc'd and registered (portable), never cuMemHostAlloc'd:
- * a context's end unregisters them but cannot free them under us; they are registered again when
- * that is found. Helpers are threads of the process's life, parked between copies. */
+ * A copy keeps the driver's meaning. A synchronous one goes to the legacy default stream, as
+ * cuMemcpyHtoD's own does, and returns when its last chunk has completed. An async one goes to
+ * its stream: to the device, it returns once the host memory has been read, its last transfers
+ * left queued (their events held, below); from the device, when the bytes are there, as the
+ * driver does for pageable memory. One staged copy runs at a time in the process; a copy that
+ * finds the buffers busy (another thread's, or another stream's queued transfers) takes the
+ * driver's path. The buffers are malloc'd and registered (portable), never cuMemHostAlloc'd: a
+ * context's end unregisters them but cannot free them under us; they are registered again when
+ * that is found. */
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -16,10 +19,10 @@
 #include <unistd.h>
 
 #include "memory.h"
+#include "staging.h"
 
 #define MOST_HELPERS 15
 #define MOST_BUFFER_BYTES ((size_t)256 << 20) /* each; the gain flattens long before */
-#define MIN_PART ((size_t)256 << 10)          /* no helper gets less to copy */
 #define MIN_CHUNK ((size_t)256 << 10)
 
 typedef struct settings {
@@ -34,85 +37,6 @@ static settings current;                                 /* under busy */
 static atomic_size_t least = SIZE_MAX; /* current.threshold, or SIZE_MAX while off: read unlocked */
 static unsigned char *buffers[2];      /* under busy */
 static size_t allocated;               /* bytes of each buffer, under busy */
-
-/* ---- the host side, and helpers copying it: part i of the current job for helper i (1-based),
- * part 0 the caller's ---- */
-
-/* Host memory of a copy: `slices` slices `slice_pitch` bytes apart, each of `rows` rows `pitch`
- * bytes apart, each row `width` bytes; packed into a buffer, row after row. */
-typedef struct region {
-  unsigned char *at;
-  size_t width, pitch, rows, slice_pitch, slices;
-} region;
-
-static pthread_mutex_t helpers_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t go = PTHREAD_COND_INITIALIZER, finished = PTHREAD_COND_INITIALIZER;
-static uint32_t started; /* helpers running */
-static struct job {
-  region host;
-  unsigned char *packed;
-  bool pack;          /* host to packed, or back */
-  size_t bytes, part; /* part: bytes of each part but the last */
-  uint32_t parts;
-  uint64_t round; /* bumped for each job */
-  uint32_t left;  /* helpers' parts not yet copied */
-} job;
-
-/* Copies bytes [part * i, part * (i + 1)) of the packed region, row piece by row piece. */
-static void copy_part(const struct job *j, uint32_t i) {
-  const region *r = &j->host;
-  size_t at = j->part * i, end = i + 1 == j->parts ? j->bytes : at + j->part;
-  while (at < end) {
-    size_t row = at / r->width, column = at % r->width;
-    size_t n = r->width - column < end - at ? r->width - column : end - at;
-    unsigned char *host =
-        r->at + row / r->rows * r->slice_pitch + row % r->rows * r->pitch + column;
-    if (j->pack)
-      memcpy(j->packed + at, host, n);
-    else
-      memcpy(host, j->packed + at, n);
-    at += n;
-  }
-}
-
-static void *helper_main(void *arg) {
-  uint32_t index = (uint32_t)(uintptr_t)arg;
-  uint64_t seen = 0;
-  pthread_mutex_lock(&helpers_lock);
-  for (;;) {
-    while (job.round == seen) pthread_cond_wait(&go, &helpers_lock);
-    seen = job.round;
-    if (index >= job.parts) continue;
-    struct job mine = job;
-    pthread_mutex_unlock(&helpers_lock);
-    copy_part(&mine, index);
-    pthread_mutex_lock(&helpers_lock);
-    if (--job.left == 0) pthread_cond_signal(&finished);
-  }
-  return NULL;
-}
-
-/* Packs host into packed (or unpacks it) over the caller's thread and up to `helpers` helpers,
- * started as needed (fewer where no thread can be had). */
-static void parallel_copy(const region *host, unsigned char *packed, bool pack, uint32_t helpers) {
-  size_t bytes = host->width * host->rows * host->slices;
-  uint32_t parts = 1 + helpers;
-  if (bytes / MIN_PART < parts) parts = bytes / MIN_PART ? (uint32_t)(bytes / MIN_PART) : 1;
-  pthread_mutex_lock(&helpers_lock);
-  while (started + 1 < parts &&
-         thread_start(helper_main, (void *)(uintptr_t)(started + 1), 64 * 1024, THREAD_SERVES))
-    started++;
-  if (parts > started + 1) parts = started + 1;
-  size_t part = (bytes / parts + 63) & ~(size_t)63;
-  job = (struct job){*host, packed, pack, bytes, part, parts, job.round + 1, parts - 1};
-  struct job mine = job;
-  pthread_cond_broadcast(&go);
-  pthread_mutex_unlock(&helpers_lock);
-  copy_part(&mine, 0);
-  pthread_mutex_lock(&helpers_lock);
-  while (job.left) pthread_cond_wait(&finished, &helpers_lock);
-  pthread_mutex_unlock(&helpers_lock);
-}
 
 /* ---- the buffers ---- */
 
@@ -349,8 +273,16 @@ static CUresult run(pipeline *p, uint32_t helpers, bool async) {
   return result;
 }
 
-/* Runs p where staging applies to it (see staged_copy). */
-static int stage(napi_env env, pipeline *p, bool async) {
+/* Whether the current context is stream's (the legacy stream is every context's): the events
+ * of a staged copy are made in the current context, and can be recorded only on its streams. */
+static bool stream_current(const stream_h *stream) {
+  CUcontext current = NULL;
+  return !stream ||
+         (DRV(cuCtxGetCurrent, &current) == CUDA_SUCCESS && current == stream->ctx->handle);
+}
+
+/* Runs p where staging applies to it (see staged_copy); stream is p's as lib/ gave it. */
+static int stage(napi_env env, pipeline *p, bool async, const stream_h *stream) {
   size_t bytes = p->host.width * p->host.rows * p->host.slices;
   if (bytes < atomic_load_explicit(&least, memory_order_relaxed) || pthread_mutex_trylock(&busy))
     return 0;
@@ -368,7 +300,7 @@ static int stage(napi_env env, pipeline *p, bool async) {
   /* rows wider than a chunk are not staged; page-locked, registered and managed memory are the
    * driver's to copy at full speed; a capture would keep the buffers' addresses in its graph.
    * The checks come before the waits: a copy not staged waits for nothing. */
-  if (!cut(p, cap) ||
+  if (!cut(p, cap) || !stream_current(stream) ||
       memory_range((CUdeviceptr)(uintptr_t)p->host.at, &start, &known) != CUDA_SUCCESS || known ||
       (async && (DRV(cuStreamIsCapturing, p->stream, &capture) != CUDA_SUCCESS ||
                  capture != CU_STREAM_CAPTURE_STATUS_NONE)) ||
@@ -398,17 +330,17 @@ done:
 }
 
 int staged_copy(napi_env env, CUdeviceptr device, void *host, size_t bytes, bool to_device,
-                bool async, CUstream stream) {
+                bool async, const stream_h *stream) {
   pipeline p = {.dims = 1,
                 .to_device = to_device,
                 .device = device,
                 .host = {host, bytes, bytes, 1, bytes, 1},
-                .stream = stream};
-  return stage(env, &p, async);
+                .stream = stream ? stream->handle : NULL};
+  return stage(env, &p, async, stream);
 }
 
 int staged_copy_3d(napi_env env, const CUDA_MEMCPY3D *copy, bool planar, bool async,
-                   CUstream stream) {
+                   const stream_h *stream) {
   bool to_device = copy->srcMemoryType == CU_MEMORYTYPE_HOST;
   CUmemorytype other = to_device ? copy->dstMemoryType : copy->srcMemoryType;
   if ((!to_device && copy->dstMemoryType != CU_MEMORYTYPE_HOST) ||
@@ -430,8 +362,8 @@ int staged_copy_3d(napi_env env, const CUDA_MEMCPY3D *copy, bool planar, bool as
                 .copy = *copy,
                 .host = {(unsigned char *)base + (z * height + y) * pitch + x, copy->WidthInBytes,
                          pitch, copy->Height, pitch * height, depth},
-                .stream = stream};
-  return stage(env, &p, async);
+                .stream = stream ? stream->handle : NULL};
+  return stage(env, &p, async, stream);
 }
 
 /* ---- what lib/ sets and reads ---- */

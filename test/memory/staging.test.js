@@ -141,6 +141,17 @@ describe('staged copies of pageable memory through a stand-in driver (no GPU nee
       await new Promise((resolve) => setTimeout(resolve, 200));
       assert.strictEqual(calls().cuMemHostUnregister, 2);
       assert.ok(same(cuda.fromDevice(one, n, 'uint8'), data));
+      // a stream of another context than the current one: the driver's (the buffers' events are
+      // the current context's, and cannot be recorded on it)
+      const elsewhere = new cuda.Device(0).makeContext();
+      calls();
+      const away = random(n);
+      cuda.memcpyHtoDAsync(two, away, a);
+      const foreign = calls();
+      assert.strictEqual(foreign.cuMemcpyHtoDAsync_v2, 1, JSON.stringify(foreign));
+      assert.strictEqual(foreign.cuEventCreate, undefined, JSON.stringify(foreign));
+      elsewhere.detach();
+      assert.ok(same(cuda.fromDevice(two, n, 'uint8'), away));
       // a capture: the driver's (the graph would keep the buffers' addresses)
       b.beginCapture();
       calls();

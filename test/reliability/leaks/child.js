@@ -28,12 +28,12 @@ const arrayDescriptor = { width: 16, format: cuda.ArrayFormat.FLOAT, numChannels
 const granularity = cuda.memGetAllocationGranularity();
 const pinnedSource = cuda.pagelockedZeros(256, 'uint8');
 const [smGroup] = new cuda.Device(0).smResource().split({ minCount: 8 }).groups;
-const stagedSource = new Uint8Array(150000).fill(7);
+const stagedSource = new Uint8Array(40000).fill(7); // three chunks: little garbage a cycle
 let stagedStreams = null; // made with the context
 let stagedRound = 0;
-const stagedPlane = new cuda.Memcpy2D(); // 150 rows of 1000 bytes into 1024-byte host rows
-stagedPlane.setDstHost(new Uint8Array(150 * 1024));
-Object.assign(stagedPlane, { srcPitch: 1000, dstPitch: 1024, widthInBytes: 1000, height: 150 });
+const stagedPlane = new cuda.Memcpy2D(); // 40 rows of 1000 bytes into 1024-byte host rows
+stagedPlane.setDstHost(new Uint8Array(40 * 1024));
+Object.assign(stagedPlane, { srcPitch: 1000, dstPitch: 1024, widthInBytes: 1000, height: 40 });
 
 // What one cycle makes and drops: nothing is freed by hand (but contexts), the collector
 // releases it all.
@@ -95,7 +95,7 @@ const KINDS = {
       stream,
     ),
   compileResults: () => compiler.compileSync(SOURCE),
-  // through the staging buffers both ways (set up below: staged from 0 bytes, 64 KiB buffers):
+  // through the staging buffers both ways (set up below: staged from 0 bytes, 16 KiB buffers):
   // sync, async on two streams in turn (the held transfers waited for, or found done), and 2D
   stagedCopies: () => {
     const memory = cuda.toDevice(stagedSource);
@@ -120,7 +120,7 @@ async function collect() {
 async function main() {
   const make = KINDS[kind];
   if (kind === 'stagedCopies') {
-    cuda.pageableStaging({ threshold: 0, bufferBytes: 65536, helpers: 2 });
+    cuda.pageableStaging({ threshold: 0, bufferBytes: 16384, helpers: 2 });
     stagedStreams = [new cuda.Stream(), new cuda.Stream()];
     make(); // the buffers, registered once for the run
   }

@@ -146,6 +146,14 @@ bool obj_is(uintptr_t key, obj_kind kind) {
   return found;
 }
 
+CUcontext obj_owner(uintptr_t key) {
+  pthread_mutex_lock(&lock);
+  unsigned i = probe(key);
+  CUcontext owner = key && table[i].key ? table[i].owner : NULL;
+  pthread_mutex_unlock(&lock);
+  return owner;
+}
+
 bool obj_live(uintptr_t key, obj_kind kind) {
   if (obj_is(key, kind)) return true;
   count_stale("handle");

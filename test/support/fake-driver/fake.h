@@ -82,6 +82,8 @@ void fake_jit_logs(unsigned int n, const CUjit_option *options, void **values, c
 
 /* Whether key is a live object of that kind. */
 bool obj_is(uintptr_t key, obj_kind kind);
+/* The context key was made in (NULL for none, or where key is unknown). */
+CUcontext obj_owner(uintptr_t key);
 /* Whether key is a live object of that kind (a stale or foreign key is counted as stale). */
 bool obj_live(uintptr_t key, obj_kind kind);
 /* Unregisters; false (counted as stale) where there was none of that kind. Frees nothing. */

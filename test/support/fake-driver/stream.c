@@ -281,6 +281,10 @@ int fake_event_id(CUevent event) { return event->id; }
 CUcontext fake_event_context(CUevent event) { return event->ctx; }
 EXPORT CUresult cuEventRecord(CUevent event, CUstream stream) {
   ENTER();
+  /* as the driver documents: the event and the stream of one context */
+  if (obj_is((uintptr_t)event, OBJ_EVENT) &&
+      (is_pseudo(stream) ? current_context() : obj_owner((uintptr_t)stream)) != event->ctx)
+    return CUDA_ERROR_INVALID_HANDLE;
   return fake_event_record(event, stream);
 }
 EXPORT CUresult cuEventQuery(CUevent event) {
