@@ -119,6 +119,22 @@ describeGpu('staged copies of pageable memory on the GPU', function () {
     }
   });
 
+  it('an async copy on a stream of another context than the current one is right both ways', function () {
+    cuda.pageableStaging({ threshold: 0, bufferBytes: 1 << 20 });
+    const stream = new cuda.Stream(); // the current context's
+    const x = random(3 * 262144 + 5);
+    const memory = cuda.memAlloc(x.byteLength);
+    const other = new cuda.Device(0).makeContext(); // current now
+    try {
+      cuda.memcpyHtoDAsync(memory, x, stream);
+      const back = new Float32Array(x.length);
+      cuda.memcpyDtoHAsync(back, memory, stream);
+      assert.deepStrictEqual(back, x);
+    } finally {
+      other.detach();
+    }
+  });
+
   it('after the context that registered the buffers is detached, they are registered in the next', function () {
     cuda.pageableStaging({ threshold: 0, bufferBytes: 1 << 20 });
     for (let round = 0; round < 3; round++) {
