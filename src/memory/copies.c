@@ -312,6 +312,26 @@ static bool read_copy(napi_env env, napi_value fields, napi_value src_host, napi
                    &c->dstDevice, &c->dstArray, &c->dstPitch, &c->dstHeight);
 }
 
+/* The 2D copy of a planar 3D one (its Z, Depth and heights unused). */
+CUDA_MEMCPY2D planar_copy(const CUDA_MEMCPY3D *c) {
+  return (CUDA_MEMCPY2D){.srcXInBytes = c->srcXInBytes,
+                         .srcY = c->srcY,
+                         .srcMemoryType = c->srcMemoryType,
+                         .srcHost = c->srcHost,
+                         .srcDevice = c->srcDevice,
+                         .srcArray = c->srcArray,
+                         .srcPitch = c->srcPitch,
+                         .dstXInBytes = c->dstXInBytes,
+                         .dstY = c->dstY,
+                         .dstMemoryType = c->dstMemoryType,
+                         .dstHost = c->dstHost,
+                         .dstDevice = c->dstDevice,
+                         .dstArray = c->dstArray,
+                         .dstPitch = c->dstPitch,
+                         .WidthInBytes = c->WidthInBytes,
+                         .Height = c->Height};
+}
+
 /* memcpy2D(fields, srcHost, dstHost, stream, keep): cuMemcpy2D when stream is undefined, else
  * cuMemcpy2DAsync keeping keep alive until the stream has passed the copy; true where staged. */
 static napi_value memcpy_2d(napi_env env, napi_callback_info info) {

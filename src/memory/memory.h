@@ -111,6 +111,8 @@ bool graph_copy_init(napi_env env, napi_value exports);
  * after throwing (copies.c). */
 bool read_copy_3d(napi_env env, napi_value fields, napi_value src_host, napi_value dst_host,
                   bool planar, CUDA_MEMCPY3D *p);
+/* The 2D copy of a planar 3D one (its Z, Depth and heights unused; copies.c). */
+CUDA_MEMCPY2D planar_copy(const CUDA_MEMCPY3D *c);
 bool mempool_init(napi_env env, napi_value exports);
 bool managed_init(napi_env env, napi_value exports);
 bool virtual_memory_init(napi_env env, napi_value exports);
@@ -135,8 +137,6 @@ int staged_copy(napi_env env, CUdeviceptr device, void *host, size_t bytes, bool
                 bool async, const stream_h *stream);
 int staged_copy_3d(napi_env env, const CUDA_MEMCPY3D *copy, bool planar, bool async,
                    const stream_h *stream);
-/* The 2D copy of a planar 3D one (staging.c). */
-CUDA_MEMCPY2D planar_copy(const CUDA_MEMCPY3D *c);
 bool pointer_attributes_init(napi_env env, napi_value exports);
 bool host_memory_init(napi_env env, napi_value exports);
 bool array_init(napi_env env, napi_value exports);

@@ -171,24 +171,13 @@ static region chunk_of(const pipeline *p, size_t k, size_t *y, size_t *z) {
   return r;
 }
 
-/* The 2D copy of a planar 3D one (its Z, Depth and heights unused). */
-CUDA_MEMCPY2D planar_copy(const CUDA_MEMCPY3D *c) {
-  return (CUDA_MEMCPY2D){.srcXInBytes = c->srcXInBytes,
-                         .srcY = c->srcY,
-                         .srcMemoryType = c->srcMemoryType,
-                         .srcHost = c->srcHost,
-                         .srcDevice = c->srcDevice,
-                         .srcArray = c->srcArray,
-                         .srcPitch = c->srcPitch,
-                         .dstXInBytes = c->dstXInBytes,
-                         .dstY = c->dstY,
-                         .dstMemoryType = c->dstMemoryType,
-                         .dstHost = c->dstHost,
-                         .dstDevice = c->dstDevice,
-                         .dstArray = c->dstArray,
-                         .dstPitch = c->dstPitch,
-                         .WidthInBytes = c->WidthInBytes,
-                         .Height = c->Height};
+/* The fields of a chunk's copy's host side, made those of a buffer holding r packed: rows of r's
+ * width from its start, r's rows a slice. */
+static void pack_side(size_t *x, size_t *y, size_t *z, size_t *pitch, size_t *height,
+                      const region *r) {
+  *x = *y = *z = 0;
+  *pitch = r->width;
+  *height = r->rows;
 }
 
 /* Queues chunk k's transfer between the device side and buffer k % 2, then its event. */
@@ -209,18 +198,12 @@ static CUresult queue_chunk(pipeline *p, size_t k) {
     c.Depth = r.slices;
     if (p->to_device) {
       c.srcHost = buffers[b];
-      c.srcXInBytes = c.srcY = c.srcZ = 0;
-      c.srcPitch = r.width;
-      c.srcHeight = r.rows;
-      c.dstY += y;
-      c.dstZ += z;
+      pack_side(&c.srcXInBytes, &c.srcY, &c.srcZ, &c.srcPitch, &c.srcHeight, &r);
+      c.dstY += y, c.dstZ += z;
     } else {
       c.dstHost = buffers[b];
-      c.dstXInBytes = c.dstY = c.dstZ = 0;
-      c.dstPitch = r.width;
-      c.dstHeight = r.rows;
-      c.srcY += y;
-      c.srcZ += z;
+      pack_side(&c.dstXInBytes, &c.dstY, &c.dstZ, &c.dstPitch, &c.dstHeight, &r);
+      c.srcY += y, c.srcZ += z;
     }
     CUDA_MEMCPY2D planar = planar_copy(&c);
     result = p->dims == 2 ? DRV(cuMemcpy2DAsync, &planar, p->stream)
@@ -281,11 +264,15 @@ static bool stream_current(const stream_h *stream) {
          (DRV(cuCtxGetCurrent, &current) == CUDA_SUCCESS && current == stream->ctx->handle);
 }
 
+/* Whether a copy of bytes is too small to stage (or staging is off). */
+static bool below_threshold(size_t bytes) {
+  return bytes < atomic_load_explicit(&least, memory_order_relaxed);
+}
+
 /* Runs p where staging applies to it (see staged_copy); stream is p's as lib/ gave it. */
 static int stage(napi_env env, pipeline *p, bool async, const stream_h *stream) {
   size_t bytes = p->host.width * p->host.rows * p->host.slices;
-  if (bytes < atomic_load_explicit(&least, memory_order_relaxed) || pthread_mutex_trylock(&busy))
-    return 0;
+  if (pthread_mutex_trylock(&busy)) return 0;
   int outcome = 0;
   ctx_rec *ctx = NULL;
   CUdeviceptr start;
@@ -331,6 +318,7 @@ done:
 
 int staged_copy(napi_env env, CUdeviceptr device, void *host, size_t bytes, bool to_device,
                 bool async, const stream_h *stream) {
+  if (below_threshold(bytes)) return 0; /* the small copies' path: nothing more */
   pipeline p = {.dims = 1,
                 .to_device = to_device,
                 .device = device,
@@ -354,7 +342,8 @@ int staged_copy_3d(napi_env env, const CUDA_MEMCPY3D *copy, bool planar, bool as
   size_t depth = planar ? 1 : copy->Depth;
   const void *base = to_device ? copy->srcHost : copy->dstHost;
   /* rows that overlap are the driver's to refuse (or to copy as it does) */
-  if ((copy->Height > 1 && pitch < copy->WidthInBytes) || (depth > 1 && height < copy->Height))
+  if ((copy->Height > 1 && pitch < copy->WidthInBytes) || (depth > 1 && height < copy->Height) ||
+      below_threshold(copy->WidthInBytes * copy->Height * depth))
     return 0;
   /* copies.c checked the host side to hold every byte the copy touches */
   pipeline p = {.dims = planar ? 2 : 3,

@@ -2,9 +2,9 @@
 // Staged copies of pageable memory on a GPU: random data through the staging buffers both ways,
 // a kernel computing on what was staged in (checked against the CPU), sizes that are no multiple
 // of the buffers, a copy ordered after a kernel on a blocking stream (as cuMemcpyHtoD is), async
-// copies ordered on their stream behind a running kernel, In and Out arguments on a stream, 2D and
-// 3D copies into pitched memory, and the buffers registered again after the context that
-// registered them is gone.
+// copies ordered on their stream behind a running kernel (their arrays collected meanwhile), In
+// and Out arguments on a stream, 2D and 3D copies into pitched memory, a stream of another context,
+// and the buffers registered again after the context that registered them is gone.
 const assert = require('assert');
 const cuda = require('../..');
 const { SourceModule } = require('../../lib/compiler');
@@ -60,6 +60,10 @@ describeGpu('staged copies of pageable memory on the GPU', function () {
     twice(dx, dy, cuda.int32(n), cuda.uint64(30_000_000n), { block: 256, grid, stream });
     cuda.memcpyHtoDAsync(dx, next, stream); // after the kernel has read dx
     next.fill(0); // read before memcpyHtoDAsync returned
+    // an array dropped as soon as its copy is queued, collected while the kernel still runs
+    const dw = cuda.memAlloc(4 * n);
+    cuda.memcpyHtoDAsync(dw, Float32Array.from(sent), stream);
+    global.gc();
     twice(dx, dz, cuda.int32(n), cuda.uint64(0n), { block: 256, grid, stream });
     const [y, z] = [new Float32Array(n), new Float32Array(n)];
     cuda.memcpyDtoHAsync(y, dy, stream);
@@ -67,6 +71,7 @@ describeGpu('staged copies of pageable memory on the GPU', function () {
     const cpu = (v) => v.map((e) => Math.fround(Math.fround(2 * e) + 1));
     assert.deepStrictEqual(y, cpu(x));
     assert.deepStrictEqual(z, cpu(sent));
+    assert.deepStrictEqual(cuda.fromDevice(dw, n, 'float32'), sent);
     const out = new Float32Array(n);
     await twice(cuda.In(x), cuda.Out(out), cuda.int32(n), cuda.uint64(0n), { block: 256, grid, stream });
     assert.deepStrictEqual(out, cpu(x));
