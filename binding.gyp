@@ -28,6 +28,7 @@
         "src/driver/graph_params.c",
         "src/driver/graph_nodes.c",
         "src/driver/handles.c",
+        "src/driver/live_handles.c",
         "src/driver/profiler.c",
         "src/driver/stream.c",
         "src/driver/wait.c",

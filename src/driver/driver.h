@@ -72,9 +72,11 @@ typedef struct handle_kind {
 struct handle_base {
   const handle_kind *kind;
   bool freed;
+  napi_finalize finalize; /* the kind's, run at garbage collection */
 };
 
-/* Wraps obj around base (tagged with kind); finalize runs at garbage collection. */
+/* Wraps obj around base (tagged with kind), in this thread's live set until finalize runs at
+ * garbage collection. */
 bool handle_wrap(napi_env env, napi_value obj, handle_base *base, const handle_kind *kind,
                  napi_finalize finalize);
 /* Wraps obj around base, a calloc'd struct holding one driver object of kind (kind->destroy), and
@@ -98,6 +100,12 @@ void *handle_get_any(napi_env env, napi_value value, const handle_kind *kind);
  * keeping v alive (the one before let go); false after throwing. For functions bound in C to the
  * objects their calls use (a kernel's launcher, a GraphExec's). */
 bool handle_bind(napi_env env, napi_value v, const handle_kind *kind, void **handle, napi_ref *ref);
+
+/* The handles wrapped on this thread and not yet finalized (live_handles.c): add is false when
+ * out of memory. */
+bool live_handle_add(const handle_base *base);
+bool live_handle_has(const void *p);
+void live_handle_remove(const handle_base *base);
 
 /* Streams are taken by many families (copies, launches, waits). */
 typedef struct stream_keeper stream_keeper;

@@ -1,27 +1,41 @@
-/* handles: driver objects live in C structs wrapped in their JS objects, tagged with their kind
- * so that one kind can never be taken for another, and marked freed once released. */
+/* handles: driver objects live in C structs wrapped in their JS objects, known by their kind so
+ * that one kind can never be taken for another, and marked freed once released. The objects are
+ * also type-tagged, so that no object holds two handles. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "driver.h"
 
+/* Every wrapped handle's finalizer: out of the live set, then its kind's own finalizer. */
+static void live_finalize(napi_env env, void *data, void *hint) {
+  handle_base *base = data;
+  live_handle_remove(base);
+  base->finalize(env, data, hint);
+}
+
 bool handle_wrap(napi_env env, napi_value obj, handle_base *base, const handle_kind *kind,
                  napi_finalize finalize) {
   base->kind = kind;
   base->freed = false;
+  base->finalize = finalize;
   napi_valuetype type;
   napi_status status = napi_typeof(env, obj, &type);
   if (status == napi_ok && type != napi_object) status = napi_object_expected;
   if (status == napi_ok) status = napi_type_tag_object(env, obj, &kind->tag);
-  if (status == napi_invalid_arg) { /* tagged already: it holds another handle */
+  if (status == napi_ok && !live_handle_add(base)) status = napi_generic_failure;
+  if (status == napi_ok) {
+    status = napi_wrap(env, obj, base, live_finalize, NULL, NULL);
+    if (status != napi_ok) live_handle_remove(base);
+  }
+  if (status == napi_invalid_arg) { /* tagged or wrapped already, by cudadrv or another addon */
     char message[160];
-    snprintf(message, sizeof message, "cudadrv: the object to hold the %s already holds a handle",
+    snprintf(message, sizeof message,
+             "cudadrv: the object to hold the %s already holds a handle or another addon's object",
              kind->name);
     throw_type(env, message);
     return false;
   }
-  if (status == napi_ok) status = napi_wrap(env, obj, base, finalize, NULL, NULL);
   if (status != napi_ok) {
     napi_fail(env, status);
     return false;
@@ -70,14 +84,13 @@ napi_value handle_destroy_call(napi_env env, napi_callback_info info, const hand
 }
 
 void *handle_get_any(napi_env env, napi_value value, const handle_kind *kind) {
-  bool matches = false;
   napi_valuetype type;
   napi_status status = napi_typeof(env, value, &type);
-  if (status == napi_ok && type == napi_object)
-    status = napi_check_object_type_tag(env, value, &kind->tag, &matches);
-  void *base = NULL;
   if (status != napi_ok) return napi_fail(env, status);
-  if (!matches || napi_unwrap(env, value, &base) != napi_ok || !base) {
+  void *base = NULL;
+  /* Another addon's wrapped pointer is not in the live set, and is never read. */
+  if (type != napi_object || napi_unwrap(env, value, &base) != napi_ok || !live_handle_has(base) ||
+      memcmp(&((handle_base *)base)->kind->tag, &kind->tag, sizeof kind->tag)) {
     char message[160];
     snprintf(message, sizeof message, "expected %s %s", strchr("AEIOU", kind->name[0]) ? "an" : "a",
              kind->name);

@@ -271,8 +271,9 @@ static const double POLL_US = 20;
 
 napi_value wait_stream(napi_env env, CUstream stream, napi_value value, const char *api) {
   CUresult status = DRV(cuStreamQuery, stream);
-  for (double start = now_us(); status == CUDA_ERROR_NOT_READY && now_us() - start < POLL_US;)
-    status = DRV(cuStreamQuery, stream);
+  if (status == CUDA_ERROR_NOT_READY) /* the clock only then: a complete stream's wait is short */
+    for (double start = now_us(); status == CUDA_ERROR_NOT_READY && now_us() - start < POLL_US;)
+      status = DRV(cuStreamQuery, stream);
   if (status == CUDA_SUCCESS) return wait_done(env, value, api);
   if (status == CUDADRV_ERROR_MISSING) return promise_rejected(env, status, "cuStreamQuery");
   if (status != CUDA_ERROR_NOT_READY) return promise_rejected(env, status, api);
