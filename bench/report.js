@@ -104,6 +104,11 @@ function formatTable(results) {
     const ratio = r.ratio === null ? '—' : `${r.ratio.toFixed(2)}×`;
     rows.push([r.title, formatValue(r.cudadrv, r.unit), c, ratio, r.target || '—', STATUS_TEXT[r.status]]);
   }
+  return markdownTable(rows);
+}
+
+/** rows (the first the heading, each an array of strings) as a Markdown table. */
+function markdownTable(rows) {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => row[i].length)));
   const line = (row) => `| ${row.map((cell, i) => cell.padEnd(widths[i])).join(' | ')} |`;
   return [line(rows[0]), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.slice(1).map(line)].join('\n');
@@ -168,6 +173,7 @@ module.exports = {
   summarize,
   evaluate,
   formatTable,
+  markdownTable,
   assemble,
   report,
 };

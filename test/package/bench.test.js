@@ -262,3 +262,36 @@ describe('bench/run.js', function () {
     assert.strictEqual(bench.inUnit(byId['graph.launch'], 20000), 0.2);
   });
 });
+
+describe('bench/call-times.js', function () {
+  this.timeout(120000);
+
+  it("--stand-in: the timer in front of the driver counts each line's calls, on both sides, warm-ups left out", function () {
+    const script = path.join(__dirname, '..', '..', 'bench', 'call-times.js');
+    const run = spawnSync(
+      process.execPath,
+      [script, '--stand-in', '--rounds', '1', '--only', '^(await\\.complete|alloc)$', '--json'],
+      { encoding: 'utf8', timeout: 110000 },
+    );
+    assert.strictEqual(run.status, 0, run.stderr + run.stdout);
+    const rows = Object.fromEntries(JSON.parse(run.stdout).map((r) => [r.id, r]));
+    assert.deepStrictEqual(Object.keys(rows), ['await.complete', 'alloc']);
+    // one cuStreamQuery a step each; cudadrv's allocation also asks which context is current
+    const calls = (id) => [rows[id].js.calls, rows[id].c.calls].map((n) => Math.round(n * 100) / 100);
+    assert.deepStrictEqual(calls('await.complete'), [1, 1]);
+    assert.deepStrictEqual(calls('alloc'), [3, 2]);
+    for (const row of Object.values(rows)) {
+      for (const side of [row.js, row.c]) {
+        assert.ok(side.inDriverNs > 0 && side.inDriverNs < side.stepNs, `${row.id}: ${JSON.stringify(side)}`);
+        assert.ok(Number.isFinite(side.ownNs), `${row.id}: ${JSON.stringify(side)}`);
+      }
+    }
+  });
+
+  it('with no line it can time, exits 1 naming those it can', function () {
+    const script = path.join(__dirname, '..', '..', 'bench', 'call-times.js');
+    const run = spawnSync(process.execPath, [script, '--stand-in', '--only', '^compile\\.cold$'], { encoding: 'utf8' });
+    assert.strictEqual(run.status, 1);
+    assert.match(run.stderr, /^call-times: no line to time: those with their calls known are await\.complete, /);
+  });
+});
