@@ -130,21 +130,28 @@ function side(op, run, timer) {
   const steps = reps * batch;
   const meanStep = run.samples.reduce((sum, v) => sum + v, 0) / run.samples.length;
   const stepNs = meanStep * 1e3 * (op.per || 1); // the lines here are in µs
-  let inDriver = 0;
+  let timed = 0; // ns a step in the timed calls, the timer's readings included
   let calls = 0;
   for (const name of CALLS[op.id]) {
     const [count, ns] = timer.calls[name] || [0, 0];
-    inDriver += ns / steps;
+    timed += ns / steps;
     calls += count / steps;
   }
-  return { stepNs, inDriverNs: inDriver, calls, ownNs: stepNs - inDriver - calls * timer.clockNs };
+  const inDriverNs = timed - calls * timer.clockNs;
+  return { stepNs, inDriverNs, calls, clockNs: timer.clockNs, ownNs: stepNs - timed };
 }
 
 function summarizeSide(rounds) {
   const measured = rounds.filter((r) => !r.error);
   if (!measured.length) return { error: rounds[0].error };
   const of = (key) => median(measured.map((r) => r[key]));
-  return { stepNs: of('stepNs'), inDriverNs: of('inDriverNs'), calls: of('calls'), ownNs: of('ownNs') };
+  return {
+    stepNs: of('stepNs'),
+    inDriverNs: of('inDriverNs'),
+    calls: of('calls'),
+    clockNs: of('clockNs'),
+    ownNs: of('ownNs'),
+  };
 }
 
 function table(rows) {

@@ -3,7 +3,7 @@
  * the one way cudadrv and bench/floor.c load them, with those of TIMED wrapped: each call is timed
  * on the monotonic clock. At exit it appends one JSON line to CALL_TIMER_OUT:
  *   {"process": "node" or "floor", "clockNs": what one reading of the clock pair costs,
- *    "calls": {NAME: [count, nanoseconds in all less the clock's own]}}
+ *    "calls": {NAME: [count, nanoseconds in all, the clock's readings included]}}
  * so that the time a process spends inside the driver's calls can be set beside the time of its
  * steps: what is left is the caller's own. The first CALL_TIMER_SKIP calls of each (the warm-up
  * steps') are made but not counted.
@@ -118,7 +118,7 @@ __attribute__((destructor)) static void report(void) {
   const char *comma = "";
   for (int i = 0; i < T_COUNT; i++)
     if (calls[i]) {
-      fprintf(file, "%s\"%s\":[%llu,%.0f]", comma, names[i], calls[i], spent[i] - calls[i] * pair);
+      fprintf(file, "%s\"%s\":[%llu,%.0f]", comma, names[i], calls[i], spent[i]);
       comma = ",";
     }
   fprintf(file, "}}\n");

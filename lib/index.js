@@ -44,7 +44,8 @@ function init(flags = 0) {
 
 /** Counters of what finalizers could not do: { cleanupsFailed, cleanupsSkipped }, of Node-API
  * calls that failed where nothing could be thrown (nodeApiFailures; 0 unless Node is shutting
- * down), and the stream captures under way in the process (capturesUnderWay). */
+ * down), the stream captures under way in the process (capturesUnderWay), and the driver objects
+ * held by this thread's JS objects that the collector has not finalized (liveHandles). */
 function stats() {
   return binding.stats();
 }

@@ -61,7 +61,8 @@ export declare function isAvailable(): boolean;
 /** cuInit(flags); optional, the first call that needs the driver does it. */
 export declare function init(flags?: number): void;
 /** Counters of cleanups finalizers could not do, of Node-API calls that failed where nothing could
- * be thrown (nodeApiFailures), and the stream captures under way (capturesUnderWay). */
+ * be thrown (nodeApiFailures), the stream captures under way (capturesUnderWay), and the driver
+ * objects this thread's JS objects hold (liveHandles). */
 export declare function stats(): {
   /** Frees and destroys that finalizers tried and the driver refused. */
   cleanupsFailed: number;
@@ -72,6 +73,11 @@ export declare function stats(): {
   /** Stream captures begun through cudadrv and not yet ended, in every thread of the process (the
    * collector's frees skip their synchronization while there are any). */
   capturesUnderWay: number;
+  /** Driver objects that JS objects of this thread hold (Streams, Events, Modules, Kernels,
+   * Graphs, page-locked arrays...; not device allocations) and that the collector has not
+   * finalized yet, destroyed or not: a count that keeps growing in a loop means objects kept
+   * alive. */
+  liveHandles: number;
 };
 /** [major, minor] of the NVRTC cudadrv loads (CUDADRV_NVRTC_PATH, else libnvrtc.so.13, .12,
  * libnvrtc.so); a RuntimeError names the libraries tried when none loads. */

@@ -106,6 +106,7 @@ bool handle_bind(napi_env env, napi_value v, const handle_kind *kind, void **han
 bool live_handle_add(const handle_base *base);
 bool live_handle_has(const void *p);
 void live_handle_remove(const handle_base *base);
+size_t live_handle_count(void);
 
 /* Streams are taken by many families (copies, launches, waits). */
 typedef struct stream_keeper stream_keeper;

@@ -157,7 +157,7 @@ void stats_cleanup(CUresult result) {
 }
 
 /* stats(): { cleanupsFailed, cleanupsSkipped } counted by finalizers, and nodeApiFailures, since
- * the process began; capturesUnderWay now. */
+ * the process began; capturesUnderWay and this thread's liveHandles now. */
 static napi_value stats(napi_env env, napi_callback_info info) {
   (void)info;
   napi_value result;
@@ -170,6 +170,8 @@ static napi_value stats(napi_env env, napi_callback_info info) {
                                          make_uint(env, atomic_load(&napi_failures))));
   NAPI_CALL(env, napi_set_named_property(env, result, "capturesUnderWay",
                                          make_uint(env, (uint64_t)captures_under_way())));
+  NAPI_CALL(env, napi_set_named_property(env, result, "liveHandles",
+                                         make_uint(env, (uint64_t)live_handle_count())));
   return result;
 }
 

@@ -59,6 +59,8 @@ static ptrdiff_t find(uintptr_t p) {
 
 bool live_handle_has(const void *p) { return find((uintptr_t)p) >= 0; }
 
+size_t live_handle_count(void) { return live.count; }
+
 void live_handle_remove(const handle_base *base) {
   ptrdiff_t found = find((uintptr_t)base);
   if (found < 0) return;

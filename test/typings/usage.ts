@@ -21,7 +21,8 @@ async function main(): Promise<void> {
   } catch (e) {
     if (e instanceof cuda.CudaError) console.log(e.code, e.codeName, e.api);
   }
-  console.log(cc, sms, same, ms, current, autoinit.device.name());
+  const { liveHandles, cleanupsFailed }: { liveHandles: number; cleanupsFailed: number } = cuda.stats();
+  console.log(cc, sms, same, ms, current, autoinit.device.name(), liveHandles, cleanupsFailed);
   const controller = new AbortController();
   const waits: cuda.WaitOptions = { signal: controller.signal };
   await stream.synchronize(waits);
