@@ -23,7 +23,10 @@ bool handle_wrap(napi_env env, napi_value obj, handle_base *base, const handle_k
   napi_status status = napi_typeof(env, obj, &type);
   if (status == napi_ok && type != napi_object) status = napi_object_expected;
   if (status == napi_ok) status = napi_type_tag_object(env, obj, &kind->tag);
-  if (status == napi_ok && !live_handle_add(base)) status = napi_generic_failure;
+  if (status == napi_ok && !live_handle_add(base)) {
+    throw_oom(env);
+    return false;
+  }
   if (status == napi_ok) {
     status = napi_wrap(env, obj, base, live_finalize, NULL, NULL);
     if (status != napi_ok) live_handle_remove(base);
