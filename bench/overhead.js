@@ -18,6 +18,7 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { select, Env, measureJs, cudaRoot, buildFloor, runFloor } = require('./run');
+const { markdownTable } = require('./report');
 const { buildStandIn, tracedCalls } = require('../test/support/stand-in-driver');
 
 const STAND_IN = path.join(__dirname, '..', 'build', 'bench', 'stand-in');
@@ -199,9 +200,7 @@ function main() {
           `${r.calls.cudadrv.length} / ${r.calls.C.length}${r.same ? (r.extra.why ? ' (*)' : '') : ' DIFFER'}`,
         ]),
       ];
-      const widths = table[0].map((_, i) => Math.max(...table.map((row) => row[i].length)));
-      for (const row of table)
-        process.stdout.write(`| ${row.map((cell, i) => cell.padEnd(widths[i])).join(' | ')} |\n`);
+      process.stdout.write(`${markdownTable(table)}\n`);
       for (const r of rows) {
         if (r.error) process.stdout.write(`\n${r.id}: ${r.error}\n`);
         if (r.same && r.extra.why) {
