@@ -24,7 +24,7 @@ export type GraphNodeKind =
 
 /** Where a node goes in its graph: after the nodes named (none when omitted). */
 export interface NodeOptions {
-  /** The nodes this one runs after: one, or an array. */
+  /** The nodes this one runs after: one, or an array (a node named twice counts once). */
   after?: GraphNode | readonly GraphNode[];
 }
 
@@ -272,13 +272,15 @@ export declare class Graph {
   /** A free node (CUDA 11.4) for an allocation node's memory; memory is a LogicError in anything
    * new from now on. */
   addMemFree(memory: GraphMemory, options?: NodeOptions): GraphNode;
-  /** A node that runs a copy of child, made now. */
+  /** A node that runs a copy of child, made now. child is not this graph (a LogicError); the
+   * driver refuses a child with conditional or memory nodes, or a conditional node's body. */
   addChildGraph(child: Graph, options?: NodeOptions): GraphNode;
   /** A condition for this graph's conditional nodes (and their bodies'), in the current context (CUDA 12.3). */
   conditionalHandle(options?: ConditionalHandleOptions): ConditionalHandle;
   /** A conditional node (CUDA 12.3): 'while' runs bodies[0] while the condition is not 0, 'if'
    * runs bodies[0] when it is not 0 (and bodies[1] when it is, with size 2), 'switch' runs
-   * bodies[value]. Fill the bodies with their add methods. */
+   * bodies[value]. Fill the bodies with their add methods; a body keeps this graph alive. handle
+   * serves one node, of this graph's family (a LogicError otherwise). */
   addConditional(
     handle: ConditionalHandle,
     kind: 'if' | 'while' | 'switch',
@@ -292,7 +294,8 @@ export declare class Graph {
   toDot(flags?: number): string;
   /** A GraphExec of this graph in the current context. */
   instantiate(options?: InstantiateOptions): GraphExec;
-  /** Destroys the graph; GraphExecs made from it stay usable. A second call does nothing. */
+  /** Destroys the graph; GraphExecs made from it stay usable. A second call does nothing. A
+   * LogicError while a stream captures into it or into one of its bodies. */
   destroy(): void;
   /** `using`: destroys the graph. */
   [Symbol.dispose](): void;
@@ -337,9 +340,10 @@ export declare class GraphExec {
   setMemset(...args: SetMemsetArgs): this;
   /** Makes a 1D copy node copy other memory from the next launch on. */
   setMemcpy(...args: SetMemcpyArgs): this;
-  /** Turns a kernel, memset or copy node of the graph it was made from off (skipped at launches) or on again. */
+  /** Turns a kernel, memset or copy node of the graph it was made from off (skipped at launches) or
+   * on again; a TypeError for another kind of node. */
   setEnabled(node: GraphNode, enabled: boolean): this;
-  /** Whether the node runs at its launches. */
+  /** Whether the node (a kernel, memset or copy node; a TypeError for another) runs at its launches. */
   isEnabled(node: GraphNode): boolean;
   /** Destroys it; launches already enqueued still run. A second call does nothing. */
   destroy(): void;

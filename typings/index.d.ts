@@ -12,7 +12,8 @@ import { Graph, GraphNode } from './graph';
 
 /** stream.beginCapture()'s options: record into a Graph of yours. */
 export interface CaptureOptions {
-  /** The graph the captured work is added to. */
+  /** The graph the captured work is added to: one stream at a time (a LogicError for a second),
+   * and the graph cannot be destroyed until the capture ends. */
   into?: Graph;
   /** Nodes of `into` the captured work runs after (none when omitted). */
   after?: GraphNode | readonly GraphNode[];

@@ -49,7 +49,7 @@ function copyArgs(method, dest, src, bytes) {
 // A TypeError unless node index of graph is of that kind.
 function checkKind(graph, index, kind, method) {
   const actual = typeOf(graph, index);
-  if (actual !== kind) throw new TypeError(`${method}: node is a ${actual} node, not a ${kind} node`);
+  if (actual !== kind) throw new TypeError(`${method}: node is ${check.withArticle(actual)} node, not a ${kind} node`);
 }
 
 // Kernel node index of graph launches list (a call's arguments and options) in exec, or in graph

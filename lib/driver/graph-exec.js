@@ -5,7 +5,7 @@ const binding = require('../internal/binding');
 const check = require('../internal/checks');
 const { LogicError } = require('./errors');
 const { CudaResult } = require('./constants');
-const { held, indexIn } = require('./graph-node');
+const { held, indexIn, typeOf } = require('./graph-node');
 const { setKernelArgs, setMemset, setMemcpy } = require('./graph-args');
 
 // CUgraphExecUpdateResult → why the driver refused an update.
@@ -131,13 +131,15 @@ class GraphExec {
   /** Turns a kernel, memset or copy node off (later launches skip it) or on again. */
   setEnabled(node, enabled) {
     check.boolean('enabled', enabled);
-    binding.graphExecSetEnabled(this, ...execNode(this, node, 'setEnabled'), enabled);
+    const [graph, index] = execNode(this, node, 'setEnabled');
+    switchable(graph, index, 'setEnabled', () => binding.graphExecSetEnabled(this, graph, index, enabled));
     return this;
   }
 
-  /** Whether node runs at this GraphExec's launches. */
+  /** Whether node (a kernel, memset or copy node) runs at this GraphExec's launches. */
   isEnabled(node) {
-    return binding.graphExecGetEnabled(this, ...execNode(this, node, 'isEnabled'));
+    const [graph, index] = execNode(this, node, 'isEnabled');
+    return switchable(graph, index, 'isEnabled', () => binding.graphExecGetEnabled(this, graph, index));
   }
 
   /** Destroys the executable graph; launches already enqueued still run. A second destroy()
@@ -152,6 +154,22 @@ class GraphExec {
 }
 
 // The graph exec was made from and node's index in it, for C.
+// call()'s result; where the driver refused node index of graph for its kind (only kernel, memset
+// and copy nodes can be turned off), a TypeError that says so.
+function switchable(graph, index, method, call) {
+  try {
+    return call();
+  } catch (error) {
+    const type = typeOf(graph, index);
+    if (['kernel', 'memset', 'memcpy'].includes(type)) throw error;
+    throw new TypeError(
+      `exec.${method}(): node is ${check.withArticle(type)} node; only kernel, memset and memcpy nodes ` +
+        'can be turned off and on',
+      { cause: error },
+    );
+  }
+}
+
 function execNode(exec, node, method) {
   const mine = held.get(exec);
   if (!mine) throw new TypeError(`exec.${method}(): this is not a GraphExec`);

@@ -25,8 +25,12 @@ function keep(uses, values) {
   for (const use of values) if ((use !== null && typeof use === 'object') || typeof use === 'function') uses.add(use);
 }
 
-// The kind of node index of graph: 'kernel', 'memset'...
-const typeOf = (graph, index) => TYPE_NAMES[binding.graphNodeTypes(graph)[index]] ?? 'unknown';
+// The kind of node index of graph: 'kernel', 'memset'...; a RangeError past its nodes.
+function typeOf(graph, index) {
+  const types = binding.graphNodeTypes(graph);
+  if (index >= types.length) throw new RangeError('no such node in this graph');
+  return TYPE_NAMES[types[index]] ?? 'unknown';
+}
 
 let indexIn;
 
@@ -37,6 +41,7 @@ class GraphNode {
 
   constructor(graph, index) {
     if (!graphs.has(graph)) throw new TypeError('a GraphNode comes from a graph.add...() method or graph.nodes()');
+    check.integer('index', index, 0, 2 ** 32 - 1);
     this.#graph = graph;
     this.#index = index;
   }
@@ -77,8 +82,10 @@ class GraphNode {
     // The index of node in graph, for C; a TypeError or LogicError where it is not one of its
     // nodes. Not a method: lib/ alone calls it.
     indexIn = (graph, node, what) => {
-      if (node === null || typeof node !== 'object' || !(#graph in node))
-        throw new TypeError(`${what} must be a GraphNode, not ${check.describe(node)}`);
+      if (node === null || typeof node !== 'object' || !(#graph in node)) {
+        const not = node instanceof GraphNode ? 'an object that only inherits from GraphNode' : check.describe(node);
+        throw new TypeError(`${what} must be a GraphNode, not ${not}`);
+      }
       if (node.#graph !== graph) throw new LogicError(`${what} is a node of another Graph`);
       return node.#index;
     };

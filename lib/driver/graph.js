@@ -16,6 +16,7 @@ const check = require('../internal/checks');
 const { ADD_KERNEL_NODE, ADD_COPY_NODE } = require('../internal/graph-nodes');
 const { Context } = require('./context');
 const { Event } = require('./event');
+const { LogicError } = require('./errors');
 const { ConditionalHandle, CONDITIONAL_TYPES, COND_ASSIGN_DEFAULT, makeHandle } = require('./conditional');
 const { GraphNode, graphs, kernelNodes, held, keep, indexIn } = require('./graph-node');
 const { GraphExec } = require('./graph-exec');
@@ -30,12 +31,28 @@ const NONE = new Uint32Array(0);
 // than a new one of cuGraphCreate.
 let adopting = false;
 
-// The indices of after (a GraphNode, an array of them, or undefined: none) in graph, for C.
+// The indices of after (a GraphNode, an array of them, or undefined: none) in graph, for C; a
+// node listed twice counts once (the driver refuses a dependency given twice).
 function nodeIndices(graph, after) {
   if (after === undefined) return NONE;
   const list = after instanceof GraphNode ? [after] : check.list('after', after, 'a GraphNode or an array of them');
-  return Uint32Array.from(list, (node, i) => indexIn(graph, node, `after[${i}]`));
+  const indices = Uint32Array.from(list, (node, i) => indexIn(graph, node, `after[${i}]`));
+  const distinct = new Set(indices);
+  return distinct.size === indices.length ? indices : Uint32Array.from(distinct);
 }
+
+// A conditional node's body → the Graph of that node, which it keeps alive: a body is usable (and
+// captured into) only while its graph is.
+const parents = new WeakMap();
+
+// The graph at the top of graph's bodies: graph, unless it is a conditional node's body.
+function familyOf(graph) {
+  while (parents.has(graph)) graph = parents.get(graph);
+  return graph;
+}
+
+// Handles that are a conditional node's condition: the driver takes each for one node only.
+const usedHandles = new WeakSet();
 
 // A Graph around a graph C wraps next (a capture's, a conditional node's body), not a new one.
 function adoptedGraph() {
@@ -261,9 +278,25 @@ class Graph {
     const type = check.choice('kind', kind, CONDITIONAL_TYPES, "'if', 'while' or 'switch'");
     const size = options?.size ?? 1;
     check.integer('size', size, 1, kind === 'switch' ? 256 : kind === 'if' ? 2 : 1);
+    if (familyOf(handle.graph) !== familyOf(this)) {
+      throw new LogicError(
+        'graph.addConditional(): handle was made by another Graph; make it with ' +
+          'graph.conditionalHandle() of this graph (or of the graph whose conditional node holds it)',
+      );
+    }
+    if (usedHandles.has(handle)) {
+      throw new LogicError(
+        'graph.addConditional(): handle is the condition of another conditional node already; ' +
+          'make one handle for each node (graph.conditionalHandle())',
+      );
+    }
     const bodies = Array.from({ length: size }, adoptedGraph);
     const index = binding.graphAddConditional(this, after, handle.value, type, bodies);
-    for (const body of bodies) held.set(body, held.get(this)); // what bodies use, the graph keeps
+    usedHandles.add(handle);
+    for (const body of bodies) {
+      held.set(body, held.get(this)); // what bodies use, the graph keeps
+      parents.set(body, this);
+    }
     return { node: this.#node(index, handle), bodies };
   }
 

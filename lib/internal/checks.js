@@ -1,25 +1,30 @@
 'use strict';
 // Argument checks shared by lib/: each throws a TypeError or RangeError naming the argument.
 
+// word with its indefinite article: 'an Event', 'a memset'.
+function withArticle(word) {
+  return `${/^[aeiou]/i.test(word) ? 'an' : 'a'} ${word}`;
+}
+
 function describe(value) {
   if (value === null || value === undefined) return String(value);
   if (typeof value === 'object') {
     const name = value.constructor?.name;
     if (typeof name !== 'string' || !name) return 'an object';
-    return `${/^[AEIOU]/.test(name) ? 'an' : 'a'} ${name}`;
+    return withArticle(name);
   }
   if (typeof value === 'function') return `the function ${value.name || '(anonymous)'}`;
   if (typeof value === 'string') return `the string ${JSON.stringify(value)}`;
   return `${typeof value} ${String(value)}`;
 }
 
-// An integer number in [min, max].
 // true or false, returned.
 function boolean(name, value) {
   if (typeof value !== 'boolean') throw new TypeError(`${name} must be true or false, not ${describe(value)}`);
   return value;
 }
 
+// An integer number in [min, max].
 function integer(name, value, min = 0, max = Number.MAX_SAFE_INTEGER) {
   if (typeof value !== 'number') throw new TypeError(`${name} must be an integer number, not ${describe(value)}`);
   if (!Number.isInteger(value) || value < min || value > max) {
@@ -69,8 +74,7 @@ function func(name, value) {
 
 function instance(name, value, Class, hint = '') {
   if (!(value instanceof Class)) {
-    const article = /^[AEIOU]/.test(Class.name) ? 'an' : 'a';
-    throw new TypeError(`${name} must be ${article} ${Class.name}${hint}, not ${describe(value)}`);
+    throw new TypeError(`${name} must be ${withArticle(Class.name)}${hint}, not ${describe(value)}`);
   }
   return value;
 }
@@ -142,6 +146,7 @@ function imageBytes(image, holds) {
 }
 
 module.exports = {
+  withArticle,
   describe,
   boolean,
   integer,

@@ -116,10 +116,11 @@ typedef struct stream_h {
   ctx_rec *ctx;
   stream_keeper *keeper; /* its coalesced keep-alives (wait.c), made on first use */
   bool capturing;        /* a capture begun through cudadrv is under way (graph_capture.c) */
+  struct graph_h *into;  /* the Graph that capture records into, if one of the caller's */
 } stream_h;
 extern const handle_kind STREAM_KIND;
 /* Counts stream's capture as under way (on, before it begins: it waits out a synchronization of
- * the reaper's in progress) or ended, once each way. */
+ * the reaper's in progress) or ended, once each way; an ended capture into a Graph is forgotten. */
 void capture_track(stream_h *stream, bool on);
 /* cuCtxSynchronize, unless a capture begun through cudadrv is under way in the process, on any
  * thread: a synchronization beside a capture breaks it. For the reaper. */

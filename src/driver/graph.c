@@ -9,7 +9,7 @@
 #include "graph.h"
 
 bool pins_append(graph_pins *to, const graph_pins *from) {
-  /* to == from: a graph made a child of itself (which the driver refuses) holds them already */
+  /* to == from: held already (a body holds its top graph's pins) */
   if (!from->count || to == from) return true;
   if (to->count + from->count > to->room) {
     uint32_t room = to->count + from->count;
@@ -25,14 +25,23 @@ bool pins_append(graph_pins *to, const graph_pins *from) {
   return true;
 }
 
+void pins_truncate(graph_pins *pins, uint32_t count) {
+  while (pins->count > count) {
+    graph_pin *pin = &pins->at[--pins->count];
+    pin->ops->release(pin->obj);
+  }
+}
+
 void pins_release(graph_pins *pins) {
   for (uint32_t i = 0; i < pins->count; i++) pins->at[i].ops->release(pins->at[i].obj);
   free(pins->at);
   *pins = (graph_pins){0};
 }
 
+/* destroy() refuses a graph captured into; a collected one has its captures ended first. */
 static CUresult destroy_graph(handle_base *base) {
   graph_h *graph = (graph_h *)base;
+  graph_end_captures(graph);
   return graph->body ? CUDA_SUCCESS : DRV(cuGraphDestroy, graph->handle);
 }
 
@@ -133,7 +142,15 @@ static napi_value graph_create(napi_env env, napi_callback_info info) {
 }
 
 static napi_value graph_destroy(napi_env env, napi_callback_info info) {
-  return handle_destroy_call(env, info, &GRAPH_KIND);
+  ARGS(env, info, 1);
+  graph_h *graph = handle_get_any(env, argv[0], &GRAPH_KIND);
+  if (!graph || graph->base.freed) return NULL;
+  if (graph_captured_into(graph))
+    return throw_logic(env,
+                       "graph.destroy(): a stream is capturing into this graph or into a body "
+                       "of its conditional nodes; end that capture first (stream.endCapture())");
+  handle_release(&graph->base);
+  return NULL;
 }
 
 /* graphNodeCount(graph): how many nodes the graph holds. */

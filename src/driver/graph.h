@@ -20,6 +20,8 @@ typedef struct graph_pins {
 bool pins_append(graph_pins *to, const graph_pins *from);
 /* Retains obj with ops into pins; false after throwing (out of memory). */
 bool pins_add(napi_env env, graph_pins *pins, void *obj, const graph_pin_ops *ops);
+/* Releases and forgets the pins past the first count (those appended since pins held count). */
+void pins_truncate(graph_pins *pins, uint32_t count);
 /* Releases and forgets every pin. */
 void pins_release(graph_pins *pins);
 
@@ -76,6 +78,13 @@ bool arg_nodes(napi_env env, napi_value v, const graph_h *graph, CUgraphNode **n
 /* Wraps handle (taken over) around obj, its nodes listed in the driver's order; NULL (after
  * throwing where it failed). */
 napi_value graph_wrap(napi_env env, napi_value obj, CUgraph handle);
+/* Whether a stream is capturing into graph, or (graph being a family's top) into a body of its:
+ * the driver would go on writing into memory freed with it. */
+bool graph_captured_into(const graph_h *graph);
+/* Ends the captures graph_captured_into() tells of, for a graph going at collection (its streams
+ * unreachable too: a capture's stream keeps its graph in lib/). */
+void graph_end_captures(const graph_h *graph);
+
 /* Appends to graph's table the nodes the driver has that it lacks (a capture into the graph made
  * them), in the driver's order; false after throwing. */
 bool graph_learn(napi_env env, graph_h *graph);

@@ -13,7 +13,66 @@
 static atomic_int captures;
 static atomic_bool synchronizing;
 
+/* This thread's streams capturing into one of its Graphs, so that a graph is not destroyed under a
+ * capture (the driver would record into freed memory); few at a time, the array freed when empty.
+ * Graphs and streams are used, and collected, on the thread that made them. */
+static _Thread_local stream_h **intos;
+static _Thread_local uint32_t into_count, into_room;
+
+/* Room for one more; false when out of memory. */
+static bool into_reserve(void) {
+  if (into_count < into_room) return true;
+  uint32_t room = into_room ? 2 * into_room : 4;
+  stream_h **grown = realloc(intos, room * sizeof *grown);
+  if (!grown) return false;
+  intos = grown;
+  into_room = room;
+  return true;
+}
+
+static void into_forget(stream_h *stream) {
+  for (uint32_t i = 0; stream->into && i < into_count; i++) {
+    if (intos[i] != stream) continue;
+    intos[i] = intos[--into_count];
+    stream->into = NULL;
+  }
+  if (into_count == 0 && intos) {
+    free(intos);
+    intos = NULL;
+    into_room = 0;
+  }
+}
+
+/* Whether a capture into target records into graph or into what goes with it (a top graph's
+ * bodies). */
+static bool goes_with(const graph_h *target, const graph_h *graph) {
+  return target == graph || (!graph->body && graph->family && target->family == graph->family);
+}
+
+bool graph_captured_into(const graph_h *graph) {
+  for (uint32_t i = 0; i < into_count; i++)
+    if (goes_with(intos[i]->into, graph)) return true;
+  return false;
+}
+
+void graph_end_captures(const graph_h *graph) {
+  for (uint32_t i = 0; i < into_count;) {
+    stream_h *stream = intos[i];
+    if (!goes_with(stream->into, graph)) {
+      i++;
+      continue;
+    }
+    CUgraph same; /* the graph captured into, which stays its owner's */
+    if (ctx_enter(stream->ctx)) {
+      stats_cleanup(DRV(cuStreamEndCapture, stream->handle, &same));
+      ctx_leave();
+    }
+    capture_track(stream, false); /* out of the array: i names the next one now */
+  }
+}
+
 void capture_track(stream_h *stream, bool on) {
+  if (!on) into_forget(stream);
   if (stream->capturing == on) return;
   stream->capturing = on;
   atomic_fetch_add(&captures, on ? 1 : -1);
@@ -28,10 +87,20 @@ void synchronize_unless_capturing(void) {
   atomic_store(&synchronizing, false);
 }
 
+/* stream, unless a capture of cudadrv's is under way on it already (the driver refuses a second,
+ * and the first would then be counted as ended); NULL after throwing. */
+static stream_h *idle_stream(napi_env env, napi_value v) {
+  stream_h *stream = handle_get(env, v, &STREAM_KIND);
+  if (!stream || !stream->capturing) return stream;
+  throw_logic(env, "stream.beginCapture(): the stream is capturing already; end that capture "
+                   "first (stream.endCapture())");
+  return NULL;
+}
+
 /* streamBeginCapture(stream, mode): later work on the stream is recorded, not run. */
 static napi_value stream_begin_capture(napi_env env, napi_callback_info info) {
   ARGS(env, info, 2);
-  stream_h *stream = handle_get(env, argv[0], &STREAM_KIND);
+  stream_h *stream = idle_stream(env, argv[0]);
   uint32_t mode;
   if (!stream || !arg_uint32(env, argv[1], "mode", &mode)) return NULL;
   capture_track(stream, true);
@@ -45,18 +114,26 @@ static napi_value stream_begin_capture(napi_env env, napi_callback_info info) {
  * into graph, after the nodes deps names. */
 static napi_value stream_begin_capture_to_graph(napi_env env, napi_callback_info info) {
   ARGS(env, info, 4);
-  stream_h *stream = handle_get(env, argv[0], &STREAM_KIND);
+  stream_h *stream = idle_stream(env, argv[0]);
   graph_h *graph = stream ? graph_get(env, argv[1]) : NULL;
   uint32_t mode, count;
   CUgraphNode *deps;
-  if (!graph || !arg_uint32(env, argv[3], "mode", &mode) ||
-      !arg_nodes(env, argv[2], graph, &deps, &count))
-    return NULL;
+  if (!graph || !arg_uint32(env, argv[3], "mode", &mode)) return NULL;
+  for (uint32_t i = 0; i < into_count; i++)
+    if (intos[i]->into == graph)
+      return throw_logic(env, "stream.beginCapture(): another stream is capturing into this graph; "
+                              "end that capture first (stream.endCapture())");
+  if (!into_reserve()) return throw_oom(env);
+  if (!arg_nodes(env, argv[2], graph, &deps, &count)) return NULL;
   capture_track(stream, true);
   CUresult result = DRV(cuStreamBeginCaptureToGraph, stream->handle, graph->handle, deps, NULL,
                         count, (CUstreamCaptureMode)mode);
   free(deps);
-  if (result == CUDA_SUCCESS) return NULL;
+  if (result == CUDA_SUCCESS) {
+    stream->into = graph;
+    intos[into_count++] = stream;
+    return NULL;
+  }
   capture_track(stream, false);
   return throw_cu(env, result, "cuStreamBeginCaptureToGraph");
 }

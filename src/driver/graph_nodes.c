@@ -96,11 +96,17 @@ static napi_value graph_add_child(napi_env env, napi_callback_info info) {
   if (!child) return NULL;
   graph_h *graph = graph_get(env, argv[0]);
   if (!graph) return NULL;
-  /* the copy's kernels keep their modules loaded as the child's do (a failed add keeps them too,
-   * until the graph goes: harmless) */
-  if (!pins_append(graph_pins_of(graph), graph_pins_of(child))) return throw_oom(env);
-  return graph_add_node(env, argv[0], argv[1], make_child, &child->handle,
-                        "cuGraphAddChildGraphNode", NULL, NULL);
+  if (child->handle == graph->handle) /* the driver crashes on it (driver 580) */
+    return throw_logic(env, "graph.addChildGraph(child): child is this graph, which cannot hold "
+                            "itself; build the child as another Graph");
+  /* the copy's kernels keep their modules loaded as the child's do */
+  graph_pins *pins = graph_pins_of(graph);
+  uint32_t held = pins->count;
+  if (!pins_append(pins, graph_pins_of(child))) return throw_oom(env);
+  napi_value index = graph_add_node(env, argv[0], argv[1], make_child, &child->handle,
+                                    "cuGraphAddChildGraphNode", NULL, NULL);
+  if (!index) pins_truncate(pins, held); /* refused: no copy holds them */
+  return index;
 }
 
 static CUresult make_event_record(void *arg, CUgraph graph, const CUgraphNode *deps, size_t count,

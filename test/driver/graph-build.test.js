@@ -9,6 +9,7 @@ const os = require('os');
 const path = require('path');
 const { standInDriver } = require('../support/stand-in-driver');
 const { runInChild, ROOT } = require('../support/graph-child');
+const { runRefusals } = require('../support/graph-refusals-child');
 
 describe('graphs built node by node (stand-in driver)', function () {
   this.timeout(60000);
@@ -417,7 +418,12 @@ describe('graphs built node by node (stand-in driver)', function () {
       const out = new Uint8Array(64);
       cuda.memcpyDtoH(out, a);
       assert.deepStrictEqual(out, new Uint8Array(64).fill(3));
-      assert.throws(() => exec.setEnabled(inner, false), { name: 'LogicError', message: /cuGraphNodeSetEnabled failed/ });
+      const onlySome = (method) => ({
+        name: 'TypeError',
+        message: 'exec.' + method + '(): node is a graph node; only kernel, memset and memcpy nodes can be turned off and on',
+      });
+      assert.throws(() => exec.setEnabled(inner, false), onlySome('setEnabled'));
+      assert.throws(() => exec.isEnabled(inner), onlySome('isEnabled'));
     `);
   });
 
@@ -486,6 +492,14 @@ describe('graphs built node by node (stand-in driver)', function () {
         [() => g.addKernel(args4, a, a, cuda.int32(1), { block: 1 }), 'TypeError', "kernel 'args4' takes 4 parameters, but 3 arguments were given"],
         [() => g.addChildGraph({}), 'TypeError', 'child must be a Graph, not an Object'],
         [() => new cuda.GraphNode({}, 0), 'TypeError', /a GraphNode comes from/],
+        [() => new cuda.GraphNode(g, -1), 'RangeError', 'index must be an integer from 0 to 4294967295, not -1'],
+        [() => new cuda.GraphNode(g, 99).type, 'RangeError', 'no such node in this graph'],
+        [
+          () => g.addEmpty({ after: Object.create(cuda.GraphNode.prototype) }),
+          'TypeError',
+          'after[0] must be a GraphNode, not an object that only inherits from GraphNode',
+        ],
+        [() => g.setMemset(mine, a, 1, 1), 'TypeError', 'graph.setMemset(): node is an empty node, not a memset node'],
         [() => g.instantiate().setEnabled(theirs, true), 'LogicError', 'node is a node of another Graph'],
         [() => g.instantiate().setEnabled(mine, 1), 'TypeError', 'enabled must be true or false, not number 1'],
         [() => g.toDot(-1), 'RangeError', /flags/],
@@ -535,7 +549,7 @@ describe('graphs built node by node (stand-in driver)', function () {
       const choice = 1 + Math.floor(Math.random() * 4);
       const cases = g.addConditional(g.conditionalHandle({ default: choice }), 'switch', { size: 5, after: two.node });
       cases.bodies.forEach((body, i) => body.addMemset(a.slice(32), 10 + i, 16));
-      const loop = cases.bodies[choice].addConditional(no, 'while');
+      const loop = cases.bodies[choice].addConditional(g.conditionalHandle(), 'while');
       loop.bodies[0].addEmpty();
       assert.deepStrictEqual(g.nodes().map((n) => n.type), ['memset', 'conditional', 'conditional', 'conditional']);
       assert.deepStrictEqual(cases.bodies[choice].nodes().map((n) => n.type), ['memset', 'conditional']);
@@ -571,11 +585,32 @@ describe('graphs built node by node (stand-in driver)', function () {
         [() => h.conditionalHandle({ default: -1 }), 'RangeError', /default/],
         [() => h.conditionalHandle({ resetEachLaunch: 1 }), 'TypeError', 'resetEachLaunch must be true or false, not number 1'],
         [() => new cuda.ConditionalHandle(null, 1n), 'TypeError', /comes from graph.conditionalHandle/],
+        // the driver refuses these (invalid argument); lib/ says why first
+        [
+          () => new cuda.Graph().addConditional(handle, 'if'),
+          'LogicError',
+          'graph.addConditional(): handle was made by another Graph; make it with graph.conditionalHandle() ' +
+            'of this graph (or of the graph whose conditional node holds it)',
+        ],
       ];
       for (const [fn, name, message] of bad) assert.throws(fn, { name, message });
+      // a handle serves one node; a body's handle may serve a node of its graph, and the reverse
+      const body = h.addConditional(handle, 'if').bodies[0];
+      assert.throws(() => body.addConditional(handle, 'while'), {
+        name: 'LogicError',
+        message: 'graph.addConditional(): handle is the condition of another conditional node already; ' +
+          'make one handle for each node (graph.conditionalHandle())',
+      });
+      body.addConditional(h.conditionalHandle(), 'while');
+      h.addConditional(body.conditionalHandle(), 'if');
+      assert.deepStrictEqual(h.nodes().map((n) => n.type), ['conditional', 'conditional']);
     `,
       { FAKE_CUDA_COUNTS: counts },
     );
+  });
+
+  it('what the driver crashes on or refuses is refused first, saying what to do; no graph is destroyed under a capture into it, collected or not (the stand-in aborts where a driver would crash)', function () {
+    runRefusals({ LD_LIBRARY_PATH: standIn.dir });
   });
 
   it('capture into a graph of yours after some of its nodes; isCapturing() and captureInfo() say what is under way', function () {
@@ -690,28 +725,34 @@ describe('graphs built node by node (stand-in driver)', function () {
       assert.throws(() => again.free(), { name: 'LogicError' });
       parent.destroy();
       again.free();
-      // a graph made a child of itself: the driver refuses, its pins stay as they were
+      // a graph made a child of itself (driver 580 crashes; the stand-in aborts): refused, its pins
+      // stay as they were
       const self = new cuda.Module(MODULE);
       const g2 = new cuda.Graph();
       for (let i = 0; i < 5; i++) g2.addEventRecord(new cuda.Event());
       g2.addKernel(self.getFunction('empty'), { block: 1 });
-      assert.throws(() => g2.addChildGraph(g2), { name: 'LogicError', message: 'cuGraphAddChildGraphNode failed: invalid argument' });
+      assert.throws(() => g2.addChildGraph(g2), {
+        name: 'LogicError',
+        message: 'graph.addChildGraph(child): child is this graph, which cannot hold itself; build the child as another Graph',
+      });
       assert.throws(() => self.free(), { name: 'LogicError' });
       g2.destroy();
       self.free();
-      // a conditional node's body made a child elsewhere: the copy keeps the body's modules loaded
+      // a body's kernel node keeps its module loaded while its graph or a GraphExec of it lives; a
+      // body is no child graph (the driver refuses it), and the refused copy keeps nothing loaded
       const inBody = new cuda.Module(MODULE);
       const top = new cuda.Graph();
       const { bodies } = top.addConditional(top.conditionalHandle({ default: 0 }), 'if');
       bodies[0].addKernel(inBody.getFunction('empty'), { block: 1 });
       const other = new cuda.Graph();
-      other.addChildGraph(bodies[0]);
+      assert.throws(() => other.addChildGraph(bodies[0]), {
+        name: 'LogicError',
+        message: 'cuGraphAddChildGraphNode failed: operation not supported',
+      });
+      const run = top.instantiate();
       top.destroy();
       assert.throws(() => inBody.free(), { name: 'LogicError' });
-      const run = other.instantiate();
-      other.destroy();
       run.launch();
-      assert.throws(() => inBody.free(), { name: 'LogicError' });
       run.destroy();
       inBody.free();
     `);

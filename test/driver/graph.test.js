@@ -2,6 +2,7 @@
 const assert = require('assert');
 const cuda = require('../..');
 const { describeGpu } = require('../support/gpu');
+const { runRefusals } = require('../support/graph-refusals-child');
 
 describe('CUDA graphs (checked before the driver)', function () {
   it('a GraphExec comes from instantiate(), a GraphNode from a graph, not new', function () {
@@ -629,6 +630,11 @@ describeGpu('graphs built node by node', function () {
       host.map((x) => Math.imul(x, 2)),
       'an instance made before keeps the first arguments',
     );
+  });
+
+  it('what the driver crashes on or refuses is refused first, saying what to do; no graph is destroyed under a capture into it, collected or not (in a child process: driver 580 crashed on a graph made its own child)', function () {
+    this.timeout(120000);
+    runRefusals({});
   });
 
   it('a capture into a built graph adds its work after the nodes named, and captureInfo() lists them', async function () {

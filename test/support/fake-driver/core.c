@@ -87,6 +87,12 @@ static void count(int i, int delta) {
   counts_write(i);
 }
 
+void fake_crash(const char *why) {
+  log_line("crash %s", why);
+  fprintf(stderr, "stand-in driver: %s\n", why);
+  abort();
+}
+
 void count_stale(const char *what) {
   pthread_mutex_lock(&lock);
   count(COUNTS - 1, 1);

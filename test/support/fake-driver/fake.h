@@ -22,6 +22,9 @@
 CUresult fake_enter(const char *symbol);
 
 void log_line(const char *format, ...) __attribute__((format(printf, 1, 2)));
+/* Where the real driver crashes, or goes on with memory it freed: logs and prints why, then ends
+ * the process (SIGABRT), so that a test sees that cudadrv let such a call through. */
+void fake_crash(const char *why) __attribute__((noreturn));
 int logging(void);
 
 /* Objects the driver hands out, registered so that a handle is checked before use (a stale or
@@ -183,6 +186,8 @@ bool fake_stream_capturing(CUstream stream);
 CUresult fake_capture_error(CUstream stream);
 /* Breaks every capture under way, as a synchronization beside them does; whether there was one. */
 bool fake_break_captures(void);
+/* Whether a stream is capturing into graph (cuStreamBeginCaptureToGraph). */
+bool fake_capturing_into(CUgraph graph);
 /* Forgets a stream about to be freed (with its context): its capture ends. */
 void fake_stream_forget(CUstream stream);
 /* The number a stream is logged by: 0 for the default stream. */

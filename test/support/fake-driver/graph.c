@@ -43,6 +43,7 @@ struct CUgraphNode_st {
 struct CUgraph_st {
   CUgraphNode *nodes;
   size_t count;
+  CUgraph parent; /* a conditional node's body: the graph of that node */
   struct graph_ref {
     CUuserObject object;
     unsigned int count;
@@ -62,6 +63,7 @@ struct CUgraphExec_st {
 static struct {
   CUgraph graph; /* NULL: a free slot */
   unsigned int value, default_value, flags;
+  bool used; /* by a conditional node: a handle serves one */
 } handles[256];
 static unsigned int handle_count; /* slots used so far */
 static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -82,6 +84,7 @@ EXPORT CUresult cuGraphConditionalHandleCreate(CUgraphConditionalHandle *out, CU
     handles[slot].graph = graph;
     handles[slot].value = handles[slot].default_value = value;
     handles[slot].flags = flags;
+    handles[slot].used = false;
     *out = slot + 1;
   }
   pthread_mutex_unlock(&handles_lock);
@@ -91,6 +94,10 @@ EXPORT CUresult cuGraphConditionalHandleCreate(CUgraphConditionalHandle *out, CU
 static CUgraph graph_alloc(void) { return calloc(1, sizeof(struct CUgraph_st)); }
 
 static void graph_free(CUgraph g) {
+  pthread_mutex_lock(&handles_lock); /* its handles (a body's too) are free again */
+  for (unsigned int h = 0; h < handle_count; h++)
+    if (handles[h].graph == g) handles[h].graph = NULL;
+  pthread_mutex_unlock(&handles_lock);
   for (size_t i = 0; i < g->count; i++) {
     CUgraphNode n = g->nodes[i];
     if (n->child) graph_free(n->child);
@@ -180,13 +187,20 @@ EXPORT CUresult cuGraphCreate(CUgraph *graph, unsigned int flags) {
   return fake_graph_new(graph);
 }
 
+/* Whether a stream is capturing into g or into a body of its conditional nodes. */
+static bool captured_into(CUgraph g) {
+  if (fake_capturing_into(g)) return true;
+  for (size_t i = 0; i < g->count; i++)
+    for (unsigned int b = 0; b < g->nodes[i]->body_count; b++)
+      if (g->nodes[i]->bodies_registered && captured_into(g->nodes[i]->bodies[b])) return true;
+  return false;
+}
+
 EXPORT CUresult cuGraphDestroy(CUgraph graph) {
   ENTER();
-  if (!obj_remove((uintptr_t)graph, OBJ_GRAPH)) return CUDA_ERROR_INVALID_VALUE;
-  pthread_mutex_lock(&handles_lock);
-  for (unsigned int h = 0; h < handle_count; h++)
-    if (handles[h].graph == graph) handles[h].graph = NULL;
-  pthread_mutex_unlock(&handles_lock);
+  if (!obj_live((uintptr_t)graph, OBJ_GRAPH)) return CUDA_ERROR_INVALID_VALUE;
+  if (captured_into(graph)) fake_crash("cuGraphDestroy of a graph a stream is capturing into");
+  obj_remove((uintptr_t)graph, OBJ_GRAPH);
   graph_free(graph);
   return CUDA_SUCCESS;
 }
@@ -471,14 +485,22 @@ EXPORT CUresult cuGraphAddEventWaitNode(CUgraphNode *node, CUgraph graph, const 
   return event_node(node, graph, deps, count, event, CU_GRAPH_NODE_TYPE_WAIT_EVENT);
 }
 
-/* Conditional nodes only: cudadrv makes the other kinds with their own calls. */
+/* The graph at the top of g's bodies (g itself, unless g is a conditional node's body). */
+static CUgraph family_of(CUgraph g) {
+  while (g->parent) g = g->parent;
+  return g;
+}
+
+/* Conditional nodes only: cudadrv makes the other kinds with their own calls. A handle serves
+ * one node, of the graph it was made for or of a graph of the same family. */
 EXPORT CUresult cuGraphAddNode(CUgraphNode *node, CUgraph graph, const CUgraphNode *deps,
                                const CUgraphEdgeData *data, size_t count, CUgraphNodeParams *p) {
   ENTER();
   if (data || p->type != CU_GRAPH_NODE_TYPE_CONDITIONAL) return CUDA_ERROR_NOT_SUPPORTED;
   CUDA_CONDITIONAL_NODE_PARAMS *c = &p->conditional;
-  if (!c->handle || c->handle > handle_count || !handles[c->handle - 1].graph || !c->size ||
-      (c->type == CU_GRAPH_COND_TYPE_WHILE && c->size != 1) ||
+  if (!c->handle || c->handle > handle_count || !handles[c->handle - 1].graph ||
+      handles[c->handle - 1].used || family_of(handles[c->handle - 1].graph) != family_of(graph) ||
+      !c->size || (c->type == CU_GRAPH_COND_TYPE_WHILE && c->size != 1) ||
       (c->type == CU_GRAPH_COND_TYPE_IF && c->size > 2) || c->type > CU_GRAPH_COND_TYPE_SWITCH)
     return CUDA_ERROR_INVALID_VALUE;
   if (!live_context(c->ctx, true)) return CUDA_ERROR_INVALID_CONTEXT;
@@ -501,14 +523,32 @@ EXPORT CUresult cuGraphAddNode(CUgraphNode *node, CUgraph graph, const CUgraphNo
   n->bodies = bodies;
   n->body_count = c->size;
   n->bodies_registered = true;
+  for (unsigned int b = 0; b < c->size; b++) bodies[b]->parent = graph;
+  handles[c->handle - 1].used = true;
   c->phGraph_out = bodies; /* the driver's own array, valid while the node is */
   return CUDA_SUCCESS;
+}
+
+/* What the driver takes as a child graph: no body of a conditional node, and no conditional or
+ * memory nodes (CUDA_ERROR_NOT_SUPPORTED otherwise, as driver 580 says). */
+static bool child_ok(CUgraph child) {
+  if (child->parent) return false;
+  for (size_t i = 0; i < child->count; i++) {
+    CUgraphNodeType type = child->nodes[i]->type;
+    if (type == CU_GRAPH_NODE_TYPE_CONDITIONAL || type == CU_GRAPH_NODE_TYPE_MEM_ALLOC ||
+        type == CU_GRAPH_NODE_TYPE_MEM_FREE)
+      return false;
+  }
+  return true;
 }
 
 EXPORT CUresult cuGraphAddChildGraphNode(CUgraphNode *node, CUgraph graph, const CUgraphNode *deps,
                                          size_t count, CUgraph child) {
   ENTER();
-  if (!obj_live((uintptr_t)child, OBJ_GRAPH) || child == graph) return CUDA_ERROR_INVALID_VALUE;
+  if (!obj_live((uintptr_t)child, OBJ_GRAPH) || !obj_live((uintptr_t)graph, OBJ_GRAPH))
+    return CUDA_ERROR_INVALID_VALUE;
+  if (child == graph) fake_crash("cuGraphAddChildGraphNode of a graph into itself");
+  if (!child_ok(child)) return CUDA_ERROR_NOT_SUPPORTED;
   CUgraph copy = graph_copy(child);
   if (!copy) return CUDA_ERROR_OUT_OF_MEMORY;
   CUresult result = add_node(graph, deps, count, CU_GRAPH_NODE_TYPE_GRAPH, node);

@@ -56,6 +56,14 @@ static void capture_track(CUstream stream, bool on) {
 
 void fake_stream_forget(CUstream stream) { capture_track(stream, false); }
 
+bool fake_capturing_into(CUgraph graph) {
+  pthread_mutex_lock(&capture_lock);
+  bool found = false;
+  for (int i = 0; i < capturing_count && !found; i++) found = capturing[i]->into == graph;
+  pthread_mutex_unlock(&capture_lock);
+  return found;
+}
+
 bool fake_break_captures(void) {
   pthread_mutex_lock(&capture_lock);
   int count = capturing_count;
@@ -191,6 +199,7 @@ EXPORT CUresult cuStreamBeginCaptureToGraph(CUstream stream, CUgraph graph, cons
   if (!obj_live((uintptr_t)graph, OBJ_GRAPH) || data || count > 8 || (count && !deps) ||
       !fake_graph_has(graph, deps, count))
     return CUDA_ERROR_INVALID_VALUE;
+  if (fake_capturing_into(graph)) return CUDA_ERROR_ILLEGAL_STATE; /* one capture at a time */
   CUresult result = cuStreamBeginCapture(stream, mode);
   if (result != CUDA_SUCCESS) return result;
   stream->into = graph;

@@ -1,0 +1,213 @@
+'use strict';
+// Run in a child process, on the stand-in (graph-build.test.js) and on the GPU (graph.test.js):
+// what the driver crashes on, refuses, or would go on with after freeing it, cudadrv refuses first
+// and says what to do, and what the driver allows still computes what the CPU does. A crash fails
+// the test: driver 580 crashed on a graph made its own child, and the stand-in aborts where a
+// driver would use freed memory (a graph destroyed under a capture into it). Exits 0 when every
+// check held. runRefusals(env) runs it so, and asserts that.
+const assert = require('assert');
+const { spawnSync } = require('child_process');
+const cuda = require('../..');
+const binding = require('../../lib/internal/binding');
+
+const RELAXED = cuda.StreamCaptureMode.RELAXED;
+const NOT_SUPPORTED = { name: 'LogicError', message: 'cuGraphAddChildGraphNode failed: operation not supported' };
+const DESTROY_REFUSED = {
+  name: 'LogicError',
+  message:
+    'graph.destroy(): a stream is capturing into this graph or into a body of its conditional nodes; ' +
+    'end that capture first (stream.endCapture())',
+};
+
+async function collect() {
+  for (let i = 0; i < 4; i++) {
+    global.gc();
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+// A random byte other than 0.
+const randomByte = () => 1 + Math.floor(Math.random() * 255);
+
+async function main() {
+  new cuda.Device(0).retainPrimaryContext().push();
+  const bytes = 256;
+  const a = cuda.memAlloc(bytes);
+  const stream = new cuda.Stream();
+  // runs graph on stream; the bytes of a after it, which start as zeros
+  const launched = (graph) => {
+    cuda.memsetD8(a, 0, bytes);
+    const exec = graph.instantiate();
+    exec.launch(stream);
+    stream.synchronizeSync();
+    exec.destroy();
+    return cuda.fromDevice(a, bytes, 'uint8');
+  };
+  const expected = (...fills) => {
+    const out = new Uint8Array(bytes);
+    for (const [value, start, end] of fills) out.fill(value, start, end);
+    return out;
+  };
+
+  // a graph made its own child, directly or as a capture into it returned it
+  const self = new cuda.Graph();
+  self.addEmpty();
+  const selfRefused = {
+    name: 'LogicError',
+    message:
+      'graph.addChildGraph(child): child is this graph, which cannot hold itself; build the child as another Graph',
+  };
+  assert.throws(() => self.addChildGraph(self), selfRefused);
+  stream.beginCapture(RELAXED, { into: self });
+  cuda.memsetD8Async(a, 1, 16, stream);
+  assert.throws(() => self.addChildGraph(stream.endCapture()), selfRefused);
+
+  // a dependency named twice counts once (the driver refuses duplicates)
+  const twice = new cuda.Graph();
+  const [v1, v2] = [randomByte(), randomByte()];
+  const set = twice.addMemset(a, v1, 64);
+  const after = twice.addMemset(a.slice(32), v2, 64, { after: [set, set] });
+  assert.deepStrictEqual(
+    twice.edges().map(([from, to]) => [from.index, to.index]),
+    [[set.index, after.index]],
+  );
+  assert.deepStrictEqual(launched(twice), expected([v1, 0, 32], [v2, 32, 96]));
+
+  // conditional handles: one node each, of the graph's family (its bodies, its top graph)
+  const top = new cuda.Graph();
+  const yes = top.conditionalHandle({ default: 1 });
+  assert.throws(() => new cuda.Graph().addConditional(yes, 'if'), {
+    name: 'LogicError',
+    message:
+      'graph.addConditional(): handle was made by another Graph; make it with graph.conditionalHandle() ' +
+      'of this graph (or of the graph whose conditional node holds it)',
+  });
+  const [body] = top.addConditional(yes, 'if').bodies;
+  assert.throws(() => top.addConditional(yes, 'if'), {
+    name: 'LogicError',
+    message:
+      'graph.addConditional(): handle is the condition of another conditional node already; ' +
+      'make one handle for each node (graph.conditionalHandle())',
+  });
+  const [v3, v4] = [randomByte(), randomByte()];
+  body.addMemset(a, v3, 16);
+  body.addConditional(top.conditionalHandle({ default: 1 }), 'if').bodies[0].addMemset(a.slice(16), v4, 16);
+  const fromBody = top.addConditional(body.conditionalHandle({ default: 0 }), 'if', { size: 2 });
+  fromBody.bodies[1].addMemset(a.slice(32), v3, 16); // the else branch: the value is 0
+  assert.deepStrictEqual(launched(top), expected([v3, 0, 16], [v4, 16, 32], [v3, 32, 48]));
+
+  // what no child graph may be (the driver's own refusal)
+  const withMemory = new cuda.Graph();
+  const allocation = withMemory.addMemAlloc(64);
+  withMemory.addMemFree(allocation.memory, { after: allocation.node });
+  for (const child of [top, body, withMemory])
+    assert.throws(() => new cuda.Graph().addChildGraph(child), NOT_SUPPORTED);
+
+  // only kernel, memset and copy nodes are turned off and on
+  const parent = new cuda.Graph();
+  const plain = new cuda.Graph();
+  plain.addMemset(a, v1, 16);
+  const conditional = parent.addConditional(parent.conditionalHandle(), 'if');
+  conditional.bodies[0].addEmpty();
+  const nodes = [parent.addEmpty(), parent.addChildGraph(plain), conditional.node];
+  const memset = parent.addMemset(a.slice(16), v2, 16);
+  const exec = parent.instantiate();
+  for (const node of nodes) {
+    for (const [method, call] of [
+      ['setEnabled', () => exec.setEnabled(node, false)],
+      ['isEnabled', () => exec.isEnabled(node)],
+    ]) {
+      assert.throws(call, {
+        name: 'TypeError',
+        message: `exec.${method}(): node is ${node.type === 'empty' ? 'an' : 'a'} ${node.type} node; only kernel, memset and memcpy nodes can be turned off and on`,
+      });
+    }
+  }
+  assert.strictEqual(exec.setEnabled(memset, false).isEnabled(memset), false);
+  exec.destroy();
+
+  // a graph captured into is not destroyed under the capture, nor captured into twice
+  const into = new cuda.Graph();
+  const first = into.addMemset(a, v1, 32);
+  stream.beginCapture(RELAXED, { into, after: first });
+  assert.throws(() => into.destroy(), DESTROY_REFUSED);
+  const other = new cuda.Stream();
+  assert.throws(() => other.beginCapture(RELAXED, { into }), {
+    name: 'LogicError',
+    message:
+      'stream.beginCapture(): another stream is capturing into this graph; end that capture first (stream.endCapture())',
+  });
+  assert.strictEqual(other.isCapturing(), false);
+  for (const options of [undefined, { into: new cuda.Graph() }]) {
+    assert.throws(() => stream.beginCapture(RELAXED, options), {
+      name: 'LogicError',
+      message: 'stream.beginCapture(): the stream is capturing already; end that capture first (stream.endCapture())',
+    });
+  }
+  assert.strictEqual(cuda.stats().capturesUnderWay, 1, 'the capture under way is still counted');
+  cuda.memsetD8Async(a.slice(16), v2, 32, stream);
+  assert.strictEqual(stream.endCapture(), into);
+  // the stand-in records nothing captured; the GPU, the memset after the first node
+  const captured = into.nodeCount === 2;
+  assert.deepStrictEqual(launched(into), captured ? expected([v1, 0, 16], [v2, 16, 48]) : expected([v1, 0, 32]));
+  into.destroy();
+  // nor its graph, nor the body, under a capture into a body
+  const holder = new cuda.Graph();
+  const [inside] = holder.addConditional(holder.conditionalHandle(), 'while').bodies;
+  stream.beginCapture(RELAXED, { into: inside });
+  assert.throws(() => holder.destroy(), DESTROY_REFUSED);
+  assert.throws(() => inside.destroy(), DESTROY_REFUSED);
+  stream.endCapture();
+  holder.destroy();
+
+  // a body keeps its graph alive: collecting the graph would take the body with it
+  const orphan = (() => {
+    const graph = new cuda.Graph();
+    return graph.addConditional(graph.conditionalHandle(), 'if').bodies[0];
+  })();
+  await collect();
+  orphan.addEmpty();
+
+  // C alone (lib/ left out, which keeps a captured-into graph): a graph collected under a capture
+  // into it, or into its body, has the capture ended first
+  for (const target of ['graph', 'body']) {
+    (() => {
+      const graph = new cuda.Graph();
+      const inTo = target === 'graph' ? graph : graph.addConditional(graph.conditionalHandle(), 'if').bodies[0];
+      binding.streamBeginCaptureToGraph(stream, inTo, new Uint32Array(0), RELAXED);
+    })();
+    assert.strictEqual(stream.isCapturing(), true);
+    await collect();
+    assert.strictEqual(stream.isCapturing(), false, `the capture into a collected ${target} ended`);
+    assert.strictEqual(cuda.stats().capturesUnderWay, 0);
+  }
+
+  // all is well after: a capture and a launch
+  stream.beginCapture();
+  cuda.memsetD8Async(a, v4, bytes, stream);
+  const last = stream.endCapture();
+  assert.deepStrictEqual(launched(last), captured ? expected([v4, 0, bytes]) : expected());
+  cuda.Context.synchronizeSync();
+}
+
+/** Runs the checks in a child process with env added to this one's; asserts it exits 0. */
+function runRefusals(env) {
+  const child = spawnSync(process.execPath, ['--expose-gc', __filename], {
+    encoding: 'utf8',
+    env: { ...process.env, ...env },
+    timeout: 120000,
+  });
+  assert.strictEqual(child.status, 0, `${child.error ?? ''}\n${child.stdout}${child.stderr}`);
+}
+
+if (require.main === module) {
+  main().then(
+    () => console.log('graph refusals: every check held'),
+    (error) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+}
+
+module.exports = { runRefusals };
