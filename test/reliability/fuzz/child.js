@@ -308,16 +308,16 @@ function mutated(rng, example) {
     labels.push(label);
   }
   const { target } = example;
-  const list = labels.join(', ');
   if (target.kind === 'new')
-    return [() => new target.fn(...args), `${target.label}(${list})`, proper(target, undefined, args)];
+    return [() => new target.fn(...args), `${target.label}(${labels.join(', ')})`, proper(target, undefined, args)];
   const [self, slabel] =
     target.kind === 'method'
       ? mutate(rng, example.self)
       : [example.self, target.owner ? target.owner.name : 'undefined'];
+  if (target.kind === 'method') alias(rng, self, args, labels);
   return [
     () => target.fn.apply(self, args),
-    `${target.label}.call(${slabel}, ${list})`,
+    `${target.label}.call(${slabel}, ${labels.join(', ')})`,
     proper(target, self, args),
     self,
   ];
@@ -450,6 +450,15 @@ function classify(error, index, label, properCall) {
   counts[name] = (counts[name] || 0) + 1;
 }
 
+// Now and then the receiver is one of the arguments too: driver 580 crashed on a graph made its
+// own child, a call no test had made.
+function alias(rng, self, args, labels) {
+  if (!args.length || !rng.chance(0.05)) return;
+  const at = rng.int(args.length);
+  args[at] = self;
+  labels[at] = 'this';
+}
+
 function pickThis(rng, owner) {
   if (rng.chance(0.85)) {
     const mine = pool.filter((v) => isA(v, owner));
@@ -567,9 +576,10 @@ function plan(index) {
     ];
   }
   const [self, slabel] = pickThis(rng, target.owner);
+  alias(rng, self, args, labels);
   return [
     () => target.fn.apply(self, args),
-    `${target.label}.call(${slabel}, ${list})`,
+    `${target.label}.call(${slabel}, ${labels.join(', ')})`,
     proper(target, self, args),
     self,
   ];
