@@ -292,7 +292,8 @@ export declare class Graph {
   edges(): [GraphNode, GraphNode][];
   /** The graph in Graphviz's DOT language (cuGraphDebugDotPrint); flags: GraphDebugDotFlags. */
   toDot(flags?: number): string;
-  /** A GraphExec of this graph in the current context. */
+  /** A GraphExec of this graph in the current context; a LogicError once a context its nodes were
+   * made in has been destroyed (the driver would crash on them). */
   instantiate(options?: InstantiateOptions): GraphExec;
   /** Destroys the graph; GraphExecs made from it stay usable. A second call does nothing. A
    * LogicError while a stream captures into it or into one of its bodies. */

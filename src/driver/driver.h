@@ -215,7 +215,15 @@ void channel_post(wait_channel *channel, void (*call)(napi_env env, void *arg), 
 typedef struct graph_pin_ops {
   void (*retain)(void *obj);
   void (*release)(void *obj);
+  /* The context whose destruction takes what obj names with it, or NULL (none): the driver crashes
+   * on a graph whose nodes name what went, so such a graph is refused (graph.c). */
+  ctx_rec *(*context)(void *obj);
 } graph_pin_ops;
+/* What a node made in a context pins: obj is that context's ctx_rec (graph.c). */
+extern const graph_pin_ops CTX_PINS;
+/* Pins the current context on the Graph object graph, where a node was just made in it; false
+ * after throwing. */
+bool graph_pin_current(napi_env env, napi_value graph);
 /* What a graph's event node pins: the event's CUevent, which the Event's destroy() or collection
  * leaves to the last pin to destroy. The pin's obj of event, NULL when out of memory. */
 extern const graph_pin_ops EVENT_PINS;

@@ -25,7 +25,9 @@ static void event_use_release(void *obj) {
 
 static void event_use_retain(void *obj) { ((event_use *)obj)->refs++; }
 
-const graph_pin_ops EVENT_PINS = {event_use_retain, event_use_release};
+static ctx_rec *event_use_context(void *obj) { return ((event_use *)obj)->ctx; }
+
+const graph_pin_ops EVENT_PINS = {event_use_retain, event_use_release, event_use_context};
 
 void *event_pin_of(event_h *event) {
   if (!event->use && (event->use = malloc(sizeof *event->use)))

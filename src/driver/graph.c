@@ -26,6 +26,7 @@ bool pins_append(graph_pins *to, const graph_pins *from) {
 }
 
 void pins_truncate(graph_pins *pins, uint32_t count) {
+  pins->last_context = NULL;
   while (pins->count > count) {
     graph_pin *pin = &pins->at[--pins->count];
     pin->ops->release(pin->obj);
@@ -213,10 +214,53 @@ static bool pin_room(napi_env env, graph_pins *pins) {
   return true;
 }
 
+static ctx_rec *ctx_pin_context(void *obj) { return obj; }
+static void ctx_pin_retain(void *obj) { ctx_rec_retain(obj); }
+static void ctx_pin_release(void *obj) { ctx_rec_release(obj); }
+const graph_pin_ops CTX_PINS = {ctx_pin_retain, ctx_pin_release, ctx_pin_context};
+
+/* The context pin names what lives in, or NULL. */
+static const ctx_rec *pin_context(const graph_pin *pin) {
+  return pin->ops->context ? pin->ops->context(pin->obj) : NULL;
+}
+
+bool pins_gone(const graph_pins *pins) {
+  for (uint32_t i = 0; i < pins->count; i++) {
+    const ctx_rec *ctx = pin_context(&pins->at[i]);
+    if (ctx && atomic_load(&ctx->destroyed)) return true;
+  }
+  return false;
+}
+
+bool pins_foreign(const graph_pins *pins, const ctx_rec *ctx) {
+  for (uint32_t i = 0; i < pins->count; i++) {
+    const ctx_rec *other = pin_context(&pins->at[i]);
+    if (other && other != ctx) return true;
+  }
+  return false;
+}
+
+graph_h *graph_live(napi_env env, graph_h *graph) {
+  if (!pins_gone(graph_pins_of(graph))) return graph;
+  throw_logic(env, "this Graph has nodes made in a context that has been destroyed "
+                   "(context.detach()), which the driver would read; build the graph again");
+  return NULL;
+}
+
+bool graph_pin_current(napi_env env, napi_value graph_value) {
+  ctx_rec *rec = ctx_rec_current(env);
+  if (!rec) return false;
+  bool pinned = graph_pin_use(env, graph_value, rec, &CTX_PINS);
+  ctx_rec_release(rec);
+  return pinned;
+}
+
 bool pins_add(napi_env env, graph_pins *pins, void *obj, const graph_pin_ops *ops) {
+  if (ops == &CTX_PINS && pins->last_context == obj) return true;
   if (!pin_room(env, pins)) return false;
   pins->at[pins->count++] = (graph_pin){obj, ops};
   ops->retain(obj);
+  if (ops == &CTX_PINS) pins->last_context = obj;
   return true;
 }
 
@@ -353,7 +397,7 @@ static napi_value graph_debug_dot_print(napi_env env, napi_callback_info info) {
   graph_h *graph = graph_get(env, argv[0]);
   char path[4096];
   uint32_t flags;
-  if (!graph || !arg_string(env, argv[1], "path", path, sizeof path) ||
+  if (!graph || !graph_live(env, graph) || !arg_string(env, argv[1], "path", path, sizeof path) ||
       !arg_uint32(env, argv[2], "flags", &flags))
     return NULL;
   CU_CALL(env, cuGraphDebugDotPrint, graph->handle, path, flags);

@@ -13,6 +13,7 @@ typedef struct graph_pin {
 typedef struct graph_pins {
   graph_pin *at;
   uint32_t count, room;
+  const void *last_context; /* the CTX_PINS pin added last: not added again */
 } graph_pins;
 
 /* Retains every pin of from into to (nothing when they are the same); false when out of memory
@@ -20,6 +21,11 @@ typedef struct graph_pins {
 bool pins_append(graph_pins *to, const graph_pins *from);
 /* Retains obj with ops into pins; false after throwing (out of memory). */
 bool pins_add(napi_env env, graph_pins *pins, void *obj, const graph_pin_ops *ops);
+/* Whether a pin names what went with its context (context.detach()). */
+bool pins_gone(const graph_pins *pins);
+/* Whether a pin names what lives in a context other than ctx. */
+bool pins_foreign(const graph_pins *pins, const ctx_rec *ctx);
+
 /* Releases and forgets the pins past the first count (those appended since pins held count). */
 void pins_truncate(graph_pins *pins, uint32_t count);
 /* Releases and forgets every pin. */
@@ -52,12 +58,16 @@ typedef struct graph_exec_h {
   ctx_rec *ctx;                   /* the context it was instantiated in */
   uint64_t graph_id;              /* the graph's id */
   graph_pins pins;                /* the graph's, when it was instantiated */
+  bool foreign;                   /* pins name what lives in other contexts than ctx */
   struct exec_launcher *launcher; /* its launch functions (graph_exec.c), once lib/ asked */
 } graph_exec_h;
 
 /* The Graph object v, or NULL after throwing: TypeError for another object, LogicError once
  * destroyed, or once the graph a body belongs to was. */
 graph_h *graph_get(napi_env env, napi_value v);
+/* graph, unless pins_gone() for its pins: NULL after throwing a LogicError. For what makes the
+ * driver read the nodes (instantiation, DOT, updates, captures into it). */
+graph_h *graph_live(napi_env env, graph_h *graph);
 /* What graph's nodes use: a body's nodes run in its graph's instantiations, so that graph's pins
  * (which hold every body's) are a body's. */
 graph_pins *graph_pins_of(graph_h *graph);

@@ -118,7 +118,7 @@ static napi_value stream_begin_capture_to_graph(napi_env env, napi_callback_info
   graph_h *graph = stream ? graph_get(env, argv[1]) : NULL;
   uint32_t mode, count;
   CUgraphNode *deps;
-  if (!graph || !arg_uint32(env, argv[3], "mode", &mode)) return NULL;
+  if (!graph || !graph_live(env, graph) || !arg_uint32(env, argv[3], "mode", &mode)) return NULL;
   for (uint32_t i = 0; i < into_count; i++)
     if (intos[i]->into == graph)
       return throw_logic(env, "stream.beginCapture(): another stream is capturing into this graph; "
@@ -159,7 +159,11 @@ static napi_value stream_end_capture(napi_env env, napi_callback_info info) {
   stream_h *stream = handle_get(env, argv[0], &STREAM_KIND);
   CUgraph handle;
   if (!stream || !end_capture(env, stream, &handle)) return NULL;
-  return graph_wrap(env, argv[1], handle);
+  graph_wrap(env, argv[1], handle);
+  bool failed = true;
+  NAPI_CALL(env, napi_is_exception_pending(env, &failed));
+  if (!failed) graph_pin_use(env, argv[1], stream->ctx, &CTX_PINS); /* the work runs in it */
+  return NULL;
 }
 
 /* streamEndCaptureInto(stream, graph): ends a capture into graph, whose table learns the nodes the
@@ -172,7 +176,7 @@ static napi_value stream_end_capture_into(napi_env env, napi_callback_info info)
   if (!graph || !end_capture(env, stream, &handle)) return NULL;
   if (handle != graph->handle)
     return throw_logic(env, "stream.endCapture(): the stream was capturing into another graph");
-  graph_learn(env, graph);
+  if (graph_learn(env, graph)) graph_pin_use(env, argv[1], stream->ctx, &CTX_PINS);
   return NULL;
 }
 

@@ -6,8 +6,12 @@
 
 #include "graph.h"
 
+/* An exec with nodes of another context destroyed since is left to the process: driver 580 hangs
+ * destroying it. */
 static CUresult destroy_exec(handle_base *base) {
-  return DRV(cuGraphExecDestroy, ((graph_exec_h *)base)->handle);
+  graph_exec_h *exec = (graph_exec_h *)base;
+  if (exec->foreign && pins_gone(&exec->pins)) return CUDA_SUCCESS;
+  return DRV(cuGraphExecDestroy, exec->handle);
 }
 
 /* launch() and setStream(stream), bound in C to a GraphExec and to the stream its launches go to,
@@ -27,6 +31,10 @@ static void dispose_exec(handle_base *base) {
   exec->launcher = NULL;
 }
 
+static const char EXEC_CONTEXT_GONE[] =
+    "this GraphExec has nodes made in a context that has been destroyed (context.detach()), which "
+    "the driver would read; instantiate a graph built again";
+
 static const handle_kind GRAPH_EXEC_KIND = {
     .tag = {0x6364727667657831ULL, 0x4772617068457831ULL},
     .name = "GraphExec",
@@ -35,6 +43,16 @@ static const handle_kind GRAPH_EXEC_KIND = {
     .destroy = destroy_exec,
     .ctx_offset = offsetof(graph_exec_h, ctx),
     .dispose = dispose_exec};
+
+/* The GraphExec object v, or NULL after throwing: a TypeError for another object, a LogicError once
+ * destroyed, once its context is, or once a context its nodes were made in is (the driver crashes
+ * on such an exec: checked only for an exec whose nodes come from several contexts). */
+static graph_exec_h *exec_get(napi_env env, napi_value v) {
+  graph_exec_h *exec = handle_get(env, v, &GRAPH_EXEC_KIND);
+  if (!exec || !exec->foreign || !pins_gone(&exec->pins)) return exec;
+  throw_logic(env, EXEC_CONTEXT_GONE);
+  return NULL;
+}
 
 /* Why instantiation failed, as CUgraphInstantiateResult says. */
 static const char *instantiate_failure(CUgraphInstantiateResult result) {
@@ -59,7 +77,7 @@ static napi_value graph_instantiate(napi_env env, napi_callback_info info) {
   graph_h *graph = graph_get(env, argv[0]);
   uint32_t flags;
   stream_h *stream = NULL;
-  if (!graph || !arg_uint32(env, argv[2], "flags", &flags) ||
+  if (!graph || !graph_live(env, graph) || !arg_uint32(env, argv[2], "flags", &flags) ||
       !arg_stream_handle(env, argv[3], &stream))
     return NULL;
   ctx_rec *ctx = ctx_rec_current(env);
@@ -93,6 +111,7 @@ static napi_value graph_instantiate(napi_env env, napi_callback_info info) {
   }
   exec->handle = handle;
   exec->ctx = ctx;
+  exec->foreign = pins_foreign(&exec->pins, ctx);
   exec->graph_id = graph->id;
   handle_wrap_object(env, argv[1], &exec->base, &GRAPH_EXEC_KIND);
   return NULL;
@@ -111,7 +130,7 @@ static graph_exec_h *exec_on_stream(napi_env env, napi_callback_info info, CUstr
     napi_fail(env, status);
     return NULL;
   }
-  graph_exec_h *exec = handle_get(env, argv[0], &GRAPH_EXEC_KIND);
+  graph_exec_h *exec = exec_get(env, argv[0]);
   return exec && arg_stream(env, argv[1], stream) ? exec : NULL;
 }
 
@@ -138,6 +157,7 @@ static napi_value exec_launcher_launch(napi_env env, napi_callback_info info) {
   NAPI_CALL(env, napi_get_cb_info(env, info, NULL, NULL, NULL, (void **)&l));
   if (!l->exec) return throw_logic(env, GRAPH_EXEC_KIND.freed);
   if (!handle_alive(env, &l->exec->base)) return NULL;
+  if (l->exec->foreign && pins_gone(&l->exec->pins)) return throw_logic(env, EXEC_CONTEXT_GONE);
   CUstream stream = NULL;
   if (l->stream) {
     if (!handle_alive(env, &l->stream->base)) return NULL;
@@ -161,7 +181,7 @@ static napi_value exec_launcher_set_stream(napi_env env, napi_callback_info info
  * until setStream says otherwise; one launcher an exec (a LogicError for a second). */
 static napi_value graph_exec_launcher(napi_env env, napi_callback_info info) {
   ARGS(env, info, 1);
-  graph_exec_h *exec = handle_get(env, argv[0], &GRAPH_EXEC_KIND);
+  graph_exec_h *exec = exec_get(env, argv[0]);
   if (!exec) return NULL;
   if (exec->launcher) return throw_logic(env, "this GraphExec has its launcher already");
   exec_launcher *l = calloc(1, sizeof *l);
@@ -193,7 +213,7 @@ static napi_value graph_exec_upload(napi_env env, napi_callback_info info) {
 /* graphExecHandle(exec): the CUgraphExec, for device code to launch (cudaGraphLaunch). */
 static napi_value graph_exec_handle(napi_env env, napi_callback_info info) {
   ARGS(env, info, 1);
-  graph_exec_h *exec = handle_get(env, argv[0], &GRAPH_EXEC_KIND);
+  graph_exec_h *exec = exec_get(env, argv[0]);
   return exec ? make_ptr(env, (CUdeviceptr)(uintptr_t)exec->handle) : NULL;
 }
 
@@ -201,9 +221,9 @@ static napi_value graph_exec_handle(napi_env env, napi_callback_info info) {
  * CUgraphExecUpdateResult saying why the driver refused (lib/ builds the error). */
 static napi_value graph_exec_update(napi_env env, napi_callback_info info) {
   ARGS(env, info, 2);
-  graph_exec_h *exec = handle_get(env, argv[0], &GRAPH_EXEC_KIND);
+  graph_exec_h *exec = exec_get(env, argv[0]);
   graph_h *graph = exec ? graph_get(env, argv[1]) : NULL;
-  if (!graph) return NULL;
+  if (!graph || !graph_live(env, graph)) return NULL;
   graph_pins pins = {0};
   if (!pins_append(&pins, graph_pins_of(graph))) return throw_oom(env);
   CUgraphExecUpdateResultInfo result_info = {0};
@@ -217,6 +237,7 @@ static napi_value graph_exec_update(napi_env env, napi_callback_info info) {
   /* it runs graph's nodes now: what they use stays loaded, as what the old ones used did */
   graph_pins old = exec->pins;
   exec->pins = pins;
+  exec->foreign = pins_foreign(&pins, exec->ctx);
   pins_release(&old);
   return make_int(env, CU_GRAPH_EXEC_UPDATE_SUCCESS);
 }
@@ -224,7 +245,7 @@ static napi_value graph_exec_update(napi_env env, napi_callback_info info) {
 /* The (exec, graph, node) arguments of a call on one node of an executable graph: node must be a
  * node of the graph exec was instantiated from. NULL after throwing. */
 static graph_exec_h *exec_node(napi_env env, const napi_value *argv, CUgraphNode *node) {
-  graph_exec_h *exec = handle_get(env, argv[0], &GRAPH_EXEC_KIND);
+  graph_exec_h *exec = exec_get(env, argv[0]);
   graph_h *graph = exec ? graph_get(env, argv[1]) : NULL;
   if (!graph || !arg_node(env, argv[2], graph, node)) return NULL;
   if (graph->id != exec->graph_id) {
@@ -252,7 +273,7 @@ bool graph_target_pin(napi_env env, const napi_value *argv, void *obj, const gra
   napi_valuetype type;
   NAPI_CALL_BOOL(env, napi_typeof(env, argv[0], &type));
   if (type == napi_null) return graph_pin_use(env, argv[1], obj, ops);
-  graph_exec_h *exec = handle_get(env, argv[0], &GRAPH_EXEC_KIND);
+  graph_exec_h *exec = exec_get(env, argv[0]);
   return exec && pins_add(env, &exec->pins, obj, ops);
 }
 

@@ -66,7 +66,9 @@ static napi_value graph_add_memset(napi_env env, napi_callback_info info) {
   ARGS(env, info, 8);
   in_context p = {0};
   if (!read_memset(env, argv + 2, &p)) return NULL;
-  return graph_add_node(env, argv[0], argv[1], make_memset, &p, "cuGraphAddMemsetNode", NULL, NULL);
+  napi_value index =
+      graph_add_node(env, argv[0], argv[1], make_memset, &p, "cuGraphAddMemsetNode", NULL, NULL);
+  return index && graph_pin_current(env, argv[0]) ? index : NULL;
 }
 
 /* graphSetMemset(exec or null, graph, node, dest, pitch, value, elementSize, width, height): the
@@ -194,7 +196,7 @@ static napi_value graph_add_conditional(napi_env env, napi_callback_info info) {
                          "cuGraphAddNode made a conditional node without bodies");
   for (uint32_t i = 0; index && i < size; i++)
     if (!graph_wrap_body(env, objects[i], params.conditional.phGraph_out[i], family)) index = NULL;
-  return index;
+  return index && graph_pin_current(env, argv[0]) ? index : NULL;
 }
 
 bool graph_nodes_init(napi_env env, napi_value exports) {

@@ -42,7 +42,10 @@ static void module_unpin(void *obj) {
   module_release(module);
 }
 
-const graph_pin_ops MODULE_PINS = {module_pin, module_unpin};
+/* A module (a library's view) goes with its context, and its kernels with it. */
+static ctx_rec *module_context(void *obj) { return ((module_h *)obj)->ctx; }
+
+const graph_pin_ops MODULE_PINS = {module_pin, module_unpin, module_context};
 
 const char MODULE_FREED[] =
     "this kernel's Module has been freed; load the module again and get the kernel from it";

@@ -107,14 +107,22 @@ static bool read_memcpy(napi_env env, const napi_value *argv, copy_node *c, host
   return in_current(env, c);
 }
 
+/* Adds c's node to the graph argv[0] after argv[1], pinning a host side's allocation (pinned, or
+ * NULL) and the current context, which the node runs in. */
+static napi_value add_copy_node(napi_env env, const napi_value *argv, copy_node *c,
+                                host_mem *pinned) {
+  napi_value index = graph_add_node(env, argv[0], argv[1], make_copy, c, "cuGraphAddMemcpyNode",
+                                    pinned, pinned ? &HOST_PINS : NULL);
+  return index && graph_pin_current(env, argv[0]) ? index : NULL;
+}
+
 /* graphAddMemcpy(graph, deps, dest, src, bytes): a copy of bytes bytes from src to dest. */
 static napi_value graph_add_memcpy(napi_env env, napi_callback_info info) {
   ARGS(env, info, 5);
   copy_node c = {0};
   host_mem *pinned;
   if (!read_memcpy(env, argv + 2, &c, &pinned)) return NULL;
-  return graph_add_node(env, argv[0], argv[1], make_copy, &c, "cuGraphAddMemcpyNode", pinned,
-                        pinned ? &HOST_PINS : NULL);
+  return add_copy_node(env, argv, &c, pinned);
 }
 
 /* graphSetMemcpy(exec or null, graph, node, dest, src, bytes): the copy node copies that from now
@@ -162,8 +170,7 @@ static napi_value graph_add_copy(napi_env env, napi_callback_info info) {
     if (!(pinned = pinned_array(env, argv[3 + i], names[i], 0, &data))) return NULL;
   }
   if (!in_current(env, &c)) return NULL;
-  return graph_add_node(env, argv[0], argv[1], make_copy, &c, "cuGraphAddMemcpyNode", pinned,
-                        pinned ? &HOST_PINS : NULL);
+  return add_copy_node(env, argv, &c, pinned);
 }
 
 bool graph_copy_init(napi_env env, napi_value exports) {

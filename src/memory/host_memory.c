@@ -71,7 +71,10 @@ static void host_unpin(void *obj) {
   host_unref(h->env, h);
 }
 
-const graph_pin_ops HOST_PINS = {host_pin, host_unpin};
+/* Aligned memory has no context; an allocation goes with its context. */
+static ctx_rec *host_context(void *obj) { return ((host_mem *)obj)->ctx; }
+
+const graph_pin_ops HOST_PINS = {host_pin, host_unpin, host_context};
 
 void host_reclaim(napi_env env, tracked *node) {
   host_mem *h = host_of(node);

@@ -182,6 +182,36 @@ async function main() {
     assert.strictEqual(cuda.stats().capturesUnderWay, 0);
   }
 
+  // nodes made in a context destroyed since (the driver crashes reading them): the graph is refused
+  // where the driver would read them, and so is a GraphExec of it made in another context
+  const made = new cuda.Device(0).makeContext(); // current
+  const doomed = new cuda.Graph();
+  doomed.addMemset(cuda.memAlloc(64), v1, 64);
+  cuda.Context.pop(); // the primary context again
+  const mixed = doomed.instantiate();
+  mixed.launch(stream);
+  stream.synchronizeSync();
+  made.detach();
+  const goneGraph = {
+    name: 'LogicError',
+    message:
+      'this Graph has nodes made in a context that has been destroyed (context.detach()), which the driver ' +
+      'would read; build the graph again',
+  };
+  assert.throws(() => doomed.instantiate(), goneGraph);
+  assert.throws(() => doomed.toDot(), goneGraph);
+  assert.throws(() => new cuda.Graph().addChildGraph(doomed).graph.instantiate(), goneGraph);
+  const goneExec = {
+    name: 'LogicError',
+    message:
+      'this GraphExec has nodes made in a context that has been destroyed (context.detach()), which the ' +
+      'driver would read; instantiate a graph built again',
+  };
+  assert.throws(() => mixed.launch(stream), goneExec);
+  assert.throws(() => mixed.upload(stream), goneExec);
+  mixed.destroy();
+  doomed.destroy();
+
   // all is well after: a capture and a launch
   stream.beginCapture();
   cuda.memsetD8Async(a, v4, bytes, stream);

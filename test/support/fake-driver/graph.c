@@ -17,6 +17,7 @@
 struct CUgraphNode_st {
   CUgraphNodeType type;
   struct CUgraph_st *graph;
+  CUcontext ctx; /* the context the node was made in, where it names one (what it uses is there) */
   CUgraphNode *deps;
   size_t dep_count;
   bool enabled;
@@ -319,7 +320,7 @@ EXPORT CUresult cuGraphAddMemsetNode(CUgraphNode *node, CUgraph graph, const CUg
   if (!live_context(ctx, true)) return CUDA_ERROR_INVALID_CONTEXT;
   if (!memset_ok(p)) return CUDA_ERROR_INVALID_VALUE;
   CUresult result = add_node(graph, deps, count, CU_GRAPH_NODE_TYPE_MEMSET, node);
-  if (result == CUDA_SUCCESS) (*node)->memset = *p;
+  if (result == CUDA_SUCCESS) (*node)->memset = *p, (*node)->ctx = ctx;
   return result;
 }
 
@@ -358,7 +359,7 @@ EXPORT CUresult cuGraphAddMemcpyNode(CUgraphNode *node, CUgraph graph, const CUg
   if (!live_context(ctx, true)) return CUDA_ERROR_INVALID_CONTEXT;
   if (!copy_ok(p)) return CUDA_ERROR_INVALID_VALUE;
   CUresult result = add_node(graph, deps, count, CU_GRAPH_NODE_TYPE_MEMCPY, node);
-  if (result == CUDA_SUCCESS) (*node)->copy = *p;
+  if (result == CUDA_SUCCESS) (*node)->copy = *p, (*node)->ctx = ctx;
   return result;
 }
 
@@ -403,6 +404,7 @@ EXPORT CUresult cuGraphAddKernelNode(CUgraphNode *node, CUgraph graph, const CUg
   result = add_node(graph, deps, count, CU_GRAPH_NODE_TYPE_KERNEL, node);
   if (result != CUDA_SUCCESS) return free(checked.params), result;
   (*node)->func = checked.func;
+  (*node)->ctx = obj_owner((uintptr_t)checked.func);
   (*node)->launch = checked.launch;
   (*node)->params = checked.params;
   (*node)->param_size = checked.param_size;
@@ -471,7 +473,7 @@ static CUresult event_node(CUgraphNode *node, CUgraph graph, const CUgraphNode *
                            CUevent event, CUgraphNodeType type) {
   if (!obj_live((uintptr_t)event, OBJ_EVENT)) return CUDA_ERROR_INVALID_HANDLE;
   CUresult result = add_node(graph, deps, count, type, node);
-  if (result == CUDA_SUCCESS) (*node)->event = event;
+  if (result == CUDA_SUCCESS) (*node)->event = event, (*node)->ctx = fake_event_context(event);
   return result;
 }
 EXPORT CUresult cuGraphAddEventRecordNode(CUgraphNode *node, CUgraph graph, const CUgraphNode *deps,
@@ -518,6 +520,7 @@ EXPORT CUresult cuGraphAddNode(CUgraphNode *node, CUgraph graph, const CUgraphNo
     return result;
   }
   CUgraphNode n = *node;
+  n->ctx = c->ctx;
   n->handle = c->handle;
   n->cond_type = c->type;
   n->bodies = bodies;
@@ -596,10 +599,14 @@ EXPORT CUresult cuGraphGetEdges(CUgraph graph, CUgraphNode *from, CUgraphNode *t
   return CUDA_SUCCESS;
 }
 
+static bool dead_context(CUgraph g);
+
 EXPORT CUresult cuGraphDebugDotPrint(CUgraph graph, const char *path, unsigned int flags) {
   ENTER();
   (void)flags;
   if (!obj_live((uintptr_t)graph, OBJ_GRAPH) || !path) return CUDA_ERROR_INVALID_VALUE;
+  if (dead_context(graph))
+    fake_crash("cuGraphDebugDotPrint of a graph with a node of a destroyed context");
   FILE *f = fopen(path, "w");
   if (!f) return CUDA_ERROR_OPERATING_SYSTEM;
   fprintf(f, "digraph standin {\n");
@@ -615,7 +622,21 @@ EXPORT CUresult cuGraphDebugDotPrint(CUgraph graph, const char *path, unsigned i
   return CUDA_SUCCESS;
 }
 
+/* Whether a node of g, of its children or bodies, was made in a context destroyed since: driver 580
+ * crashes instantiating, printing or launching such a graph. */
+static bool dead_context(CUgraph g) {
+  for (size_t i = 0; i < g->count; i++) {
+    CUgraphNode n = g->nodes[i];
+    if ((n->ctx && !live_context(n->ctx, false)) || (n->child && dead_context(n->child)))
+      return true;
+    for (unsigned int b = 0; b < n->body_count; b++)
+      if (dead_context(n->bodies[b])) return true;
+  }
+  return false;
+}
+
 static CUresult instantiate(CUgraphExec *exec, CUgraph graph, unsigned long long flags) {
+  if (dead_context(graph)) fake_crash("instantiating a graph with a node of a destroyed context");
   if (in_context() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
   struct CUgraphExec_st *e = calloc(1, sizeof *e);
   if (!e || !(e->copy = graph_copy(graph))) return free(e), CUDA_ERROR_OUT_OF_MEMORY;
@@ -659,7 +680,11 @@ EXPORT CUresult cuGraphInstantiateWithParams(CUgraphExec *exec, CUgraph graph,
 
 EXPORT CUresult cuGraphExecDestroy(CUgraphExec exec) {
   ENTER();
-  if (!obj_remove((uintptr_t)exec, OBJ_GRAPH_EXEC)) return CUDA_ERROR_INVALID_VALUE;
+  if (!obj_live((uintptr_t)exec, OBJ_GRAPH_EXEC)) return CUDA_ERROR_INVALID_VALUE;
+  if (dead_context(exec->copy))
+    fake_crash(
+        "cuGraphExecDestroy of a graph with a node of a destroyed context (driver 580 hangs)");
+  obj_remove((uintptr_t)exec, OBJ_GRAPH_EXEC);
   graph_free(exec->copy);
   free(exec);
   return CUDA_SUCCESS;
@@ -670,6 +695,8 @@ EXPORT CUresult cuGraphExecUpdate(CUgraphExec exec, CUgraph graph,
   ENTER();
   if (!obj_live((uintptr_t)exec, OBJ_GRAPH_EXEC) || !obj_live((uintptr_t)graph, OBJ_GRAPH))
     return CUDA_ERROR_INVALID_VALUE;
+  if (dead_context(graph))
+    fake_crash("cuGraphExecUpdate to a graph with a node of a destroyed context");
   memset(info, 0, sizeof *info);
   CUgraph old = exec->copy;
   if (old->count != graph->count) {
@@ -834,6 +861,8 @@ EXPORT CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream) {
   ENTER();
   if (!obj_live((uintptr_t)exec, OBJ_GRAPH_EXEC) || !stream_ok(stream))
     return CUDA_ERROR_INVALID_HANDLE;
+  if (dead_context(exec->copy))
+    fake_crash("cuGraphLaunch of a graph with a node of a destroyed context");
   exec->launches++;
   log_line("graph launch stream=%d", stream_id(stream));
   for (size_t i = 0; i < exec->copy->count; i++) { /* what the last launch left allocated */
