@@ -146,6 +146,8 @@ async function main() {
   }
   assert.strictEqual(cuda.stats().capturesUnderWay, 1, 'the capture under way is still counted');
   cuda.memsetD8Async(a.slice(16), v2, 32, stream);
+  // the driver gives no edges of a graph captured into (its nodes and DOT it gives)
+  assert.throws(() => into.edges(), { name: 'LogicError', message: 'cuGraphGetEdges failed: invalid argument' });
   assert.strictEqual(stream.endCapture(), into);
   // the stand-in records nothing captured; the GPU, the memset after the first node
   const captured = into.nodeCount === 2;
