@@ -39,8 +39,8 @@ static void alloc_unpin(void *obj) {
   if (last) free(a);
 }
 
-static const graph_pin_ops ALLOC_PINS = {alloc_pin, alloc_unpin,
-                                         NULL}; /* a device's, no context's */
+/* Graph memory is a device's, of no context. */
+static const graph_pin_ops ALLOC_PINS = {alloc_pin, alloc_unpin, NULL};
 
 static CUresult make_alloc(void *arg, CUgraph graph, const CUgraphNode *deps, size_t count,
                            CUgraphNode *node) {
