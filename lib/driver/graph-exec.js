@@ -153,7 +153,6 @@ class GraphExec {
   }
 }
 
-// The graph exec was made from and node's index in it, for C.
 // call()'s result; where the driver refused node index of graph for its kind (only kernel, memset
 // and copy nodes can be turned off), a TypeError that says so.
 function switchable(graph, index, method, call) {
@@ -170,6 +169,7 @@ function switchable(graph, index, method, call) {
   }
 }
 
+// The graph exec was made from and node's index in it, for C.
 function execNode(exec, node, method) {
   const mine = held.get(exec);
   if (!mine) throw new TypeError(`exec.${method}(): this is not a GraphExec`);
