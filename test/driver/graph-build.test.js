@@ -795,17 +795,21 @@ describe('graphs built node by node (stand-in driver)', function () {
     assert.match(out, /rounds done/);
   });
 
-  it('SIGTERM while graphs are built and launched in a loop ends the process within 1 s, by the signal', function () {
+  it('SIGTERM while graphs are built, captured into and launched in a loop ends the process within 1 s, by the signal', function () {
     const script = `
       const cuda = require(${JSON.stringify(ROOT)});
       cuda.init();
       new cuda.Device(0).makeContext();
       const a = cuda.memAlloc(4096);
+      const stream = new cuda.Stream();
       process.stdout.write('ready\\n');
       const spin = () => {
         for (let i = 0; i < 50; i++) {
           const g = new cuda.Graph();
-          g.addMemcpy(a.slice(2048), a, 2048, { after: g.addMemset(a, 1, 2048) });
+          const copy = g.addMemcpy(a.slice(2048), a, 2048, { after: g.addMemset(a, 1, 2048) });
+          stream.beginCapture(cuda.StreamCaptureMode.RELAXED, { into: g, after: copy });
+          cuda.memsetD8Async(a, 2, 64, stream);
+          stream.endCapture();
           g.instantiate().launch();
         }
         setImmediate(spin);

@@ -108,8 +108,29 @@ describe('captured graphs keep what their work uses (stand-in driver)', function
         exec.launch(stream);
         memory.free(stream);
         captured.instantiate().launch(stream);
+        // captures into a graph and into a conditional node's body, which a termination may cut
+        const into = new cuda.Graph();
+        const first = into.addMemset(device, 0, n);
+        stream.beginCapture(cuda.StreamCaptureMode.RELAXED, { into, after: first });
+        cuda.memsetD8Async(device, 1, n, stream);
+        stream.endCapture();
+        const top = new cuda.Graph();
+        const [body] = top.addConditional(top.conditionalHandle(), 'if').bodies;
+        stream.beginCapture(cuda.StreamCaptureMode.RELAXED, { into: body });
+        cuda.memsetD8Async(device, 2, n, stream);
+        stream.endCapture();
+        // a graph of nodes of another context, instantiated here, then that context destroyed:
+        // its GraphExec is refused, and left to the collector or the worker's end
+        const other = new cuda.Device(0).makeContext();
+        const foreign = new cuda.Graph();
+        foreign.addMemset(cuda.memAlloc(16), 3, 16);
+        cuda.Context.pop();
+        const orphaned = foreign.instantiate();
+        other.detach();
+        assert.throws(() => orphaned.launch(stream), { name: 'LogicError', message: /made in a context that has been destroyed/ });
       };`;
     const body = `
+      const assert = require('assert');
       const cuda = require(${JSON.stringify(ROOT)});
       const { parentPort } = require('worker_threads');
       cuda.init();
