@@ -6,11 +6,17 @@
 
 #include "graph.h"
 
-/* An exec with nodes of another context destroyed since is left to the process: driver 580 hangs
- * destroying it. */
+/* Whether exec has nodes of another context destroyed since: the driver crashes launching it, and
+ * hangs destroying it (driver 580). Scans only an exec of several contexts: one of its own context
+ * alone goes with it. */
+static bool foreign_gone(const graph_exec_h *exec) {
+  return exec->foreign && pins_gone(&exec->pins);
+}
+
+/* An exec foreign_gone() is left to the process. */
 static CUresult destroy_exec(handle_base *base) {
   graph_exec_h *exec = (graph_exec_h *)base;
-  if (exec->foreign && pins_gone(&exec->pins)) return CUDA_SUCCESS;
+  if (foreign_gone(exec)) return CUDA_SUCCESS;
   return DRV(cuGraphExecDestroy, exec->handle);
 }
 
@@ -45,11 +51,10 @@ static const handle_kind GRAPH_EXEC_KIND = {
     .dispose = dispose_exec};
 
 /* The GraphExec object v, or NULL after throwing: a TypeError for another object, a LogicError once
- * destroyed, once its context is, or once a context its nodes were made in is (the driver crashes
- * on such an exec: checked only for an exec whose nodes come from several contexts). */
+ * destroyed, once its context is, or once foreign_gone(). */
 static graph_exec_h *exec_get(napi_env env, napi_value v) {
   graph_exec_h *exec = handle_get(env, v, &GRAPH_EXEC_KIND);
-  if (!exec || !exec->foreign || !pins_gone(&exec->pins)) return exec;
+  if (!exec || !foreign_gone(exec)) return exec;
   throw_logic(env, EXEC_CONTEXT_GONE);
   return NULL;
 }
@@ -157,7 +162,7 @@ static napi_value exec_launcher_launch(napi_env env, napi_callback_info info) {
   NAPI_CALL(env, napi_get_cb_info(env, info, NULL, NULL, NULL, (void **)&l));
   if (!l->exec) return throw_logic(env, GRAPH_EXEC_KIND.freed);
   if (!handle_alive(env, &l->exec->base)) return NULL;
-  if (l->exec->foreign && pins_gone(&l->exec->pins)) return throw_logic(env, EXEC_CONTEXT_GONE);
+  if (foreign_gone(l->exec)) return throw_logic(env, EXEC_CONTEXT_GONE);
   CUstream stream = NULL;
   if (l->stream) {
     if (!handle_alive(env, &l->stream->base)) return NULL;
