@@ -288,7 +288,8 @@ export declare class Graph {
   ): ConditionalNode;
   /** Every node, in the order added (the driver's order for a captured graph). */
   nodes(): GraphNode[];
-  /** Every dependency as [from, to]; needs a CUDA 12.3 driver. */
+  /** Every dependency as [from, to]; needs a CUDA 12.3 driver. A LogicError while a stream
+   * captures into the graph. */
   edges(): [GraphNode, GraphNode][];
   /** The graph in Graphviz's DOT language (cuGraphDebugDotPrint); flags: GraphDebugDotFlags. */
   toDot(flags?: number): string;

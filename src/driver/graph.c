@@ -353,15 +353,24 @@ bool graph_learn(napi_env env, graph_h *graph) {
   return true;
 }
 
-/* graphEdges(graph): [from, to, from, to...], node indices, one pair per dependency. */
+/* graphEdges(graph): [from, to, from, to...], node indices, one pair per dependency. Not during
+ * a capture into the graph: its captured nodes have no index until the capture ends. */
 static napi_value graph_edges(napi_env env, napi_callback_info info) {
   ARGS(env, info, 1);
   graph_h *graph = graph_get(env, argv[0]);
   if (!graph) return NULL;
+  if (graph_captured_into(graph))
+    return throw_logic(env, "graph.edges(): a stream is capturing into this graph; end that "
+                            "capture first (stream.endCapture())");
   size_t count = 0;
   CU_CALL(env, cuGraphGetEdges, graph->handle, NULL, NULL, NULL, &count);
-  CUgraphNode *from = malloc((count ? count : 1) * sizeof *from);
-  CUgraphNode *to = malloc((count ? count : 1) * sizeof *to);
+  napi_value edges = NULL;
+  if (count == 0) { /* the driver refuses arrays for no edges */
+    NAPI_CALL(env, napi_create_array(env, &edges));
+    return edges;
+  }
+  CUgraphNode *from = malloc(count * sizeof *from);
+  CUgraphNode *to = malloc(count * sizeof *to);
   indexed_node *sorted = malloc((graph->count ? graph->count : 1) * sizeof *sorted);
   if (!from || !to || !sorted) {
     free(from);
@@ -370,7 +379,6 @@ static napi_value graph_edges(napi_env env, napi_callback_info info) {
     return throw_oom(env);
   }
   CUresult result = DRV(cuGraphGetEdges, graph->handle, from, to, NULL, &count);
-  napi_value edges = NULL;
   if (result == CUDA_SUCCESS) {
     for (uint32_t i = 0; i < graph->count; i++) sorted[i] = (indexed_node){graph->nodes[i], i};
     qsort(sorted, graph->count, sizeof *sorted, by_node);

@@ -35,6 +35,10 @@ describe('graphs built node by node (stand-in driver)', function () {
       const bytes = g.addMemset(b.slice(8), 0xab, 3, { after: [copy] });
       assert.deepStrictEqual(g.nodes().map((n) => n.type), ['memset', 'memcpy', 'memset']);
       assert.deepStrictEqual(g.edges().map(([f, t]) => [f.index, t.index]), [[0, 1], [1, 2]]);
+      const apart = new cuda.Graph();
+      apart.addEmpty();
+      apart.addEmpty();
+      assert.deepStrictEqual(apart.edges(), [], 'nodes without dependencies: no edges (the driver refuses arrays for none)');
       assert.strictEqual(bytes.graph, g);
       const expected = host.slice();
       for (let r = 0; r < rows; r++) expected.fill(value, (r * pitch) / 4, (r * pitch) / 4 + width);

@@ -399,6 +399,14 @@ describeGpu('graphs built node by node', function () {
     );
     const edges = graph.edges().map(([from, to]) => `${from.index}->${to.index}`);
     assert.deepStrictEqual(edges.sort(), ['0->1', '1->2', '1->3', '2->4', '3->4']);
+    const apart = new cuda.Graph();
+    apart.addEmpty();
+    apart.addMemset(a, 1, 4);
+    assert.deepStrictEqual(
+      apart.edges(),
+      [],
+      'nodes without dependencies: no edges (the driver refuses arrays for none)',
+    );
     assert.ok([set, copy, add, times, last].every((node, i) => node.index === i));
     const exec = graph.instantiate({ upload: stream });
     for (let launch = 0; launch < 3; launch++) {
