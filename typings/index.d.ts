@@ -353,7 +353,8 @@ export declare class GreenContext extends Context {
   makeStream(flags?: number, priority?: number): Stream;
   /** Records event where the green context's work, every stream of it, has reached now. */
   recordEvent(event: Event): this;
-  /** Makes the green context's later work, every stream of it, wait for event. */
+  /** Makes the green context's later work, every stream of it, wait for event. An interprocess
+   * event of another context is a LogicError (driver 580 crashes on that wait). */
   waitEvent(event: Event): this;
 }
 
@@ -398,7 +399,9 @@ export declare class Stream {
   synchronizeSync(): this;
   /** Whether everything enqueued so far has finished. */
   isDone(): boolean;
-  /** Work enqueued later waits until event has completed. */
+  /** Work enqueued later waits until event has completed. An interprocess event (made with
+   * EventFlags.INTERPROCESS, or opened) of another context is a LogicError: driver 580 crashes on
+   * that wait; wait for it in its own context and record a plain Event there for others. */
   waitForEvent(event: Event): this;
   /** Calls fn on the main thread once the stream reaches this point. A LogicError while the stream
    * is capturing into a graph (the Promise could settle only once). `{ signal }`: an abort rejects

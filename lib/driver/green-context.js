@@ -77,7 +77,8 @@ class GreenContext extends Context {
     return this;
   }
 
-  /** Makes the green context's later work (every stream of it) wait for event, of any context. */
+  /** Makes the green context's later work (every stream of it) wait for event, of any context (an
+   * interprocess event, of this one only: C refuses the others, which driver 580 crashes on). */
   waitEvent(event) {
     check.instance('event', event, Event);
     binding.greenCtxEvent(this, event, true);

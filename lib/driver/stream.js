@@ -47,7 +47,8 @@ class Stream {
     return binding.streamQuery(this);
   }
 
-  /** Work enqueued after this call waits until event has completed. */
+  /** Work enqueued after this call waits until event has completed (an interprocess event, of the
+   * stream's context only: C refuses the others, which driver 580 crashes on). */
   waitForEvent(event) {
     binding.streamWaitEvent(this, event);
     return this;

@@ -136,9 +136,13 @@ typedef struct event_h {
   handle_base base;
   CUevent handle;
   ctx_rec *ctx;
-  event_use *use; /* once a graph's node uses it: the CUevent outlives the Event while it does */
+  event_use *use;    /* once a graph's node uses it: the CUevent outlives the Event while it does */
+  bool interprocess; /* made with CU_EVENT_INTERPROCESS, or opened from another process */
 } event_h;
 extern const handle_kind EVENT_KIND;
+/* Whether a stream or green context of waiter may wait for event; throws (a LogicError naming
+ * method) where not: see event.c. */
+bool event_waitable(napi_env env, const event_h *event, CUcontext waiter, const char *method);
 
 /* Finalizers report cleanups that failed here instead of printing (cuda.stats()). */
 void stats_cleanup(CUresult result);

@@ -1,4 +1,5 @@
 /* event: CUevent objects; recording, queries, timing, waits and IPC handles. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,7 +54,8 @@ const handle_kind EVENT_KIND = {.tag = {0x6364727665767431ULL, 0x4576656e7430303
                                 .ctx_offset = offsetof(event_h, ctx),
                                 .dispose = dispose_event};
 
-static napi_value wrap_event(napi_env env, napi_value obj, CUevent handle, ctx_rec *ctx) {
+static napi_value wrap_event(napi_env env, napi_value obj, CUevent handle, ctx_rec *ctx,
+                             bool interprocess) {
   event_h *event = calloc(1, sizeof *event);
   if (!event) {
     DRV(cuEventDestroy, handle);
@@ -62,6 +64,7 @@ static napi_value wrap_event(napi_env env, napi_value obj, CUevent handle, ctx_r
   }
   event->handle = handle;
   event->ctx = ctx;
+  event->interprocess = interprocess;
   handle_wrap_object(env, obj, &event->base, &EVENT_KIND);
   return NULL;
 }
@@ -79,7 +82,23 @@ static napi_value event_create(napi_env env, napi_callback_info info) {
     ctx_rec_release(ctx);
     return throw_cu(env, result, "cuEventCreate");
   }
-  return wrap_event(env, argv[0], handle, ctx);
+  return wrap_event(env, argv[0], handle, ctx, flags & CU_EVENT_INTERPROCESS);
+}
+
+/* Driver 580 crashes (SIGSEGV) in cuStreamWaitEvent and cuGreenCtxWaitEvent of an interprocess
+ * event, made or opened, by a stream or green context of another context: it survives only
+ * between a device's primary context and its green contexts, which is refused too, for one rule
+ * a user can keep. The event's own context can wait for it and record a plain event for others. */
+bool event_waitable(napi_env env, const event_h *event, CUcontext waiter, const char *method) {
+  if (!event->interprocess || waiter == event->ctx->handle) return true;
+  char message[400];
+  snprintf(message, sizeof message,
+           "%s: the event is interprocess (EventFlags.INTERPROCESS, or opened from another "
+           "process) and of another context, a wait the driver crashes on; wait for it on a stream "
+           "of the event's context, record a plain Event there, and wait for that one",
+           method);
+  throw_logic(env, message);
+  return false;
 }
 
 static napi_value event_destroy(napi_env env, napi_callback_info info) {
@@ -184,7 +203,7 @@ static napi_value event_from_ipc_handle(napi_env env, napi_callback_info info) {
     ctx_rec_release(ctx);
     return throw_cu(env, result, "cuIpcOpenEventHandle");
   }
-  return wrap_event(env, argv[0], event, ctx);
+  return wrap_event(env, argv[0], event, ctx, true);
 }
 
 bool event_init(napi_env env, napi_value exports) {

@@ -143,6 +143,9 @@ static napi_value green_ctx_event(napi_env env, napi_callback_info info) {
   event_h *event = green ? handle_get(env, argv[1], &EVENT_KIND) : NULL;
   bool wait;
   if (!event || !arg_bool(env, argv[2], &wait)) return NULL;
+  if (wait && !event_waitable(env, event, ctx_rec_of_context(env, argv[0])->handle,
+                              "greenContext.waitEvent()"))
+    return NULL;
   if (wait)
     CU_CALL(env, cuGreenCtxWaitEvent, green, event->handle);
   else

@@ -129,11 +129,15 @@ static napi_value stream_synchronize_sync(napi_env env, napi_callback_info info)
 /* streamWaitEvent(obj, event): later work on the stream waits for the event. */
 static napi_value stream_wait_event(napi_env env, napi_callback_info info) {
   ARGS(env, info, 2);
-  CUstream handle;
-  if (!arg_stream(env, argv[0], &handle)) return NULL;
+  stream_h *stream;
+  if (!arg_stream_handle(env, argv[0], &stream)) return NULL;
   event_h *event = handle_get(env, argv[1], &EVENT_KIND);
   if (!event) return NULL;
-  CU_CALL(env, cuStreamWaitEvent, handle, event->handle, 0);
+  CUcontext waiter = stream ? stream->ctx->handle : NULL;
+  if (!stream && event->interprocess)
+    CU_CALL(env, cuCtxGetCurrent, &waiter); /* the null stream's */
+  if (!event_waitable(env, event, waiter, "stream.waitForEvent()")) return NULL;
+  CU_CALL(env, cuStreamWaitEvent, stream ? stream->handle : NULL, event->handle, 0);
   return NULL;
 }
 

@@ -5,10 +5,11 @@
 // contexts collected around their detach().
 const path = require('path');
 const { childRunner } = require('../support/graph-child');
+const { runEventWaits } = require('../support/event-waits-child');
 
 describe('green contexts through a stand-in driver (no GPU needed)', function () {
   this.timeout(60000);
-  const { run, dir } = childRunner('cudadrv-green-');
+  const { run, dir, standIn } = childRunner('cudadrv-green-');
 
   it('SMs split into groups; green contexts on them are Contexts; events are recorded and waited across them; detach() destroys', function () {
     run(`
@@ -65,6 +66,10 @@ describe('green contexts through a stand-in driver (no GPU needed)', function ()
       assert.throws(() => a.smResource(), detached);
       assert.throws(() => stream.synchronizeSync(), { name: 'LogicError' });
     `);
+  });
+
+  it('a wait for an interprocess event of another context, which driver 580 crashes on, is refused saying what to do; waits in its own context work (in a child process: the stand-in aborts where the driver crashes)', function () {
+    runEventWaits({ LD_LIBRARY_PATH: standIn.dir }, false);
   });
 
   it('bad input is refused with what to pass; the driver refuses groups it did not make', function () {

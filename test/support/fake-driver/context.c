@@ -491,11 +491,12 @@ static CUresult green_event(CUgreenCtx green, CUevent event, const char *what) {
   if (!ctx) return CUDA_ERROR_INVALID_HANDLE;
   bool wait = strcmp(what, "wait") == 0;
   /* waits take events of any context; records, only the green context's own (as driver 580) */
-  CUresult result =
-      wait ? (obj_live((uintptr_t)event, OBJ_EVENT) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE)
-      : obj_live((uintptr_t)event, OBJ_EVENT) && fake_event_context(event) != ctx
-          ? CUDA_ERROR_INVALID_HANDLE
-          : fake_event_record(event, NULL);
+  CUresult result = wait ? (obj_live((uintptr_t)event, OBJ_EVENT)
+                                ? (fake_event_wait_check(event, ctx), CUDA_SUCCESS)
+                                : CUDA_ERROR_INVALID_HANDLE)
+                    : obj_live((uintptr_t)event, OBJ_EVENT) && fake_event_context(event) != ctx
+                        ? CUDA_ERROR_INVALID_HANDLE
+                        : fake_event_record(event, NULL);
   if (result == CUDA_SUCCESS)
     log_line("green %s sms=%u+%u event%d", what, ctx->first_sm, ctx->sms, fake_event_id(event));
   return result;

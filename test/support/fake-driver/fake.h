@@ -134,6 +134,8 @@ CUresult fake_event_record_by_launch(CUevent event, CUstream stream);
 /* A number for the event, the same for its life: the order events were made in this process. */
 int fake_event_id(CUevent event);
 CUcontext fake_event_context(CUevent event);
+/* Aborts where driver 580 crashes: a wait by waiter's stream or green context for event. */
+void fake_event_wait_check(CUevent event, CUcontext waiter);
 CUresult fake_launch(CUfunction f, const CUlaunchConfig *c, void **params, void **extra,
                      const char *attrs);
 

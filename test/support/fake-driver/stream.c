@@ -124,6 +124,8 @@ EXPORT CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int f
   ENTER();
   if (!stream_ok(stream) || !obj_live((uintptr_t)event, OBJ_EVENT))
     return CUDA_ERROR_INVALID_HANDLE;
+  fake_event_wait_check(event,
+                        is_pseudo(stream) ? current_context() : obj_owner((uintptr_t)stream));
   return flags ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
 }
 EXPORT CUresult cuStreamGetFlags(CUstream stream, unsigned int *flags) {
@@ -287,6 +289,11 @@ CUresult fake_event_record_by_launch(CUevent event, CUstream stream) {
   return fake_event_record(event, stream);
 }
 int fake_event_id(CUevent event) { return event->id; }
+void fake_event_wait_check(CUevent event, CUcontext waiter) {
+  /* driver 580 crashes so (it survives it between a device's primary and green contexts only) */
+  if ((event->flags & CU_EVENT_INTERPROCESS) && event->ctx != waiter)
+    fake_crash("a wait for an interprocess event of another context");
+}
 CUcontext fake_event_context(CUevent event) { return event->ctx; }
 EXPORT CUresult cuEventRecord(CUevent event, CUstream stream) {
   ENTER();
