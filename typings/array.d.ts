@@ -49,7 +49,9 @@ export declare class CudaArray {
   constructor(descriptor: ArrayDescriptorFields);
   /** The CUarray handle. */
   readonly handle: bigint;
-  /** Frees now; a second call does nothing. */
+  /** Frees now; a second call does nothing. A LogicError while a Graph, a GraphExec or a capture
+   * under way copies to or from it (driver 580 crashes on a graph copying a freed array): destroy
+   * those first. */
   free(): void;
   /** `using`: frees the array. */
   [Symbol.dispose](): void;

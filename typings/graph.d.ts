@@ -247,7 +247,8 @@ export declare class Graph {
    * host memory (pagelockedEmpty()), not both host; such an array's allocation refuses free()
    * while the graph or a GraphExec of it lives. */
   /** A copy node: the 2D or 3D copy a Memcpy2D or Memcpy3D describes now (device, page-locked
-   * host, unified memory or arrays; not host to host). */
+   * host, unified memory or arrays; not host to host). A CudaArray it names refuses free() while
+   * the graph or a GraphExec of it lives (driver 580 crashes on a graph copying a freed array). */
   addMemcpy(copy: Memcpy2D | Memcpy3D, options?: NodeOptions): GraphNode;
   addMemcpy(
     dest: DevicePointerLike | ArrayBufferView | ArrayBuffer,

@@ -160,7 +160,8 @@ class Graph {
    * A copy node: `bytes` bytes from src to dest, each device memory or an array of page-locked
    * host memory (pagelockedEmpty() and friends), not both host. A host array's allocation cannot
    * be freed while the graph or a GraphExec of it lives (free() is a LogicError).
-   * `graph.addMemcpy(copy, { after })`: the 2D or 3D copy a Memcpy2D or Memcpy3D describes now.
+   * `graph.addMemcpy(copy, { after })`: the 2D or 3D copy a Memcpy2D or Memcpy3D describes now;
+   * a CudaArray it names cannot be freed either.
    */
   addMemcpy(dest, src, bytes, options) {
     if (dest !== null && typeof dest === 'object' && typeof dest[ADD_COPY_NODE] === 'function') {

@@ -81,7 +81,8 @@ class CudaArray {
     binding.arrayCreate(this, ...descriptorFields(descriptor));
   }
 
-  /** Frees the array now; a second free() does nothing. */
+  /** Frees the array now; a second free() does nothing. C refuses it while a graph's copy, built or
+   * captured, names the array. */
   free() {
     binding.arrayFree(this);
   }

@@ -117,6 +117,7 @@ typedef struct stream_h {
   stream_keeper *keeper; /* its coalesced keep-alives (wait.c), made on first use */
   bool capturing;        /* a capture begun through cudadrv is under way (graph_capture.c) */
   struct graph_h *into;  /* the Graph that capture records into, if one of the caller's */
+  cuuint64_t capture_id; /* the driver's id of that capture */
 } stream_h;
 extern const handle_kind STREAM_KIND;
 /* Counts stream's capture as under way (on, before it begins: it waits out a synchronization of
@@ -131,12 +132,12 @@ int captures_under_way(void);
  * stream destroyed then). */
 bool stream_adopt(napi_env env, napi_value obj, CUstream handle, ctx_rec *ctx);
 
-typedef struct event_use event_use;
+typedef struct node_use node_use;
 typedef struct event_h {
   handle_base base;
   CUevent handle;
   ctx_rec *ctx;
-  event_use *use;    /* once a graph's node uses it: the CUevent outlives the Event while it does */
+  node_use *use;     /* once a graph's node uses it: the CUevent outlives the Event while it does */
   bool interprocess; /* made with CU_EVENT_INTERPROCESS, or opened from another process */
 } event_h;
 extern const handle_kind EVENT_KIND;
@@ -228,10 +229,24 @@ extern const graph_pin_ops CTX_PINS;
 /* Pins the current context on the Graph object graph, where a node was just made in it; false
  * after throwing. */
 bool graph_pin_current(napi_env env, napi_value graph);
-/* What a graph's event node pins: the event's CUevent, which the Event's destroy() or collection
- * leaves to the last pin to destroy. The pin's obj of event, NULL when out of memory. */
-extern const graph_pin_ops EVENT_PINS;
-void *event_pin_of(event_h *event);
+/* A driver object that graphs' nodes name (an event's CUevent, an array's CUarray), shared by its
+ * handle and the nodes' pins (main thread only): the last to let go destroys it, in its context,
+ * with destroy; its handle's destruction and collection leave that to the use once it has one. */
+struct node_use {
+  void *object;
+  CUresult (*destroy)(void *object);
+  ctx_rec *ctx;
+  int refs;
+};
+/* What pins a node_use. */
+extern const graph_pin_ops USE_PINS;
+/* The use of object in *slot, made on first call; NULL when out of memory. */
+node_use *node_use_of(node_use **slot, void *object, CUresult (*destroy)(void *object),
+                      ctx_rec *ctx);
+/* The handle lets go of the use in *slot, if it has one. */
+void node_use_drop(node_use **slot);
+/* The use of event (see node_use_of). */
+node_use *event_use_of(event_h *event);
 /* Makes a node of graph after count nodes deps, with a driver call; api names it. */
 typedef CUresult (*node_maker)(void *arg, CUgraph graph, const CUgraphNode *deps, size_t count,
                                CUgraphNode *node);
@@ -244,6 +259,10 @@ napi_value graph_add_node(napi_env env, napi_value graph, napi_value deps, node_
 /* Pins obj for as long as the Graph object graph or a GraphExec made from it later lives (what a
  * captured node uses); false after throwing. */
 bool graph_pin_use(napi_env env, napi_value graph, void *obj, const graph_pin_ops *ops);
+/* Where stream is capturing, pins obj for the graph the capture makes (what the recorded work
+ * names, which the driver crashes on once gone: a CudaArray), until then and if none is made, until
+ * the capture ends; false after throwing. */
+bool capture_pin(napi_env env, CUstream stream, void *obj, const graph_pin_ops *ops);
 
 /* The node of the Graph object graph that index names; false after throwing. */
 bool graph_node_arg(napi_env env, napi_value graph, napi_value index, CUgraphNode *node);

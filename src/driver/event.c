@@ -5,35 +5,10 @@
 
 #include "driver.h"
 
-/* The CUevent of an Event that a graph's node uses, shared by the Event and the nodes' pins (main
- * thread only): the last to let go destroys it, in its context. */
-struct event_use {
-  CUevent handle;
-  ctx_rec *ctx;
-  int refs;
-};
+static CUresult destroy_event_object(void *object) { return DRV(cuEventDestroy, object); }
 
-static void event_use_release(void *obj) {
-  event_use *use = obj;
-  if (--use->refs > 0) return;
-  if (ctx_enter(use->ctx)) { /* else it went with its context */
-    stats_cleanup(DRV(cuEventDestroy, use->handle));
-    ctx_leave();
-  }
-  ctx_rec_release(use->ctx);
-  free(use);
-}
-
-static void event_use_retain(void *obj) { ((event_use *)obj)->refs++; }
-
-static ctx_rec *event_use_context(void *obj) { return ((event_use *)obj)->ctx; }
-
-const graph_pin_ops EVENT_PINS = {event_use_retain, event_use_release, event_use_context};
-
-void *event_pin_of(event_h *event) {
-  if (!event->use && (event->use = malloc(sizeof *event->use)))
-    *event->use = (event_use){event->handle, ctx_rec_retain(event->ctx), 1};
-  return event->use;
+node_use *event_use_of(event_h *event) {
+  return node_use_of(&event->use, event->handle, destroy_event_object, event->ctx);
 }
 
 static CUresult destroy_event(handle_base *base) {
@@ -41,11 +16,7 @@ static CUresult destroy_event(handle_base *base) {
   return event->use ? CUDA_SUCCESS : DRV(cuEventDestroy, event->handle); /* the use's to do */
 }
 
-static void dispose_event(handle_base *base) {
-  event_h *event = (event_h *)base;
-  if (event->use) event_use_release(event->use);
-  event->use = NULL;
-}
+static void dispose_event(handle_base *base) { node_use_drop(&((event_h *)base)->use); }
 
 const handle_kind EVENT_KIND = {.tag = {0x6364727665767431ULL, 0x4576656e74303031ULL},
                                 .name = "Event",

@@ -219,6 +219,32 @@ static void ctx_pin_retain(void *obj) { ctx_rec_retain(obj); }
 static void ctx_pin_release(void *obj) { ctx_rec_release(obj); }
 const graph_pin_ops CTX_PINS = {ctx_pin_retain, ctx_pin_release, ctx_pin_context};
 
+static void use_release(void *obj) {
+  node_use *use = obj;
+  if (--use->refs > 0) return;
+  if (ctx_enter(use->ctx)) { /* else it went with its context */
+    stats_cleanup(use->destroy(use->object));
+    ctx_leave();
+  }
+  ctx_rec_release(use->ctx);
+  free(use);
+}
+static void use_retain(void *obj) { ((node_use *)obj)->refs++; }
+static ctx_rec *use_context(void *obj) { return ((node_use *)obj)->ctx; }
+const graph_pin_ops USE_PINS = {use_retain, use_release, use_context};
+
+node_use *node_use_of(node_use **slot, void *object, CUresult (*destroy)(void *object),
+                      ctx_rec *ctx) {
+  if (!*slot && (*slot = malloc(sizeof **slot)))
+    **slot = (node_use){object, destroy, ctx_rec_retain(ctx), 1};
+  return *slot;
+}
+
+void node_use_drop(node_use **slot) {
+  if (*slot) use_release(*slot);
+  *slot = NULL;
+}
+
 /* The context pin names what lives in, or NULL. */
 static const ctx_rec *pin_context(const graph_pin *pin) {
   return pin->ops->context ? pin->ops->context(pin->obj) : NULL;

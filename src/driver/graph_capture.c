@@ -19,6 +19,54 @@ static atomic_bool synchronizing;
 static _Thread_local stream_h **intos;
 static _Thread_local uint32_t into_count, into_room;
 
+/* What captured work pins, by the driver's id of the capture it went into (capture_pin): handed to
+ * the graph the capture makes, or let go where it makes none. This thread's, the array freed when
+ * empty. */
+typedef struct captured_pin {
+  cuuint64_t id;
+  graph_pin pin;
+} captured_pin;
+static _Thread_local captured_pin *captured;
+static _Thread_local uint32_t captured_count, captured_room;
+
+bool capture_pin(napi_env env, CUstream stream, void *obj, const graph_pin_ops *ops) {
+  if (atomic_load(&captures) == 0) return true; /* no capture of cudadrv's: one load */
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  cuuint64_t id = 0;
+  if (DRV(cuStreamGetCaptureInfo, stream, &status, &id, NULL, NULL, NULL) != CUDA_SUCCESS ||
+      status != CU_STREAM_CAPTURE_STATUS_ACTIVE)
+    return true; /* not recorded: run now, or refused by the driver */
+  if (captured_count == captured_room) {
+    uint32_t room = captured_room ? 2 * captured_room : 8;
+    captured_pin *grown = realloc(captured, room * sizeof *grown);
+    if (!grown) return throw_oom(env), false;
+    captured = grown;
+    captured_room = room;
+  }
+  ops->retain(obj);
+  captured[captured_count++] = (captured_pin){id, {obj, ops}};
+  return true;
+}
+
+/* Hands the pins of capture id to the Graph object graph, or (graph NULL) lets them go. */
+static void captured_end(napi_env env, cuuint64_t id, napi_value graph) {
+  for (uint32_t i = 0; i < captured_count;) {
+    if (captured[i].id != id) {
+      i++;
+      continue;
+    }
+    graph_pin pin = captured[i].pin;
+    captured[i] = captured[--captured_count];
+    if (graph) graph_pin_use(env, graph, pin.obj, pin.ops);
+    pin.ops->release(pin.obj);
+  }
+  if (captured_count == 0 && captured) {
+    free(captured);
+    captured = NULL;
+    captured_room = 0;
+  }
+}
+
 /* Room for one more; false when out of memory. */
 static bool into_reserve(void) {
   if (into_count < into_room) return true;
@@ -74,6 +122,7 @@ void graph_end_captures(const graph_h *graph) {
 void capture_track(stream_h *stream, bool on) {
   if (!on) into_forget(stream);
   if (stream->capturing == on) return;
+  if (!on) captured_end(NULL, stream->capture_id, NULL); /* ended without a graph to hand them */
   stream->capturing = on;
   atomic_fetch_add(&captures, on ? 1 : -1);
   while (on && atomic_load(&synchronizing)) usleep(100);
@@ -97,6 +146,14 @@ static stream_h *idle_stream(napi_env env, napi_value v) {
   return NULL;
 }
 
+/* A capture began on stream: its id, which its pins go by. */
+static napi_value capture_begun(stream_h *stream) {
+  CUstreamCaptureStatus status;
+  stream->capture_id = 0;
+  DRV(cuStreamGetCaptureInfo, stream->handle, &status, &stream->capture_id, NULL, NULL, NULL);
+  return NULL;
+}
+
 /* streamBeginCapture(stream, mode): later work on the stream is recorded, not run. */
 static napi_value stream_begin_capture(napi_env env, napi_callback_info info) {
   ARGS(env, info, 2);
@@ -105,7 +162,7 @@ static napi_value stream_begin_capture(napi_env env, napi_callback_info info) {
   if (!stream || !arg_uint32(env, argv[1], "mode", &mode)) return NULL;
   capture_track(stream, true);
   CUresult result = DRV(cuStreamBeginCapture, stream->handle, (CUstreamCaptureMode)mode);
-  if (result == CUDA_SUCCESS) return NULL;
+  if (result == CUDA_SUCCESS) return capture_begun(stream);
   capture_track(stream, false);
   return throw_cu(env, result, "cuStreamBeginCapture");
 }
@@ -132,24 +189,26 @@ static napi_value stream_begin_capture_to_graph(napi_env env, napi_callback_info
   if (result == CUDA_SUCCESS) {
     stream->into = graph;
     intos[into_count++] = stream;
-    return NULL;
+    return capture_begun(stream);
   }
   capture_track(stream, false);
   return throw_cu(env, result, "cuStreamBeginCaptureToGraph");
 }
 
-/* Ends stream's capture: its graph, or NULL after throwing (a LogicError where the stream is not
- * capturing). */
-static bool end_capture(napi_env env, stream_h *stream, CUgraph *handle) {
+/* Ends stream's capture into *handle, its pins let go where that fails, else kept under *id for
+ * the caller to hand to the graph (captured_end); false after throwing (a LogicError where the
+ * stream is not capturing). */
+static bool end_capture(napi_env env, stream_h *stream, CUgraph *handle, cuuint64_t *id) {
   CUstreamCaptureStatus status;
-  CUresult result = DRV(cuStreamIsCapturing, stream->handle, &status);
-  if (result != CUDA_SUCCESS) return throw_cu(env, result, "cuStreamIsCapturing"), false;
+  CUresult result = DRV(cuStreamGetCaptureInfo, stream->handle, &status, id, NULL, NULL, NULL);
+  if (result != CUDA_SUCCESS) return throw_cu(env, result, "cuStreamGetCaptureInfo"), false;
   if (status == CU_STREAM_CAPTURE_STATUS_NONE)
     return throw_logic(env, "stream.endCapture(): the stream is not capturing; call "
                             "stream.beginCapture() first"),
            false;
   result = DRV(cuStreamEndCapture, stream->handle, handle);
-  capture_track(stream, false); /* ended, a graph made or not */
+  stream->capture_id = result == CUDA_SUCCESS ? 0 : *id; /* kept for the graph, or let go */
+  capture_track(stream, false);                          /* ended, a graph made or not */
   return result == CUDA_SUCCESS || (throw_cu(env, result, "cuStreamEndCapture"), false);
 }
 
@@ -158,10 +217,12 @@ static napi_value stream_end_capture(napi_env env, napi_callback_info info) {
   ARGS(env, info, 2);
   stream_h *stream = handle_get(env, argv[0], &STREAM_KIND);
   CUgraph handle;
-  if (!stream || !end_capture(env, stream, &handle)) return NULL;
+  cuuint64_t id;
+  if (!stream || !end_capture(env, stream, &handle, &id)) return NULL;
   graph_wrap(env, argv[1], handle);
   bool failed = true;
-  NAPI_CALL(env, napi_is_exception_pending(env, &failed));
+  NAPI_UNTHROWN(napi_is_exception_pending(env, &failed));
+  captured_end(env, id, failed ? NULL : argv[1]);
   if (!failed) graph_pin_use(env, argv[1], stream->ctx, &CTX_PINS); /* the work runs in it */
   return NULL;
 }
@@ -173,8 +234,11 @@ static napi_value stream_end_capture_into(napi_env env, napi_callback_info info)
   stream_h *stream = handle_get(env, argv[0], &STREAM_KIND);
   graph_h *graph = stream ? graph_get(env, argv[1]) : NULL;
   CUgraph handle;
-  if (!graph || !end_capture(env, stream, &handle)) return NULL;
-  if (handle != graph->handle)
+  cuuint64_t id;
+  if (!graph || !end_capture(env, stream, &handle, &id)) return NULL;
+  bool ours = handle == graph->handle;
+  captured_end(env, id, ours ? argv[1] : NULL);
+  if (!ours)
     return throw_logic(env, "stream.endCapture(): the stream was capturing into another graph");
   if (graph_learn(env, graph)) graph_pin_use(env, argv[1], stream->ctx, &CTX_PINS);
   return NULL;

@@ -129,11 +129,11 @@ static napi_value graph_add_event(napi_env env, napi_callback_info info) {
   event_h *event = handle_get(env, argv[2], &EVENT_KIND);
   bool wait;
   if (!event || !arg_bool(env, argv[3], &wait)) return NULL;
-  void *pin = event_pin_of(event);
+  node_use *pin = event_use_of(event);
   if (!pin) return throw_oom(env);
   return graph_add_node(env, argv[0], argv[1], wait ? make_event_wait : make_event_record, event,
                         wait ? "cuGraphAddEventWaitNode" : "cuGraphAddEventRecordNode", pin,
-                        &EVENT_PINS);
+                        &USE_PINS);
 }
 
 /* graphConditionalHandle(graph, defaultValue, flags): a handle (bigint) for conditional nodes of

@@ -5,15 +5,41 @@
 
 #include "memory.h"
 
-static CUresult destroy_array(handle_base *base) {
-  return DRV(cuArrayDestroy, ((array_h *)base)->handle);
+/* Driver 580 crashes instantiating, launching or reading a graph whose copy node names a
+ * destroyed array. */
+static CUresult destroy_array_object(void *object) { return DRV(cuArrayDestroy, object); }
+
+node_use *array_use_of(array_h *array) {
+  return node_use_of(&array->use, array->handle, destroy_array_object, array->ctx);
 }
+
+static bool capture_pin_array(napi_env env, CUstream stream, napi_value v) {
+  array_h *array = handle_get(env, v, &ARRAY_KIND);
+  node_use *use = array ? array_use_of(array) : NULL;
+  if (array && !use) throw_oom(env);
+  return use && capture_pin(env, stream, use, &USE_PINS);
+}
+
+bool capture_pin_arrays(napi_env env, CUstream stream, CUmemorytype src_type, napi_value src,
+                        CUmemorytype dst_type, napi_value dst) {
+  if (!captures_under_way()) return true; /* one load */
+  return (src_type != CU_MEMORYTYPE_ARRAY || capture_pin_array(env, stream, src)) &&
+         (dst_type != CU_MEMORYTYPE_ARRAY || capture_pin_array(env, stream, dst));
+}
+
+static CUresult destroy_array(handle_base *base) {
+  array_h *array = (array_h *)base;
+  return array->use ? CUDA_SUCCESS : DRV(cuArrayDestroy, array->handle); /* the use's to do */
+}
+
+static void dispose_array(handle_base *base) { node_use_drop(&((array_h *)base)->use); }
 
 const handle_kind ARRAY_KIND = {.tag = {0x6364727661727231ULL, 0x4375646141727231ULL},
                                 .name = "CudaArray",
                                 .freed = "this CudaArray has been freed; create a new CudaArray",
                                 .destroy = destroy_array,
-                                .ctx_offset = offsetof(array_h, ctx)};
+                                .ctx_offset = offsetof(array_h, ctx),
+                                .dispose = dispose_array};
 
 /* arrayCreate(obj, width, height, depth, format, channels, flags): a CUDA array in the current
  * context, wrapped in obj (cuArray3DCreate: depth 0 makes a 1D or 2D array). */
@@ -48,8 +74,14 @@ static napi_value array_create(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-/* arrayFree(obj): destroys the array now; a second call does nothing. */
+/* arrayFree(obj): destroys the array now; a second call does nothing. Refused while a node of a
+ * Graph or GraphExec, or of a capture under way, copies to or from it. */
 static napi_value array_free(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  array_h *array = handle_get_any(env, argv[0], &ARRAY_KIND);
+  if (array && !array->base.freed && array->use && array->use->refs > 1)
+    return throw_logic(env, "array.free(): a Graph or GraphExec that lives, or a capture under "
+                            "way, copies to or from this CudaArray; destroy() those first");
   return handle_destroy_call(env, info, &ARRAY_KIND);
 }
 
@@ -97,6 +129,9 @@ static napi_value copy_host_array(napi_env env, napi_callback_info info, bool to
       (!sync && !arg_stream_and_handle(env, argv[3], &stream, &s)))
     return NULL;
   if (!bytes) return NULL;
+  if (!sync &&
+      !capture_pin_arrays(env, stream, CU_MEMORYTYPE_ARRAY, array_arg, CU_MEMORYTYPE_HOST, NULL))
+    return NULL;
   if (to_array && sync)
     CU_CALL(env, cuMemcpyHtoA, array->handle, offset, host, bytes);
   else if (to_array)

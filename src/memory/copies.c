@@ -351,6 +351,8 @@ static napi_value memcpy_2d(napi_env env, napi_callback_info info) {
     CU_CALL(env, cuMemcpy2D, &p);
     return NULL;
   }
+  if (!capture_pin_arrays(env, stream, c.srcMemoryType, argv[1], c.dstMemoryType, argv[2]))
+    return NULL;
   CU_CALL(env, cuMemcpy2DAsync, &p, stream);
   return keep_until_done(env, s, argv[4]);
 }
@@ -417,6 +419,8 @@ static napi_value memcpy_3d(napi_env env, napi_callback_info info) {
     CU_CALL(env, cuMemcpy3D, &p);
     return NULL;
   }
+  if (!capture_pin_arrays(env, stream, p.srcMemoryType, argv[1], p.dstMemoryType, argv[2]))
+    return NULL;
   CU_CALL(env, cuMemcpy3DAsync, &p, stream);
   return keep_until_done(env, s, argv[4]);
 }
@@ -441,6 +445,8 @@ static napi_value memcpy_3d_peer(napi_env env, napi_callback_info info) {
     CU_CALL(env, cuMemcpy3DPeer, &c);
     return NULL;
   }
+  if (!capture_pin_arrays(env, stream, c.srcMemoryType, argv[1], c.dstMemoryType, argv[2]))
+    return NULL;
   CU_CALL(env, cuMemcpy3DPeerAsync, &c, stream);
   return keep_until_done(env, s, argv[6]);
 }

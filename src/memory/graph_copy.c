@@ -1,10 +1,10 @@
 /* graph_copy: copy nodes of graphs, 1D between device memory and device or page-locked host
  * memory, 2D and 3D as a Memcpy2D or Memcpy3D describes (device, host, unified memory, arrays).
  * A host side must lie in a live page-locked (or managed) allocation of cudadrv's, which the node
- * pins: its
- * free() is refused while a Graph or GraphExec may copy to or from it (lib/ keeps its array with
- * the graph, so that garbage collection cannot free it either). Device addresses are lib/'s to
- * check against the allocations they name: a wrong one is the driver's error, in device memory. */
+ * pins, as it pins a CudaArray side: their free() is refused while a Graph or GraphExec may copy
+ * to or from them (lib/ keeps them with the graph, and an array collected meanwhile leaves its
+ * CUarray to the last pin). Device addresses are lib/'s to check against the allocations they
+ * name: a wrong one is the driver's error, in device memory. */
 #include <stdio.h>
 
 #include "host_memory.h"
@@ -161,9 +161,15 @@ static napi_value graph_add_copy(napi_env env, napi_callback_info info) {
   const char *names[] = {"src", "dest"};
   for (int i = 0; i < 2; i++) {
     void *data;
-    if (types[i] == CU_MEMORYTYPE_ARRAY || types[i] == CU_MEMORYTYPE_DEVICE ||
-        is_undefined(env, argv[3 + i]))
-      continue; /* device memory (a unified side given as an address), or an array */
+    if (types[i] == CU_MEMORYTYPE_ARRAY) { /* pinned on the graph before the node names it */
+      array_h *array = handle_get(env, argv[3 + i], &ARRAY_KIND);
+      node_use *use = array ? array_use_of(array) : NULL;
+      if (array && !use) return throw_oom(env);
+      if (!use || !graph_pin_use(env, argv[0], use, &USE_PINS)) return NULL;
+      continue;
+    }
+    if (types[i] == CU_MEMORYTYPE_DEVICE || is_undefined(env, argv[3 + i]))
+      continue; /* device memory (a unified side given as an address) */
     if (pinned)
       return throw_type(env, "a copy node copies to or from device memory or an array; copy "
                              "between two host arrays on the host");

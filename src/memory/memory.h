@@ -98,8 +98,16 @@ typedef struct array_h {
   handle_base base;
   CUarray handle;
   ctx_rec *ctx;
+  node_use *use; /* once a graph's copy node uses it: the CUarray outlives the CudaArray */
 } array_h;
 extern const handle_kind ARRAY_KIND;
+/* The use of array that a graph's copy node pins (USE_PINS), free() refused while it does;
+ * NULL when out of memory (array.c). */
+node_use *array_use_of(array_h *array);
+/* A copy of these sides (a CudaArray given for an array side) is enqueued on stream: where a
+ * capture records it, its arrays are pinned for the graph (capture_pin); false after throwing. */
+bool capture_pin_arrays(napi_env env, CUstream stream, CUmemorytype src_type, napi_value src,
+                        CUmemorytype dst_type, napi_value dst);
 
 /* Each family registers its functions into exports; returns false after throwing. */
 bool allocations_init(napi_env env, napi_value exports);

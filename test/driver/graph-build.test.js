@@ -617,6 +617,37 @@ describe('graphs built node by node (stand-in driver)', function () {
     runRefusals({ LD_LIBRARY_PATH: standIn.dir });
   });
 
+  it('a CudaArray a captured 1D copy names is held until the graph goes, or the capture ends without one', function () {
+    run(`
+      const HELD = { name: 'LogicError', message: /^array\\.free\\(\\): a Graph or GraphExec that lives, or a capture under way/ };
+      const host = cuda.pagelockedZeros(64, 'uint8');
+      for (const [copy, ends] of [
+        [(array, s) => cuda.memcpyHtoAAsync(array, 0, host, s), 'graph'],
+        [(array, s) => cuda.memcpyAtoHAsync(host, array, 0, s), 'graph'],
+        [(array, s) => cuda.memcpyHtoAAsync(array, 0, host, s), 'destroy'],
+      ]) {
+        const array = new cuda.CudaArray({ width: 64, format: cuda.ArrayFormat.UNSIGNED_INT8, numChannels: 1 });
+        const s = new cuda.Stream();
+        s.beginCapture();
+        copy(array, s);
+        assert.throws(() => array.free(), HELD);
+        if (ends === 'graph') {
+          const graph = s.endCapture();
+          assert.throws(() => array.free(), HELD);
+          graph.destroy();
+        } else s.destroy();
+        array.free();
+        assert.throws(() => array.getDescriptor(), { name: 'LogicError', message: /freed/ });
+      }
+      // outside a capture the copy holds nothing
+      const array = new cuda.CudaArray({ width: 64, format: cuda.ArrayFormat.UNSIGNED_INT8, numChannels: 1 });
+      const s = new cuda.Stream();
+      cuda.memcpyHtoAAsync(array, 0, host, s);
+      s.synchronizeSync();
+      array.free();
+    `);
+  });
+
   it('capture into a graph of yours after some of its nodes; isCapturing() and captureInfo() say what is under way', function () {
     run(`
       const s = new cuda.Stream();

@@ -221,6 +221,68 @@ async function main() {
   mixed.destroy();
   doomed.destroy();
 
+  // a CudaArray that a copy node names, built or captured, is not freed under the graph: the driver
+  // crashes instantiating, launching or reading a graph whose copy names a freed array
+  const ARRAY_HELD = {
+    name: 'LogicError',
+    message:
+      'array.free(): a Graph or GraphExec that lives, or a capture under way, copies to or from this CudaArray; ' +
+      'destroy() those first',
+  };
+  const source = new Uint8Array(bytes).map(randomByte);
+  cuda.memcpyHtoD(a, source);
+  const newArray = () =>
+    new cuda.CudaArray({ width: 64, height: 4, format: cuda.ArrayFormat.UNSIGNED_INT8, numChannels: 1 });
+  const copyInto = (array) => {
+    const copy = new cuda.Memcpy2D();
+    copy.setSrcDevice(a);
+    copy.setDstArray(array);
+    return Object.assign(copy, { srcPitch: 64, widthInBytes: 64, height: 4 });
+  };
+  const contents = (array) => {
+    const out = new Uint8Array(bytes);
+    const copy = new cuda.Memcpy2D();
+    copy.setSrcArray(array);
+    copy.setDstHost(out);
+    Object.assign(copy, { dstPitch: 64, widthInBytes: 64, height: 4 }).run();
+    return out;
+  };
+  const run = (graph) => {
+    const exec = graph.instantiate();
+    exec.launch(stream);
+    stream.synchronizeSync();
+    return exec;
+  };
+  const built = newArray();
+  const copier = new cuda.Graph();
+  copier.addMemcpy(copyInto(built));
+  assert.throws(() => built.free(), ARRAY_HELD);
+  const builtExec = run(copier);
+  copier.destroy();
+  assert.throws(() => built.free(), ARRAY_HELD, 'its GraphExec holds it');
+  builtExec.launch(stream);
+  stream.synchronizeSync();
+  assert.deepStrictEqual(contents(built), source);
+  builtExec.destroy();
+  built.free();
+  const caught = newArray();
+  stream.beginCapture();
+  copyInto(caught).run(stream);
+  assert.throws(() => caught.free(), ARRAY_HELD, 'the capture under way holds it');
+  const capturedCopy = stream.endCapture();
+  assert.throws(() => caught.free(), ARRAY_HELD);
+  run(capturedCopy).destroy();
+  if (captured) assert.deepStrictEqual(contents(caught), source); // the stand-in records nothing
+  capturedCopy.destroy();
+  caught.free();
+  const dropped = newArray(); // a capture that ends without a graph lets go
+  const gone = new cuda.Stream();
+  gone.beginCapture();
+  copyInto(dropped).run(gone);
+  assert.throws(() => dropped.free(), ARRAY_HELD);
+  gone.destroy();
+  dropped.free();
+
   // all is well after: a capture and a launch
   stream.beginCapture();
   cuda.memsetD8Async(a, v4, bytes, stream);

@@ -446,9 +446,18 @@ EXPORT CUresult cuGraphMemsetNodeGetParams(CUgraphNode node, CUDA_MEMSET_NODE_PA
   *p = node->memset;
   return CUDA_SUCCESS;
 }
+/* Whether n copies to or from an array destroyed since (driver 580 crashes on it, see gone_array).
+ */
+static bool copies_gone_array(CUgraphNode n) {
+  const CUDA_MEMCPY3D *c = &n->copy;
+  return n->type == CU_GRAPH_NODE_TYPE_MEMCPY &&
+         ((c->srcMemoryType == CU_MEMORYTYPE_ARRAY && !fake_array_element(c->srcArray)) ||
+          (c->dstMemoryType == CU_MEMORYTYPE_ARRAY && !fake_array_element(c->dstArray)));
+}
 EXPORT CUresult cuGraphMemcpyNodeGetParams(CUgraphNode node, CUDA_MEMCPY3D *p) {
   ENTER();
   if (!typed_node(node, CU_GRAPH_NODE_TYPE_MEMCPY) || !p) return CUDA_ERROR_INVALID_VALUE;
+  if (copies_gone_array(node)) fake_crash("cuGraphMemcpyNodeGetParams of a destroyed array's copy");
   *p = node->copy;
   return CUDA_SUCCESS;
 }
@@ -601,6 +610,7 @@ EXPORT CUresult cuGraphGetEdges(CUgraph graph, CUgraphNode *from, CUgraphNode *t
 }
 
 static bool dead_context(CUgraph g);
+static bool gone_array(CUgraph g);
 
 EXPORT CUresult cuGraphDebugDotPrint(CUgraph graph, const char *path, unsigned int flags) {
   ENTER();
@@ -608,6 +618,7 @@ EXPORT CUresult cuGraphDebugDotPrint(CUgraph graph, const char *path, unsigned i
   if (!obj_live((uintptr_t)graph, OBJ_GRAPH) || !path) return CUDA_ERROR_INVALID_VALUE;
   if (dead_context(graph))
     fake_crash("cuGraphDebugDotPrint of a graph with a node of a destroyed context");
+  if (gone_array(graph)) fake_crash("cuGraphDebugDotPrint of a graph copying a destroyed array");
   FILE *f = fopen(path, "w");
   if (!f) return CUDA_ERROR_OPERATING_SYSTEM;
   fprintf(f, "digraph standin {\n");
@@ -636,8 +647,21 @@ static bool dead_context(CUgraph g) {
   return false;
 }
 
+/* Whether a copy node of g, of its children or bodies, names an array destroyed since: driver 580
+ * crashes instantiating, printing, launching or reading such a graph (not destroying it). */
+static bool gone_array(CUgraph g) {
+  for (size_t i = 0; i < g->count; i++) {
+    CUgraphNode n = g->nodes[i];
+    if (copies_gone_array(n) || (n->child && gone_array(n->child))) return true;
+    for (unsigned int b = 0; b < n->body_count; b++)
+      if (gone_array(n->bodies[b])) return true;
+  }
+  return false;
+}
+
 static CUresult instantiate(CUgraphExec *exec, CUgraph graph, unsigned long long flags) {
   if (dead_context(graph)) fake_crash("instantiating a graph with a node of a destroyed context");
+  if (gone_array(graph)) fake_crash("instantiating a graph copying a destroyed array");
   if (in_context() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
   struct CUgraphExec_st *e = calloc(1, sizeof *e);
   if (!e || !(e->copy = graph_copy(graph))) return free(e), CUDA_ERROR_OUT_OF_MEMORY;
@@ -698,6 +722,7 @@ EXPORT CUresult cuGraphExecUpdate(CUgraphExec exec, CUgraph graph,
     return CUDA_ERROR_INVALID_VALUE;
   if (dead_context(graph))
     fake_crash("cuGraphExecUpdate to a graph with a node of a destroyed context");
+  if (gone_array(graph)) fake_crash("cuGraphExecUpdate to a graph copying a destroyed array");
   memset(info, 0, sizeof *info);
   CUgraph old = exec->copy;
   if (old->count != graph->count) {
@@ -864,6 +889,7 @@ EXPORT CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream) {
     return CUDA_ERROR_INVALID_HANDLE;
   if (dead_context(exec->copy))
     fake_crash("cuGraphLaunch of a graph with a node of a destroyed context");
+  if (gone_array(exec->copy)) fake_crash("cuGraphLaunch of a graph copying a destroyed array");
   exec->launches++;
   log_line("graph launch stream=%d", stream_id(stream));
   for (size_t i = 0; i < exec->copy->count; i++) { /* what the last launch left allocated */
