@@ -85,7 +85,7 @@ describe('captured graphs keep what their work uses (stand-in driver)', function
     `);
   });
 
-  it("workers capturing, copying through page-locked host nodes and freeing graph memory, terminated mid-work in 20 rounds: no crash, the main thread's graphs work after", function () {
+  it("workers capturing, copying through page-locked host nodes and into arrays, freeing graph memory, terminated mid-work in 20 rounds: no crash, the main thread's graphs work after", function () {
     // what each worker does in a loop, and the main thread once after
     const work = `
       const n = 256;
@@ -108,6 +108,24 @@ describe('captured graphs keep what their work uses (stand-in driver)', function
         exec.launch(stream);
         memory.free(stream);
         captured.instantiate().launch(stream);
+        // a CudaArray that a capture and a node copy into is held until their graphs go
+        const array = new cuda.CudaArray({ width: n, format: cuda.ArrayFormat.UNSIGNED_INT8, numChannels: 1 });
+        stream.beginCapture();
+        cuda.memcpyHtoAAsync(array, 0, input, stream);
+        assert.throws(() => array.free(), { name: 'LogicError', message: /capture under way/ });
+        const intoArray = stream.endCapture();
+        const toArray = new cuda.Memcpy2D();
+        toArray.setSrcDevice(device);
+        toArray.setDstArray(array);
+        Object.assign(toArray, { widthInBytes: n, height: 1 });
+        intoArray.addMemcpy(toArray);
+        const arrayExec = intoArray.instantiate();
+        arrayExec.launch(stream);
+        intoArray.destroy();
+        assert.throws(() => array.free(), { name: 'LogicError', message: /GraphExec that lives/ });
+        arrayExec.destroy();
+        stream.synchronizeSync();
+        if (Math.random() < 0.5) array.free(); // else the collector's, or the worker's end
         // captures into a graph and into a conditional node's body, which a termination may cut
         const into = new cuda.Graph();
         const first = into.addMemset(device, 0, n);
@@ -147,8 +165,11 @@ describe('captured graphs keep what their work uses (stand-in driver)', function
       for (let i = 0; i < 20; i++) {
         const worker = new Worker(${JSON.stringify(body)}, { eval: true });
         await new Promise((resolve, reject) => { worker.once('message', resolve); worker.once('error', reject); });
+        let failed = null; // a check of the worker's that failed before its termination
+        worker.once('error', (error) => (failed = error));
         await new Promise((resolve) => setTimeout(resolve, Math.random() * 20));
         await worker.terminate();
+        if (failed) throw failed;
       }
       ${work}
       input.set(new Uint8Array(n).map(() => Math.floor(Math.random() * 256)));

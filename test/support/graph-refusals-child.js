@@ -275,6 +275,10 @@ async function main() {
   if (captured) assert.deepStrictEqual(contents(caught), source); // the stand-in records nothing
   capturedCopy.destroy();
   caught.free();
+  const unheld = newArray(); // a graph and GraphExec taken by the collector let go
+  ((graph) => graph.addMemcpy(copyInto(unheld)) && graph.instantiate())(new cuda.Graph());
+  await collect();
+  unheld.free();
   const dropped = newArray(); // a capture that ends without a graph lets go
   const gone = new cuda.Stream();
   gone.beginCapture();
