@@ -229,6 +229,11 @@ extern const graph_pin_ops CTX_PINS;
 /* Pins the current context on the Graph object graph, where a node was just made in it; false
  * after throwing. */
 bool graph_pin_current(napi_env env, napi_value graph);
+/* One pin: obj, with its ops. */
+typedef struct graph_pin {
+  void *obj;
+  const graph_pin_ops *ops;
+} graph_pin;
 /* A driver object that graphs' nodes name (an event's CUevent, an array's CUarray), shared by its
  * handle and the nodes' pins (main thread only): the last to let go destroys it, in its context,
  * with destroy; its handle's destruction and collection leave that to the use once it has one. */
@@ -251,8 +256,12 @@ node_use *event_use_of(event_h *event);
 typedef CUresult (*node_maker)(void *arg, CUgraph graph, const CUgraphNode *deps, size_t count,
                                CUgraphNode *node);
 /* Adds to the Graph object graph, after the nodes that deps names (a Uint32Array of node indices
- * of that graph), the node make(arg, ...) makes; pins obj (ops NULL: nothing) for as long as the
- * Graph or a GraphExec made from it lives. The new node's index, or NULL after throwing. */
+ * of that graph), the node make(arg, ...) makes; pins the pin_count pins of pin_list, once it is
+ * made, for as long as the Graph or a GraphExec made from it lives. The new node's index, or NULL
+ * after throwing. graph_add_node pins obj (ops NULL: nothing). */
+napi_value graph_add_node_pins(napi_env env, napi_value graph, napi_value deps, node_maker make,
+                               void *arg, const char *api, const graph_pin *pin_list,
+                               uint32_t pin_count);
 napi_value graph_add_node(napi_env env, napi_value graph, napi_value deps, node_maker make,
                           void *arg, const char *api, void *obj, const graph_pin_ops *ops);
 

@@ -204,9 +204,11 @@ bool arg_nodes(napi_env env, napi_value v, const graph_h *graph, CUgraphNode **n
 }
 
 /* Room for one more pin; false after throwing. */
-static bool pin_room(napi_env env, graph_pins *pins) {
-  if (pins->count < pins->room) return true;
+/* Room for extra more pins; false after throwing. */
+static bool pin_room(napi_env env, graph_pins *pins, uint32_t extra) {
+  if (extra <= pins->room - pins->count) return true;
   uint32_t room = pins->room ? 2 * pins->room : 4;
+  while (room - pins->count < extra) room *= 2;
   graph_pin *grown = realloc(pins->at, room * sizeof *grown);
   if (!grown) return throw_oom(env), false;
   pins->at = grown;
@@ -283,7 +285,7 @@ bool graph_pin_current(napi_env env, napi_value graph_value) {
 
 bool pins_add(napi_env env, graph_pins *pins, void *obj, const graph_pin_ops *ops) {
   if (ops == &CTX_PINS && pins->last_context == obj) return true;
-  if (!pin_room(env, pins)) return false;
+  if (!pin_room(env, pins, 1)) return false;
   pins->at[pins->count++] = (graph_pin){obj, ops};
   ops->retain(obj);
   if (ops == &CTX_PINS) pins->last_context = obj;
@@ -295,13 +297,13 @@ bool graph_pin_use(napi_env env, napi_value graph_value, void *obj, const graph_
   return graph && pins_add(env, graph_pins_of(graph), obj, ops);
 }
 
-napi_value graph_add_node(napi_env env, napi_value graph_value, napi_value deps_value,
-                          node_maker make, void *arg, const char *api, void *obj,
-                          const graph_pin_ops *ops) {
+napi_value graph_add_node_pins(napi_env env, napi_value graph_value, napi_value deps_value,
+                               node_maker make, void *arg, const char *api,
+                               const graph_pin *pin_list, uint32_t pin_count) {
   graph_h *graph = graph_get(env, graph_value);
   if (!graph || !node_room(env, graph)) return NULL;
   graph_pins *pins = graph_pins_of(graph);
-  if (ops && !pin_room(env, pins)) return NULL;
+  if (!pin_room(env, pins, pin_count)) return NULL;
   CUgraphNode *deps;
   uint32_t count;
   if (!arg_nodes(env, deps_value, graph, &deps, &count)) return NULL;
@@ -309,12 +311,19 @@ napi_value graph_add_node(napi_env env, napi_value graph_value, napi_value deps_
   CUresult result = make(arg, graph->handle, deps, count, &node);
   free(deps);
   if (result != CUDA_SUCCESS) return throw_cu(env, result, api);
-  if (ops) {
-    pins->at[pins->count++] = (graph_pin){obj, ops};
-    ops->retain(obj);
+  for (uint32_t i = 0; i < pin_count; i++) {
+    pins->at[pins->count++] = pin_list[i];
+    pin_list[i].ops->retain(pin_list[i].obj);
   }
   graph->nodes[graph->count] = node;
   return make_uint(env, graph->count++);
+}
+
+napi_value graph_add_node(napi_env env, napi_value graph_value, napi_value deps_value,
+                          node_maker make, void *arg, const char *api, void *obj,
+                          const graph_pin_ops *ops) {
+  graph_pin pin = {obj, ops};
+  return graph_add_node_pins(env, graph_value, deps_value, make, arg, api, &pin, ops ? 1 : 0);
 }
 
 /* graphNodeTypes(graph): each node's CUgraphNodeType, in index order. */

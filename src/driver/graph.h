@@ -5,11 +5,6 @@
 
 #include "driver.h"
 
-typedef struct graph_pin {
-  void *obj;
-  const graph_pin_ops *ops;
-} graph_pin;
-
 typedef struct graph_pins {
   graph_pin *at;
   uint32_t count, room;

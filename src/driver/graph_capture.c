@@ -119,14 +119,18 @@ void graph_end_captures(const graph_h *graph) {
   }
 }
 
-void capture_track(stream_h *stream, bool on) {
+/* capture_track, the capture's pins let go where it ends, unless keep_pins: the caller hands them
+ * to the graph it made (captured_end). */
+static void track(stream_h *stream, bool on, bool keep_pins) {
   if (!on) into_forget(stream);
   if (stream->capturing == on) return;
-  if (!on) captured_end(NULL, stream->capture_id, NULL); /* ended without a graph to hand them */
+  if (!on && !keep_pins) captured_end(NULL, stream->capture_id, NULL);
   stream->capturing = on;
   atomic_fetch_add(&captures, on ? 1 : -1);
   while (on && atomic_load(&synchronizing)) usleep(100);
 }
+
+void capture_track(stream_h *stream, bool on) { track(stream, on, false); }
 
 int captures_under_way(void) { return atomic_load(&captures); }
 
@@ -146,10 +150,10 @@ static stream_h *idle_stream(napi_env env, napi_value v) {
   return NULL;
 }
 
-/* A capture began on stream: its id, which its pins go by. */
+/* A capture began on stream: its id, which its pins go by (at worst an old one's, where the driver
+ * does not say, whose pins are let go already). */
 static napi_value capture_begun(stream_h *stream) {
   CUstreamCaptureStatus status;
-  stream->capture_id = 0;
   DRV(cuStreamGetCaptureInfo, stream->handle, &status, &stream->capture_id, NULL, NULL, NULL);
   return NULL;
 }
@@ -196,10 +200,11 @@ static napi_value stream_begin_capture_to_graph(napi_env env, napi_callback_info
 }
 
 /* Ends stream's capture into *handle, its pins let go where that fails, else kept under *id for
- * the caller to hand to the graph (captured_end); false after throwing (a LogicError where the
- * stream is not capturing). */
+ * the caller to hand to the graph or let go (captured_end); false after throwing (a LogicError
+ * where the stream is not capturing). */
 static bool end_capture(napi_env env, stream_h *stream, CUgraph *handle, cuuint64_t *id) {
   CUstreamCaptureStatus status;
+  *id = stream->capture_id;
   CUresult result = DRV(cuStreamGetCaptureInfo, stream->handle, &status, id, NULL, NULL, NULL);
   if (result != CUDA_SUCCESS) return throw_cu(env, result, "cuStreamGetCaptureInfo"), false;
   if (status == CU_STREAM_CAPTURE_STATUS_NONE)
@@ -207,8 +212,7 @@ static bool end_capture(napi_env env, stream_h *stream, CUgraph *handle, cuuint6
                             "stream.beginCapture() first"),
            false;
   result = DRV(cuStreamEndCapture, stream->handle, handle);
-  stream->capture_id = result == CUDA_SUCCESS ? 0 : *id; /* kept for the graph, or let go */
-  capture_track(stream, false);                          /* ended, a graph made or not */
+  track(stream, false, result == CUDA_SUCCESS); /* ended, a graph made or not */
   return result == CUDA_SUCCESS || (throw_cu(env, result, "cuStreamEndCapture"), false);
 }
 

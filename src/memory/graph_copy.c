@@ -107,12 +107,12 @@ static bool read_memcpy(napi_env env, const napi_value *argv, copy_node *c, host
   return in_current(env, c);
 }
 
-/* Adds c's node to the graph argv[0] after argv[1], pinning a host side's allocation (pinned, or
- * NULL) and the current context, which the node runs in. */
+/* Adds c's node to the graph argv[0] after argv[1], pinning what its sides name (count pins of
+ * pins: a host side's allocation, arrays) and the current context, which the node runs in. */
 static napi_value add_copy_node(napi_env env, const napi_value *argv, copy_node *c,
-                                host_mem *pinned) {
-  napi_value index = graph_add_node(env, argv[0], argv[1], make_copy, c, "cuGraphAddMemcpyNode",
-                                    pinned, pinned ? &HOST_PINS : NULL);
+                                const graph_pin *pins, uint32_t count) {
+  napi_value index =
+      graph_add_node_pins(env, argv[0], argv[1], make_copy, c, "cuGraphAddMemcpyNode", pins, count);
   return index && graph_pin_current(env, argv[0]) ? index : NULL;
 }
 
@@ -122,7 +122,8 @@ static napi_value graph_add_memcpy(napi_env env, napi_callback_info info) {
   copy_node c = {0};
   host_mem *pinned;
   if (!read_memcpy(env, argv + 2, &c, &pinned)) return NULL;
-  return add_copy_node(env, argv, &c, pinned);
+  graph_pin pin = {pinned, &HOST_PINS};
+  return add_copy_node(env, argv, &c, &pin, pinned ? 1 : 0);
 }
 
 /* graphSetMemcpy(exec or null, graph, node, dest, src, bytes): the copy node copies that from now
@@ -157,15 +158,18 @@ static napi_value graph_add_copy(napi_env env, napi_callback_info info) {
   if (!p->WidthInBytes || !p->Height || !p->Depth)
     return throw_range(env, "a copy node copies at least one byte");
   host_mem *pinned = NULL;
+  graph_pin pins[2]; /* the sides' arrays and host allocation */
+  uint32_t count = 0;
   const CUmemorytype types[] = {p->srcMemoryType, p->dstMemoryType};
   const char *names[] = {"src", "dest"};
   for (int i = 0; i < 2; i++) {
     void *data;
-    if (types[i] == CU_MEMORYTYPE_ARRAY) { /* pinned on the graph before the node names it */
+    if (types[i] == CU_MEMORYTYPE_ARRAY) {
       array_h *array = handle_get(env, argv[3 + i], &ARRAY_KIND);
       node_use *use = array ? array_use_of(array) : NULL;
       if (array && !use) return throw_oom(env);
-      if (!use || !graph_pin_use(env, argv[0], use, &USE_PINS)) return NULL;
+      if (!use) return NULL;
+      pins[count++] = (graph_pin){use, &USE_PINS};
       continue;
     }
     if (types[i] == CU_MEMORYTYPE_DEVICE || is_undefined(env, argv[3 + i]))
@@ -174,9 +178,10 @@ static napi_value graph_add_copy(napi_env env, napi_callback_info info) {
       return throw_type(env, "a copy node copies to or from device memory or an array; copy "
                              "between two host arrays on the host");
     if (!(pinned = pinned_array(env, argv[3 + i], names[i], 0, &data))) return NULL;
+    pins[count++] = (graph_pin){pinned, &HOST_PINS};
   }
   if (!in_current(env, &c)) return NULL;
-  return add_copy_node(env, argv, &c, pinned);
+  return add_copy_node(env, argv, &c, pins, count);
 }
 
 bool graph_copy_init(napi_env env, napi_value exports) {

@@ -275,6 +275,13 @@ async function main() {
   if (captured) assert.deepStrictEqual(contents(caught), source); // the stand-in records nothing
   capturedCopy.destroy();
   caught.free();
+  const refused = newArray(); // a copy node refused holds nothing
+  const toPageable = new cuda.Memcpy2D();
+  toPageable.setSrcArray(refused);
+  toPageable.setDstHost(new Uint8Array(bytes));
+  Object.assign(toPageable, { dstPitch: 64, widthInBytes: 64, height: 4 });
+  assert.throws(() => new cuda.Graph().addMemcpy(toPageable), { name: 'TypeError', message: /^dest must be device/ });
+  refused.free();
   const unheld = newArray(); // a graph and GraphExec taken by the collector let go
   ((graph) => graph.addMemcpy(copyInto(unheld)) && graph.instantiate())(new cuda.Graph());
   await collect();
