@@ -215,10 +215,12 @@ export interface PageableStaging {
 export declare function pageableStaging(settings?: Partial<PageableStaging>): PageableStaging;
 /**
  * memcpyHtoD on stream; from pageable memory the driver stages the copy, so page-locked memory is
- * the asynchronous case.
+ * the asynchronous case. In a stream capture, src must be page-locked or managed memory (whose
+ * free() the graph then refuses); pageable memory is a LogicError there, as for every async copy.
  */
 export declare function memcpyHtoDAsync(dest: DevicePointerLike, src: HostBuffer, stream?: Stream | null): void;
-/** memcpyDtoH on stream; dest must stay untouched until the stream has passed the copy. */
+/** memcpyDtoH on stream; dest must stay untouched until the stream has passed the copy. In a
+ * stream capture, dest must be page-locked or managed memory. */
 export declare function memcpyDtoHAsync(dest: HostBuffer, src: DevicePointerLike, stream?: Stream | null): void;
 /** size defaults to all of src where its size is known. */
 export declare function memcpyDtoD(dest: DevicePointerLike, src: DevicePointerLike, size?: number | bigint): void;

@@ -272,6 +272,10 @@ bool graph_pin_use(napi_env env, napi_value graph, void *obj, const graph_pin_op
  * names, which the driver crashes on once gone: a CudaArray), until then and if none is made, until
  * the capture ends; false after throwing. */
 bool capture_pin(napi_env env, CUstream stream, void *obj, const graph_pin_ops *ops);
+/* Whether a capture of cudadrv's records what is enqueued on stream now, and its id; capture_pin
+ * by that id. */
+bool capture_recording(CUstream stream, cuuint64_t *id);
+bool capture_pin_id(napi_env env, cuuint64_t id, void *obj, const graph_pin_ops *ops);
 
 /* The node of the Graph object graph that index names; false after throwing. */
 bool graph_node_arg(napi_env env, napi_value graph, napi_value index, CUgraphNode *node);

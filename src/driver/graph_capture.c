@@ -29,13 +29,19 @@ typedef struct captured_pin {
 static _Thread_local captured_pin *captured;
 static _Thread_local uint32_t captured_count, captured_room;
 
-bool capture_pin(napi_env env, CUstream stream, void *obj, const graph_pin_ops *ops) {
-  if (atomic_load(&captures) == 0) return true; /* no capture of cudadrv's: one load */
+bool capture_recording(CUstream stream, cuuint64_t *id) {
+  if (atomic_load(&captures) == 0) return false; /* no capture of cudadrv's: one load */
   CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-  cuuint64_t id = 0;
-  if (DRV(cuStreamGetCaptureInfo, stream, &status, &id, NULL, NULL, NULL) != CUDA_SUCCESS ||
-      status != CU_STREAM_CAPTURE_STATUS_ACTIVE)
-    return true; /* not recorded: run now, or refused by the driver */
+  return DRV(cuStreamGetCaptureInfo, stream, &status, id, NULL, NULL, NULL) == CUDA_SUCCESS &&
+         status == CU_STREAM_CAPTURE_STATUS_ACTIVE;
+}
+
+bool capture_pin(napi_env env, CUstream stream, void *obj, const graph_pin_ops *ops) {
+  cuuint64_t id;
+  return !capture_recording(stream, &id) || capture_pin_id(env, id, obj, ops);
+}
+
+bool capture_pin_id(napi_env env, cuuint64_t id, void *obj, const graph_pin_ops *ops) {
   if (captured_count == captured_room) {
     uint32_t room = captured_room ? 2 * captured_room : 8;
     captured_pin *grown = realloc(captured, room * sizeof *grown);

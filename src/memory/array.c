@@ -13,18 +13,12 @@ node_use *array_use_of(array_h *array) {
   return node_use_of(&array->use, array->handle, destroy_array_object, array->ctx);
 }
 
-static bool capture_pin_array(napi_env env, CUstream stream, napi_value v) {
+bool capture_pin_array(napi_env env, CUstream stream, napi_value v) {
+  if (!captures_under_way()) return true; /* one load */
   array_h *array = handle_get(env, v, &ARRAY_KIND);
   node_use *use = array ? array_use_of(array) : NULL;
   if (array && !use) throw_oom(env);
   return use && capture_pin(env, stream, use, &USE_PINS);
-}
-
-bool capture_pin_arrays(napi_env env, CUstream stream, CUmemorytype src_type, napi_value src,
-                        CUmemorytype dst_type, napi_value dst) {
-  if (!captures_under_way()) return true; /* one load */
-  return (src_type != CU_MEMORYTYPE_ARRAY || capture_pin_array(env, stream, src)) &&
-         (dst_type != CU_MEMORYTYPE_ARRAY || capture_pin_array(env, stream, dst));
 }
 
 static CUresult destroy_array(handle_base *base) {
@@ -130,7 +124,7 @@ static napi_value copy_host_array(napi_env env, napi_callback_info info, bool to
     return NULL;
   if (!bytes) return NULL;
   if (!sync &&
-      !capture_pin_arrays(env, stream, CU_MEMORYTYPE_ARRAY, array_arg, CU_MEMORYTYPE_HOST, NULL))
+      (!capture_pin_array(env, stream, array_arg) || !capture_pin_host(env, stream, host, bytes)))
     return NULL;
   if (to_array && sync)
     CU_CALL(env, cuMemcpyHtoA, array->handle, offset, host, bytes);

@@ -238,7 +238,7 @@ static napi_value memcpy_3d_batch_async(napi_env env, napi_callback_info info) {
       ok = napi_get_element(env, argv[0], (uint32_t)(4 * i) + k, &item[k]) == napi_ok;
     ok = ok && arg_bool(env, item[3], &planar) &&
          read_copy_3d(env, item[0], item[1], item[2], planar, &p) &&
-         capture_pin_arrays(env, s->handle, p.srcMemoryType, item[1], p.dstMemoryType, item[2]);
+         capture_pin_sides(env, s->handle, p.srcMemoryType, item[1], p.dstMemoryType, item[2]);
     if (ok && p.WidthInBytes && p.Height && p.Depth)
       ok = batch_op_of(env, &p, &ops[n++], &last, &sync);
   }

@@ -33,6 +33,7 @@ static napi_value copy_host_device(napi_env env, napi_callback_info info, bool t
   if (!bytes) return NULL;
   int staged = staged_copy(env, device, host, bytes, to_device, async, s);
   if (staged) return staged > 0 ? make_bool(env, true) : NULL;
+  if (async && !capture_pin_host(env, stream, host, bytes)) return NULL;
   if (to_device && async)
     CU_CALL(env, cuMemcpyHtoDAsync, device, host, bytes, stream);
   else if (to_device)
@@ -351,7 +352,7 @@ static napi_value memcpy_2d(napi_env env, napi_callback_info info) {
     CU_CALL(env, cuMemcpy2D, &p);
     return NULL;
   }
-  if (!capture_pin_arrays(env, stream, c.srcMemoryType, argv[1], c.dstMemoryType, argv[2]))
+  if (!capture_pin_sides(env, stream, c.srcMemoryType, argv[1], c.dstMemoryType, argv[2]))
     return NULL;
   CU_CALL(env, cuMemcpy2DAsync, &p, stream);
   return keep_until_done(env, s, argv[4]);
@@ -419,7 +420,7 @@ static napi_value memcpy_3d(napi_env env, napi_callback_info info) {
     CU_CALL(env, cuMemcpy3D, &p);
     return NULL;
   }
-  if (!capture_pin_arrays(env, stream, p.srcMemoryType, argv[1], p.dstMemoryType, argv[2]))
+  if (!capture_pin_sides(env, stream, p.srcMemoryType, argv[1], p.dstMemoryType, argv[2]))
     return NULL;
   CU_CALL(env, cuMemcpy3DAsync, &p, stream);
   return keep_until_done(env, s, argv[4]);
@@ -445,7 +446,7 @@ static napi_value memcpy_3d_peer(napi_env env, napi_callback_info info) {
     CU_CALL(env, cuMemcpy3DPeer, &c);
     return NULL;
   }
-  if (!capture_pin_arrays(env, stream, c.srcMemoryType, argv[1], c.dstMemoryType, argv[2]))
+  if (!capture_pin_sides(env, stream, c.srcMemoryType, argv[1], c.dstMemoryType, argv[2]))
     return NULL;
   CU_CALL(env, cuMemcpy3DPeerAsync, &c, stream);
   return keep_until_done(env, s, argv[6]);

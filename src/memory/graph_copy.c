@@ -54,6 +54,36 @@ static host_mem *pinned_array(napi_env env, napi_value v, const char *name, size
   return throw_type(env, message), NULL;
 }
 
+bool capture_pin_host(napi_env env, CUstream stream, void *data, size_t bytes) {
+  cuuint64_t id;
+  if (!capture_recording(stream, &id)) return true;
+  uintptr_t range[2] = {(uintptr_t)data, bytes};
+  tracked *node = memory_find(env, pinned_holds, range);
+  if (!node)
+    return throw_logic(env, "a capture records a copy of host memory for its graph to make at "
+                            "every launch: give it page-locked or managed memory of cudadrv's "
+                            "(pagelockedEmpty(), managedEmpty()), which the graph keeps, not "
+                            "ordinary memory that JavaScript may free or move meanwhile"),
+           false;
+  return capture_pin_id(env, id, host_of(node), &HOST_PINS);
+}
+
+/* capture_pin_sides for one side. */
+static bool capture_pin_side(napi_env env, CUstream stream, CUmemorytype type, napi_value v) {
+  void *data;
+  size_t bytes;
+  if (type == CU_MEMORYTYPE_ARRAY) return capture_pin_array(env, stream, v);
+  return is_undefined(env, v) ||
+         (arg_host(env, v, "host", &data, &bytes) && capture_pin_host(env, stream, data, bytes));
+}
+
+bool capture_pin_sides(napi_env env, CUstream stream, CUmemorytype src_type, napi_value src,
+                       CUmemorytype dst_type, napi_value dst) {
+  if (!captures_under_way()) return true; /* one load */
+  return capture_pin_side(env, stream, src_type, src) &&
+         capture_pin_side(env, stream, dst_type, dst);
+}
+
 /* One side of a copy of bytes bytes: a device address (a bigint or number), or a host array in
  * page-locked memory, whose allocation is *pinned. false after throwing. */
 static bool copy_side(napi_env env, napi_value v, const char *name, size_t bytes,

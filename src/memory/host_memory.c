@@ -365,8 +365,8 @@ static napi_value host_free(napi_env env, napi_callback_info info) {
   bool detach;
   if (!h || !arg_bool(env, argv[1], &detach) || h->base.freed) return NULL;
   if (h->pins)
-    return throw_logic(env, "free(): a Graph or GraphExec has copy nodes of this memory; destroy "
-                            "them first");
+    return throw_logic(env, "free(): a Graph or GraphExec, or a capture under way, has copies of "
+                            "this memory; destroy them first");
   napi_value buffer = NULL;
   if (detach && h->node.state)
     NAPI_CALL(env, napi_get_reference_value(env, h->node.owner, &buffer));

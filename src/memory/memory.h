@@ -104,10 +104,17 @@ extern const handle_kind ARRAY_KIND;
 /* The use of array that a graph's copy node pins (USE_PINS), free() refused while it does;
  * NULL when out of memory (array.c). */
 node_use *array_use_of(array_h *array);
-/* A copy of these sides (a CudaArray given for an array side) is enqueued on stream: where a
- * capture records it, its arrays are pinned for the graph (capture_pin); false after throwing. */
-bool capture_pin_arrays(napi_env env, CUstream stream, CUmemorytype src_type, napi_value src,
-                        CUmemorytype dst_type, napi_value dst);
+/* A copy to or from the CudaArray v is enqueued on stream: where a capture records it, the array
+ * is pinned for the graph (capture_pin); false after throwing (array.c). */
+bool capture_pin_array(napi_env env, CUstream stream, napi_value v);
+/* A copy of host memory (bytes bytes at data) is enqueued on stream: where a capture records it,
+ * the page-locked or managed allocation of cudadrv's that holds it is pinned for the graph
+ * (capture_pin); other memory is a LogicError. false after throwing (graph_copy.c). */
+bool capture_pin_host(napi_env env, CUstream stream, void *data, size_t bytes);
+/* Both for the sides of a 2D or 3D copy, src and dst being what read_copy_3d took: a CudaArray,
+ * a host buffer, or undefined (device memory). */
+bool capture_pin_sides(napi_env env, CUstream stream, CUmemorytype src_type, napi_value src,
+                       CUmemorytype dst_type, napi_value dst);
 
 /* Each family registers its functions into exports; returns false after throwing. */
 bool allocations_init(napi_env env, napi_value exports);

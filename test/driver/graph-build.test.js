@@ -108,7 +108,7 @@ describe('graphs built node by node (stand-in driver)', function () {
         expected.fill(0xdeadbeef, N / 2 + 2, N / 2 + 5);
         assert.deepStrictEqual(output, expected, 'round ' + round);
       }
-      const refused = { name: 'LogicError', message: 'free(): a Graph or GraphExec has copy nodes of this memory; destroy them first' };
+      const refused = { name: 'LogicError', message: 'free(): a Graph or GraphExec, or a capture under way, has copies of this memory; destroy them first' };
       const allocation = cuda.hostAllocationOf(input);
       assert.throws(() => allocation.free(), refused);
       g.destroy();
@@ -182,7 +182,7 @@ describe('graphs built node by node (stand-in driver)', function () {
         assert.deepStrictEqual(got, expected, '2D, round ' + round);
         assert.deepStrictEqual(output, input, '3D there and back, round ' + round);
       }
-      assert.throws(() => cuda.hostAllocationOf(input).free(), { name: 'LogicError', message: /copy nodes/ });
+      assert.throws(() => cuda.hostAllocationOf(input).free(), { name: 'LogicError', message: /has copies of this memory/ });
       // an array side
       const array = new cuda.CudaArray(Object.assign(new cuda.ArrayDescriptor(), { width: 16, height: 4, format: cuda.ArrayFormat.UNSIGNED_INT8, numChannels: 1 }));
       const toArray = new cuda.Memcpy2D(), fromArray = new cuda.Memcpy2D();
@@ -246,7 +246,7 @@ describe('graphs built node by node (stand-in driver)', function () {
       out.fill(0);
       exec.launch();
       assert.deepStrictEqual([out, out2], [filled(0), filled(v2)], 'the exec copies into out2 now');
-      assert.throws(() => cuda.hostAllocationOf(out2).free(), { name: 'LogicError', message: /copy nodes/ }, 'the exec pins out2');
+      assert.throws(() => cuda.hostAllocationOf(out2).free(), { name: 'LogicError', message: /has copies of this memory/ }, 'the exec pins out2');
       // in the graph: later instances only
       assert.strictEqual(g.setMemset(set, other, v3, n, { elementSize: 4 }), g);
       assert.strictEqual(g.setMemcpy(copy, out, other, 4 * n), g);

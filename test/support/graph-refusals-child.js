@@ -286,6 +286,29 @@ async function main() {
   ((graph) => graph.addMemcpy(copyInto(unheld)) && graph.instantiate())(new cuda.Graph());
   await collect();
   unheld.free();
+  // a page-locked allocation that a captured copy names likewise; ordinary memory is refused
+  const HOST_HELD = {
+    name: 'LogicError',
+    message: 'free(): a Graph or GraphExec, or a capture under way, has copies of this memory; destroy them first',
+  };
+  const PAGEABLE = { name: 'LogicError', message: /^a capture records a copy of host memory for its graph/ };
+  const locked = cuda.pagelockedEmpty(bytes, 'uint8');
+  locked.set(source);
+  stream.beginCapture();
+  cuda.memcpyHtoDAsync(a, locked, stream);
+  assert.throws(() => cuda.hostAllocationOf(locked).free(), HOST_HELD);
+  assert.throws(() => cuda.memcpyDtoHAsync(new Uint8Array(bytes), a, stream), PAGEABLE);
+  const download = new cuda.Memcpy2D();
+  download.setSrcDevice(a);
+  download.setDstHost(new Uint8Array(bytes));
+  assert.throws(() => Object.assign(download, { widthInBytes: 64, height: 4 }).run(stream), PAGEABLE);
+  const upload = stream.endCapture();
+  assert.throws(() => cuda.hostAllocationOf(locked).free(), HOST_HELD);
+  cuda.memsetD8(a, 0, bytes);
+  run(upload).destroy();
+  assert.deepStrictEqual(cuda.fromDevice(a, bytes, 'uint8'), captured ? source : new Uint8Array(bytes));
+  upload.destroy();
+  cuda.hostAllocationOf(locked).free();
   const dropped = newArray(); // a capture that ends without a graph lets go
   const gone = new cuda.Stream();
   gone.beginCapture();
