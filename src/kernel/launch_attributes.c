@@ -17,14 +17,22 @@ static CUlaunchAttribute *next_attribute(CUlaunchAttribute *attrs, unsigned int 
   return a;
 }
 
-/* The bound event that bit asks for; NULL after throwing where none is, or it was destroyed. */
-static CUevent bound_event(napi_env env, const launcher *l, int which) {
+/* The bound event that bit asks for; NULL after throwing where none is, or it was destroyed. A
+ * capture on stream may name it in its graph: its CUevent then outlives destroy() while the graph
+ * does, as an event node's. */
+static CUevent bound_event(napi_env env, const launcher *l, int which, CUstream stream) {
   event_h *event = l->events[which];
   if (!event) {
     throw_logic(env, "this launch asks for an event attribute, but no event is bound");
     return NULL;
   }
-  return handle_alive(env, &event->base) ? event->handle : NULL;
+  if (!handle_alive(env, &event->base)) return NULL;
+  if (captures_under_way()) {
+    node_use *use = event_use_of(event);
+    if (!use) return throw_oom(env), NULL;
+    if (!capture_pin(env, stream, use, &USE_PINS)) return NULL;
+  }
+  return event->handle;
 }
 
 napi_value launch_ex(napi_env env, const launcher *l, const uint32_t *h, void **extra,
@@ -64,14 +72,14 @@ napi_value launch_ex(napi_env env, const launcher *l, const uint32_t *h, void **
     next_attribute(attrs, &n, CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION)
         ->value.programmaticStreamSerializationAllowed = 1;
   if (bits & ATTR_PROGRAMMATIC_EVENT) {
-    CUevent event = bound_event(env, l, PROGRAMMATIC);
+    CUevent event = bound_event(env, l, PROGRAMMATIC, stream);
     if (!event) return NULL;
     CUlaunchAttribute *a = next_attribute(attrs, &n, CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT);
     a->value.programmaticEvent.event = event;
     a->value.programmaticEvent.triggerAtBlockStart = h[TRIGGER_AT_START] != 0;
   }
   if (bits & ATTR_COMPLETION_EVENT) {
-    CUevent event = bound_event(env, l, COMPLETION);
+    CUevent event = bound_event(env, l, COMPLETION, stream);
     if (!event) return NULL;
     next_attribute(attrs, &n, CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT)
         ->value.launchCompletionEvent.event = event;

@@ -695,6 +695,34 @@ describe('graphs built node by node (stand-in driver)', function () {
     );
   });
 
+  it('an event a captured launch records (a launch attribute) outlives destroy() while the graph lives, as an event node does', function () {
+    run(
+      `
+      const destroys = () => log().filter((l) => /^call cuEventDestroy/.test(l)).length;
+      const kernel = new cuda.Module(MODULE).getFunction('empty');
+      for (const attribute of ['completionEvent', 'programmaticEvent']) {
+        const event = new cuda.Event(cuda.EventFlags.DISABLE_TIMING);
+        const s = new cuda.Stream();
+        s.beginCapture();
+        kernel({ block: 1, stream: s, [attribute]: event });
+        const graph = s.endCapture();
+        const before = destroys();
+        event.destroy();
+        assert.strictEqual(destroys(), before, attribute + ': the graph holds the CUevent');
+        graph.destroy();
+        assert.strictEqual(destroys(), before + 1, attribute + ': the last to let go destroys it');
+      }
+      // outside a capture, destroy() destroys at once
+      const event = new cuda.Event(cuda.EventFlags.DISABLE_TIMING);
+      kernel({ block: 1, completionEvent: event });
+      const before = destroys();
+      event.destroy();
+      assert.strictEqual(destroys(), before + 1);
+    `,
+      { FAKE_CUDA_TRACE: '1' },
+    );
+  });
+
   it("event record and wait nodes: the graph keeps the event's CUevent until it and its GraphExecs are gone, destroy() or not", function () {
     const counts = path.join(dir, 'counts');
     run(
