@@ -203,7 +203,6 @@ bool arg_nodes(napi_env env, napi_value v, const graph_h *graph, CUgraphNode **n
   return true;
 }
 
-/* Room for one more pin; false after throwing. */
 /* Room for extra more pins; false after throwing. */
 static bool pin_room(napi_env env, graph_pins *pins, uint32_t extra) {
   if (extra <= pins->room - pins->count) return true;

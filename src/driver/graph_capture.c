@@ -42,6 +42,8 @@ bool capture_pin(napi_env env, CUstream stream, void *obj, const graph_pin_ops *
 }
 
 bool capture_pin_id(napi_env env, cuuint64_t id, void *obj, const graph_pin_ops *ops) {
+  const captured_pin *last = captured_count ? &captured[captured_count - 1] : NULL;
+  if (last && last->id == id && last->pin.obj == obj) return true; /* a loop's copies: once */
   if (captured_count == captured_room) {
     uint32_t room = captured_room ? 2 * captured_room : 8;
     captured_pin *grown = realloc(captured, room * sizeof *grown);

@@ -858,13 +858,15 @@ describe('graphs built node by node (stand-in driver)', function () {
     assert.match(out, /rounds done/);
   });
 
-  it('SIGTERM while graphs are built, captured into and launched in a loop ends the process within 1 s, by the signal', function () {
+  it('SIGTERM while graphs are built, captured into (copies of an array and page-locked memory pinned) and launched in a loop ends the process within 1 s, by the signal', function () {
     const script = `
       const cuda = require(${JSON.stringify(ROOT)});
       cuda.init();
       new cuda.Device(0).makeContext();
       const a = cuda.memAlloc(4096);
       const stream = new cuda.Stream();
+      const pinned = cuda.pagelockedEmpty(64, 'uint8');
+      const array = new cuda.CudaArray({ width: 64, format: cuda.ArrayFormat.UNSIGNED_INT8, numChannels: 1 });
       process.stdout.write('ready\\n');
       const spin = () => {
         for (let i = 0; i < 50; i++) {
@@ -872,6 +874,7 @@ describe('graphs built node by node (stand-in driver)', function () {
           const copy = g.addMemcpy(a.slice(2048), a, 2048, { after: g.addMemset(a, 1, 2048) });
           stream.beginCapture(cuda.StreamCaptureMode.RELAXED, { into: g, after: copy });
           cuda.memsetD8Async(a, 2, 64, stream);
+          cuda.memcpyHtoAAsync(array, 0, pinned, stream); // both pinned for the graph by the capture
           stream.endCapture();
           g.instantiate().launch();
         }
