@@ -61,7 +61,8 @@ export declare class Library {
   getManaged(name: string): LibraryVariable;
   /** The names of every kernel of the library, as getKernel() takes them (CUDA 12.4+). */
   kernelNames(): string[];
-  /** Unloads the library from every context now; its kernels and variables become unusable. */
+  /** Unloads the library from every context now; its kernels and variables become unusable.
+   * LogicError while a Graph, a GraphExec or a capture under way has kernel nodes of it. */
   unload(): void;
   /** unload(). */
   [Symbol.dispose](): void;
@@ -104,7 +105,8 @@ export declare class Module {
   getTexref(name: string): TextureReference;
   /** The surface reference of that name. */
   getSurfref(name: string): SurfaceReference;
-  /** Unloads now; its kernels, globals and references become unusable. */
+  /** Unloads now; its kernels, globals and references become unusable. LogicError while a Graph,
+   * a GraphExec or a capture under way (from the kernel's captured launch on) has kernel nodes of it. */
   free(): void;
   /** `using`: unloads the module. */
   [Symbol.dispose](): void;

@@ -40,8 +40,7 @@ function graphFromCapture(stream) {
     if (binding.streamIsCapturing(stream) === 0) forget(stream); // it ended, and failed
     throw error;
   }
-  const { uses, kernels } = forget(stream);
-  holdFor(graph, uses, kernels);
+  holdFor(graph, forget(stream));
   return graph;
 }
 

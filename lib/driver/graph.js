@@ -64,11 +64,10 @@ function adoptedGraph() {
   }
 }
 
-// A captured graph keeps uses, and the modules of kernels (their internal state) stay loaded.
-function holdFor(graph, uses, kernels) {
+// A captured graph keeps the objects its work uses.
+function holdFor(graph, uses) {
   const set = held.get(graph);
   for (const use of uses) set.add(use);
-  for (const k of kernels) binding.graphPinKernel(graph, k);
 }
 
 /**

@@ -9,7 +9,8 @@ const binding = require('./binding');
 
 const ACTIVE = 1; // CU_STREAM_CAPTURE_STATUS_ACTIVE
 
-// Capture id → { uses: Set of objects, kernels: Set of kernels' internal state (for C's pins) }.
+// Capture id → the Set of objects its work uses. (C pins what the driver's graph names itself:
+// kernels' modules, arrays, page-locked memory, events.)
 const open = new Map();
 
 // The id of the capture stream records into, or null.
@@ -21,29 +22,26 @@ function captureIdOf(stream) {
 // stream.beginCapture() started a capture: its id, with a record opened for it.
 function openCapture(stream) {
   const id = captureIdOf(stream);
-  if (id !== null) open.set(id, { uses: new Set(), kernels: new Set() });
+  if (id !== null) open.set(id, new Set());
   return id;
 }
 
-// The capture of id ended (or failed): its record, forgotten.
+// The capture of id ended (or failed): what its work used, forgotten.
 function closeCapture(id) {
-  const record = open.get(id) ?? { uses: new Set(), kernels: new Set() };
+  const uses = open.get(id) ?? new Set();
   open.delete(id);
-  return record;
+  return uses;
 }
 
 // Work using values (kernel k's launch when k is not null) was enqueued on stream (a Stream or
 // null): kept for the capture the stream records into, if any.
 function keepForCapture(stream, k, values) {
   if (open.size === 0 || stream === null || stream === undefined) return;
-  const record = open.get(captureIdOf(stream));
-  if (record === undefined) return;
-  if (k !== null) {
-    record.kernels.add(k);
-    record.uses.add(k); // and with it, the Module
-  }
+  const uses = open.get(captureIdOf(stream));
+  if (uses === undefined) return;
+  if (k !== null) uses.add(k); // and with it, the Module
   for (const value of values) {
-    if ((value !== null && typeof value === 'object') || typeof value === 'function') record.uses.add(value);
+    if ((value !== null && typeof value === 'object') || typeof value === 'function') uses.add(value);
   }
 }
 

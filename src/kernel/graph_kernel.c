@@ -116,12 +116,3 @@ napi_value launcher_add_to_graph(napi_env env, napi_callback_info info) {
   return graph_add_node(env, argv[0], argv[1], make_kernel_node, &params, "cuGraphAddKernelNode",
                         l->fn->module, &MODULE_PINS);
 }
-
-/* graphPinKernel(graph, kernel): the kernel's module stays loaded while graph, which a capture
- * gave nodes of the kernel, or a GraphExec made from it lives. */
-napi_value graph_pin_kernel(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 2);
-  func_h *fn = func_get(env, argv[1]);
-  if (fn) graph_pin_use(env, argv[0], fn->module, &MODULE_PINS);
-  return NULL;
-}

@@ -135,6 +135,10 @@ static napi_value launcher_launch(napi_env env, napi_callback_info info) {
   }
   const uint32_t *h = launcher_header(env, l);
   if (!h) return NULL;
+  /* A capture records a node of the kernel: its module stays loaded while the capture, and the
+   * graph it makes, live (module.free() is refused meanwhile). */
+  if (stream && captures_under_way() && !capture_pin(env, stream, l->fn->module, &MODULE_PINS))
+    return NULL;
   size_t size = l->size;
   void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, (char *)h + HEADER_BYTES,
                    CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
@@ -290,7 +294,6 @@ bool launch_init(napi_env env, napi_value exports) {
   static const export_fn fns[] = {
       {"launcherCreate", launcher_create},
       {"launchWait", launch_wait},
-      {"graphPinKernel", graph_pin_kernel},
       {"funcGetParamInfo", func_get_param_info},
       {"funcGetAttribute", func_get_attribute},
       {"funcSetAttribute", func_set_attribute},

@@ -79,7 +79,5 @@ func_h *func_get(napi_env env, napi_value v);
 napi_value launcher_add_to_graph(napi_env env, napi_callback_info info);
 napi_value launcher_set_in_graph_exec(napi_env env, napi_callback_info info);
 napi_value launcher_set_in_graph(napi_env env, napi_callback_info info);
-/* graphPinKernel(graph, kernel), for captured graphs. */
-napi_value graph_pin_kernel(napi_env env, napi_callback_info info);
 
 #endif

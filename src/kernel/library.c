@@ -118,8 +118,9 @@ static napi_value library_unload_now(napi_env env, napi_callback_info info) {
   ARGS(env, info, 1);
   library_h *library = handle_get_any(env, argv[0], &LIBRARY_KIND);
   if (library && library->pins && !library->base.freed)
-    return throw_logic(env, "library.unload(): a Graph or GraphExec has kernel nodes of this "
-                            "library; destroy them first");
+    return throw_logic(env,
+                       "library.unload(): a Graph or GraphExec, or a capture under way, has kernel "
+                       "nodes of this library; end the capture and destroy them first");
   if (library && !library->base.freed) library_unload(library);
   return NULL;
 }

@@ -345,8 +345,9 @@ static napi_value module_unload_now(napi_env env, napi_callback_info info) {
   ARGS(env, info, 1);
   module_h *module = handle_get_any(env, argv[0], &MODULE_KIND);
   if (module && module->pins && !module->base.freed)
-    return throw_logic(env, "module.free(): a Graph or GraphExec has kernel nodes of this "
-                            "module; destroy them first");
+    return throw_logic(env,
+                       "module.free(): a Graph or GraphExec, or a capture under way, has kernel "
+                       "nodes of this module; end the capture and destroy them first");
   if (module && !module->base.freed) module_unload(module);
   return NULL;
 }

@@ -771,7 +771,7 @@ describe('graphs built node by node (stand-in driver)', function () {
       const g = new cuda.Graph();
       g.addKernel(module.getFunction('empty'), { block: 1 });
       const exec = g.instantiate();
-      const refused = { name: 'LogicError', message: 'module.free(): a Graph or GraphExec has kernel nodes of this module; destroy them first' };
+      const refused = { name: 'LogicError', message: 'module.free(): a Graph or GraphExec, or a capture under way, has kernel nodes of this module; end the capture and destroy them first' };
       assert.throws(() => module.free(), refused);
       g.destroy();
       assert.throws(() => module.free(), refused);

@@ -51,7 +51,7 @@ describe('captured graphs keep what their work uses (stand-in driver)', function
         cuda.memcpyDtoHAsync(pinned, a, stream);
         return [stream.endCapture(), new WeakRef(module)];
       };
-      const refused = { name: 'LogicError', message: 'module.free(): a Graph or GraphExec has kernel nodes of this module; destroy them first' };
+      const refused = { name: 'LogicError', message: 'module.free(): a Graph or GraphExec, or a capture under way, has kernel nodes of this module; end the capture and destroy them first' };
       let [graph, module] = capture();
       assert.strictEqual(open.size, 0, 'the capture is closed');
       await collect();

@@ -9,6 +9,7 @@ const assert = require('assert');
 const cuda = require('../..');
 const binding = require('../../lib/internal/binding');
 const { checksChild } = require('./checks-child');
+const { SourceModule } = require('../../lib/compiler');
 
 const RELAXED = cuda.StreamCaptureMode.RELAXED;
 const NOT_SUPPORTED = { name: 'LogicError', message: 'cuGraphAddChildGraphNode failed: operation not supported' };
@@ -316,6 +317,43 @@ async function main() {
   assert.throws(() => dropped.free(), ARRAY_HELD);
   gone.destroy();
   dropped.free();
+
+  // a module whose kernel a capture launched is not unloaded under the capture, its graph or a
+  // GraphExec (into a graph of the user's, which keeps the node whatever endCapture() says)
+  const MODULE_HELD = {
+    name: 'LogicError',
+    message:
+      'module.free(): a Graph or GraphExec, or a capture under way, has kernel nodes of this module; ' +
+      'end the capture and destroy them first',
+  };
+  const fillModule = () =>
+    captured
+      ? new SourceModule('extern "C" __global__ void fill(unsigned char *p, int v) { p[threadIdx.x] = v; }')
+      : new cuda.Module('entry fill 8 4\n'); // the stand-in's module text
+  const v5 = randomByte();
+  const filler = fillModule();
+  const mine = new cuda.Graph();
+  stream.beginCapture(undefined, { into: mine });
+  filler.getFunction('fill')(a, cuda.int32(v5), { block: bytes, stream });
+  assert.throws(() => filler.free(), MODULE_HELD, 'the capture under way holds it');
+  stream.endCapture();
+  assert.throws(() => filler.free(), MODULE_HELD, 'the graph holds it');
+  const fillExec = mine.instantiate();
+  mine.destroy();
+  assert.throws(() => filler.free(), MODULE_HELD, 'its GraphExec holds it');
+  cuda.memsetD8(a, 0, bytes);
+  fillExec.launch(stream);
+  stream.synchronizeSync();
+  assert.deepStrictEqual(cuda.fromDevice(a, bytes, 'uint8'), captured ? expected([v5, 0, bytes]) : expected());
+  fillExec.destroy();
+  filler.free();
+  const abandoned = fillModule(); // a capture that ends without a graph lets go
+  const lost = new cuda.Stream();
+  lost.beginCapture();
+  abandoned.getFunction('fill')(a, cuda.int32(v5), { block: bytes, stream: lost });
+  assert.throws(() => abandoned.free(), MODULE_HELD);
+  lost.destroy();
+  abandoned.free();
 
   // all is well after: a capture and a launch
   stream.beginCapture();

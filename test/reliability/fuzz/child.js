@@ -136,6 +136,11 @@ const MAKERS = [
     return s;
   },
   () => {
+    const s = new cuda.Stream(); // left capturing into a graph of its own: endCapture() gives it
+    s.beginCapture(undefined, { into: new cuda.Graph() });
+    return s;
+  },
+  () => {
     const g = new cuda.Graph();
     g.addMemcpy(cuda.pagelockedEmpty(64, 'uint8'), cuda.memAlloc(64), 64);
     return g;
