@@ -165,14 +165,17 @@ export declare function fromDeviceLike<T extends TypedArray>(pointer: DevicePoin
 // ---- copies and memsets ----
 
 /** Copies all of src to device memory dest, checked against dest's size where known. From
- * pageable memory of pageableStaging().threshold bytes or more, through cudadrv's staging.
+ * pageable memory of pageableStaging().threshold bytes or more, through cudadrv's staging, which
+ * returns when the bytes are there; below it, as cuMemcpyHtoD, once src has been read: the bytes
+ * may still be landing, on the legacy default stream, which a NON_BLOCKING stream does not wait
+ * for (use memcpyHtoDAsync on that stream, or synchronize first).
  * @example
  * ```js
  * const cuda = require('cudadrv');
  * require('cudadrv/autoprimaryctx'); // device 0's primary context, current
  * const data = Float32Array.from({ length: 1024 }, Math.random);
  * const device = cuda.memAlloc(data.byteLength);
- * cuda.memcpyHtoD(device, data);      // returns when the bytes are on the device
+ * cuda.memcpyHtoD(device, data);      // ordered on the legacy default stream
  * const back = new Float32Array(1024);
  * cuda.memcpyDtoH(back, device);      // and when they are back
  * console.log(back.every((x, i) => x === data[i])); // true
@@ -204,10 +207,11 @@ export interface PageableStaging {
  * through two page-locked buffers of cudadrv's own: helper threads fill one while the copy engine
  * moves the other, which beats the driver's own pageable path. That is memcpyHtoD, memcpyDtoH,
  * their Async forms, toDevice, fromDevice, the In, Out and InOut arguments of a kernel call, and
- * Memcpy2D and Memcpy3D with a host side. The copies keep the driver's meaning: a synchronous one
- * returns when the bytes are there; an async one to the device returns once the TypedArray has
- * been read (its transfers queued on the stream), and one from the device when the bytes are
- * there, as the driver does for pageable memory. In a stream capture, on a stream of another
+ * Memcpy2D and Memcpy3D with a host side. The copies keep the driver's meaning, but for a
+ * synchronous one, which returns when the bytes are there (the driver's to the device returns once
+ * the TypedArray has been read, the bytes still landing on the legacy stream); an async one to the
+ * device returns once the TypedArray has been read (its transfers queued on the stream), and one
+ * from the device when the bytes are there, as the driver does for pageable memory. In a stream capture, on a stream of another
  * context than the current one, or while another stream's async copy still moves through the
  * buffers, a copy takes the driver's path. The buffers are freed `idleMs` after the last staged
  * copy.

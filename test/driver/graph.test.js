@@ -53,6 +53,21 @@ function randomInts(n) {
   return values;
 }
 
+// values in device memory (new unless given), there before what a NON_BLOCKING stream runs next:
+// memcpyHtoD alone is ordered on the legacy default stream, which such a stream does not wait for,
+// and returns before the bytes land (on the H200 under load, graphs read stale bytes)
+function upload(values, device = cuda.memAlloc(values.byteLength)) {
+  cuda.memcpyHtoD(device, values);
+  cuda.Context.synchronizeSync();
+  return device;
+}
+
+// memsetD32, done before what a NON_BLOCKING stream runs next (see upload)
+function fill32(device, value, n) {
+  cuda.memsetD32(device, value, n);
+  cuda.Context.synchronizeSync();
+}
+
 describeGpu('CUDA graphs', function () {
   let addOne, scale, stream, launch;
 
@@ -70,12 +85,6 @@ describeGpu('CUDA graphs', function () {
     stream.synchronizeSync();
     scratch.free();
   });
-
-  function upload(values) {
-    const device = cuda.memAlloc(values.byteLength);
-    cuda.memcpyHtoD(device, values);
-    return device;
-  }
 
   async function download(device, n = N) {
     await stream.synchronize();
@@ -278,7 +287,7 @@ describeGpu('CUDA graphs', function () {
     // 292 of 300 broke on an H200 before the reaper left captures alone (one synchronization beside
     // a capture, on any thread, ends it in an error)
     const device = cuda.memAlloc(N * 4);
-    cuda.memsetD32(device, 0, N);
+    fill32(device, 0, N);
     const rounds = 100;
     const dropAndCollect = async () => {
       global.gc();
@@ -410,7 +419,7 @@ describeGpu('graphs built node by node', function () {
     assert.ok([set, copy, add, times, last].every((node, i) => node.index === i));
     const exec = graph.instantiate({ upload: stream });
     for (let launch = 0; launch < 3; launch++) {
-      cuda.memsetD32(c, 0, N);
+      fill32(c, 0, N);
       exec.launch(stream);
       assert.deepStrictEqual(await read(a), new Int32Array(N).fill(value + 1));
       assert.deepStrictEqual(await read(c), new Int32Array(N).fill(value * k));
@@ -419,7 +428,7 @@ describeGpu('graphs built node by node', function () {
     const host = randomInts(N);
     const g2 = new cuda.Graph();
     const src = cuda.memAlloc(N * 4);
-    cuda.memcpyHtoD(src, host);
+    upload(host, src);
     const moved = g2.addMemcpy(a, src, N * 4);
     g2.addKernel(scale, a, cuda.int32(k), cuda.int32(N), { grid, block: 128, after: moved });
     g2.instantiate().launch(stream);
@@ -452,7 +461,7 @@ describeGpu('graphs built node by node', function () {
     const host = randomInts(N);
     const a = cuda.memAlloc(N * 4);
     const graph = new cuda.Graph();
-    const copy = graph.addMemcpy(a, cuda.toDevice(host), N * 4);
+    const copy = graph.addMemcpy(a, upload(host), N * 4);
     const node = graph.addKernel(scale, a, cuda.int32(2), cuda.int32(N), { grid, block: 128, after: copy });
     const exec = graph.instantiate();
     exec.launch(stream);
@@ -476,7 +485,7 @@ describeGpu('graphs built node by node', function () {
         status[0] = (int)cudaGraphLaunch(exec, cudaStreamGraphFireAndForget);
       }`).getFunction('launch_graph');
     const host = randomInts(N);
-    const a = cuda.toDevice(host);
+    const a = upload(host);
     const graph = new cuda.Graph();
     const k = 2 + Math.floor(Math.random() * 50);
     const times = graph.addKernel(scale, a, cuda.int32(k), cuda.int32(N), { grid, block: 128 });
@@ -486,7 +495,7 @@ describeGpu('graphs built node by node', function () {
     // device code launching an instance not made for it faults (the context is lost): refused
     assert.throws(() => graph.instantiate().deviceHandle, { name: 'LogicError', message: /deviceLaunch: true/ });
     const status = cuda.memAlloc(4);
-    cuda.memsetD32(status, 0xffff, 1);
+    fill32(status, 0xffff, 1);
     // a graph launches from a kernel that runs in a graph itself
     const outer = new cuda.Graph();
     outer.addKernel(launcher, cuda.uint64(exec.deviceHandle), status, { block: 1 });
@@ -554,7 +563,7 @@ describeGpu('graphs built node by node', function () {
 
   it('graph memory left allocated by a launch is used outside the graph, then freed by memory.free(stream) for the next launch', async function () {
     const host = randomInts(N);
-    const input = cuda.toDevice(host);
+    const input = upload(host);
     const graph = new cuda.Graph();
     const { node, memory } = graph.addMemAlloc(N * 4);
     const copy = graph.addMemcpy(memory, input, N * 4, { after: node });
@@ -605,7 +614,7 @@ describeGpu('graphs built node by node', function () {
   it('node.params() reads back what the driver holds; graph.setKernelArgs() changes what later instances compute', async function () {
     const host = randomInts(N);
     const a = cuda.memAlloc(N * 4);
-    const src = cuda.toDevice(host);
+    const src = upload(host);
     const graph = new cuda.Graph();
     const copy = graph.addMemcpy(a, src, N * 4);
     const node = graph.addKernel(scale, a, cuda.int32(2), cuda.int32(N), { grid, block: 128, shared: 64, after: copy });
@@ -652,7 +661,7 @@ describeGpu('graphs built node by node', function () {
     const host = randomInts(N);
     const a = cuda.memAlloc(N * 4);
     const graph = new cuda.Graph();
-    const copy = graph.addMemcpy(a, cuda.toDevice(host), N * 4);
+    const copy = graph.addMemcpy(a, upload(host), N * 4);
     stream.beginCapture(cuda.StreamCaptureMode.RELAXED, { into: graph, after: copy });
     assert.deepStrictEqual(
       stream.captureInfo().dependencies.map((node) => node.index),
@@ -696,9 +705,9 @@ describeGpu('graphs built node by node', function () {
     );
     const [step, countDown, choose] = ['step', 'count_down', 'choose'].map((name) => cond.getFunction(name));
     const host = new Uint32Array(N).map(() => (Math.random() * 2 ** 32) >>> 0);
-    const x = cuda.toDevice(host);
+    const x = upload(host);
     const steps = 1 + Math.floor(Math.random() * 40);
-    const left = cuda.toDevice(new Int32Array([steps]));
+    const left = upload(new Int32Array([steps]));
     const graph = new cuda.Graph();
     const loop = graph.conditionalHandle({ default: 1 });
     const { node: whileNode, bodies } = graph.addConditional(loop, 'while');
@@ -706,7 +715,7 @@ describeGpu('graphs built node by node', function () {
     const body = bodies[0].addKernel(step, h, x, left, cuda.int32(N), { grid, block: 128 });
     bodies[0].addKernel(countDown, h, left, { block: 1, after: body });
     // then IF/ELSE and SWITCH on a value a kernel sets
-    const value = cuda.toDevice(new Int32Array([0]));
+    const value = upload(new Int32Array([0]));
     const pick = graph.conditionalHandle();
     const chosen = graph.addKernel(choose, cuda.uint64(pick.value), value, { block: 1, after: whileNode });
     const ifElse = graph.addConditional(pick, 'if', { size: 2, after: chosen });
@@ -725,8 +734,8 @@ describeGpu('graphs built node by node', function () {
     assert.deepStrictEqual(cuda.fromDevice(x, N, 'uint32'), expected, `${steps} iterations`);
     assert.deepStrictEqual(Array.from(cuda.fromDevice(out, 2, 'int32')), [222, 10]);
     // another value: the IF branch and switch case 2
-    cuda.memcpyHtoD(value, new Int32Array([2]));
-    cuda.memcpyHtoD(left, new Int32Array([1]));
+    upload(new Int32Array([2]), value);
+    upload(new Int32Array([1]), left);
     exec.launch(stream);
     await stream.synchronize();
     assert.deepStrictEqual(Array.from(cuda.fromDevice(out, 2, 'int32')), [111, 12]);
@@ -748,7 +757,7 @@ describeGpu('graphs built node by node', function () {
       ['waitEvent', 'memcpy', 'kernel', 'eventRecord'],
     );
     const exec = graph.instantiate();
-    cuda.memsetD32(a, 0, N);
+    fill32(a, 0, N);
     cuda.memcpyHtoDAsync(a, host, other); // the other stream writes a, then records
     written.record(other);
     exec.launch(stream);
@@ -760,7 +769,7 @@ describeGpu('graphs built node by node', function () {
     // the Events destroyed, the graph's CUevents live on with the GraphExec
     written.destroy();
     done.destroy();
-    cuda.memsetD32(b, 0, N);
+    fill32(b, 0, N);
     exec.launch(stream);
     await stream.synchronize();
     assert.deepStrictEqual(
@@ -787,7 +796,7 @@ describeGpu('graphs built node by node', function () {
     graph = null;
     for (let launch = 0; launch < 3; launch++) {
       const host = randomInts(N);
-      cuda.memcpyHtoD(a, host);
+      upload(host, a);
       exec.launch(stream);
       await stream.synchronize();
       assert.strictEqual(seen.length, launch + 1, 'the call came before the wait settled');
@@ -822,7 +831,7 @@ describeGpu('graphs built node by node', function () {
     const exec = graph.instantiate();
     for (let launch = 0; launch < 3; launch++) {
       const host = randomInts(N);
-      cuda.memcpyHtoD(src, host);
+      upload(host, src);
       exec.launch(stream);
       await stream.synchronize();
       assert.deepStrictEqual(
@@ -852,7 +861,7 @@ describeGpu('graphs built node by node', function () {
       const { SourceModule } = require('../../lib/compiler');
       const own = new SourceModule(SOURCE);
       const input = cuda.memAlloc(N * 4);
-      cuda.memcpyHtoD(input, host);
+      upload(host, input);
       const graph = new cuda.Graph();
       const copy = graph.addMemcpy(result, input, N * 4);
       graph.addKernel(own.getFunction('add_one'), result, cuda.int32(N), { grid, block: 128, after: copy });
