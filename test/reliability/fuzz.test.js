@@ -42,3 +42,21 @@ describe('fuzzer: random calls over the whole API and the addon', function () {
     }
   }
 });
+
+describe("fuzzer's minimizer", function () {
+  this.timeout(600000);
+  it('cuts a death that two calls cause (a planted abort) down to those two, trying candidates in parallel', async function () {
+    if (process.platform !== 'linux') this.skip();
+    process.env.CUDADRV_FUZZ_PLANT = '37,211';
+    let result;
+    try {
+      result = await fuzz({ mode: 'stand-in', seed: FIXED_SEED, calls: 300, parallel: 4 });
+    } finally {
+      delete process.env.CUDADRV_FUZZ_PLANT;
+    }
+    const text = report('stand-in', FIXED_SEED, result);
+    assert.strictEqual(result.failures.length, 1, text);
+    const [{ died, last, sequence }] = result.failures;
+    assert.deepStrictEqual({ died, last, sequence }, { died: 'SIGABRT', last: 211, sequence: [37, 211] }, text);
+  });
+});

@@ -21,6 +21,9 @@ const { targets, enums } = collect();
 const pool = [];
 const POOL_SIZE = 256;
 const PROGRESS = 3;
+// A planted death, for the test of run.js's minimizer (fuzz.test.js): the child aborts once it has
+// made every call CUDADRV_FUZZ_PLANT lists ("37,211"), as a driver crash that two calls cause.
+const planted = process.env.CUDADRV_FUZZ_PLANT ? new Set(process.env.CUDADRV_FUZZ_PLANT.split(',').map(Number)) : null;
 
 let kept = 0;
 function keep(v) {
@@ -592,6 +595,7 @@ function plan(index) {
 
 function call(index) {
   fs.writeSync(PROGRESS, `call ${index}\n`);
+  if (planted?.delete(index) && planted.size === 0) process.abort();
   const [thunk, label, properCall, self] = plan(index);
   if (job.print) process.stderr.write(`#${index}: ${label}\n`);
   // A call outside the documented API (an internal member, a wrong this) may leave its receiver
@@ -663,10 +667,13 @@ async function main() {
   }
   await setUp();
   const indices = job.only || Array.from({ length: job.to - job.from }, (_, i) => job.from + i);
-  let n = 0;
+  let block = null;
   for (const index of indices) {
+    // completions and finalizers run between blocks of 256 indices: where a run did, its replay of
+    // some of them (--only, the minimizer) does
+    if (block !== null && index >> 8 !== block) await new Promise(setImmediate);
+    block = index >> 8;
     call(index);
-    if (++n % 256 === 0) await new Promise(setImmediate); // let completions and finalizers run
   }
   const hung = await settle(job.settleMs || 10000);
   global.gc();
