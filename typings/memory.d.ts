@@ -226,7 +226,8 @@ export declare function memcpyHtoDAsync(dest: DevicePointerLike, src: HostBuffer
 /** memcpyDtoH on stream; dest must stay untouched until the stream has passed the copy. In a
  * stream capture, dest must be page-locked or managed memory. */
 export declare function memcpyDtoHAsync(dest: HostBuffer, src: DevicePointerLike, stream?: Stream | null): void;
-/** size defaults to all of src where its size is known. */
+/** size defaults to all of src where its size is known. On the legacy default stream, as
+ * cuMemcpyDtoD: it may return before the copy is done (see memsetD8). */
 export declare function memcpyDtoD(dest: DevicePointerLike, src: DevicePointerLike, size?: number | bigint): void;
 /** memcpyDtoD on stream. */
 export declare function memcpyDtoDAsync(dest: DevicePointerLike, src: DevicePointerLike,
@@ -238,7 +239,9 @@ export declare function memcpyPeer(dest: DevicePointerLike, src: DevicePointerLi
 export declare function memcpyPeerAsync(dest: DevicePointerLike, src: DevicePointerLike, size?: number | bigint,
   destContext?: Context | null, srcContext?: Context | null, stream?: Stream | null): void;
 
-/** Sets count bytes at dest to value. */
+/** Sets count bytes at dest to value, on the legacy default stream, as cuMemsetD8: it may return
+ * before the bytes are set, and a NON_BLOCKING stream does not wait for it (memsetD8Async on that
+ * stream does; so do memsetD16 and memsetD32). */
 export declare function memsetD8(dest: DevicePointerLike, value: number, count: number | bigint): void;
 /** Sets count 16-bit words at dest to value. */
 export declare function memsetD16(dest: DevicePointerLike, value: number, count: number | bigint): void;
