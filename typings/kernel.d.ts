@@ -535,6 +535,7 @@ export declare class TensorMap {
   readonly memory: DevicePointerLike;
   /** A copy of the map's 128 bytes. */
   readonly bytes: Uint8Array;
-  /** Points the map at another tensor of the same shape (cuTensorMapReplaceAddress); returns it. */
+  /** Points the map at another tensor of the same shape (encoded anew, as cuTensorMapReplaceAddress
+   * would give, without reading the map's bytes); returns it. */
   replaceAddress(memory: DevicePointerLike): this;
 }

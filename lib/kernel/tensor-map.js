@@ -166,7 +166,7 @@ class TensorMap {
     const { kind, words, ints } = this._described;
     const moved = words.slice();
     moved[T.address] = devicePointer(memory, 'memory');
-    binding.tensorMapReplaceAddress(this[TENSOR_MAP], T[kind], moved, ints);
+    binding.tensorMapEncode(this[TENSOR_MAP], T[kind], moved, ints); // anew: C reads no old bytes
     this._described = { kind, words: moved, ints };
     Object.defineProperty(this, 'memory', { value: memory, configurable: true }); // kept alive
     return this;

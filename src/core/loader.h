@@ -95,7 +95,7 @@ typedef CUresult(CUDAAPI *PFN_cuProfilerInitialize_v4000)(const char *configFile
   X(cuOccupancyMaxActiveClusters, 11070) X(cuOccupancyMaxPotentialClusterSize, 11070) \
   X(cuOccupancyAvailableDynamicSMemPerBlock, 10020) \
   X(cuTensorMapEncodeTiled, 12000) X(cuTensorMapEncodeIm2col, 12000) \
-  X(cuTensorMapEncodeIm2colWide, 12080) X(cuTensorMapReplaceAddress, 12000) \
+  X(cuTensorMapEncodeIm2colWide, 12080) \
   X(cuTexRefSetArray, 2000) X(cuTexRefSetAddress, 3020) X(cuTexRefSetAddress2D, 4010) \
   X(cuTexRefSetFormat, 2000) X(cuTexRefSetAddressMode, 2000) X(cuTexRefSetFilterMode, 2000) \
   X(cuTexRefSetFlags, 2000) X(cuTexRefGetAddress, 3020) \

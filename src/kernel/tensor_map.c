@@ -177,10 +177,10 @@ static bool tensor_args(napi_env env, const napi_value *argv, uint8_t **out, uin
   return tensor_check(env, *kind, w, n);
 }
 
-/* tensorMapEncode(out, kind, words, ints): encodes the tensor into out's 128 bytes.
- * tensorMapReplaceAddress(out, kind, words, ints): out's map (encoded from kind, words and ints
- * but the address) points at words' address from now on. */
-static napi_value tensor_map_write(napi_env env, napi_callback_info info, bool replace) {
+/* tensorMapEncode(out, kind, words, ints): encodes the tensor into out's 128 bytes. A map moved to
+ * another tensor (map.replaceAddress) is encoded anew as well: cuTensorMapReplaceAddress would
+ * read the map's bytes, which JavaScript can reach and change. */
+static napi_value tensor_map_encode(napi_env env, napi_callback_info info) {
   ARGS(env, info, 4);
   uint8_t *out;
   uint32_t kind;
@@ -188,25 +188,16 @@ static napi_value tensor_map_write(napi_env env, napi_callback_info info, bool r
   int32_t n[TM_INTS];
   if (!tensor_args(env, argv, &out, &kind, w, n)) return NULL;
   CUtensorMap map;
-  memcpy(&map, out, sizeof map);
-  CUresult result = replace ? DRV(cuTensorMapReplaceAddress, &map, (void *)(uintptr_t)w[TM_ADDRESS])
-                            : encode(&map, kind, w, n);
-  if (result != CUDA_SUCCESS)
-    return throw_cu(env, result, replace ? "cuTensorMapReplaceAddress" : ENCODERS[kind]);
+  memset(&map, 0, sizeof map);
+  CUresult result = encode(&map, kind, w, n);
+  if (result != CUDA_SUCCESS) return throw_cu(env, result, ENCODERS[kind]);
   memcpy(out, &map, sizeof map);
   return NULL;
-}
-static napi_value tensor_map_encode(napi_env env, napi_callback_info info) {
-  return tensor_map_write(env, info, false);
-}
-static napi_value tensor_map_replace_address(napi_env env, napi_callback_info info) {
-  return tensor_map_write(env, info, true);
 }
 
 bool tensor_map_init(napi_env env, napi_value exports) {
   static const export_fn fns[] = {
       {"tensorMapEncode", tensor_map_encode},
-      {"tensorMapReplaceAddress", tensor_map_replace_address},
   };
   return EXPORTS(env, exports, fns) && EXPORT_LAYOUT(env, exports, "tensorMap", TENSOR_LAYOUT);
 }

@@ -46,12 +46,17 @@ describe('TMA tensor maps through a stand-in driver (no GPU needed)', function (
       k.prepare(['i', cuda.TensorMap, 'P']).preparedCall(1, 1, 7, wide, out);
       const params = (map) => '07000000' + '00'.repeat(124) + hex(map.bytes) + Buffer.from(new BigUint64Array([out.ptr]).buffer).toString('hex');
       assert.deepStrictEqual(launches(), [params(tiled), params(wide)]);
-      // replaceAddress: the same map over another tensor of its shape
+      // replaceAddress: the same map over another tensor of its shape, encoded anew from what was
+      // checked: bytes changed in JavaScript (reachable by the map's symbol key) reach no driver
       const other = cuda.memAlloc(4 * rows * cols);
+      const fresh = cuda.TensorMap.tiled({ memory: other, dataType: 'float32', globalDim: [cols, rows], boxDim: [16, 8], swizzle: cuda.TensorMapSwizzle['128B'] });
+      const [key] = Object.getOwnPropertySymbols(tiled);
+      tiled[key].fill(0xa5);
       assert.strictEqual(tiled.replaceAddress(other), tiled);
+      assert.strictEqual(hex(tiled.bytes), hex(fresh.bytes));
       assert.strictEqual(u64(tiled.bytes, 0), other.ptr);
       assert.strictEqual(tiled.memory, other);
-      assert.strictEqual(maps().at(-1), 'tensormap address ' + other.ptr.toString(16));
+      assert.deepStrictEqual(maps().slice(-2), [maps()[0].replace(at, other.ptr.toString(16)), maps()[0].replace(at, other.ptr.toString(16))]);
       k(cuda.int32(7), tiled, out, { block: 1 });
       assert.strictEqual(launches().at(-1), params(tiled));
     `);

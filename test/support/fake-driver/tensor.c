@@ -1,5 +1,5 @@
 /* The stand-in's TMA tensor maps: the checks the driver documents for cuTensorMapEncodeTiled,
- * Im2col, Im2colWide and ReplaceAddress (alignments, ranks, bounds), and maps whose opaque words
+ * Im2col and Im2colWide (alignments, ranks, bounds), and maps whose opaque words
  * say what was encoded: [0] the address, [1] kind | rank << 8 | data type << 16, [2..6] the
  * dimensions, [7..10] the strides. Each call is logged (FAKE_CUDA_LOG). */
 #include "fake.h"
@@ -124,13 +124,5 @@ EXPORT CUresult cuTensorMapEncodeIm2colWide(
   snprintf(rest, sizeof rest, "width=%d,%d channels=%u pixels=%u mode=%d", lower, upper, channels,
            pixels, (int)mode);
   log_common("im2colwide", type, rank, address, dims, strides, element_strides, rest);
-  return CUDA_SUCCESS;
-}
-
-EXPORT CUresult cuTensorMapReplaceAddress(CUtensorMap *map, void *address) {
-  ENTER();
-  if (!map || (uintptr_t)map % 64 || (uintptr_t)address % 16) return CUDA_ERROR_INVALID_VALUE;
-  map->opaque[0] = (cuuint64_t)(uintptr_t)address;
-  log_line("tensormap address %llx", (unsigned long long)(uintptr_t)address);
   return CUDA_SUCCESS;
 }
