@@ -90,9 +90,10 @@ export type TextureResource =
       bytes?: number;
     }
   | {
-      /** 2D device memory of pitch bytes per row. */
+      /** 2D device memory of pitch bytes per row, within one allocation. */
       pitch2D: DevicePointerLike;
-      /** An ArrayFormat member. */
+      /** An ArrayFormat member: a plain, UNORM_/SNORM_ or UNORM_INT_101010_2 one (a RangeError for
+       * block-compressed and video formats, which a CudaArray holds). */
       format: number;
       /** Components per element: 1, 2 or 4; 1 when omitted. */
       numChannels?: number;

@@ -7,6 +7,20 @@
 
 /* Driver 580 crashes instantiating, launching or reading a graph whose copy node names a
  * destroyed array. */
+size_t format_channel_bytes(CUarray_format format) {
+  switch (format) {
+  case CU_AD_FORMAT_UNSIGNED_INT8:
+  case CU_AD_FORMAT_SIGNED_INT8: return 1;
+  case CU_AD_FORMAT_UNSIGNED_INT16:
+  case CU_AD_FORMAT_SIGNED_INT16:
+  case CU_AD_FORMAT_HALF: return 2;
+  case CU_AD_FORMAT_UNSIGNED_INT32:
+  case CU_AD_FORMAT_SIGNED_INT32:
+  case CU_AD_FORMAT_FLOAT: return 4;
+  default: return 0;
+  }
+}
+
 static CUresult destroy_array_object(void *object) { return DRV(cuArrayDestroy, object); }
 
 node_use *array_use_of(array_h *array) {

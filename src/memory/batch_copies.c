@@ -138,20 +138,8 @@ static size_t element_bytes(napi_env env, CUarray array) {
     throw_cu(env, result, "cuArray3DGetDescriptor");
     return 0;
   }
-  size_t bytes = 0;
-  switch (d.Format) {
-  case CU_AD_FORMAT_UNSIGNED_INT8:
-  case CU_AD_FORMAT_SIGNED_INT8: bytes = 1; break;
-  case CU_AD_FORMAT_UNSIGNED_INT16:
-  case CU_AD_FORMAT_SIGNED_INT16:
-  case CU_AD_FORMAT_HALF: bytes = 2; break;
-  case CU_AD_FORMAT_UNSIGNED_INT32:
-  case CU_AD_FORMAT_SIGNED_INT32:
-  case CU_AD_FORMAT_FLOAT: bytes = 4; break;
-  default:
-    throw_range(env, "memcpy3DBatchAsync(): arrays of this format cannot be batched");
-    return 0;
-  }
+  size_t bytes = format_channel_bytes(d.Format);
+  if (!bytes) throw_range(env, "memcpy3DBatchAsync(): arrays of this format cannot be batched");
   return bytes * d.NumChannels;
 }
 

@@ -101,6 +101,9 @@ typedef struct array_h {
   node_use *use; /* once a graph's copy node uses it: the CUarray outlives the CudaArray */
 } array_h;
 extern const handle_kind ARRAY_KIND;
+/* The bytes of one channel of an element of format: the plain formats' (8, 16 and 32-bit
+ * integers, half, float), 0 for the others (array.c). */
+size_t format_channel_bytes(CUarray_format format);
 /* The use of array that a graph's copy node pins (USE_PINS), free() refused while it does;
  * NULL when out of memory (array.c). */
 node_use *array_use_of(array_h *array);

@@ -111,6 +111,54 @@ static bool read_fields(napi_env env, napi_value v, napi_typedarray_type want, s
   return true;
 }
 
+/* The normalized formats that name their channels: the bytes of one, and how many. */
+static const struct {
+  CUarray_format format;
+  uint8_t size, named;
+} NAMED_CHANNELS[] = {
+    {CU_AD_FORMAT_UNORM_INT8X1, 1, 1},       {CU_AD_FORMAT_UNORM_INT8X2, 1, 2},
+    {CU_AD_FORMAT_UNORM_INT8X4, 1, 4},       {CU_AD_FORMAT_SNORM_INT8X1, 1, 1},
+    {CU_AD_FORMAT_SNORM_INT8X2, 1, 2},       {CU_AD_FORMAT_SNORM_INT8X4, 1, 4},
+    {CU_AD_FORMAT_UNORM_INT16X1, 2, 1},      {CU_AD_FORMAT_UNORM_INT16X2, 2, 2},
+    {CU_AD_FORMAT_UNORM_INT16X4, 2, 4},      {CU_AD_FORMAT_SNORM_INT16X1, 2, 1},
+    {CU_AD_FORMAT_SNORM_INT16X2, 2, 2},      {CU_AD_FORMAT_SNORM_INT16X4, 2, 4},
+    {CU_AD_FORMAT_UNORM_INT_101010_2, 1, 4}, /* four channels in 32 bits */
+};
+
+/* The bytes a texel of format with channels channels takes in pitched memory (the channels a
+ * format names, where it names more); 0 for a format whose texels cudadrv does not know there
+ * (block-compressed, planar video). */
+static uint64_t texel_bytes(uint64_t format, uint64_t channels) {
+  uint64_t size = format <= CU_AD_FORMAT_MAX ? format_channel_bytes((CUarray_format)format) : 0;
+  if (size) return size * channels;
+  for (size_t i = 0; i < sizeof NAMED_CHANNELS / sizeof *NAMED_CHANNELS; i++)
+    if (NAMED_CHANNELS[i].format == format)
+      return NAMED_CHANNELS[i].size *
+             (channels > NAMED_CHANNELS[i].named ? channels : NAMED_CHANNELS[i].named);
+  return 0;
+}
+
+/* Whether the memory a linear or pitched resource reads lies within one allocation CUDA knows
+ * (lib/ checks slices; C, whatever it was passed); false after throwing. */
+static bool resource_known(napi_env env, const CUDA_RESOURCE_DESC *r, uint64_t format,
+                           uint64_t channels) {
+  if (channels < 1 || channels > 4)
+    return throw_range(env, "numChannels must be from 1 to 4"), false;
+  if (r->resType == CU_RESOURCE_TYPE_LINEAR)
+    return known_memory(env, r->res.linear.devPtr, r->res.linear.sizeInBytes, "TextureObject");
+  uint64_t texel = texel_bytes(format, channels), row, span;
+  if (!texel)
+    return throw_range(env, "TextureObject: pitched memory of this format is not supported; read "
+                            "it through a CudaArray"),
+           false;
+  size_t width = r->res.pitch2D.width, height = r->res.pitch2D.height;
+  if (!height || __builtin_mul_overflow(texel, width, &row) ||
+      __builtin_mul_overflow(r->res.pitch2D.pitchInBytes, height - 1, &span) ||
+      __builtin_add_overflow(span, row, &span))
+    return throw_range(env, "TextureObject: the pitched memory's size overflows"), false;
+  return known_memory(env, r->res.pitch2D.devPtr, span, "TextureObject");
+}
+
 /* The resource a texture object reads: the array (for T_KIND 0) or the memory in fields. */
 static bool read_resource(napi_env env, napi_value array_arg, const uint64_t *f,
                           CUDA_RESOURCE_DESC *r) {
@@ -129,7 +177,7 @@ static bool read_resource(napi_env env, napi_value array_arg, const uint64_t *f,
     r->res.linear.format = (CUarray_format)f[T_FORMAT];
     r->res.linear.numChannels = (unsigned)f[T_CHANNELS];
     r->res.linear.sizeInBytes = (size_t)f[T_BYTES];
-    return true;
+    return resource_known(env, r, f[T_FORMAT], f[T_CHANNELS]);
   case KIND_PITCH2D:
     r->resType = CU_RESOURCE_TYPE_PITCH2D;
     r->res.pitch2D.devPtr = (CUdeviceptr)f[T_ADDRESS];
@@ -138,7 +186,7 @@ static bool read_resource(napi_env env, napi_value array_arg, const uint64_t *f,
     r->res.pitch2D.width = (size_t)f[T_WIDTH];
     r->res.pitch2D.height = (size_t)f[T_HEIGHT];
     r->res.pitch2D.pitchInBytes = (size_t)f[T_PITCH];
-    return true;
+    return resource_known(env, r, f[T_FORMAT], f[T_CHANNELS]);
   default: throw_range(env, "unknown texture resource kind"); return false;
   }
 }

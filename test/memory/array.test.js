@@ -189,6 +189,51 @@ describe('arrays (checked before the driver)', function () {
   });
 });
 
+describe('texture objects over device memory (stand-in driver)', function () {
+  this.timeout(60000);
+  const { childRunner } = require('../support/graph-child');
+  const { run } = childRunner('cudadrv-texobj-');
+
+  it('the addon checks the memory a texture reads against its allocation, whatever lib/ passed', function () {
+    run(`
+      const binding = require(${JSON.stringify(path.join(__dirname, '../../lib/internal/binding'))});
+      const T = binding.layouts.texture;
+      const memory = cuda.memAlloc(4096);
+      const at = memory.ptr;
+      const border = new Float32Array(4);
+      const fields = (kind, set) => {
+        const f = new BigUint64Array(T.count);
+        Object.assign(f, { [T.kind]: BigInt(kind), [T.address]: at, [T.format]: BigInt(cuda.ArrayFormat.FLOAT), [T.channels]: 1n });
+        for (const [key, value] of Object.entries(set)) f[T[key]] = BigInt(value);
+        return f;
+      };
+      const past = (bytes) => ({ name: 'RangeError', message: 'TextureObject: 0x' + at.toString(16) + ' is not memory CUDA knows, or ' + bytes + ' bytes from it run past its allocation; pass device memory that is not freed, or a host buffer' });
+      // what fits is made; a byte more is refused before the driver
+      assert.strictEqual(typeof binding.texObjectCreate({}, null, fields(T.kindLinear, { bytes: 4096 }), border), 'bigint');
+      assert.throws(() => binding.texObjectCreate({}, null, fields(T.kindLinear, { bytes: 4097 }), border), past(4097));
+      // pitched: 15 rows of 64 bytes apart, then a last row of 16 texels of 4 floats (256 bytes)
+      const pitched = { width: 16, height: 16, pitch: 64 * 4, channels: 4 };
+      assert.strictEqual(typeof binding.texObjectCreate({}, null, fields(T.kindPitch2D, { ...pitched, pitch: 256 }), border), 'bigint');
+      assert.throws(() => binding.texObjectCreate({}, null, fields(T.kindPitch2D, { ...pitched, pitch: 257 }), border), past(257 * 15 + 256));
+      // the texel of a format that names its channels (UNORM_INT16X4: 8 bytes), whatever numChannels says
+      const x4 = { ...pitched, format: cuda.ArrayFormat.UNORM_INT16X4, channels: 1, width: 32, pitch: 256 };
+      assert.strictEqual(typeof binding.texObjectCreate({}, null, fields(T.kindPitch2D, x4), border), 'bigint');
+      assert.throws(() => binding.texObjectCreate({}, null, fields(T.kindPitch2D, { ...x4, width: 33 }), border), past(256 * 15 + 264));
+      for (const [set, message] of [
+        [{ channels: 0 }, 'numChannels must be from 1 to 4'],
+        [{ channels: 2 ** 40 }, 'numChannels must be from 1 to 4'],
+        [{ format: cuda.ArrayFormat.BC1_UNORM }, 'TextureObject: pitched memory of this format is not supported; read it through a CudaArray'],
+        [{ pitch: 2n ** 63n, height: 3 }, "TextureObject: the pitched memory's size overflows"],
+        [{ height: 0 }, "TextureObject: the pitched memory's size overflows"],
+      ]) {
+        assert.throws(() => binding.texObjectCreate({}, null, fields(T.kindPitch2D, { ...pitched, ...set }), border), { name: 'RangeError', message });
+      }
+      memory.free();
+      assert.throws(() => binding.texObjectCreate({}, null, fields(T.kindLinear, { bytes: 16 }), border), past(16));
+    `);
+  });
+});
+
 describeGpu('arrays, textures and surfaces', function () {
   // tex: reads a float array at (x, y) through a texture object; copy: writes a surface from a
   // texture, doubled; fetch: reads linear memory through a texture.
