@@ -22,9 +22,11 @@ __global__ void axpy(float *y, const float *x, float a, int n) {
 }`).getFunction('axpy');
 
 const x = Float32Array.from({ length: N }, (_, i) => (i % 7) * 0.5);
-const dx = cuda.toDevice(x);
-const dy = cuda.memAlloc(N * 4);
 const stream = new cuda.Stream(cuda.StreamFlags.NON_BLOCKING);
+// on the stream: a NON_BLOCKING stream does not wait for the legacy stream, where memcpyHtoD goes
+const dx = cuda.memAlloc(N * 4);
+cuda.memcpyHtoDAsync(dx, x, stream);
+const dy = cuda.memAlloc(N * 4);
 const launch = { block: [256, 1, 1], grid: [N / 256, 1], stream };
 const chain = () => {
   for (let step = 0; step < STEPS; step++) axpy(dy, dx, cuda.float32(0.25), cuda.int32(N), launch);
