@@ -51,7 +51,9 @@ function textureFields(resource, opts) {
       const width = positive('resource.width', resource.width);
       const height = positive('resource.height', resource.height);
       const pitch = positive('resource.pitch', resource.pitch);
-      fits(pitch * (height - 1) + width * channels * formatBytes(format), memory, 'TextureObject');
+      // the addon's size of a texel; 0 for a format pitched memory does not take, which it refuses
+      const texel = binding.texelBytes(format, channels);
+      if (texel) fits(pitch * (height - 1) + width * texel, memory, 'TextureObject');
       fields[T.width] = BigInt(width);
       fields[T.height] = BigInt(height);
       fields[T.pitch] = BigInt(pitch);
@@ -73,21 +75,6 @@ function textureFields(resource, opts) {
 function positive(name, value) {
   if (check.size(name, value) === 0) throw new RangeError(`${name} must be at least 1`);
   return value;
-}
-
-const FORMAT_BYTES = new Map([
-  [ArrayFormat.UNSIGNED_INT8, 1],
-  [ArrayFormat.SIGNED_INT8, 1],
-  [ArrayFormat.UNSIGNED_INT16, 2],
-  [ArrayFormat.SIGNED_INT16, 2],
-  [ArrayFormat.HALF, 2],
-  [ArrayFormat.UNSIGNED_INT32, 4],
-  [ArrayFormat.SIGNED_INT32, 4],
-  [ArrayFormat.FLOAT, 4],
-]);
-
-function formatBytes(format) {
-  return FORMAT_BYTES.get(format) ?? 1;
 }
 
 function borderColor(color = [0, 0, 0, 0]) {

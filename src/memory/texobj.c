@@ -138,6 +138,17 @@ static uint64_t texel_bytes(uint64_t format, uint64_t channels) {
   return 0;
 }
 
+/* texelBytes(format, channels): texel_bytes for lib/'s check of a slice (0: not in pitched memory).
+ */
+static napi_value texel_bytes_call(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 2);
+  uint32_t format, channels;
+  if (!arg_uint32(env, argv[0], "format", &format) ||
+      !arg_uint32(env, argv[1], "channels", &channels))
+    return NULL;
+  return make_uint(env, channels >= 1 && channels <= 4 ? texel_bytes(format, channels) : 0);
+}
+
 /* Whether the memory a linear or pitched resource reads lies within one allocation CUDA knows
  * (lib/ checks slices; C, whatever it was passed); false after throwing. */
 static bool resource_known(napi_env env, const CUDA_RESOURCE_DESC *r, uint64_t format,
@@ -232,6 +243,7 @@ static napi_value texobj_destroy(napi_env env, napi_callback_info info) {
 bool texobj_init(napi_env env, napi_value exports) {
   static const export_fn fns[] = {
       {"texObjectCreate", texobj_create},
+      {"texelBytes", texel_bytes_call},
       {"surfObjectCreate", surfobj_create},
       {"texObjectDestroy", texobj_destroy},
   };

@@ -109,17 +109,22 @@ describe('arrays (checked before the driver)', function () {
         message: new RegExp(`^resource.${field} must be`),
       });
     }
-    assert.throws(
-      () =>
-        new TextureObject({
-          pitch2D: { ptr: 0x1000n, size: 100 },
-          format: ArrayFormat.FLOAT,
-          width: 4,
-          height: 4,
-          pitch: 64,
-        }),
-      { name: 'RangeError', message: 'TextureObject: 208 bytes do not fit in 100 bytes of device memory' },
-    );
+    // rows of 64 bytes, the last 4 texels long; UNORM_INT16X4 names its 4 channels (8 bytes a texel)
+    for (const [format, size, bytes] of [
+      [ArrayFormat.FLOAT, 100, 208],
+      [ArrayFormat.UNORM_INT16X4, 200, 224],
+    ]) {
+      const resource = { pitch2D: { ptr: 0x1000n, size }, format, width: 4, height: 4, pitch: 64 };
+      assert.throws(() => new TextureObject(resource), {
+        name: 'RangeError',
+        message: `TextureObject: ${bytes} bytes do not fit in ${size} bytes of device memory`,
+      });
+    }
+    const compressed = { pitch2D: 0x1000n, format: ArrayFormat.BC1_UNORM, width: 4, height: 4, pitch: 64 };
+    assert.throws(() => new TextureObject(compressed), {
+      name: 'RangeError',
+      message: 'TextureObject: pitched memory of this format is not supported; read it through a CudaArray',
+    });
     assert.throws(() => new SurfaceObject(new Uint8Array(4)), {
       name: 'TypeError',
       message: /array must be a CudaArray/,
