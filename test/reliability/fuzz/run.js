@@ -43,7 +43,7 @@ function runChild(job, env, cwd) {
     };
     watchdog();
     child.stderr.on('data', (d) => {
-      if (stderr.length < 1 << 16) stderr += d;
+      stderr = (stderr + d).slice(-(1 << 16)); // the end: a replay's last calls, a crash's report
     });
     child.stdio[3].on('data', (d) => {
       text += d;
@@ -222,6 +222,8 @@ sequence that repeats it, printed with a command that replays it).
   --calls N        calls per mode (default 200000; mutate: use about 2000)
   --seed S         the run's seed (default: random; printed)
   --only I,J,...   replay only these calls of the seed, printing each
+  --from F --to T  replay calls F to T - 1 of the seed in one child, as a chunk ran them (a death
+                   that only its whole chunk repeats); prints the last calls before a death
   --parallel N     children at once, running chunks and trying shorter sequences (default 2;
                    on a GPU machine of 16 cores, 8 finds and cuts down crashes far sooner)
   --print          print each call before it runs
@@ -244,11 +246,22 @@ async function main() {
   const only = option('only', null);
   let failed = false;
   for (const mode of modes) {
-    if (only) {
+    const from = option('from', null);
+    if (only || from !== null) {
+      const calls = only
+        ? { only: only.split(',').map(Number) }
+        : { from: Number(from), to: Number(option('to', Number(from) + CHUNK)) };
+      if (calls.from !== undefined && !(Number.isInteger(calls.from) && calls.to > calls.from)) {
+        throw new RangeError('--from takes a whole number, and --to a larger one');
+      }
       const workdir = fs.mkdtempSync(path.join(os.tmpdir(), 'cudadrv-fuzz-'));
       const env = environment(mode, workdir);
-      const result = await runChild({ mode, seed, only: only.split(',').map(Number), print: true }, env, workdir);
-      console.log(result.died ? `${result.died}\n${result.tail}` : JSON.stringify(result.summary, null, 1));
+      const result = await runChild({ mode, seed, ...calls, print: true }, env, workdir);
+      console.log(
+        result.died
+          ? `${result.died} at call ${result.last}\n${result.tail.split('\n').slice(-40).join('\n')}`
+          : JSON.stringify(result.summary, null, 1),
+      );
       fs.rmSync(workdir, { recursive: true, force: true });
       continue;
     }
