@@ -138,8 +138,7 @@ static uint64_t texel_bytes(uint64_t format, uint64_t channels) {
   return 0;
 }
 
-/* texelBytes(format, channels): texel_bytes for lib/'s check of a slice (0: not in pitched memory).
- */
+/* texelBytes(format, channels): texel_bytes, for lib/'s check of a slice. */
 static napi_value texel_bytes_call(napi_env env, napi_callback_info info) {
   ARGS(env, info, 2);
   uint32_t format, channels;
