@@ -5,8 +5,6 @@
 
 #include "memory.h"
 
-/* Driver 580 crashes instantiating, launching or reading a graph whose copy node names a
- * destroyed array. */
 size_t format_channel_bytes(CUarray_format format) {
   switch (format) {
   case CU_AD_FORMAT_UNSIGNED_INT8:
@@ -21,6 +19,8 @@ size_t format_channel_bytes(CUarray_format format) {
   }
 }
 
+/* Graphs' copy nodes share the CUarray, the last to let go destroying it: driver 580 crashes
+ * instantiating, launching or reading a graph whose copy node names a destroyed array. */
 static CUresult destroy_array_object(void *object) { return DRV(cuArrayDestroy, object); }
 
 node_use *array_use_of(array_h *array) {

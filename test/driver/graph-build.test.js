@@ -858,7 +858,7 @@ describe('graphs built node by node (stand-in driver)', function () {
     assert.match(out, /rounds done/);
   });
 
-  it('SIGTERM while graphs are built, captured into (copies of an array and page-locked memory pinned) and launched in a loop ends the process within 1 s, by the signal', function () {
+  it('SIGTERM while graphs are built, captured into (copies of an array and page-locked memory, and a kernel of a module dropped at once, pinned) and launched in a loop ends the process within 1 s, by the signal', function () {
     const script = `
       const cuda = require(${JSON.stringify(ROOT)});
       cuda.init();
@@ -874,7 +874,8 @@ describe('graphs built node by node (stand-in driver)', function () {
           const copy = g.addMemcpy(a.slice(2048), a, 2048, { after: g.addMemset(a, 1, 2048) });
           stream.beginCapture(cuda.StreamCaptureMode.RELAXED, { into: g, after: copy });
           cuda.memsetD8Async(a, 2, 64, stream);
-          cuda.memcpyHtoAAsync(array, 0, pinned, stream); // both pinned for the graph by the capture
+          cuda.memcpyHtoAAsync(array, 0, pinned, stream); // pinned for the graph by the capture,
+          new cuda.Module('entry empty\\n').getFunction('empty')({ block: 1, stream }); // as this module
           stream.endCapture();
           g.instantiate().launch();
         }

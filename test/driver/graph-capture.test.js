@@ -85,7 +85,7 @@ describe('captured graphs keep what their work uses (stand-in driver)', function
     `);
   });
 
-  it("workers capturing, copying through page-locked host nodes and into arrays, freeing graph memory, terminated mid-work in 20 rounds: no crash, the main thread's graphs work after", function () {
+  it("workers capturing (kernels of modules pinned), copying through page-locked host nodes and into arrays, freeing graph memory, terminated mid-work in 20 rounds: no crash, the main thread's graphs work after", function () {
     // what each worker does in a loop, and the main thread once after
     const work = `
       const n = 256;
@@ -131,7 +131,15 @@ describe('captured graphs keep what their work uses (stand-in driver)', function
         const first = into.addMemset(device, 0, n);
         stream.beginCapture(cuda.StreamCaptureMode.RELAXED, { into, after: first });
         cuda.memsetD8Async(device, 1, n, stream);
+        // a kernel whose module the capture, then the graph, keep loaded (dropped or freed after)
+        const module = new cuda.Module('entry empty\\n');
+        module.getFunction('empty')({ block: 1, stream });
+        assert.throws(() => module.free(), { name: 'LogicError', message: /capture under way/ });
         stream.endCapture();
+        if (Math.random() < 0.5) {
+          into.destroy();
+          module.free();
+        }
         const top = new cuda.Graph();
         const [body] = top.addConditional(top.conditionalHandle(), 'if').bodies;
         stream.beginCapture(cuda.StreamCaptureMode.RELAXED, { into: body });
