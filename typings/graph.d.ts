@@ -274,7 +274,8 @@ export declare class Graph {
    * new from now on. */
   addMemFree(memory: GraphMemory, options?: NodeOptions): GraphNode;
   /** A node that runs a copy of child, made now. child is not this graph (a LogicError); the
-   * driver refuses a child with conditional or memory nodes, or a conditional node's body. */
+   * driver refuses a child with conditional or memory nodes, or a conditional node's body. A
+   * LogicError while a stream captures into child. */
   addChildGraph(child: Graph, options?: NodeOptions): GraphNode;
   /** A condition for this graph's conditional nodes (and their bodies'), in the current context (CUDA 12.3). */
   conditionalHandle(options?: ConditionalHandleOptions): ConditionalHandle;
@@ -295,7 +296,8 @@ export declare class Graph {
   /** The graph in Graphviz's DOT language (cuGraphDebugDotPrint); flags: GraphDebugDotFlags. */
   toDot(flags?: number): string;
   /** A GraphExec of this graph in the current context; a LogicError once a context its nodes were
-   * made in has been destroyed (the driver would crash on them). */
+   * made in has been destroyed (the driver would crash on them), and while a stream captures into
+   * the graph or one of its bodies. */
   instantiate(options?: InstantiateOptions): GraphExec;
   /** Destroys the graph; GraphExecs made from it stay usable. A second call does nothing. A
    * LogicError while a stream captures into it or into one of its bodies. */
@@ -333,7 +335,8 @@ export declare class GraphExec {
   readonly deviceHandle: bigint;
   /** Uploads it ahead of the first launch. */
   upload(stream?: Stream | null): this;
-  /** Later launches run graph's parameters; a LogicError when graph's shape differs. */
+  /** Later launches run graph's parameters; a LogicError when graph's shape differs, and while a
+   * stream captures into graph. */
   update(graph: Graph): this;
   /** Makes a kernel node (of graph.addKernel()) launch other arguments and shape from the next
    * launch on; its kernel cannot change. The graph itself is unchanged. */

@@ -146,10 +146,7 @@ static napi_value graph_destroy(napi_env env, napi_callback_info info) {
   ARGS(env, info, 1);
   graph_h *graph = handle_get_any(env, argv[0], &GRAPH_KIND);
   if (!graph || graph->base.freed) return NULL;
-  if (graph_captured_into(graph))
-    return throw_logic(env,
-                       "graph.destroy(): a stream is capturing into this graph or into a body "
-                       "of its conditional nodes; end that capture first (stream.endCapture())");
+  if (!graph_not_captured(env, graph, "graph.destroy()", "this graph")) return NULL;
   handle_release(&graph->base);
   return NULL;
 }
@@ -393,9 +390,7 @@ static napi_value graph_edges(napi_env env, napi_callback_info info) {
   ARGS(env, info, 1);
   graph_h *graph = graph_get(env, argv[0]);
   if (!graph) return NULL;
-  if (graph_captured_into(graph))
-    return throw_logic(env, "graph.edges(): a stream is capturing into this graph; end that "
-                            "capture first (stream.endCapture())");
+  if (!graph_not_captured(env, graph, "graph.edges()", "this graph")) return NULL;
   size_t count = 0;
   CU_CALL(env, cuGraphGetEdges, graph->handle, NULL, NULL, NULL, &count);
   napi_value edges = NULL;

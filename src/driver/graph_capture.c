@@ -2,6 +2,7 @@
  * Graph of the caller's after some of its nodes (cuStreamBeginCaptureToGraph, CUDA 12.3), and
  * what a capture under way says of itself (cuStreamGetCaptureInfo). */
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -109,6 +110,16 @@ bool graph_captured_into(const graph_h *graph) {
   for (uint32_t i = 0; i < into_count; i++)
     if (goes_with(intos[i]->into, graph)) return true;
   return false;
+}
+
+bool graph_not_captured(napi_env env, const graph_h *graph, const char *call, const char *name) {
+  if (!graph_captured_into(graph)) return true;
+  char message[256];
+  snprintf(message, sizeof message,
+           "%s: a stream is capturing into %s or into a body of its conditional nodes; end that "
+           "capture first (stream.endCapture())",
+           call, name);
+  return throw_logic(env, message), false;
 }
 
 void graph_end_captures(const graph_h *graph) {

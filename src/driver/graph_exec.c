@@ -82,8 +82,9 @@ static napi_value graph_instantiate(napi_env env, napi_callback_info info) {
   graph_h *graph = graph_get(env, argv[0]);
   uint32_t flags;
   stream_h *stream = NULL;
-  if (!graph || !graph_live(env, graph) || !arg_uint32(env, argv[2], "flags", &flags) ||
-      !arg_stream_handle(env, argv[3], &stream))
+  if (!graph || !graph_live(env, graph) ||
+      !graph_not_captured(env, graph, "graph.instantiate()", "this graph") ||
+      !arg_uint32(env, argv[2], "flags", &flags) || !arg_stream_handle(env, argv[3], &stream))
     return NULL;
   ctx_rec *ctx = ctx_rec_current(env);
   if (!ctx) return NULL;
@@ -228,7 +229,9 @@ static napi_value graph_exec_update(napi_env env, napi_callback_info info) {
   ARGS(env, info, 2);
   graph_exec_h *exec = exec_get(env, argv[0]);
   graph_h *graph = exec ? graph_get(env, argv[1]) : NULL;
-  if (!graph || !graph_live(env, graph)) return NULL;
+  if (!graph || !graph_live(env, graph) ||
+      !graph_not_captured(env, graph, "exec.update(graph)", "graph"))
+    return NULL;
   graph_pins pins = {0};
   if (!pins_append(&pins, graph_pins_of(graph))) return throw_oom(env);
   CUgraphExecUpdateResultInfo result_info = {0};

@@ -95,7 +95,7 @@ static CUresult make_child(void *arg, CUgraph graph, const CUgraphNode *deps, si
 static napi_value graph_add_child(napi_env env, napi_callback_info info) {
   ARGS(env, info, 3);
   graph_h *child = graph_get(env, argv[2]);
-  if (!child) return NULL;
+  if (!child || !graph_not_captured(env, child, "graph.addChildGraph(child)", "child")) return NULL;
   graph_h *graph = graph_get(env, argv[0]);
   if (!graph) return NULL;
   if (child->handle == graph->handle) /* the driver crashes on it (driver 580) */

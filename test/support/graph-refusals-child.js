@@ -13,12 +13,22 @@ const { SourceModule } = require('../../lib/compiler');
 
 const RELAXED = cuda.StreamCaptureMode.RELAXED;
 const NOT_SUPPORTED = { name: 'LogicError', message: 'cuGraphAddChildGraphNode failed: operation not supported' };
-const DESTROY_REFUSED = {
+// the LogicError of call on a graph captured into (the stream named it as name)
+const capturedInto = (call, name = 'this graph') => ({
   name: 'LogicError',
   message:
-    'graph.destroy(): a stream is capturing into this graph or into a body of its conditional nodes; ' +
+    `${call}: a stream is capturing into ${name} or into a body of its conditional nodes; ` +
     'end that capture first (stream.endCapture())',
-};
+});
+const DESTROY_REFUSED = capturedInto('graph.destroy()');
+// Neither read whole while a capture into it is under way: what the capture pins (here a module)
+// is not the graph's until the capture ends, and driver 580 instantiates such a graph and copies
+// it as a child, the copies outliving the module.
+function notReadWhole(graph, exec) {
+  assert.throws(() => graph.instantiate(), capturedInto('graph.instantiate()'));
+  assert.throws(() => new cuda.Graph().addChildGraph(graph), capturedInto('graph.addChildGraph(child)', 'child'));
+  assert.throws(() => exec.update(graph), capturedInto('exec.update(graph)', 'graph'));
+}
 
 async function collect() {
   for (let i = 0; i < 4; i++) {
@@ -148,10 +158,11 @@ async function main() {
   assert.strictEqual(cuda.stats().capturesUnderWay, 1, 'the capture under way is still counted');
   cuda.memsetD8Async(a.slice(16), v2, 32, stream);
   // no edges during the capture: the captured nodes have no index yet (the driver gives them)
-  assert.throws(() => into.edges(), {
-    name: 'LogicError',
-    message: 'graph.edges(): a stream is capturing into this graph; end that capture first (stream.endCapture())',
-  });
+  assert.throws(() => into.edges(), capturedInto('graph.edges()'));
+  const sameShape = new cuda.Graph();
+  sameShape.addMemset(a, v1, 32);
+  const sameShapeExec = sameShape.instantiate();
+  notReadWhole(into, sameShapeExec);
   assert.strictEqual(stream.endCapture(), into);
   // the stand-in records nothing captured; the GPU, the memset after the first node
   const captured = into.nodeCount === 2;
@@ -167,8 +178,12 @@ async function main() {
   stream.beginCapture(RELAXED, { into: inside });
   assert.throws(() => holder.destroy(), DESTROY_REFUSED);
   assert.throws(() => inside.destroy(), DESTROY_REFUSED);
+  notReadWhole(holder, sameShapeExec);
   stream.endCapture();
+  holder.instantiate().destroy();
   holder.destroy();
+  sameShapeExec.destroy();
+  sameShape.destroy();
 
   // a body keeps its graph alive: collecting the graph would take the body with it
   const orphan = (() => {
@@ -336,6 +351,7 @@ async function main() {
   stream.beginCapture(undefined, { into: mine });
   filler.getFunction('fill')(a, cuda.int32(v5), { block: bytes, stream });
   assert.throws(() => filler.free(), MODULE_HELD, 'the capture under way holds it');
+  assert.throws(() => mine.instantiate(), capturedInto('graph.instantiate()'), 'no GraphExec outlives the module');
   stream.endCapture();
   assert.throws(() => filler.free(), MODULE_HELD, 'the graph holds it');
   const fillExec = mine.instantiate();
