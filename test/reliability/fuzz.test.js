@@ -45,18 +45,34 @@ describe('fuzzer: random calls over the whole API and the addon', function () {
 
 describe("fuzzer's minimizer", function () {
   this.timeout(600000);
-  it('cuts a death that two calls cause (a planted abort) down to those two, trying candidates in parallel', async function () {
-    if (process.platform !== 'linux') this.skip();
-    process.env.CUDADRV_FUZZ_PLANT = '37,211';
+  // A stand-in run with a planted abort (CUDADRV_FUZZ_PLANT): its one failure, and the report.
+  async function planted(plant, calls, parallel) {
+    process.env.CUDADRV_FUZZ_PLANT = plant;
     let result;
     try {
-      result = await fuzz({ mode: 'stand-in', seed: FIXED_SEED, calls: 300, parallel: 4 });
+      result = await fuzz({ mode: 'stand-in', seed: FIXED_SEED, calls, parallel });
     } finally {
       delete process.env.CUDADRV_FUZZ_PLANT;
     }
     const text = report('stand-in', FIXED_SEED, result);
     assert.strictEqual(result.failures.length, 1, text);
     const [{ died, last, sequence }] = result.failures;
-    assert.deepStrictEqual({ died, last, sequence }, { died: 'SIGABRT', last: 211, sequence: [37, 211] }, text);
+    return { failure: { died, last, sequence }, text };
+  }
+
+  it('cuts a death that two calls cause (a planted abort) down to those two, trying candidates in parallel', async function () {
+    if (process.platform !== 'linux') this.skip();
+    const { failure, text } = await planted('37,211', 300, 4);
+    assert.deepStrictEqual(failure, { died: 'SIGABRT', last: 211, sequence: [37, 211] }, text);
+  });
+
+  it('reports a death before the first call with the chunk that replays it, not minimized', async function () {
+    if (process.platform !== 'linux') this.skip();
+    const { failure, text } = await planted('set-up', 10, 1);
+    assert.deepStrictEqual(failure, { died: 'SIGABRT', last: null, sequence: null }, text);
+    assert.match(
+      text,
+      new RegExp(`SIGABRT \\(seed ${FIXED_SEED}, repeat with: .* --seed ${FIXED_SEED} --from 0 --to 10\\)`),
+    );
   });
 });

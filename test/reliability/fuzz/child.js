@@ -22,8 +22,10 @@ const pool = [];
 const POOL_SIZE = 256;
 const PROGRESS = 3;
 // A planted death, for the test of run.js's minimizer (fuzz.test.js): the child aborts once it has
-// made every call CUDADRV_FUZZ_PLANT lists ("37,211"), as a driver crash that two calls cause.
-const planted = process.env.CUDADRV_FUZZ_PLANT ? new Set(process.env.CUDADRV_FUZZ_PLANT.split(',').map(Number)) : null;
+// made every call CUDADRV_FUZZ_PLANT lists ("37,211"), as a driver crash that two calls cause, or
+// in its set-up ("set-up").
+const PLANT = process.env.CUDADRV_FUZZ_PLANT;
+const planted = PLANT && PLANT !== 'set-up' ? new Set(PLANT.split(',').map(Number)) : null;
 
 let kept = 0;
 function keep(v) {
@@ -665,7 +667,10 @@ async function main() {
   if (job.mode === 'mutate') {
     return mutationRun(job.only || Array.from({ length: job.to - job.from }, (_, i) => job.from + i));
   }
+  const started = Date.now();
   await setUp();
+  if (PLANT === 'set-up') process.abort();
+  fs.writeSync(PROGRESS, `ready ${Date.now() - started}\n`);
   const indices = job.only || Array.from({ length: job.to - job.from }, (_, i) => job.from + i);
   let block = null;
   for (const index of indices) {

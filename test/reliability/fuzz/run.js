@@ -18,6 +18,9 @@ const { buildStandIn } = require('../../support/stand-in-driver');
 const CHILD = path.join(__dirname, 'child.js');
 const CHUNK = Number(process.env.CUDADRV_FUZZ_CHUNK || 2500);
 const HANG_MS = Number(process.env.CUDADRV_FUZZ_HANG_MS || 20000); // a call's time before it counts as hung
+// a child's set-up (compiles and links in helper processes) before it counts as hung: on a GPU
+// host running 15 children at once, it took longer than HANG_MS
+const SETUP_MS = Number(process.env.CUDADRV_FUZZ_SETUP_MS || 120000);
 
 // Runs one child; resolves { summary } when it finished, or { died, last, tail } when it did not.
 function runChild(job, env, cwd) {
@@ -30,16 +33,20 @@ function runChild(job, env, cwd) {
       detached: true,
     });
     let last = null;
+    let setupMs = null; // null until the child's set-up is done
     let summary = null;
     let text = '';
     let stderr = '';
     let timer;
     const watchdog = () => {
       clearTimeout(timer);
-      timer = setTimeout(() => {
-        child.hung = true;
-        process.kill(-child.pid, 'SIGKILL');
-      }, HANG_MS);
+      timer = setTimeout(
+        () => {
+          child.hung = true;
+          process.kill(-child.pid, 'SIGKILL');
+        },
+        setupMs === null ? SETUP_MS : HANG_MS,
+      );
     };
     watchdog();
     child.stderr.on('data', (d) => {
@@ -51,14 +58,18 @@ function runChild(job, env, cwd) {
       text = lines.pop();
       for (const line of lines) {
         if (line.startsWith('call ')) last = Number(line.slice(5));
-        else if (line.startsWith('{')) summary = JSON.parse(line);
+        else if (line.startsWith('ready ')) setupMs = Number(line.slice(6));
+        else if (line.startsWith('{')) summary = { ...JSON.parse(line), setupMs };
       }
       watchdog();
     });
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       if (summary && code === 0) resolve({ summary, stderr });
-      else resolve({ died: child.hung ? 'hang' : signal || `exit ${code}`, last, tail: stderr });
+      else {
+        const died = child.hung ? (setupMs === null ? 'hang in set-up' : 'hang') : signal || `exit ${code}`;
+        resolve({ died, last, tail: stderr });
+      }
     });
   });
 }
@@ -147,6 +158,7 @@ async function fuzz({ mode, seed, calls, parallel = 2, print = false }) {
     const counts = {};
     const unexpected = [];
     const failures = [];
+    let slowestSetUp = 0;
     const chunks = [];
     for (let from = 0; from < calls; from += CHUNK) chunks.push({ from, to: Math.min(calls, from + CHUNK) });
     const work = async () => {
@@ -154,6 +166,7 @@ async function fuzz({ mode, seed, calls, parallel = 2, print = false }) {
         const job = { mode, seed, ...chunk, print };
         const result = await runChild(job, env, workdir);
         if (result.summary) {
+          slowestSetUp = Math.max(slowestSetUp, result.summary.setupMs);
           for (const [k, v] of Object.entries(result.summary.counts)) counts[k] = (counts[k] || 0) + v;
           unexpected.push(...result.summary.unexpected);
           for (const h of result.summary.hung)
@@ -162,17 +175,22 @@ async function fuzz({ mode, seed, calls, parallel = 2, print = false }) {
         }
         // said at once: minimizing takes many children, and a run stopped meanwhile still tells
         process.stderr.write(
-          `fuzz ${mode}, seed ${seed}: ${result.died} in calls ${chunk.from}..${chunk.to - 1}, at call ${result.last}; minimizing\n`,
+          `fuzz ${mode}, seed ${seed}: ${result.died} in calls ${chunk.from}..${chunk.to - 1}, at call ${result.last}` +
+            `${result.last === null ? '' : '; minimizing'}\n`,
         );
-        const upTo =
-          result.last === null ? [] : Array.from({ length: result.last - chunk.from + 1 }, (_, i) => chunk.from + i);
+        if (result.last === null) {
+          // before the first call: nothing to cut down; the chunk replays it
+          failures.push({ died: result.died, chunk, last: null, sequence: null, calls: [], tail: result.tail });
+          continue;
+        }
+        const upTo = Array.from({ length: result.last - chunk.from + 1 }, (_, i) => chunk.from + i);
         const sequence = await shortest(job, env, workdir, result, upTo, parallel);
         const labels = sequence ? await callLabels(job, env, workdir, sequence) : [];
         failures.push({ died: result.died, chunk, last: result.last, sequence, calls: labels, tail: result.tail });
       }
     };
     await Promise.all(Array.from({ length: parallel }, work));
-    return { counts, unexpected, failures };
+    return { counts, unexpected, failures, slowestSetUp };
   } finally {
     fs.rmSync(workdir, { recursive: true, force: true });
   }
@@ -191,13 +209,13 @@ function excerpt(stderr) {
   return at >= 0 ? lines.slice(at, at + 24) : lines.slice(-12);
 }
 
-function report(mode, seed, { counts, unexpected, failures }) {
-  const lines = [`fuzz ${mode}, seed ${seed}: ${JSON.stringify(counts)}`];
+function report(mode, seed, { counts, unexpected, failures, slowestSetUp }) {
+  const lines = [`fuzz ${mode}, seed ${seed}: ${JSON.stringify(counts)}; set-up took up to ${slowestSetUp} ms`];
   for (const u of unexpected) lines.push(`  unexpected throw at call ${u.index}: ${u.call}\n    ${u.error}`);
   for (const f of failures) {
-    lines.push(
-      `  ${f.died} (seed ${seed}, repeat with: npm run fuzz -- --mode ${mode} --seed ${seed} --only ${(f.sequence || [f.last]).join(',')})`,
-    );
+    const calls =
+      f.last === null ? `--from ${f.chunk.from} --to ${f.chunk.to}` : `--only ${(f.sequence || [f.last]).join(',')}`;
+    lines.push(`  ${f.died} (seed ${seed}, repeat with: npm run fuzz -- --mode ${mode} --seed ${seed} ${calls})`);
     for (const c of f.calls) lines.push(`    ${c}`);
     if (f.tail) lines.push(`    stderr: ${excerpt(f.tail).join('\n    ')}`);
   }
@@ -228,7 +246,8 @@ sequence that repeats it, printed with a command that replays it).
                    on a GPU machine of 16 cores, 8 finds and cuts down crashes far sooner)
   --print          print each call before it runs
   --help           this text
-Environment: CUDADRV_FUZZ_CHUNK (calls per child, 2500), CUDADRV_FUZZ_HANG_MS (20000).`;
+Environment: CUDADRV_FUZZ_CHUNK (calls per child, 2500), CUDADRV_FUZZ_HANG_MS (20000),
+CUDADRV_FUZZ_SETUP_MS (a child's set-up before it counts as hung, 120000).`;
 
 async function main() {
   const args = process.argv.slice(2);
