@@ -154,19 +154,28 @@ static const handle_kind CONTEXT_KIND = {
  * contexts above it are popped and pushed back in their order. cuCtxDestroy pops a context only
  * where it is on top, and releasing a primary context pops nothing: one left below would become
  * current again on a later pop, destroyed, and the driver does not survive calls into it. The
- * search stops STACK_SCAN deep. Returns the first failure to push a context back. */
-#define STACK_SCAN 64
+ * whole stack is searched, however deep (one that stopped 64 deep left the driver's heap corrupt
+ * on an H200). Returns the first failure to push a context back, or to find room for those above.
+ */
 static CUresult unstack(CUcontext ctx) {
-  CUcontext above[STACK_SCAN], current = NULL, popped;
-  int n = 0;
-  while (n < STACK_SCAN && DRV(cuCtxGetCurrent, &current) == CUDA_SUCCESS && current &&
-         DRV(cuCtxPopCurrent, &popped) == CUDA_SUCCESS)
-    if (popped != ctx) above[n++] = popped;
+  CUcontext *above = NULL, current = NULL, popped;
+  size_t n = 0, room = 0;
   CUresult first = CUDA_SUCCESS;
+  while (DRV(cuCtxGetCurrent, &current) == CUDA_SUCCESS && current) {
+    CUcontext *grown = n < room ? above : realloc(above, (room = room * 2 + 64) * sizeof *above);
+    if (!grown) { /* what lies deeper stays; the stack above is pushed back as it was */
+      first = CUDA_ERROR_OUT_OF_MEMORY;
+      break;
+    }
+    above = grown;
+    if (DRV(cuCtxPopCurrent, &popped) != CUDA_SUCCESS) break;
+    if (popped != ctx) above[n++] = popped;
+  }
   while (n > 0) {
     CUresult result = DRV(cuCtxPushCurrent, above[--n]);
     if (first == CUDA_SUCCESS) first = result;
   }
+  free(above);
   return first;
 }
 

@@ -23,7 +23,7 @@ struct CUctx_st {
 #define MAX_DEVICES 2
 static struct CUctx_st primary[MAX_DEVICES];
 static int primary_count[MAX_DEVICES];
-static _Thread_local CUcontext stack[64];
+static _Thread_local CUcontext stack[4096]; /* deeper than cudadrv's tests and fuzzer push */
 static CUcontext recycled;
 static _Thread_local int depth;
 
@@ -44,10 +44,13 @@ bool live_context(CUcontext ctx, bool report) {
   return live;
 }
 
-/* The calling thread's current context, or NULL where it has none or it was destroyed since. */
+/* The calling thread's current context, or NULL where it has none. One destroyed since, current
+ * again (left below others on the stack, then popped to), crashes: driver 580 does not survive a
+ * call into it. */
 CUcontext current_context(void) {
   CUcontext ctx = depth ? stack[depth - 1] : NULL;
-  return ctx && live_context(ctx, false) ? ctx : NULL;
+  if (ctx && !live_context(ctx, false)) fake_crash("a call in a destroyed context, current again");
+  return ctx;
 }
 
 EXPORT CUresult cuDeviceGet(CUdevice *device, int ordinal) {
