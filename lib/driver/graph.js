@@ -53,6 +53,9 @@ function familyOf(graph) {
 
 // Handles that are a conditional node's condition: the driver takes each for one node only.
 const usedHandles = new WeakSet();
+// A family's top graph → how many of its handles are no node's condition yet: driver 580 refuses
+// to instantiate such a graph ("invalid argument"), which cudadrv says in words first.
+const idleHandles = new WeakMap();
 
 // A Graph around a graph C wraps next (a capture's, a conditional node's body), not a new one.
 function adoptedGraph() {
@@ -262,7 +265,10 @@ class Graph {
     const { default: value = 0, resetEachLaunch = true } = options ?? {};
     check.integer('default', value, 0, 2 ** 32 - 1);
     const flags = check.boolean('resetEachLaunch', resetEachLaunch) ? COND_ASSIGN_DEFAULT : 0;
-    return makeHandle(this, binding.graphConditionalHandle(this, value, flags));
+    const handle = makeHandle(this, binding.graphConditionalHandle(this, value, flags));
+    const family = familyOf(this);
+    idleHandles.set(family, (idleHandles.get(family) ?? 0) + 1);
+    return handle;
   }
 
   /**
@@ -293,6 +299,7 @@ class Graph {
     const bodies = Array.from({ length: size }, adoptedGraph);
     const index = binding.graphAddConditional(this, after, handle.value, type, bodies);
     usedHandles.add(handle);
+    idleHandles.set(familyOf(this), idleHandles.get(familyOf(this)) - 1);
     for (const body of bodies) {
       held.set(body, held.get(this)); // what bodies use, the graph keeps
       parents.set(body, this);
@@ -348,6 +355,13 @@ class Graph {
       ]) {
         if (options[key] !== undefined && check.boolean(key, options[key])) flags |= flag;
       }
+    }
+    if (idleHandles.get(familyOf(this)) > 0) {
+      throw new LogicError(
+        'graph.instantiate(): a conditional handle of this graph (graph.conditionalHandle()) is no ' +
+          "conditional node's condition, which the driver refuses; give it a node (graph.addConditional(handle, kind)) " +
+          'or build the graph without it',
+      );
     }
     const exec = Object.create(GraphExec.prototype);
     binding.graphInstantiate(this, exec, flags, upload);

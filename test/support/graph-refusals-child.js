@@ -107,6 +107,25 @@ async function main() {
   fromBody.bodies[1].addMemset(a.slice(32), v3, 16); // the else branch: the value is 0
   assert.deepStrictEqual(launched(top), expected([v3, 0, 16], [v4, 16, 32], [v3, 32, 48]));
 
+  // a handle that is no node's condition, of the graph or of a body: driver 580 refuses to
+  // instantiate the graph ("invalid argument"), which cudadrv says in words first
+  const IDLE_HANDLE = {
+    name: 'LogicError',
+    message:
+      "graph.instantiate(): a conditional handle of this graph (graph.conditionalHandle()) is no conditional node's " +
+      'condition, which the driver refuses; give it a node (graph.addConditional(handle, kind)) or build the graph without it',
+  };
+  const idle = new cuda.Graph();
+  idle.addMemset(a, v1, 16);
+  const spare = idle.conditionalHandle({ default: 1 });
+  assert.throws(() => idle.instantiate(), IDLE_HANDLE);
+  const [inIdle] = idle.addConditional(spare, 'if').bodies;
+  inIdle.addMemset(a.slice(16), v2, 16);
+  const inner = inIdle.conditionalHandle({ default: 1 });
+  assert.throws(() => idle.instantiate(), IDLE_HANDLE, "a body's handle counts too");
+  inIdle.addConditional(inner, 'if').bodies[0].addMemset(a.slice(32), v3, 16);
+  assert.deepStrictEqual(launched(idle), expected([v1, 0, 16], [v2, 16, 32], [v3, 32, 48]));
+
   // what no child graph may be (the driver's own refusal)
   const withMemory = new cuda.Graph();
   const allocation = withMemory.addMemAlloc(64);
