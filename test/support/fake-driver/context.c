@@ -44,13 +44,15 @@ bool live_context(CUcontext ctx, bool report) {
   return live;
 }
 
-/* The calling thread's current context, or NULL where it has none. One destroyed since, current
- * again (left below others on the stack, then popped to), crashes: driver 580 does not survive a
- * call into it. */
+/* The calling thread's current context, or NULL where it has none or it is a primary context
+ * released since (driver 580's calls fail there: "context is destroyed"). A made or green context
+ * destroyed since, current again (left below others on the stack, then popped to), crashes: on
+ * driver 580 calls into it fail, and the process aborts later on a corrupted heap. */
 CUcontext current_context(void) {
   CUcontext ctx = depth ? stack[depth - 1] : NULL;
-  if (ctx && !live_context(ctx, false)) fake_crash("a call in a destroyed context, current again");
-  return ctx;
+  if (!ctx || live_context(ctx, false)) return ctx;
+  if (!is_primary(ctx)) fake_crash("a call in a destroyed context, current again");
+  return NULL;
 }
 
 EXPORT CUresult cuDeviceGet(CUdevice *device, int ordinal) {
