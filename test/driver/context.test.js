@@ -143,6 +143,30 @@ describe('process exit with live GPU objects', function () {
     assertSilentExit(spawnSync(process.execPath, ['-e', script], { cwd: __dirname }));
   });
 
+  it('a made and a green context detached under 100 others never become current again', function () {
+    // The old search stopped 64 deep: calls in the destroyed context failed, then the process
+    // aborted at exit on a corrupted heap (H200, driver 580).
+    const root = path.join(__dirname, '..', '..');
+    const script = `
+      const cuda = require(${JSON.stringify(root)});
+      const device = new cuda.Device(0);
+      const other = device.makeContext();
+      const made = device.makeContext();
+      const all = device.smResource();
+      const green = device.makeGreenContext(all.split({ minCount: Math.max(all.minSmPartitionSize, 8) }).groups[0]);
+      green.push();
+      made.push();
+      for (let i = 0; i < 100; i++) other.push();
+      made.detach();
+      green.detach();
+      for (let i = 0; i < 100; i++) cuda.Context.pop();
+      if (cuda.Context.getCurrent() !== other) process.exit(3);
+      const bytes = new Uint8Array(64).map(() => Math.random() * 256);
+      const memory = cuda.toDevice(bytes);
+      if (!cuda.fromDevice(memory, 64, 'uint8').every((b, i) => b === bytes[i])) process.exit(4);`;
+    assertSilentExit(spawnSync(process.execPath, ['-e', script]));
+  });
+
   it('autoinit and autoprimaryctx clean up at exit silently', function () {
     for (const sub of ['autoinit', 'autoprimaryctx']) {
       const script = `const { device, context } = require('cudadrv/${sub}');
