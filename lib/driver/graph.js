@@ -56,6 +56,10 @@ const usedHandles = new WeakSet();
 // A family's top graph → how many of its handles are no node's condition yet: driver 580 refuses
 // to instantiate such a graph ("invalid argument"), which cudadrv says in words first.
 const idleHandles = new WeakMap();
+const countIdle = (graph, change) => {
+  const family = familyOf(graph);
+  idleHandles.set(family, (idleHandles.get(family) ?? 0) + change);
+};
 
 // A Graph around a graph C wraps next (a capture's, a conditional node's body), not a new one.
 function adoptedGraph() {
@@ -266,8 +270,7 @@ class Graph {
     check.integer('default', value, 0, 2 ** 32 - 1);
     const flags = check.boolean('resetEachLaunch', resetEachLaunch) ? COND_ASSIGN_DEFAULT : 0;
     const handle = makeHandle(this, binding.graphConditionalHandle(this, value, flags));
-    const family = familyOf(this);
-    idleHandles.set(family, (idleHandles.get(family) ?? 0) + 1);
+    countIdle(this, 1);
     return handle;
   }
 
@@ -299,7 +302,7 @@ class Graph {
     const bodies = Array.from({ length: size }, adoptedGraph);
     const index = binding.graphAddConditional(this, after, handle.value, type, bodies);
     usedHandles.add(handle);
-    idleHandles.set(familyOf(this), idleHandles.get(familyOf(this)) - 1);
+    countIdle(this, -1);
     for (const body of bodies) {
       held.set(body, held.get(this)); // what bodies use, the graph keeps
       parents.set(body, this);

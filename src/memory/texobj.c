@@ -162,7 +162,8 @@ static bool resource_known(napi_env env, const CUDA_RESOURCE_DESC *r, uint64_t f
                             "it through a CudaArray"),
            false;
   size_t width = r->res.pitch2D.width, height = r->res.pitch2D.height;
-  if (!height || __builtin_mul_overflow(texel, width, &row) ||
+  if (!height) return throw_range(env, "TextureObject: height must be at least 1"), false;
+  if (__builtin_mul_overflow(texel, width, &row) ||
       __builtin_mul_overflow(r->res.pitch2D.pitchInBytes, height - 1, &span) ||
       __builtin_add_overflow(span, row, &span))
     return throw_range(env, "TextureObject: the pitched memory's size overflows"), false;

@@ -140,6 +140,51 @@ const DEEP_DETACH = `
   const memory = cuda.toDevice(bytes);
   if (!cuda.fromDevice(memory, 64, 'uint8').every((b, i) => b === bytes[i])) process.exit(4);`;
 
+// Deep stacks at teardown: workers that made a context under 100 pushes of the primary one are
+// terminated mid-call (their contexts go with their environment, searched for on that thread),
+// then this process, its own context under 100 pushes, exits from a SIGTERM handler. The
+// main thread's context must work between; exits 0, silent, where all held.
+const DEEP_TEARDOWN = `
+  const cuda = require(${JSON.stringify(path.join(__dirname, '..', '..'))});
+  const { Worker } = require('worker_threads');
+  const body = \`
+    const cuda = require(${JSON.stringify(path.join(__dirname, '..', '..'))});
+    const device = new cuda.Device(0);
+    device.makeContext();
+    const primary = device.retainPrimaryContext();
+    for (let i = 0; i < 100; i++) primary.push();
+    require('worker_threads').parentPort.postMessage('ready');
+    const spin = () => {
+      for (let i = 0; i < 50; i++) {
+        primary.push();
+        cuda.memAlloc(64).free();
+        cuda.Context.pop();
+      }
+      setImmediate(spin);
+    };
+    spin();\`;
+  const device = new cuda.Device(0);
+  const mine = device.makeContext();
+  const roundTrip = () => {
+    const bytes = new Uint8Array(64).map(() => Math.random() * 256);
+    return cuda.fromDevice(cuda.toDevice(bytes), 64, 'uint8').every((b, i) => b === bytes[i]);
+  };
+  (async () => {
+    for (let i = 0; i < 10; i++) {
+      const worker = new Worker(body, { eval: true });
+      await new Promise((resolve, reject) => { worker.once('message', resolve); worker.once('error', reject); });
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 20));
+      await worker.terminate();
+      if (cuda.Context.getCurrent() !== mine || !roundTrip()) process.exit(3);
+    }
+    const primary = device.retainPrimaryContext();
+    device.makeContext();
+    for (let i = 0; i < 100; i++) primary.push();
+    process.on('SIGTERM', () => process.exit(0));
+    process.kill(process.pid, 'SIGTERM');
+    setTimeout(() => process.exit(4), 10000);
+  })();`;
+
 function assertSilentExit(child) {
   assert.strictEqual(child.stderr.toString(), '');
   assert.strictEqual(child.stdout.toString(), '');
@@ -167,6 +212,10 @@ describe('process exit with live GPU objects', function () {
 
   it('a made and a green context detached under 100 others never become current again', function () {
     assertSilentExit(spawnSync(process.execPath, ['-e', DEEP_DETACH]));
+  });
+
+  it('workers terminated mid-call with contexts under 100 others, then a SIGTERM exit, leave nothing broken', function () {
+    assertSilentExit(spawnSync(process.execPath, ['-e', DEEP_TEARDOWN]));
   });
 
   it('autoinit and autoprimaryctx clean up at exit silently', function () {
@@ -225,6 +274,12 @@ describe('Context through a stand-in driver (no GPU needed)', function () {
   it('a made and a green context detached under 100 others never become current again', function () {
     assertSilentExit(
       spawnSync(process.execPath, ['-e', DEEP_DETACH], { env: { ...process.env, LD_LIBRARY_PATH: standIn.dir } }),
+    );
+  });
+
+  it('workers terminated mid-call with contexts under 100 others, then a SIGTERM exit, leave nothing broken', function () {
+    assertSilentExit(
+      spawnSync(process.execPath, ['-e', DEEP_TEARDOWN], { env: { ...process.env, LD_LIBRARY_PATH: standIn.dir } }),
     );
   });
 

@@ -229,7 +229,7 @@ describe('texture objects over device memory (stand-in driver)', function () {
         [{ channels: 2 ** 40 }, 'numChannels must be from 1 to 4'],
         [{ format: cuda.ArrayFormat.BC1_UNORM }, 'TextureObject: pitched memory of this format is not supported; read it through a CudaArray'],
         [{ pitch: 2n ** 63n, height: 3 }, "TextureObject: the pitched memory's size overflows"],
-        [{ height: 0 }, "TextureObject: the pitched memory's size overflows"],
+        [{ height: 0 }, 'TextureObject: height must be at least 1'],
       ]) {
         assert.throws(() => binding.texObjectCreate({}, null, fields(T.kindPitch2D, { ...pitched, ...set }), border), { name: 'RangeError', message });
       }
