@@ -49,7 +49,8 @@ export interface MemoryPoolAttributes {
 
 /**
  * A memory pool of the driver's, which memAllocAsync() draws from. `new MemoryPool(options)` makes
- * one (cuMemPoolCreate); getDefault() and getCurrent() give a device's own.
+ * one (cuMemPoolCreate); getDefault() and getCurrent() give a device's own (getCurrent() the one
+ * set current).
  * @example
  * ```js
  * const cuda = require('cudadrv');
@@ -68,7 +69,8 @@ export declare class MemoryPool {
   constructor(options?: MemoryPoolOptions);
   /** The device's default pool (the current context's device when omitted). */
   static getDefault(device?: Device): MemoryPool;
-  /** The pool memAllocAsync draws from on the device. */
+  /** The pool memAllocAsync draws from on the device: where that is a pool made here, another
+   * object on it, which keeps the pool alive until it too is collected (its destroy() refuses). */
   static getCurrent(device?: Device): MemoryPool;
   /** The pool another process exported as the file descriptor fd (which stays yours to close). */
   static importHandle(fd: number): MemoryPool;
@@ -94,7 +96,9 @@ export declare class MemoryPool {
   exportPointer(memory: DevicePointerLike): Buffer;
   /** Memory another process allocated from this imported pool and exported; free it here first. */
   importPointer(data: Uint8Array, bytes?: number | bigint): DeviceAllocation;
-  /** Destroys a made or imported pool; a device's own is a LogicError. */
+  /** Destroys a made or imported pool (a device's own pool becomes current again where it was
+   * current; the driver's pool goes once no object from getCurrent() holds it); on an object
+   * from getDefault() or getCurrent() a LogicError. */
   destroy(): void;
   /** `using`: destroys a made or imported pool. */
   [Symbol.dispose](): void;

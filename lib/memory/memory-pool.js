@@ -125,7 +125,8 @@ class MemoryPool {
     return MemoryPool.#get(device, false);
   }
 
-  /** The pool memAllocAsync() takes from on device. */
+  /** The pool memAllocAsync() takes from on device (another object on a pool made here, which C
+   * keeps alive while this one lives: see mempool.c). */
   static getCurrent(device) {
     return MemoryPool.#get(device, true);
   }
@@ -225,10 +226,14 @@ class MemoryPool {
   }
 
   /** Destroys a pool made with new MemoryPool() or imported (its memory still allocated stays
-   * usable until freed); a device's own pool is a LogicError. A second destroy() does nothing. */
+   * usable until freed; an object getCurrent() gave on it keeps it alive, but not current); on an
+   * object from getDefault() or getCurrent() a LogicError. A second destroy() does nothing. */
   destroy() {
     if (!this.#owned) {
-      throw new LogicError("destroy(): this is a device's own MemoryPool; destroy pools made with new MemoryPool()");
+      throw new LogicError(
+        'destroy(): this MemoryPool came from getDefault() or getCurrent(); ' +
+          'destroy a pool through the object new MemoryPool() or importHandle() gave',
+      );
     }
     binding.memPoolDestroy(this);
   }

@@ -86,10 +86,12 @@ double memory_slot_id(const memory_state *state, uint32_t index);
 tracked *memory_slot_find(napi_env env, double id);
 
 /* The driver's memory pools (mempool.c), which memAllocAsync takes. */
+typedef struct pool_share pool_share;
 typedef struct pool_h {
   handle_base base;
   CUmemoryPool handle;
-  bool owned; /* made or imported here: destroyed with its object (a device's own pools are not) */
+  bool owned;        /* made or imported through this object: its destroy() may let it go */
+  pool_share *share; /* a pool made or imported here (NULL: a device's own, never destroyed) */
 } pool_h;
 extern const handle_kind POOL_KIND;
 

@@ -1,15 +1,76 @@
 /* mempool: the driver's memory pools (CUmemoryPool), which stream-ordered allocations draw from:
  * a device's own pools, pools made with cuMemPoolCreate, and pools imported from another process
  * by a file descriptor; their access from devices and their IPC. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "memory.h"
 
-/* A device's own pools are the device's: only made and imported ones are destroyed. */
+/* A pool made or imported here is shared by every MemoryPool object on it, in any thread: the
+ * object that made or imported it, and those getCurrent() gave while it was a device's current
+ * pool. The driver's pool goes with the last of them, so that no object holds a destroyed handle
+ * (the driver crashes on one); when the objects that made or imported it have all gone, it stops
+ * being its device's current pool, as cuMemPoolDestroy would have made it. Every driver call that
+ * makes, finds or destroys such a pool holds shares_lock, so that none finds a pool being
+ * destroyed. */
+struct pool_share {
+  CUmemoryPool handle;
+  int device; /* the device it is made on, or -1 (the host, or imported) */
+  unsigned holders, owners;
+  pool_share *next;
+};
+static pool_share *shares;
+static pthread_mutex_t shares_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The share of handle with one more holder (an owner where owner), or a new one where owner and
+ * there is none; NULL for a device's own pool or when out of memory (owner: handle destroyed). */
+static pool_share *share_hold(CUmemoryPool handle, int device, bool owner) {
+  pool_share *share = shares;
+  while (share && share->handle != handle) share = share->next;
+  if (!share && owner) {
+    share = calloc(1, sizeof *share);
+    if (!share) {
+      DRV(cuMemPoolDestroy, handle);
+      return NULL;
+    }
+    *share = (pool_share){.handle = handle, .device = device, .next = shares};
+    shares = share;
+  }
+  if (share) {
+    share->holders++;
+    share->owners += owner;
+  }
+  return share;
+}
+
+/* Its device's own pool becomes current again where share's pool is. */
+static void share_uncurrent(const pool_share *share) {
+  CUmemoryPool now, own;
+  if (share->device >= 0 && DRV(cuDeviceGetMemPool, &now, share->device) == CUDA_SUCCESS &&
+      now == share->handle && DRV(cuDeviceGetDefaultMemPool, &own, share->device) == CUDA_SUCCESS)
+    DRV(cuDeviceSetMemPool, share->device, own);
+}
+
 static CUresult destroy_pool(handle_base *base) {
   pool_h *pool = (pool_h *)base;
-  return pool->owned ? DRV(cuMemPoolDestroy, pool->handle) : CUDA_SUCCESS;
+  pool_share *share = pool->share;
+  if (!share) return CUDA_SUCCESS;
+  pool->share = NULL;
+  CUresult result = CUDA_SUCCESS;
+  pthread_mutex_lock(&shares_lock);
+  share->owners -= pool->owned;
+  if (--share->holders == 0) {
+    pool_share **at = &shares;
+    while (*at != share) at = &(*at)->next;
+    *at = share->next;
+    result = DRV(cuMemPoolDestroy, share->handle);
+    free(share);
+  } else if (pool->owned && share->owners == 0) {
+    share_uncurrent(share);
+  }
+  pthread_mutex_unlock(&shares_lock);
+  return result;
 }
 
 const handle_kind POOL_KIND = {.tag = {0x63647276706f6f31ULL, 0x4d656d506f6f6c31ULL},
@@ -17,18 +78,36 @@ const handle_kind POOL_KIND = {.tag = {0x63647276706f6f31ULL, 0x4d656d506f6f6c31
                                .freed = "this MemoryPool has been destroyed; make a new one",
                                .destroy = destroy_pool};
 
-/* Wraps handle in obj (owned: destroyed with obj); false after throwing (an owned handle is
- * destroyed then). */
-static bool adopt_pool(napi_env env, napi_value obj, CUmemoryPool handle, bool owned) {
+/* Wraps handle, held by share (or a device's own where share is NULL), in obj; owned: made or
+ * imported through obj. False after throwing (share's hold let go of then). */
+static bool adopt_pool(napi_env env, napi_value obj, CUmemoryPool handle, pool_share *share,
+                       bool owned) {
   pool_h *pool = calloc(1, sizeof *pool);
   if (!pool) {
-    if (owned) DRV(cuMemPoolDestroy, handle);
+    pool_h held = {.handle = handle, .share = share, .owned = owned};
+    destroy_pool(&held.base);
     throw_oom(env);
     return false;
   }
-  pool->handle = handle;
-  pool->owned = owned;
+  *pool = (pool_h){.handle = handle, .share = share, .owned = owned};
   return handle_wrap_object(env, obj, &pool->base, &POOL_KIND);
+}
+
+/* adopt_pool of a pool made or imported through obj (got: the driver's result, share_lock held
+ * from before that call): false after throwing. */
+static bool adopt_made(napi_env env, napi_value obj, CUresult got, const char *call,
+                       CUmemoryPool handle, int device) {
+  pool_share *share = got == CUDA_SUCCESS ? share_hold(handle, device, true) : NULL;
+  pthread_mutex_unlock(&shares_lock);
+  if (got != CUDA_SUCCESS) {
+    throw_cu(env, got, call);
+    return false;
+  }
+  if (!share) {
+    throw_oom(env);
+    return false;
+  }
+  return adopt_pool(env, obj, handle, share, true);
 }
 
 /* memPoolGetDefault(obj, device) / memPoolGetCurrent(obj, device): the pool wrapped in obj. */
@@ -36,12 +115,15 @@ static napi_value wrap_pool(napi_env env, napi_callback_info info, bool current)
   ARGS(env, info, 2);
   int32_t device;
   if (!arg_int32(env, argv[1], "device", &device) || !driver_ready(env)) return NULL;
-  CUmemoryPool handle;
-  if (current)
-    CU_CALL(env, cuDeviceGetMemPool, &handle, (CUdevice)device);
-  else
-    CU_CALL(env, cuDeviceGetDefaultMemPool, &handle, (CUdevice)device);
-  adopt_pool(env, argv[0], handle, false);
+  CUmemoryPool handle = NULL;
+  pthread_mutex_lock(&shares_lock);
+  CUresult got = current ? DRV(cuDeviceGetMemPool, &handle, (CUdevice)device)
+                         : DRV(cuDeviceGetDefaultMemPool, &handle, (CUdevice)device);
+  pool_share *share = got == CUDA_SUCCESS ? share_hold(handle, device, false) : NULL;
+  pthread_mutex_unlock(&shares_lock);
+  if (got != CUDA_SUCCESS)
+    return throw_cu(env, got, current ? "cuDeviceGetMemPool" : "cuDeviceGetDefaultMemPool");
+  adopt_pool(env, argv[0], handle, share, false);
   return NULL;
 }
 
@@ -131,9 +213,11 @@ static napi_value mem_pool_create(napi_env env, napi_callback_info info) {
       !arg_size(env, argv[4], "maxSize", &props.maxSize) || !driver_ready(env))
     return NULL;
   props.handleTypes = (CUmemAllocationHandleType)handle_types;
-  CUmemoryPool handle;
-  CU_CALL(env, cuMemPoolCreate, &handle, &props);
-  adopt_pool(env, argv[0], handle, true);
+  CUmemoryPool handle = NULL;
+  pthread_mutex_lock(&shares_lock);
+  CUresult got = DRV(cuMemPoolCreate, &handle, &props);
+  adopt_made(env, argv[0], got, "cuMemPoolCreate", handle,
+             props.location.type == CU_MEM_LOCATION_TYPE_DEVICE ? props.location.id : -1);
   return NULL;
 }
 
@@ -143,8 +227,9 @@ static napi_value mem_pool_destroy(napi_env env, napi_callback_info info) {
   pool_h *pool = handle_get_any(env, argv[0], &POOL_KIND);
   if (!pool) return NULL;
   if (!pool->owned)
-    return throw_logic(env, "destroy(): this is a device's own MemoryPool, which lives as long as "
-                            "the device; destroy pools made with new MemoryPool()");
+    return throw_logic(env, "destroy(): this MemoryPool came from getDefault() or getCurrent(); "
+                            "destroy a pool through the object new MemoryPool() or importHandle() "
+                            "gave");
   if (!pool->base.freed) handle_release(&pool->base);
   return NULL;
 }
@@ -242,10 +327,11 @@ static napi_value mem_pool_import_handle(napi_env env, napi_callback_info info) 
   ARGS(env, info, 2);
   int fd;
   if (!arg_fd(env, argv[1], &fd) || !driver_ready(env)) return NULL;
-  CUmemoryPool handle;
-  CU_CALL(env, cuMemPoolImportFromShareableHandle, &handle, (void *)(intptr_t)fd,
-          CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
-  adopt_pool(env, argv[0], handle, true);
+  CUmemoryPool handle = NULL;
+  pthread_mutex_lock(&shares_lock);
+  CUresult got = DRV(cuMemPoolImportFromShareableHandle, &handle, (void *)(intptr_t)fd,
+                     CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+  adopt_made(env, argv[0], got, "cuMemPoolImportFromShareableHandle", handle, -1);
   return NULL;
 }
 

@@ -36,6 +36,19 @@ describeGpu('memory pools, placement, batches and virtual memory on the GPU', fu
     copy(to, from, cuda.int32(n), { block: 256, grid: Math.ceil(n / 256), stream });
   const launch = (a, x, y, n, stream) =>
     saxpy(cuda.float32(a), x, y, cuda.int32(n), { block: 256, grid: Math.ceil(n / 256), stream });
+  // y = a * x + y computed in device memory dx, dy (filled from x, y) and checked; frees both
+  async function saxpyChecked(a, dx, dy, x, y, stream) {
+    cuda.memcpyHtoDAsync(dx, x, stream);
+    cuda.memcpyHtoDAsync(dy, y, stream);
+    launch(a, dx, dy, x.length, stream);
+    const out = new Float32Array(x.length);
+    cuda.memcpyDtoHAsync(out, dy, stream);
+    await stream.synchronize();
+    assert.deepStrictEqual(out, saxpyReference(a, x, y));
+    dx.free(stream);
+    dy.free(stream);
+    await stream.synchronize();
+  }
 
   it('a made pool: a kernel computes in its memory (CPU reference); setCurrent, attributes, access and destroy', async function () {
     const n = 1 << 16;
@@ -52,19 +65,30 @@ describeGpu('memory pools, placement, batches and virtual memory on the GPU', fu
     cuda.MemoryPool.getDefault().setCurrent();
     assert.ok(pool.attributes.usedMemCurrent >= 8 * n, 'both allocations came from the pool');
     assert.ok(cuda.pointerAttributes(dy).fromPool);
-    cuda.memcpyHtoDAsync(dx, x, stream);
-    cuda.memcpyHtoDAsync(dy, y, stream);
-    launch(2.5, dx, dy, n, stream);
-    const out = new Float32Array(n);
-    cuda.memcpyDtoHAsync(out, dy, stream);
-    await stream.synchronize();
-    assert.deepStrictEqual(out, saxpyReference(2.5, x, y));
-    dx.free(stream);
-    dy.free(stream);
-    await stream.synchronize();
+    await saxpyChecked(2.5, dx, dy, x, y, stream);
     pool.trimTo(0);
     pool.destroy();
     assert.throws(() => pool.allocate(16, stream), { name: 'LogicError' });
+  });
+
+  it("a pool getCurrent() gave while a made pool was current stays usable after the made pool's destroy() (a kernel computes in its memory, CPU reference), and the device's own pool is current again (the fuzzer's SIGSEGV in cuMemPoolSetAttribute, driver 580)", async function () {
+    const n = 1 << 14;
+    const stream = new cuda.Stream();
+    const T = cuda.MemPoolAttribute.RELEASE_THRESHOLD;
+    const made = new cuda.MemoryPool({ releaseThreshold: 4096 });
+    made.setCurrent();
+    const alias = cuda.MemoryPool.getCurrent();
+    assert.strictEqual(alias.getAttribute(T), 4096, 'getCurrent() gave the made pool');
+    made.destroy();
+    const own = cuda.MemoryPool.getDefault();
+    own.setAttribute(T, 3 << 20);
+    assert.strictEqual(cuda.MemoryPool.getCurrent().getAttribute(T), 3 << 20, "the device's own pool is current");
+    alias.setAttribute(T, 0);
+    assert.strictEqual(alias.getAttribute(T), 0);
+    const [dx, dy] = [alias.allocate(4 * n, stream), alias.allocate(4 * n, stream)];
+    await saxpyChecked(-1.5, dx, dy, random(n), random(n), stream);
+    own.setAttribute(T, 0);
+    assert.throws(() => alias.destroy(), { name: 'LogicError', message: /came from getDefault\(\) or getCurrent\(\)/ });
   });
 
   it('a host-located pool (driver 13): a kernel writes page-locked host memory from the pool', async function () {

@@ -106,7 +106,7 @@ describe('memory pools through a stand-in driver (no GPU needed)', function () {
       b.free(stream);
       // a device's own pool is not destroyed
       const own = cuda.MemoryPool.getDefault();
-      assert.throws(() => own.destroy(), { name: 'LogicError', message: /a device's own MemoryPool/ });
+      assert.throws(() => own.destroy(), { name: 'LogicError', message: /this MemoryPool came from getDefault/ });
       own[Symbol.dispose]();
       own.trimTo(0);
       // a host pool is not shareable (the driver's rule)
@@ -189,6 +189,73 @@ describe('memory pools through a stand-in driver (no GPU needed)', function () {
       assert.strictEqual(liveCounts(${JSON.stringify(counts)}).stale, 0);
     `,
       { FAKE_CUDA_COUNTS: counts },
+    );
+  });
+
+  it("a pool getCurrent() gave while a made pool was current outlives the made pool's destroy(), on any thread, and the device's own pool is current again (a destroyed pool's handle crashed driver 580: the fuzzer's find)", function () {
+    const counts = path.join(dir(), 'counts');
+    run(
+      `
+      const { Worker } = require('worker_threads');
+      const { liveCounts } = require(${JSON.stringify(path.join(ROOT, 'test', 'support', 'stand-in-driver'))});
+      const pools = () => liveCounts(${JSON.stringify(counts)}).pools;
+      const T = cuda.MemPoolAttribute.RELEASE_THRESHOLD;
+      const stream = new cuda.Stream();
+      cuda.MemoryPool.getDefault().setAttribute(T, 777);
+      // an alias dropped while its pool lives leaves the pool alone
+      const kept = new cuda.MemoryPool({ releaseThreshold: 1 });
+      kept.setCurrent();
+      (() => cuda.MemoryPool.getCurrent().getAttribute(T))();
+      for (let i = 0; i < 3; i++) { globalThis.gc(); await new Promise((resolve) => setImmediate(resolve)); }
+      kept.allocate(64, stream).free(stream);
+      assert.strictEqual(pools(), 1);
+      kept.destroy();
+      assert.strictEqual(pools(), 0);
+
+      const made = new cuda.MemoryPool({ releaseThreshold: 4096 });
+      made.setCurrent();
+      let alias = cuda.MemoryPool.getCurrent();
+      assert.strictEqual(alias.getAttribute(T), 4096, 'getCurrent() gave the made pool');
+      const worker = new Worker(\`
+        const cuda = require(\${JSON.stringify(${JSON.stringify(ROOT)})});
+        const { parentPort } = require('worker_threads');
+        cuda.init();
+        const ctx = new cuda.Device(0).makeContext();
+        const pool = cuda.MemoryPool.getCurrent();
+        parentPort.postMessage(pool.getAttribute(\${T}));
+        parentPort.once('message', () => {
+          pool.setAttribute(\${T}, 8192);
+          const stream = new cuda.Stream();
+          const a = pool.allocate(64, stream);
+          cuda.memcpyHtoD(a, new Uint8Array(64).fill(9));
+          parentPort.postMessage([pool.getAttribute(\${T}), cuda.fromDevice(a, 64, 'uint8').every((b) => b === 9)]);
+        });\`, { eval: true });
+      const next = () => new Promise((resolve, reject) => { worker.once('message', resolve); worker.once('error', reject); });
+      assert.strictEqual(await next(), 4096, "the worker's getCurrent() gave the made pool too");
+      made.destroy();
+      assert.strictEqual(pools(), 1, 'the made pool lives while the others hold it');
+      assert.strictEqual(cuda.MemoryPool.getCurrent().getAttribute(T), 777, "the device's own pool is current again");
+      alias.setAttribute(T, 1234);
+      assert.strictEqual(alias.getAttribute(T), 1234);
+      const data = Uint8Array.from({ length: 256 }, () => Math.floor(Math.random() * 256));
+      const a = alias.allocate(256, stream);
+      cuda.memcpyHtoD(a, data);
+      assert.deepStrictEqual(cuda.fromDevice(a, 256, 'uint8'), data);
+      a.free(stream);
+      assert.throws(() => alias.destroy(), {
+        name: 'LogicError',
+        message: 'destroy(): this MemoryPool came from getDefault() or getCurrent(); destroy a pool through the object new MemoryPool() or importHandle() gave',
+      });
+      worker.postMessage('go');
+      assert.deepStrictEqual(await next(), [8192, true]);
+      await worker.terminate();
+      assert.strictEqual(pools(), 1, 'the main thread still holds it');
+      alias = null;
+      for (let i = 0; i < 10 && pools(); i++) { globalThis.gc(); await new Promise((resolve) => setImmediate(resolve)); }
+      assert.strictEqual(pools(), 0, 'the last holder destroyed it');
+      assert.strictEqual(liveCounts(${JSON.stringify(counts)}).stale, 0);
+    `,
+      { FAKE_CUDA_COUNTS: counts, FAKE_CUDA_STALE_ABORT: '1' },
     );
   });
 

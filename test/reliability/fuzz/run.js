@@ -136,6 +136,8 @@ function environment(mode, workdir) {
     const dir = path.join(workdir, 'stand-in');
     buildStandIn(dir);
     env.LD_LIBRARY_PATH = [dir, env.LD_LIBRARY_PATH].filter(Boolean).join(':');
+    // A handle the addon no longer owns, handed to the driver, may crash it: here it is a death.
+    env.FAKE_CUDA_STALE_ABORT = '1';
   } else if (mode === 'no-driver') {
     // Where the system has a driver, a libcuda.so.1 with no entry points goes before it.
     const dir = path.join(workdir, 'no-driver');
@@ -199,7 +201,11 @@ async function fuzz({ mode, seed, calls, parallel = 2, print = false }) {
 // The calls of a sequence as text (the child prints them before running each).
 async function callLabels(job, env, cwd, only) {
   const result = await runChild({ ...job, only, print: true }, env, cwd);
-  return (result.tail ?? result.stderr).split('\n').filter((l) => l.startsWith('#'));
+  return calledIn(result.tail ?? result.stderr);
+}
+
+function calledIn(stderr) {
+  return stderr.split('\n').filter((l) => l.startsWith('#'));
 }
 
 // A sanitizer's report from its first line, else the end of what the child printed.
@@ -279,7 +285,7 @@ async function main() {
       console.log(
         result.died
           ? `${result.died} at call ${result.last}\n${result.tail.split('\n').slice(-40).join('\n')}`
-          : JSON.stringify(result.summary, null, 1),
+          : [...calledIn(result.stderr), JSON.stringify(result.summary, null, 1)].join('\n'),
       );
       fs.rmSync(workdir, { recursive: true, force: true });
       continue;

@@ -18,6 +18,8 @@
  *   FAKE_CUDA_SYNC_MS=<n>    cuCtxSynchronize takes n ms, as if work were running
  *   FAKE_CUDA_DEFER=1        async copies of page-locked host memory wait until a call waits
  *                            for them (deferred.c)
+ *   FAKE_CUDA_STALE_ABORT=1  a stale handle received aborts the process, as it may crash the
+ *                            driver ("stale <what>" on stderr first): the fuzzer sets it
  * Handles are registered: a stale one is an error (and counted), never a crash; tables that fill
  * return CUDA_ERROR_OUT_OF_MEMORY. Built by test/support/stand-in-driver.js. */
 #include "fake.h"
@@ -98,6 +100,10 @@ void count_stale(const char *what) {
   count(COUNTS - 1, 1);
   pthread_mutex_unlock(&lock);
   log_line("stale %s", what);
+  if (getenv("FAKE_CUDA_STALE_ABORT")) {
+    fprintf(stderr, "stale %s reached the stand-in driver\n", what);
+    abort();
+  }
 }
 
 /* ---- the object table: open addressing, deletion by backward shift ---- */

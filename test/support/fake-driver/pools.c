@@ -155,6 +155,8 @@ EXPORT CUresult cuMemPoolDestroy(CUmemoryPool pool) {
   if (!pool->made) return CUDA_ERROR_INVALID_VALUE; /* a device's own */
   obj_remove((uintptr_t)pool, OBJ_POOL);
   pool->destroyed = true;
+  for (int d = 0; d < 2; d++) /* at once, as the driver does, whatever is still allocated */
+    if (current[d] == pool) current[d] = &device_pools[d];
   if (!pool->out) pool_release(pool); /* else when its last allocation is freed */
   return CUDA_SUCCESS;
 }
