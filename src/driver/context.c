@@ -194,6 +194,7 @@ static CUresult holder_release(napi_env env, ctx_holder *holder) {
   }
   addon_state *state = state_of(env);
   if (state->context_detached) state->context_detached(env, rec);
+  captures_end_in(rec);
   CUresult result = unstack(rec->handle);
   ctx_request_destroy(rec, holder->origin == CTX_PRIMARY);
   return result;

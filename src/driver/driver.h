@@ -128,6 +128,9 @@ void capture_track(stream_h *stream, bool on);
 void synchronize_unless_capturing(void);
 /* How many captures begun through cudadrv are under way in the process (cuda.stats()). */
 int captures_under_way(void);
+/* Ends this thread's captures into Graphs by streams of rec's context, which is being detached:
+ * once it is, such a capture can no longer be ended, and its graph not be destroyed under it. */
+void captures_end_in(const ctx_rec *rec);
 /* Wraps obj around handle, a stream of ctx (whose reference it takes); false after throwing (the
  * stream destroyed then). */
 bool stream_adopt(napi_env env, napi_value obj, CUstream handle, ctx_rec *ctx);

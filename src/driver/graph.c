@@ -39,11 +39,12 @@ void pins_release(graph_pins *pins) {
   *pins = (graph_pins){0};
 }
 
-/* destroy() refuses a graph captured into; a collected one has its captures ended first. */
+/* destroy() refuses a graph captured into; a collected one has its captures ended first, and is
+ * left to the driver (a leak, not a crash) where one could not be. */
 static CUresult destroy_graph(handle_base *base) {
   graph_h *graph = (graph_h *)base;
-  graph_end_captures(graph);
-  return graph->body ? CUDA_SUCCESS : DRV(cuGraphDestroy, graph->handle);
+  bool ended = graph_end_captures(graph);
+  return graph->body || !ended ? CUDA_SUCCESS : DRV(cuGraphDestroy, graph->handle);
 }
 
 static void dispose_graph(handle_base *base) {

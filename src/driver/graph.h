@@ -92,8 +92,9 @@ bool graph_captured_into(const graph_h *graph);
  * so a copy made meanwhile would outlive them; the driver (580) makes such copies. */
 bool graph_not_captured(napi_env env, const graph_h *graph, const char *call, const char *name);
 /* Ends the captures graph_captured_into() tells of, for a graph going at collection (its streams
- * unreachable too: a capture's stream keeps its graph in lib/). */
-void graph_end_captures(const graph_h *graph);
+ * unreachable too: a capture's stream keeps its graph in lib/); false where one was left running,
+ * its context detached (the graph must not be destroyed then). */
+bool graph_end_captures(const graph_h *graph);
 
 /* Appends to graph's table the nodes the driver has that it lacks (a capture into the graph made
  * them), in the driver's order; false after throwing. */

@@ -122,19 +122,39 @@ bool graph_not_captured(napi_env env, const graph_h *graph, const char *call, co
   return throw_logic(env, message), false;
 }
 
-void graph_end_captures(const graph_h *graph) {
+/* Ends stream's capture into a graph of the caller's where entered (its context pushed, popped
+ * here), else leaves it running; the stream leaves the array (intos) either way. */
+static bool end_into(stream_h *stream, bool entered) {
+  CUgraph same; /* the graph captured into, which stays its owner's */
+  if (entered) {
+    stats_cleanup(DRV(cuStreamEndCapture, stream->handle, &same));
+    ctx_leave();
+  }
+  capture_track(stream, false);
+  return entered;
+}
+
+bool graph_end_captures(const graph_h *graph) {
+  bool ended = true;
   for (uint32_t i = 0; i < into_count;) {
     stream_h *stream = intos[i];
-    if (!goes_with(stream->into, graph)) {
+    if (goes_with(stream->into, graph)) /* a context detached: left running, and ended = false */
+      ended = end_into(stream, ctx_enter(stream->ctx)) && ended; /* i names the next one now */
+    else
       i++;
-      continue;
-    }
-    CUgraph same; /* the graph captured into, which stays its owner's */
-    if (ctx_enter(stream->ctx)) {
-      stats_cleanup(DRV(cuStreamEndCapture, stream->handle, &same));
-      ctx_leave();
-    }
-    capture_track(stream, false); /* out of the array: i names the next one now */
+  }
+  return ended;
+}
+
+/* rec is marked destroyed already (ctx_enter refuses it), but only this thread destroys it, after.
+ */
+void captures_end_in(const ctx_rec *rec) {
+  for (uint32_t i = 0; i < into_count;) {
+    stream_h *stream = intos[i];
+    if (stream->ctx == rec)
+      end_into(stream, DRV(cuCtxPushCurrent, rec->handle) == CUDA_SUCCESS);
+    else
+      i++;
   }
 }
 
@@ -218,6 +238,13 @@ static napi_value stream_begin_capture_to_graph(napi_env env, napi_callback_info
   return throw_cu(env, result, "cuStreamBeginCaptureToGraph");
 }
 
+/* Whether the driver still has a capture under way on stream (one it refused to end goes on). */
+static bool capturing(stream_h *stream) {
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  DRV(cuStreamGetCaptureInfo, stream->handle, &status, NULL, NULL, NULL, NULL);
+  return status != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
 /* Ends stream's capture into *handle, its pins let go where that fails, else kept under *id for
  * the caller to hand to the graph or let go (captured_end); false after throwing (a LogicError
  * where the stream is not capturing). */
@@ -231,7 +258,8 @@ static bool end_capture(napi_env env, stream_h *stream, CUgraph *handle, cuuint6
                             "stream.beginCapture() first"),
            false;
   result = DRV(cuStreamEndCapture, stream->handle, handle);
-  track(stream, false, result == CUDA_SUCCESS); /* ended, a graph made or not */
+  if (result == CUDA_SUCCESS || !capturing(stream))
+    track(stream, false, result == CUDA_SUCCESS); /* ended, a graph made or not */
   return result == CUDA_SUCCESS || (throw_cu(env, result, "cuStreamEndCapture"), false);
 }
 
@@ -241,6 +269,9 @@ static napi_value stream_end_capture(napi_env env, napi_callback_info info) {
   stream_h *stream = handle_get(env, argv[0], &STREAM_KIND);
   CUgraph handle;
   cuuint64_t id;
+  if (stream && stream->into) /* the graph is its owner's: a second object on it would destroy it */
+    return throw_logic(env, "stream.endCapture(): the stream is capturing into a Graph of yours; "
+                            "end that capture with the Graph (streamEndCaptureInto)");
   if (!stream || !end_capture(env, stream, &handle, &id)) return NULL;
   graph_wrap(env, argv[1], handle);
   bool failed = true;
@@ -258,11 +289,10 @@ static napi_value stream_end_capture_into(napi_env env, napi_callback_info info)
   graph_h *graph = stream ? graph_get(env, argv[1]) : NULL;
   CUgraph handle;
   cuuint64_t id;
+  if (graph && stream->into != graph) /* checked first: the capture goes on */
+    return throw_logic(env, "stream.endCapture(): the stream is not capturing into this graph");
   if (!graph || !end_capture(env, stream, &handle, &id)) return NULL;
-  bool ours = handle == graph->handle;
-  captured_end(env, id, ours ? argv[1] : NULL);
-  if (!ours)
-    return throw_logic(env, "stream.endCapture(): the stream was capturing into another graph");
+  captured_end(env, id, argv[1]);
   if (graph_learn(env, graph)) graph_pin_use(env, argv[1], stream->ctx, &CTX_PINS);
   return NULL;
 }

@@ -273,6 +273,7 @@ describe('captured graphs keep what their work uses (stand-in driver)', function
       assert.throws(() => stream.endCapture(), { message: /cuStreamEndCapture/ });
       process.env.FAKE_CUDA_FAIL = '';
       assert.deepStrictEqual([stream.isCapturing(), open.size], [true, 1]);
+      assert.throws(() => g.destroy(), { name: 'LogicError', message: /: a stream is capturing into this graph/ }); // it was forgotten
       assert.strictEqual(stream.endCapture(), g);
       assert.strictEqual(open.size, 0);
       await collect();
@@ -281,5 +282,62 @@ describe('captured graphs keep what their work uses (stand-in driver)', function
       await collect();
       assert.strictEqual(counts().device_memory, 0, 'the destroyed graph let go');
     `);
+  });
+
+  it("a context detached while its stream captures into a Graph, a wait in it deferring its destruction, ends that capture first: the Graph is then destroyed or collected, not under a capture (the fuzzer's abort: cuGraphDestroy of a graph a stream is capturing into)", function () {
+    run(
+      `
+      const settle = async () => { for (let i = 0; i < 4; i++) { global.gc(); await new Promise((r) => setImmediate(r)); } };
+      for (const how of ['collected', 'destroyed']) {
+        const made = new cuda.Device(0).makeContext();
+        let graph = new cuda.Graph();
+        graph.addEmpty();
+        let stream = new cuda.Stream();
+        const waiting = cuda.Context.synchronize().then(() => 'synchronized', (e) => e.name);
+        await new Promise((r) => setTimeout(r, 50)); // the wait (200 ms) is under way in made
+        stream.beginCapture(undefined, { into: graph });
+        assert.strictEqual(cuda.stats().capturesUnderWay, 1);
+        made.detach(); // its destruction waits for the wait's end
+        assert.strictEqual(cuda.stats().capturesUnderWay, 0, how + ': the capture was ended at detach');
+        stream = null;
+        await settle();
+        if (how === 'destroyed') graph.destroy();
+        graph = null;
+        await settle();
+        assert.strictEqual(counts().graphs, 0, how);
+        await waiting;
+      }
+      assert.strictEqual(counts().stale, 0);
+    `,
+      { FAKE_CUDA_SYNC_MS: '200', FAKE_CUDA_STALE_ABORT: '1' },
+    );
+  });
+
+  it('the addon refuses to end a capture into a Graph as any other (a second object on the graph, which destroyed it under its owner) and one into another graph, and the capture goes on', function () {
+    run(
+      `
+      const binding = require(${JSON.stringify(path.join(ROOT, 'lib/internal/binding'))});
+      const stream = new cuda.Stream(), plain = new cuda.Stream();
+      const graph = new cuda.Graph(), other = new cuda.Graph();
+      graph.addEmpty();
+      stream.beginCapture(undefined, { into: graph });
+      plain.beginCapture();
+      assert.throws(() => binding.streamEndCapture(stream, Object.create(cuda.Graph.prototype)), {
+        name: 'LogicError',
+        message: 'stream.endCapture(): the stream is capturing into a Graph of yours; end that capture with the Graph (streamEndCaptureInto)',
+      });
+      for (const [s, g] of [[stream, other], [plain, graph]])
+        assert.throws(() => binding.streamEndCaptureInto(s, g), { name: 'LogicError', message: 'stream.endCapture(): the stream is not capturing into this graph' });
+      assert.strictEqual(cuda.stats().capturesUnderWay, 2, 'both captures go on');
+      assert.strictEqual(stream.endCapture(), graph);
+      assert.strictEqual(graph.nodeCount, 1);
+      assert.strictEqual(plain.endCapture().nodeCount, 0);
+      graph.instantiate().launch(stream);
+      stream.synchronizeSync();
+      assert.strictEqual(counts().graphs, 3, 'graph, other and the plain capture: one object each');
+      assert.strictEqual(counts().stale, 0);
+    `,
+      { FAKE_CUDA_STALE_ABORT: '1' },
+    );
   });
 });
