@@ -259,6 +259,34 @@ describe('memory pools through a stand-in driver (no GPU needed)', function () {
     );
   });
 
+  it("memAllocAsync() on a stream of another context than the current one allocates in the stream's: detaching the current context leaves the memory, and its collection frees it there (the stand-in had it go with the current context, and the fuzzer's stale free)", function () {
+    const counts = path.join(dir(), 'counts');
+    run(
+      `
+      const { liveCounts } = require(${JSON.stringify(path.join(ROOT, 'test', 'support', 'stand-in-driver'))});
+      const live = () => liveCounts(${JSON.stringify(counts)});
+      const owner = new cuda.Device(0).makeContext();
+      const stream = new cuda.Stream();
+      cuda.Context.pop();
+      const current = new cuda.Device(0).makeContext();
+      const before = live().device_memory;
+      let memory = cuda.memAllocAsync(256, stream);
+      const data = Uint8Array.from({ length: 256 }, () => Math.floor(Math.random() * 256));
+      cuda.memcpyHtoDAsync(memory, data, stream);
+      current.detach();
+      owner.push();
+      assert.deepStrictEqual(cuda.fromDevice(memory, 256, 'uint8'), data);
+      memory = null;
+      for (let i = 0; i < 4; i++) { globalThis.gc(); await new Promise((resolve) => setImmediate(resolve)); }
+      require(${JSON.stringify(path.join(ROOT, 'lib', 'internal', 'binding'))}).memReclaim(false);
+      assert.strictEqual(live().device_memory, before, 'freed in its context');
+      assert.strictEqual(live().stale, 0);
+      owner.detach();
+    `,
+      { FAKE_CUDA_COUNTS: counts, FAKE_CUDA_STALE_ABORT: '1' },
+    );
+  });
+
   it('on a driver older than 13.0 the batched calls are a RuntimeError naming the version they need', function () {
     run(
       `

@@ -125,7 +125,6 @@ static unsigned probe(uintptr_t key) {
 }
 
 CUresult obj_add(uintptr_t key, obj_kind kind, size_t size) {
-  if (!key) return CUDA_ERROR_INVALID_VALUE;
   /* contexts, and what lives outside any context (libraries, linker states, graphs), have no
    * owner */
   CUcontext owner = kind == OBJ_CONTEXT || kind == OBJ_PRIMARY || kind == OBJ_LIBRARY ||
@@ -134,6 +133,11 @@ CUresult obj_add(uintptr_t key, obj_kind kind, size_t size) {
                             kind == OBJ_POOL || kind == OBJ_MAPPED
                         ? NULL
                         : current_context();
+  return obj_add_in(key, kind, size, owner);
+}
+
+CUresult obj_add_in(uintptr_t key, obj_kind kind, size_t size, CUcontext owner) {
+  if (!key) return CUDA_ERROR_INVALID_VALUE;
   pthread_mutex_lock(&lock);
   unsigned i = probe(key);
   CUresult result = CUDA_SUCCESS;

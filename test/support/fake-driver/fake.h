@@ -73,6 +73,8 @@ typedef struct {
 
 /* Registers key in the current context; CUDA_ERROR_OUT_OF_MEMORY when the table is full. */
 CUresult obj_add(uintptr_t key, obj_kind kind, size_t size);
+/* obj_add in owner (dropped with it; NULL: with none). */
+CUresult obj_add_in(uintptr_t key, obj_kind kind, size_t size, CUcontext owner);
 /* A module parsed from the stand-in's text format (module.c), loaded in the current context. */
 CUresult fake_module_parse(CUmodule *out, const char *text);
 int fake_module_id(CUmodule module);
@@ -173,6 +175,8 @@ bool fake_graph_has(CUgraph graph, const CUgraphNode *nodes, size_t count);
 /* Memory (memory.c): allocated as cuMemAlloc does, in the current context; freed as cuMemFree
  * does (device, managed, graph and pool memory); a linear copy, device sides checked. */
 CUresult fake_allocate(CUdeviceptr *ptr, size_t bytes, obj_kind kind);
+/* fake_allocate in owner's context rather than the current one (memory a stream's work makes). */
+CUresult fake_allocate_in(CUdeviceptr *ptr, size_t bytes, obj_kind kind, CUcontext owner);
 CUresult fake_release_device(CUdeviceptr ptr);
 CUresult fake_copy(void *dst, bool dst_device, const void *src, bool src_device, size_t bytes,
                    CUstream stream);
@@ -182,6 +186,9 @@ CUmemoryPool fake_pool_of(CUdeviceptr ptr);
 
 /* A stream argument: the default stream, a pseudo-stream, or a live stream (else counted stale). */
 bool stream_ok(CUstream stream);
+/* The context a stream's work runs in: its own, or the current one's for (pseudo) default streams.
+ */
+CUcontext fake_stream_context(CUstream stream);
 /* Whether a stream is capturing. */
 bool fake_stream_capturing(CUstream stream);
 /* CUDA_ERROR_STREAM_CAPTURE_INVALIDATED where stream's capture was broken, else CUDA_SUCCESS. */

@@ -8,12 +8,15 @@
 #include <unistd.h>
 
 CUresult fake_allocate(CUdeviceptr *ptr, size_t bytes, obj_kind kind) {
+  return fake_allocate_in(ptr, bytes, kind, current_context());
+}
+CUresult fake_allocate_in(CUdeviceptr *ptr, size_t bytes, obj_kind kind, CUcontext owner) {
   if (in_context() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
   if (!bytes) return CUDA_ERROR_INVALID_VALUE;
   if (bytes > ((size_t)1 << 40)) return CUDA_ERROR_OUT_OF_MEMORY;
   void *memory = malloc(bytes);
   if (!memory) return CUDA_ERROR_OUT_OF_MEMORY;
-  CUresult result = obj_add((uintptr_t)memory, kind, bytes);
+  CUresult result = obj_add_in((uintptr_t)memory, kind, bytes, owner);
   if (result != CUDA_SUCCESS) return free(memory), result;
   *ptr = (CUdeviceptr)(uintptr_t)memory;
   return CUDA_SUCCESS;

@@ -190,15 +190,17 @@ CUmemoryPool fake_pool_of(CUdeviceptr ptr) {
   return pool_holding(ptr);
 }
 
-/* bytes from pool: carved from a shareable pool's mapping, else allocated as cuMemAlloc does. */
-static CUresult pool_allocate(CUdeviceptr *ptr, size_t bytes, CUmemoryPool pool) {
+/* bytes from pool for stream's work: carved from a shareable pool's mapping, else allocated as
+ * cuMemAlloc does; in the stream's context (the driver's, whatever is current), gone with it. */
+static CUresult pool_allocate(CUdeviceptr *ptr, size_t bytes, CUmemoryPool pool, CUstream stream) {
   if (pool->imported) return CUDA_ERROR_INVALID_VALUE;
-  if (!pool->base) return fake_allocate(ptr, bytes, OBJ_DEVICE_MEMORY);
+  CUcontext owner = fake_stream_context(stream);
+  if (!pool->base) return fake_allocate_in(ptr, bytes, OBJ_DEVICE_MEMORY, owner);
   if (in_context() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
   size_t rounded = (bytes + 255) / 256 * 256;
   if (!bytes || rounded > pool->capacity - pool->next) return CUDA_ERROR_OUT_OF_MEMORY;
   CUdeviceptr at = (CUdeviceptr)(uintptr_t)(pool->base + pool->next);
-  CUresult result = obj_add((uintptr_t)at, OBJ_POOL_MEMORY, bytes);
+  CUresult result = obj_add_in((uintptr_t)at, OBJ_POOL_MEMORY, bytes, owner);
   if (result != CUDA_SUCCESS) return result;
   pool->next += rounded;
   pool->out++;
@@ -211,14 +213,14 @@ EXPORT CUresult cuMemAllocAsync(CUdeviceptr *ptr, size_t bytes, CUstream stream)
   HOLD_POOLS();
   if (!stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
   if (in_context() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
-  return pool_allocate(ptr, bytes, current[fake_current_device()]);
+  return pool_allocate(ptr, bytes, current[fake_current_device()], stream);
 }
 EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *ptr, size_t bytes, CUmemoryPool pool,
                                         CUstream stream) {
   ENTER();
   HOLD_POOLS();
   if (!pool_ok(pool) || !stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
-  return pool_allocate(ptr, bytes, pool);
+  return pool_allocate(ptr, bytes, pool, stream);
 }
 EXPORT CUresult cuMemFreeAsync(CUdeviceptr ptr, CUstream stream) {
   ENTER(); /* no HOLD_POOLS: fake_pool_free takes it */

@@ -34,6 +34,9 @@ bool stream_ok(CUstream stream) {
   return is_pseudo(stream) || obj_live((uintptr_t)stream, OBJ_STREAM);
 }
 int stream_id(CUstream stream) { return is_pseudo(stream) ? 0 : stream->id; }
+CUcontext fake_stream_context(CUstream stream) {
+  return is_pseudo(stream) ? current_context() : obj_owner((uintptr_t)stream);
+}
 
 bool fake_stream_capturing(CUstream stream) {
   return !is_pseudo(stream) &&
