@@ -146,8 +146,7 @@ bool graph_end_captures(const graph_h *graph) {
   return ended;
 }
 
-/* rec is marked destroyed already (ctx_enter refuses it), but only this thread destroys it, after.
- */
+/* rec is marked destroyed (ctx_enter refuses it), but it is this thread that destroys it, after. */
 void captures_end_in(const ctx_rec *rec) {
   for (uint32_t i = 0; i < into_count;) {
     stream_h *stream = intos[i];
