@@ -83,15 +83,12 @@ bool arg_nodes(napi_env env, napi_value v, const graph_h *graph, CUgraphNode **n
 /* Wraps handle (taken over) around obj, its nodes listed in the driver's order; NULL (after
  * throwing where it failed). */
 napi_value graph_wrap(napi_env env, napi_value obj, CUgraph handle);
-/* Whether a stream is capturing into graph, or (graph being a family's top) into a body of its:
- * the driver would go on writing into memory freed with it. */
-bool graph_captured_into(const graph_h *graph);
 /* Whether graph may be destroyed or read whole (instantiated, updated from, copied as a child):
  * false after throwing a LogicError ("call: a stream is capturing into name...") while a capture
  * into it is under way. What the capture pins (modules, arrays) is not the graph's until it ends,
  * so a copy made meanwhile would outlive them; the driver (580) makes such copies. */
 bool graph_not_captured(napi_env env, const graph_h *graph, const char *call, const char *name);
-/* Ends the captures graph_captured_into() tells of, for a graph going at collection (its streams
+/* Ends the captures into graph (or into its bodies), for a graph going at collection (its streams
  * unreachable too: a capture's stream keeps its graph in lib/); false where one was left running,
  * its context detached (the graph must not be destroyed then). */
 bool graph_end_captures(const graph_h *graph);

@@ -106,7 +106,9 @@ static bool goes_with(const graph_h *target, const graph_h *graph) {
   return target == graph || (!graph->body && graph->family && target->family == graph->family);
 }
 
-bool graph_captured_into(const graph_h *graph) {
+/* Whether a stream is capturing into graph, or (graph being a family's top) into a body of its:
+ * the driver would go on writing into memory freed with it. */
+static bool graph_captured_into(const graph_h *graph) {
   for (uint32_t i = 0; i < into_count; i++)
     if (goes_with(intos[i]->into, graph)) return true;
   return false;

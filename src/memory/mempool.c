@@ -93,21 +93,15 @@ static bool adopt_pool(napi_env env, napi_value obj, CUmemoryPool handle, pool_s
   return handle_wrap_object(env, obj, &pool->base, &POOL_KIND);
 }
 
-/* adopt_pool of a pool made or imported through obj (got: the driver's result, share_lock held
- * from before that call): false after throwing. */
-static bool adopt_made(napi_env env, napi_value obj, CUresult got, const char *call,
-                       CUmemoryPool handle, int device) {
-  pool_share *share = got == CUDA_SUCCESS ? share_hold(handle, device, true) : NULL;
-  pthread_mutex_unlock(&shares_lock);
-  if (got != CUDA_SUCCESS) {
-    throw_cu(env, got, call);
-    return false;
-  }
-  if (!share) {
-    throw_oom(env);
-    return false;
-  }
-  return adopt_pool(env, obj, handle, share, true);
+/* obj's pool after a driver call that made, imported (owned) or found it (got: its result; share:
+ * what share_hold gave under shares_lock, held across the call); NULL, after throwing, on
+ * failure. */
+static napi_value adopt_result(napi_env env, napi_value obj, CUresult got, const char *call,
+                               CUmemoryPool handle, pool_share *share, bool owned) {
+  if (got != CUDA_SUCCESS) return throw_cu(env, got, call);
+  if (owned && !share) return throw_oom(env); /* share_hold destroyed the pool */
+  adopt_pool(env, obj, handle, share, owned);
+  return NULL;
 }
 
 /* memPoolGetDefault(obj, device) / memPoolGetCurrent(obj, device): the pool wrapped in obj. */
@@ -121,10 +115,9 @@ static napi_value wrap_pool(napi_env env, napi_callback_info info, bool current)
                          : DRV(cuDeviceGetDefaultMemPool, &handle, (CUdevice)device);
   pool_share *share = got == CUDA_SUCCESS ? share_hold(handle, device, false) : NULL;
   pthread_mutex_unlock(&shares_lock);
-  if (got != CUDA_SUCCESS)
-    return throw_cu(env, got, current ? "cuDeviceGetMemPool" : "cuDeviceGetDefaultMemPool");
-  adopt_pool(env, argv[0], handle, share, false);
-  return NULL;
+  return adopt_result(env, argv[0], got,
+                      current ? "cuDeviceGetMemPool" : "cuDeviceGetDefaultMemPool", handle, share,
+                      false);
 }
 
 static napi_value mem_pool_get_default(napi_env env, napi_callback_info info) {
@@ -213,12 +206,13 @@ static napi_value mem_pool_create(napi_env env, napi_callback_info info) {
       !arg_size(env, argv[4], "maxSize", &props.maxSize) || !driver_ready(env))
     return NULL;
   props.handleTypes = (CUmemAllocationHandleType)handle_types;
+  int device = props.location.type == CU_MEM_LOCATION_TYPE_DEVICE ? props.location.id : -1;
   CUmemoryPool handle = NULL;
   pthread_mutex_lock(&shares_lock);
   CUresult got = DRV(cuMemPoolCreate, &handle, &props);
-  adopt_made(env, argv[0], got, "cuMemPoolCreate", handle,
-             props.location.type == CU_MEM_LOCATION_TYPE_DEVICE ? props.location.id : -1);
-  return NULL;
+  pool_share *share = got == CUDA_SUCCESS ? share_hold(handle, device, true) : NULL;
+  pthread_mutex_unlock(&shares_lock);
+  return adopt_result(env, argv[0], got, "cuMemPoolCreate", handle, share, true);
 }
 
 /* memPoolDestroy(pool): a made or imported pool's destroy(); a device's own is refused. */
@@ -331,8 +325,9 @@ static napi_value mem_pool_import_handle(napi_env env, napi_callback_info info) 
   pthread_mutex_lock(&shares_lock);
   CUresult got = DRV(cuMemPoolImportFromShareableHandle, &handle, (void *)(intptr_t)fd,
                      CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
-  adopt_made(env, argv[0], got, "cuMemPoolImportFromShareableHandle", handle, -1);
-  return NULL;
+  pool_share *share = got == CUDA_SUCCESS ? share_hold(handle, -1, true) : NULL;
+  pthread_mutex_unlock(&shares_lock);
+  return adopt_result(env, argv[0], got, "cuMemPoolImportFromShareableHandle", handle, share, true);
 }
 
 /* memPoolExportPointer(address): the 64 bytes another process imports it by, as a Buffer. */

@@ -85,7 +85,7 @@ describe('captured graphs keep what their work uses (stand-in driver)', function
     `);
   });
 
-  it("workers capturing (kernels of modules pinned), copying through page-locked host nodes and into arrays, freeing graph memory, terminated mid-work in 20 rounds: no crash, the main thread's graphs work after", function () {
+  it("workers capturing (kernels of modules pinned, contexts detached under a capture), copying through page-locked host nodes and into arrays, freeing graph memory, terminated mid-work in 20 rounds: no crash, the main thread's graphs work after", function () {
     // what each worker does in a loop, and the main thread once after
     const work = `
       const n = 256;
@@ -147,6 +147,14 @@ describe('captured graphs keep what their work uses (stand-in driver)', function
         stream.endCapture();
         // a graph of nodes of another context, instantiated here, then that context destroyed:
         // its GraphExec is refused, and left to the collector or the worker's end
+        // a context detached while its stream captures into a graph: detach() ends that capture
+        const capturing = new cuda.Device(0).makeContext();
+        const inside = new cuda.Stream();
+        const target = new cuda.Graph();
+        target.addEmpty();
+        inside.beginCapture(cuda.StreamCaptureMode.RELAXED, { into: target });
+        capturing.detach();
+        if (Math.random() < 0.5) target.destroy(); // else the collector's, or the worker's end
         const other = new cuda.Device(0).makeContext();
         const foreign = new cuda.Graph();
         foreign.addMemset(cuda.memAlloc(16), 3, 16);

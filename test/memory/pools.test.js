@@ -309,7 +309,7 @@ describe('memory pools through a stand-in driver (no GPU needed)', function () {
     );
   });
 
-  it('workers that make, share and use pools, terminated mid-work in 20 rounds, then the main thread: no crash, exit 0', function () {
+  it('workers that make, share, set current and use pools, terminated mid-work in 20 rounds, then the main thread: no crash, exit 0', function () {
     const out = run(`
       const { Worker } = require('worker_threads');
       const body = \`
@@ -322,6 +322,8 @@ describe('memory pools through a stand-in driver (no GPU needed)', function () {
         parentPort.postMessage('ready');
         for (;;) {
           const pool = new cuda.MemoryPool({ handleType: 'posix-fd', maxSize: 1 << 16 });
+          pool.setCurrent(); // and another object on it, which outlives a destroy() below
+          cuda.MemoryPool.getCurrent().setAttribute(cuda.MemPoolAttribute.RELEASE_THRESHOLD, 0);
           const handle = pool.exportHandle();
           const a = pool.allocate(4096, stream);
           cuda.memcpyBatchAsync([{ dest: a, src: managed }, { dest: managed, src: a }], stream);

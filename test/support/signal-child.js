@@ -85,6 +85,8 @@ const STATES = {
     const stream = new cuda.Stream();
     const pool = new cuda.MemoryPool({ handleType: 'posix-fd', maxSize: 1 << 24 });
     globalThis.handle = pool.exportHandle();
+    pool.setCurrent(); // another object on the pool, held at the signal
+    globalThis.current = cuda.MemoryPool.getCurrent();
     const managed = cuda.managedZeros(1 << 16, 'uint8');
     const pinned = cuda.pagelockedZeros(1 << 16, 'uint8');
     const g = cuda.memGetAllocationGranularity();
