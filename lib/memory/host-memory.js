@@ -158,14 +158,8 @@ class AlignedHostAllocation {
   }
 
   /** Releases the memory now; its arrays read as empty afterwards. Unregister it first if it was
-   * registered. A second free() does nothing. */
+   * registered (a LogicError says so). A second free() does nothing. */
   free() {
-    if (!this._freed && this._registrations > 0) {
-      throw new LogicError(
-        'this AlignedHostAllocation is registered with the driver; call ' +
-          'unregister() on its RegisteredHostMemory first',
-      );
-    }
     freeHost(this);
   }
 
@@ -214,9 +208,7 @@ class RegisteredHostMemory extends HostPointer {
   unregister() {
     if (this._freed) return;
     this._freed = true;
-    const owner = ownerOfBuffer.get(this._buffer);
-    if (owner) owner._registrations--;
-    binding.hostFree(this, false);
+    binding.hostFree(this);
   }
 
   [Symbol.dispose]() {
@@ -233,7 +225,7 @@ function markUntransferable(buffer) {
 function freeHost(allocation) {
   if (allocation._freed) return;
   try {
-    binding.hostFree(allocation, true);
+    binding.hostFree(allocation);
   } catch (error) {
     // the addon counts it freed even when the driver reports an error; a refusal (a graph copies
     // to or from it: a LogicError of the addon's own, naming no driver call) frees nothing
@@ -387,8 +379,6 @@ function registerHostMemory(array, flags = 0) {
   registration.context = Context.getCurrent();
   registration._buffer = view.buffer;
   registration._freed = false;
-  const owner = ownerOfBuffer.get(view.buffer);
-  if (owner) owner._registrations = (owner._registrations || 0) + 1;
   const Same = array instanceof DataView ? DataView : dtypeOfArray(array).ctor;
   const shared = new Same(view.buffer, view.byteOffset, Same === DataView ? view.byteLength : array.length);
   ownerOfView.set(shared, registration);

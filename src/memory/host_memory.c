@@ -52,9 +52,17 @@ static CUresult host_release(host_mem *h, bool now) {
   return CUDA_SUCCESS;
 }
 
+/* A registration's array may be collected once nothing registers it. */
+static void host_let_go_of_array(napi_env env, host_mem *h) {
+  if (!h->array) return;
+  NAPI_UNTHROWN(napi_delete_reference(env, h->array));
+  h->array = NULL;
+}
+
 static void host_unref(napi_env env, host_mem *h) {
   if (--h->refs > 0) return;
   host_drop_views(env, h, false); /* none alive: each kept the memory's owner alive */
+  host_let_go_of_array(env, h);
   ctx_rec_release(h->ctx);
   free(h);
 }
@@ -318,8 +326,21 @@ static napi_value managed_alloc(napi_env env, napi_callback_info info) {
   return expose(env, argv[0], h, buffer, 0);
 }
 
+/* The ArrayBuffer (or SharedArrayBuffer) of array, a TypedArray or DataView. */
+static bool buffer_of(napi_env env, napi_value array, napi_value *buffer) {
+  bool typed;
+  NAPI_CALL_BOOL(env, napi_is_typedarray(env, array, &typed));
+  if (typed) {
+    NAPI_CALL_BOOL(env, napi_get_typedarray_info(env, array, NULL, NULL, NULL, buffer, NULL));
+  } else {
+    NAPI_CALL_BOOL(env, napi_get_dataview_info(env, array, NULL, NULL, buffer, NULL));
+  }
+  return true;
+}
+
 /* hostRegister(obj, array, flags): registers the memory of array (page-aligned) in the current
- * context, the registration wrapped in obj. */
+ * context, the registration wrapped in obj, which keeps array's buffer alive until unregistered:
+ * the driver, and kernels through the registration's device address, use its bytes till then. */
 static napi_value host_register(napi_env env, napi_callback_info info) {
   ARGS(env, info, 3);
   void *data;
@@ -337,6 +358,8 @@ static napi_value host_register(napi_env env, napi_callback_info info) {
              page_size(), page_size());
     return throw_range(env, message);
   }
+  napi_value buffer;
+  if (!buffer_of(env, argv[1], &buffer)) return NULL;
   ctx_rec *ctx = ctx_rec_current(env);
   host_mem *h = ctx ? host_new(env, HOST_REGISTERED, length, flags, ctx) : NULL;
   if (!h) return NULL;
@@ -354,27 +377,42 @@ static napi_value host_register(napi_env env, napi_callback_info info) {
     return NULL;
   }
   memory_track(env, &h->node, argv[0], 0, host_reclaim);
+  NAPI_CALL(env, napi_create_reference(env, buffer, 1, &h->array));
   return NULL;
 }
 
-/* hostFree(obj, detach): releases now (free(), unregister()); with detach, the memory's
- * ArrayBuffer is detached so that its views read as empty. Freed twice: nothing. */
+/* Whether a live registration pins part of h's memory (aligned memory registered). */
+static bool pins_part(const tracked *node, const void *arg) {
+  const host_mem *h = arg;
+  if (node->reclaim != host_reclaim) return false;
+  const host_mem *r = host_of(node);
+  uintptr_t start = (uintptr_t)h->data, at = (uintptr_t)r->data;
+  return r->origin == HOST_REGISTERED && !r->base.freed && at < start + h->size &&
+         start < at + r->size;
+}
+
+/* hostFree(obj): releases now (free(), cuMemFreeHost, cuMemFree, unregister()). Memory cudadrv
+ * allocated is detached from JS, its ArrayBuffer and views, so that none reads or writes it once
+ * freed; a registration's memory stays the caller's and usable. Freed twice: nothing. */
 static napi_value host_free(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 2);
+  ARGS(env, info, 1);
   host_mem *h = handle_get_any(env, argv[0], &HOST_KIND);
-  bool detach;
-  if (!h || !arg_bool(env, argv[1], &detach) || h->base.freed) return NULL;
+  if (!h || h->base.freed) return NULL;
   if (h->pins)
     return throw_logic(env, "free(): a Graph or GraphExec, or a capture under way, has copies of "
                             "this memory; destroy them first");
+  if (h->origin == HOST_ALIGNED && memory_find(env, pins_part, h))
+    return throw_logic(env, "free(): this memory is registered with the driver; call unregister() "
+                            "on its RegisteredHostMemory first");
   napi_value buffer = NULL;
-  if (detach && h->node.state)
+  if (h->origin != HOST_REGISTERED && h->node.state)
     NAPI_CALL(env, napi_get_reference_value(env, h->node.owner, &buffer));
   /* V8 may free its bytes once detached: unregister first; our own bytes: detach first */
   if (buffer && !h->v8_owned) NAPI_CALL(env, napi_detach_arraybuffer(env, buffer));
   host_drop_views(env, h, true);
   CUresult result = host_release(h, true);
   memory_untrack(env, &h->node);
+  host_let_go_of_array(env, h);
   if (buffer && h->v8_owned) NAPI_CALL(env, napi_detach_arraybuffer(env, buffer));
   if (result != CUDA_SUCCESS) return throw_cu(env, result, RELEASE_API[host_release_op(h)]);
   return NULL;

@@ -4,7 +4,9 @@ const crypto = require('crypto');
 const cuda = require('../..');
 const binding = require('../../lib/internal/binding');
 const internal = require('../../lib/memory/host-memory');
+const path = require('path');
 const { describeGpu } = require('../support/gpu');
+const { childRunner, ROOT } = require('../support/graph-child');
 
 function random(bytes) {
   const data = crypto.randomBytes(bytes);
@@ -473,5 +475,51 @@ describeGpu('registered host memory', function () {
     cuda.hostAllocationOf(dataview)[Symbol.dispose]();
     cuda.hostAllocationOf(base).free();
     assert.strictEqual(registered.length, 0);
+  });
+});
+
+describe('host memory through the stand-in driver (in a child process)', function () {
+  const { run } = childRunner('cudadrv-host-');
+
+  it("the addon detaches what it frees whatever lib/ asks, refuses aligned memory a registration pins, and a registration keeps its array's buffer alive (a freed array left writable corrupted the heap: the fuzzer's crashes of driver 580)", function () {
+    run(`
+      const binding = require(${JSON.stringify(path.join(ROOT, 'lib', 'internal', 'binding'))});
+      const settle = async () => {
+        for (let i = 0; i < 3; i++) {
+          globalThis.gc();
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      };
+      for (const make of ['alignedZeros', 'pagelockedZeros', 'managedZeros']) {
+        const array = cuda[make](8192, 'uint8');
+        binding.hostFree(cuda.hostAllocationOf(array), false); // the old addon left array over freed memory
+        assert.strictEqual(array.length, 0, make + ': freed memory reads as empty');
+      }
+
+      const base = cuda.alignedZeros(8192, 'uint8');
+      const registered = cuda.registerHostMemory(base);
+      assert.throws(() => binding.hostFree(cuda.hostAllocationOf(base)), {
+        name: 'LogicError',
+        message: 'free(): this memory is registered with the driver; call unregister() on its RegisteredHostMemory first',
+      });
+      binding.hostFree(cuda.hostAllocationOf(registered), true);
+      base.fill(7);
+      assert.strictEqual(registered[8191], 7, "a registration's memory stays usable once unregistered");
+      cuda.hostAllocationOf(base).free();
+      assert.strictEqual(base.length, 0);
+
+      const registration = {};
+      let weak;
+      (() => {
+        const array = cuda.alignedEmpty(8192, 'uint8');
+        weak = new WeakRef(array.buffer);
+        binding.hostRegister(registration, array, 0);
+      })();
+      await settle();
+      assert.ok(weak.deref(), 'the registered buffer lives while it is registered');
+      binding.hostFree(registration);
+      await settle();
+      assert.strictEqual(weak.deref(), undefined, 'and is collected once it is not');
+    `);
   });
 });
