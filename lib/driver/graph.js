@@ -8,9 +8,6 @@
 // each GraphExec made from it, so that garbage collection never frees it under them (a captured
 // graph holds what internal/capture-keep.js kept of its work); C also refuses to unload a module
 // whose kernels a graph uses.
-const fs = require('fs');
-const os = require('os');
-const path = require('path');
 const binding = require('../internal/binding');
 const check = require('../internal/checks');
 const { ADD_KERNEL_NODE, ADD_COPY_NODE } = require('../internal/graph-nodes');
@@ -328,14 +325,7 @@ class Graph {
    * flags: GraphDebugDotFlags (VERBOSE by default). */
   toDot(flags = GraphDebugDotFlags.VERBOSE) {
     check.integer('flags', flags, 0, 2 ** 32 - 1);
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cudadrv-dot-'));
-    const file = path.join(dir, 'graph.dot');
-    try {
-      binding.graphDebugDotPrint(this, file, flags);
-      return fs.readFileSync(file, 'utf8');
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    return binding.graphDebugDotPrint(this, flags);
   }
 
   /**

@@ -1,10 +1,15 @@
 /* graph: CUDA graphs, made empty (cuGraphCreate) and built node by node, or captured from a stream
  * (cuStreamBeginCapture, cuStreamEndCapture); the table of their nodes, which lib/ names by index;
  * their edges and DOT description; and the pins that keep what their nodes use loaded. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "graph.h"
 
@@ -429,17 +434,58 @@ static napi_value graph_edges(napi_env env, napi_callback_info info) {
   return edges;
 }
 
-/* graphDebugDotPrint(graph, path, flags): the driver writes the graph's DOT description to path. */
+/* The whole of the file at path (which the driver wrote: it may have made it anew), as a string;
+ * NULL after throwing. */
+static napi_value read_whole(napi_env env, const char *path) {
+  struct stat info;
+  char *text = NULL;
+  size_t got = 0;
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd >= 0 && fstat(fd, &info) == 0 && (text = malloc((size_t)info.st_size + 1))) {
+    ssize_t n = 1;
+    while (got < (size_t)info.st_size &&
+           (n = pread(fd, text + got, (size_t)info.st_size - got, (off_t)got)) > 0)
+      got += (size_t)n;
+    if (n < 0) got = SIZE_MAX;
+  }
+  int error = errno;
+  if (fd >= 0) close(fd);
+  napi_value result = NULL;
+  if (!text || got == SIZE_MAX) {
+    char message[PATH_MAX + 64];
+    snprintf(message, sizeof message, "%s, reading '%s'", strerror(error), path);
+    throw_runtime(env, CUDA_ERROR_UNKNOWN, "cuGraphDebugDotPrint", message);
+  } else {
+    NAPI_UNTHROWN(napi_create_string_utf8(env, text, got, &result));
+  }
+  free(text);
+  return result;
+}
+
+/* graphDebugDotPrint(graph, flags): the graph's DOT description, a string. The driver writes it to
+ * a file of the addon's own, made fresh in the temporary directory and removed once read: no path
+ * comes from JS, so that no call has the driver open a FIFO (a hang) or write over a file. */
 static napi_value graph_debug_dot_print(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 3);
+  ARGS(env, info, 2);
   graph_h *graph = graph_get(env, argv[0]);
-  char path[4096];
   uint32_t flags;
-  if (!graph || !graph_live(env, graph) || !arg_string(env, argv[1], "path", path, sizeof path) ||
-      !arg_uint32(env, argv[2], "flags", &flags))
-    return NULL;
-  CU_CALL(env, cuGraphDebugDotPrint, graph->handle, path, flags);
-  return NULL;
+  if (!graph || !graph_live(env, graph) || !arg_uint32(env, argv[1], "flags", &flags)) return NULL;
+  const char *dir = getenv("TMPDIR");
+  char path[PATH_MAX];
+  int length = snprintf(path, sizeof path, "%s/cudadrv-dot-XXXXXX", dir && *dir ? dir : "/tmp");
+  int fd = length > 0 && (size_t)length < sizeof path ? mkstemp(path) : -1;
+  if (fd < 0) {
+    char message[PATH_MAX + 64];
+    snprintf(message, sizeof message, "%s, making '%s'",
+             strerror(length > 0 && (size_t)length < sizeof path ? errno : ENAMETOOLONG), path);
+    return throw_runtime(env, CUDA_ERROR_UNKNOWN, "cuGraphDebugDotPrint", message);
+  }
+  close(fd);
+  CUresult result = DRV(cuGraphDebugDotPrint, graph->handle, path, flags);
+  napi_value text = result == CUDA_SUCCESS ? read_whole(env, path) : NULL;
+  unlink(path);
+  if (result != CUDA_SUCCESS) return throw_cu(env, result, "cuGraphDebugDotPrint");
+  return text;
 }
 
 bool graph_init(napi_env env, napi_value exports) {

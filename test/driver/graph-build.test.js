@@ -451,12 +451,32 @@ describe('graphs built node by node (stand-in driver)', function () {
   });
 
   it("toDot() gives the driver's description; edges() needs a 12.3 driver, saying so", function () {
-    run(`
+    run(
+      `
       const g = new cuda.Graph();
       const e = g.addEmpty();
       g.addEmpty({ after: e });
       assert.strictEqual(g.toDot(), 'digraph standin {\\n  n0 [label="5"];\\n  n1 [label="5"];\\n  n0 -> n1;\\n}\\n');
-    `);
+      assert.deepStrictEqual(fs.readdirSync(process.env.TMPDIR).filter((f) => f !== 'log'), [], 'its file is removed');
+    `,
+      { TMPDIR: dir },
+    );
+    // The addon makes the driver's file itself: a path from JS (here a FIFO, which the driver's
+    // open waited on for ever) is no argument any more, and a refusal leaves no file behind.
+    const fifo = path.join(dir, 'fifo');
+    require('child_process').execFileSync('mkfifo', [fifo]);
+    run(
+      `
+      const binding = require(${JSON.stringify(path.join(ROOT, 'lib', 'internal', 'binding'))});
+      const g = new cuda.Graph();
+      g.addEmpty();
+      assert.throws(() => binding.graphDebugDotPrint(g, ${JSON.stringify(fifo)}, 0), { name: 'TypeError', message: 'flags must be a number' });
+      assert.match(binding.graphDebugDotPrint(g, 0, ${JSON.stringify(fifo)}), /^digraph standin/);
+      assert.throws(() => g.toDot(), (e) => e instanceof cuda.CudaError && e.api === 'cuGraphDebugDotPrint');
+      assert.deepStrictEqual(fs.readdirSync(process.env.TMPDIR).filter((f) => f !== 'fifo' && f !== 'log'), []);
+    `,
+      { TMPDIR: dir, FAKE_CUDA_FAIL: 'cuGraphDebugDotPrint:2:1' },
+    );
     run(
       `
       const g = new cuda.Graph();
