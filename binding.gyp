@@ -13,6 +13,7 @@
         "src/core/external_buffer.c",
         "src/core/imports.c",
         "src/core/loader.c",
+        "src/core/regular_files.c",
         "src/core/signals.c",
         "src/core/threads.c",
         "src/driver/constants.c",

@@ -325,7 +325,7 @@ class Graph {
    * flags: GraphDebugDotFlags (VERBOSE by default). */
   toDot(flags = GraphDebugDotFlags.VERBOSE) {
     check.integer('flags', flags, 0, 2 ** 32 - 1);
-    return binding.graphDebugDotPrint(this, flags);
+    return binding.graphDebugDotPrint(this, flags).toString('utf8');
   }
 
   /**

@@ -5,10 +5,6 @@
 
 #include "../core/core.h"
 
-/* Opens path for reading without waiting (a FIFO put there opens at once; a symbolic link is
- * followed only if follow): the descriptor of a regular file, *size its bytes; else one of: */
-enum { OPEN_NOTHING = -1 /* nothing there, or nothing to read */, OPEN_NOT_REGULAR = -2 };
-int open_regular(const char *path, bool follow, size_t *size);
 /* Why another user could replace what path names, or NULL: path and each directory above it must
  * belong to root or this user, and only a sticky directory (/tmp) may be writable by others.
  * message (at least 512 bytes) says which and why. */

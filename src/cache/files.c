@@ -26,36 +26,6 @@ static bool arg_path(napi_env env, napi_value v, char *path) {
   return true;
 }
 
-/* Reads all of fd (size bytes as fstat says) into a new Buffer; NULL result when it changed size
- * meanwhile or could not be read. */
-static napi_status read_whole(napi_env env, int fd, size_t size, napi_value *result) {
-  void *data;
-  napi_status status = napi_create_buffer(env, size, &data, result);
-  if (status != napi_ok) return status;
-  size_t done = 0;
-  while (done < size) {
-    ssize_t n = read(fd, (char *)data + done, size - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    done += (size_t)n;
-  }
-  char extra;
-  if (done != size || read(fd, &extra, 1) != 0) *result = NULL;
-  return napi_ok;
-}
-
-int open_regular(const char *path, bool follow, size_t *size) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (follow ? 0 : O_NOFOLLOW));
-  if (fd < 0) return OPEN_NOTHING;
-  struct stat st;
-  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-    *size = (size_t)st.st_size;
-    return fd;
-  }
-  close(fd);
-  return OPEN_NOT_REGULAR;
-}
-
 /* readFile(path, followLink, limit): the file's bytes in a Buffer, or null where it cannot be
  * read whole (absent, unreadable, not a regular file, changing size; a symbolic link unless
  * followLink). A file of more than limit bytes is a RangeError naming both, read no further.

@@ -242,4 +242,14 @@ bool export_layout(napi_env env, napi_value exports, const char *name, const lay
 bool errors_init(napi_env env, napi_value exports);
 bool threads_init(napi_env env, napi_value exports);
 
+/* ---- regular files (regular_files.c) ---- */
+
+/* Opens path for reading without waiting (a FIFO put there opens at once; a symbolic link is
+ * followed only if follow): the descriptor of a regular file, *size its bytes; else one of: */
+enum { OPEN_NOTHING = -1 /* nothing there, or nothing to read */, OPEN_NOT_REGULAR = -2 };
+int open_regular(const char *path, bool follow, size_t *size);
+/* Reads all of fd (size bytes as fstat says) into a new Buffer; NULL result when it changed size
+ * meanwhile or could not be read. */
+napi_status read_whole(napi_env env, int fd, size_t size, napi_value *result);
+
 #endif

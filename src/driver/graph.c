@@ -2,13 +2,11 @@
  * (cuStreamBeginCapture, cuStreamEndCapture); the table of their nodes, which lib/ names by index;
  * their edges and DOT description; and the pins that keep what their nodes use loaded. */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "graph.h"
@@ -434,37 +432,9 @@ static napi_value graph_edges(napi_env env, napi_callback_info info) {
   return edges;
 }
 
-/* The whole of the file at path (which the driver wrote: it may have made it anew), as a string;
- * NULL after throwing. */
-static napi_value read_whole(napi_env env, const char *path) {
-  struct stat info;
-  char *text = NULL;
-  size_t got = 0;
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd >= 0 && fstat(fd, &info) == 0 && (text = malloc((size_t)info.st_size + 1))) {
-    ssize_t n = 1;
-    while (got < (size_t)info.st_size &&
-           (n = pread(fd, text + got, (size_t)info.st_size - got, (off_t)got)) > 0)
-      got += (size_t)n;
-    if (n < 0) got = SIZE_MAX;
-  }
-  int error = errno;
-  if (fd >= 0) close(fd);
-  napi_value result = NULL;
-  if (!text || got == SIZE_MAX) {
-    char message[PATH_MAX + 64];
-    snprintf(message, sizeof message, "%s, reading '%s'", strerror(error), path);
-    throw_runtime(env, CUDA_ERROR_UNKNOWN, "cuGraphDebugDotPrint", message);
-  } else {
-    NAPI_UNTHROWN(napi_create_string_utf8(env, text, got, &result));
-  }
-  free(text);
-  return result;
-}
-
-/* graphDebugDotPrint(graph, flags): the graph's DOT description, a string. The driver writes it to
- * a file of the addon's own, made fresh in the temporary directory and removed once read: no path
- * comes from JS, so that no call has the driver open a FIFO (a hang) or write over a file. */
+/* graphDebugDotPrint(graph, flags): the graph's DOT description, in a Buffer. The driver writes
+ * it to a file of the addon's own, made fresh in the temporary directory and removed once read: no
+ * path comes from JS, so that no call has the driver open a FIFO (a hang) or write over a file. */
 static napi_value graph_debug_dot_print(napi_env env, napi_callback_info info) {
   ARGS(env, info, 2);
   graph_h *graph = graph_get(env, argv[0]);
@@ -482,9 +452,17 @@ static napi_value graph_debug_dot_print(napi_env env, napi_callback_info info) {
   }
   close(fd);
   CUresult result = DRV(cuGraphDebugDotPrint, graph->handle, path, flags);
-  napi_value text = result == CUDA_SUCCESS ? read_whole(env, path) : NULL;
+  size_t size;
+  int file = result == CUDA_SUCCESS ? open_regular(path, false, &size) : OPEN_NOTHING;
+  napi_value text = NULL;
+  napi_status status = file >= 0 ? read_whole(env, file, size, &text) : napi_ok;
+  if (file >= 0) close(file);
   unlink(path);
   if (result != CUDA_SUCCESS) return throw_cu(env, result, "cuGraphDebugDotPrint");
+  if (status != napi_ok) return napi_fail(env, status);
+  if (!text)
+    return throw_runtime(env, CUDA_ERROR_UNKNOWN, "cuGraphDebugDotPrint",
+                         "the file the driver wrote the graph's description to could not be read");
   return text;
 }
 

@@ -174,6 +174,9 @@ const STATES = {
   // posted to the main thread and the driver calling more (on the stand-in or a GPU).
   'during-host-calls'() {
     globalThis.kept = new cuda.Device(0).makeContext();
+    // registered memory held at the signal, one registration by JS, one (dropped) by the addon alone
+    globalThis.registered = cuda.registerHostMemory(cuda.alignedEmpty(8192, 'uint8'));
+    cuda.registerHostMemory(cuda.alignedEmpty(8192, 'uint8'));
     const memory = cuda.memAlloc(1 << 20);
     const graph = new cuda.Graph();
     let calls = 0;

@@ -1,6 +1,7 @@
 'use strict';
 // Rounds of worker threads that alone load cudadrv, each terminated mid-compile, mid-link,
-// mid-wait (Context.synchronize() on a thread, FAKE_CUDA_SYNC_MS long on the stand-in), idle, or
+// mid-wait (Context.synchronize() on a thread, FAKE_CUDA_SYNC_MS long on the stand-in), idle
+// (holding memory, registered host memory, one registration only the addon holds, a graph), or
 // idle holding Hopper's objects (a green context with a stream, a tensor map, launch events);
 // then the main thread loads cudadrv, compiles, and copies through the driver. Run by
 // test/reliability/workers.test.js; argument: the number of rounds. Prints a JSON summary.
@@ -17,7 +18,12 @@ const MODES = {
     cuda.Context.synchronize().then(done);`,
   idle: `const context = new cuda.Device(0).makeContext();
     const memory = cuda.memAlloc(1 << 20);
-    const stream = new cuda.Stream();`,
+    const stream = new cuda.Stream();
+    const registered = cuda.registerHostMemory(cuda.alignedEmpty(8192, 'uint8'));
+    cuda.registerHostMemory(cuda.alignedEmpty(8192, 'uint8')); // dropped: the addon holds its buffer
+    const graph = new cuda.Graph();
+    graph.addEmpty();
+    if (!graph.toDot().startsWith('digraph')) throw new Error('toDot() gave ' + graph.toDot());`,
   hopper: `const device = new cuda.Device(0);
     const context = device.makeContext();
     const green = device.makeGreenContext(device.smResource().split({ minCount: 8 }).groups);
