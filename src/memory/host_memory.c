@@ -52,17 +52,9 @@ static CUresult host_release(host_mem *h, bool now) {
   return CUDA_SUCCESS;
 }
 
-/* A registration's array may be collected once nothing registers it. */
-static void host_let_go_of_array(napi_env env, host_mem *h) {
-  if (!h->array) return;
-  NAPI_UNTHROWN(napi_delete_reference(env, h->array));
-  h->array = NULL;
-}
-
 static void host_unref(napi_env env, host_mem *h) {
   if (--h->refs > 0) return;
   host_drop_views(env, h, false); /* none alive: each kept the memory's owner alive */
-  host_let_go_of_array(env, h);
   ctx_rec_release(h->ctx);
   free(h);
 }
@@ -326,21 +318,29 @@ static napi_value managed_alloc(napi_env env, napi_callback_info info) {
   return expose(env, argv[0], h, buffer, 0);
 }
 
-/* The ArrayBuffer (or SharedArrayBuffer) of array, a TypedArray or DataView. */
-static bool buffer_of(napi_env env, napi_value array, napi_value *buffer) {
+/* Ties the ArrayBuffer (or SharedArrayBuffer) of array, a TypedArray or DataView, to obj's life:
+ * a property of obj under a symbol of its own, which JS may read but neither change nor delete.
+ * (A reference of the addon's would keep the buffer a collection longer than obj.) */
+static bool keep_buffer(napi_env env, napi_value obj, napi_value array) {
+  napi_valuetype type;
+  NAPI_CALL_BOOL(env, napi_typeof(env, obj, &type));
+  if (type != napi_object) return throw_type(env, "expected a RegisteredHostMemory"), false;
+  napi_property_descriptor keep = {.attributes = napi_default};
   bool typed;
   NAPI_CALL_BOOL(env, napi_is_typedarray(env, array, &typed));
   if (typed) {
-    NAPI_CALL_BOOL(env, napi_get_typedarray_info(env, array, NULL, NULL, NULL, buffer, NULL));
+    NAPI_CALL_BOOL(env, napi_get_typedarray_info(env, array, NULL, NULL, NULL, &keep.value, NULL));
   } else {
-    NAPI_CALL_BOOL(env, napi_get_dataview_info(env, array, NULL, NULL, buffer, NULL));
+    NAPI_CALL_BOOL(env, napi_get_dataview_info(env, array, NULL, NULL, &keep.value, NULL));
   }
+  NAPI_CALL_BOOL(env, napi_create_symbol(env, NULL, &keep.name));
+  NAPI_CALL_BOOL(env, napi_define_properties(env, obj, 1, &keep));
   return true;
 }
 
 /* hostRegister(obj, array, flags): registers the memory of array (page-aligned) in the current
- * context, the registration wrapped in obj, which keeps array's buffer alive until unregistered:
- * the driver, and kernels through the registration's device address, use its bytes till then. */
+ * context, the registration wrapped in obj, which keeps array's buffer alive: the driver, and
+ * kernels through the registration's device address, use its bytes while it is registered. */
 static napi_value host_register(napi_env env, napi_callback_info info) {
   ARGS(env, info, 3);
   void *data;
@@ -358,8 +358,7 @@ static napi_value host_register(napi_env env, napi_callback_info info) {
              page_size(), page_size());
     return throw_range(env, message);
   }
-  napi_value buffer;
-  if (!buffer_of(env, argv[1], &buffer)) return NULL;
+  if (!keep_buffer(env, argv[0], argv[1])) return NULL;
   ctx_rec *ctx = ctx_rec_current(env);
   host_mem *h = ctx ? host_new(env, HOST_REGISTERED, length, flags, ctx) : NULL;
   if (!h) return NULL;
@@ -377,7 +376,6 @@ static napi_value host_register(napi_env env, napi_callback_info info) {
     return NULL;
   }
   memory_track(env, &h->node, argv[0], 0, host_reclaim);
-  NAPI_CALL(env, napi_create_reference(env, buffer, 1, &h->array));
   return NULL;
 }
 
@@ -412,7 +410,6 @@ static napi_value host_free(napi_env env, napi_callback_info info) {
   host_drop_views(env, h, true);
   CUresult result = host_release(h, true);
   memory_untrack(env, &h->node);
-  host_let_go_of_array(env, h);
   if (buffer && h->v8_owned) NAPI_CALL(env, napi_detach_arraybuffer(env, buffer));
   if (result != CUDA_SUCCESS) return throw_cu(env, result, RELEASE_API[host_release_op(h)]);
   return NULL;

@@ -20,7 +20,6 @@ typedef struct host_mem {
   int pins;        /* graphs and GraphExecs whose copy nodes use it: no free() meanwhile */
   napi_env env;    /* where its last reference may be let go by an unpin */
   napi_ref *views; /* weak: ArrayBuffers over the memory made by asBuffer(), detached with it */
-  napi_ref array;  /* a registration's: its array's ArrayBuffer, kept alive while registered */
   uint32_t view_count, view_room;
 } host_mem;
 

@@ -508,7 +508,7 @@ describe('host memory through the stand-in driver (in a child process)', functio
       cuda.hostAllocationOf(base).free();
       assert.strictEqual(base.length, 0);
 
-      const registration = {};
+      let registration = {};
       let weak;
       (() => {
         const array = cuda.alignedEmpty(8192, 'uint8');
@@ -516,10 +516,17 @@ describe('host memory through the stand-in driver (in a child process)', functio
         binding.hostRegister(registration, array, 0);
       })();
       await settle();
-      assert.ok(weak.deref(), 'the registered buffer lives while it is registered');
-      binding.hostFree(registration);
+      assert.ok(weak.deref(), 'the registered buffer lives while its registration does');
+      const ties = Object.getOwnPropertySymbols(registration);
+      assert.strictEqual(ties.length, 1);
+      assert.strictEqual(Reflect.deleteProperty(registration, ties[0]), false);
+      assert.strictEqual(Reflect.set(registration, ties[0], null), false);
       await settle();
-      assert.strictEqual(weak.deref(), undefined, 'and is collected once it is not');
+      assert.ok(weak.deref(), 'and JS cannot cut the tie');
+      binding.hostFree(registration);
+      registration = null;
+      await settle();
+      assert.strictEqual(weak.deref(), undefined, 'and is collected with it');
     `);
   });
 });
