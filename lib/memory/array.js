@@ -129,26 +129,14 @@ function memcpyAtoH(dest, array, index) {
 /** memcpyHtoA on stream; page-locked src is kept alive until the stream has passed the copy. */
 function memcpyHtoAAsync(array, index, src, stream = null) {
   const view = host.hostView('src', src);
-  binding.memcpyHtoA(
-    arrayArg('array', array),
-    check.size('index', index),
-    view,
-    streamArg(stream),
-    host.needsKeeping(view) ? [view, array] : array,
-  );
+  binding.memcpyHtoA(arrayArg('array', array), check.size('index', index), view, streamArg(stream));
   keepForCapture(stream, null, [view, array]);
 }
 
 /** memcpyAtoH on stream; page-locked dest is kept alive until the stream has passed the copy. */
 function memcpyAtoHAsync(dest, array, index, stream = null) {
   const view = host.hostView('dest', dest);
-  binding.memcpyAtoH(
-    view,
-    arrayArg('array', array),
-    check.size('index', index),
-    streamArg(stream),
-    host.needsKeeping(view) ? [view, array] : array,
-  );
+  binding.memcpyAtoH(view, arrayArg('array', array), check.size('index', index), streamArg(stream));
   keepForCapture(stream, null, [view, array]);
 }
 

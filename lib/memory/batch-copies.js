@@ -63,7 +63,7 @@ function memcpyBatchAsync(copies, stream) {
     hints[HINTS * i + 4] = overlap ? 1 : 0;
     ops.push(dest, src, bytes);
   });
-  binding.memcpyBatchAsync(ops, hints, stream, ops);
+  binding.memcpyBatchAsync(ops, hints, stream);
 }
 
 module.exports = { memcpyBatchAsync };

@@ -39,7 +39,7 @@ function memcpyHtoDAsync(dest, src, stream = null) {
   const view = host.hostView('src', src);
   stream = streamArg(stream);
   fits(view.byteLength, dest, 'memcpyHtoDAsync(dest, src)');
-  if (binding.memcpyHtoDAsync(ptr, view, stream, host.needsKeeping(view) ? view : undefined)) noteStaged();
+  if (binding.memcpyHtoDAsync(ptr, view, stream)) noteStaged();
   keepForCapture(stream, null, [dest, view]);
 }
 
@@ -50,7 +50,7 @@ function memcpyDtoHAsync(dest, src, stream = null) {
   const ptr = devicePointer(src, 'src');
   stream = streamArg(stream);
   fits(view.byteLength, src, 'memcpyDtoHAsync(dest, src)');
-  if (binding.memcpyDtoHAsync(view, ptr, stream, host.needsKeeping(view) ? view : undefined)) noteStaged();
+  if (binding.memcpyDtoHAsync(view, ptr, stream)) noteStaged();
   keepForCapture(stream, null, [view, src]);
 }
 
@@ -324,40 +324,33 @@ class Memcpy2D {
     return fields;
   }
 
-  // The page-locked host arrays and the CudaArrays to keep alive during an Async copy.
-  _keep() {
-    const kept = [this.srcHost, this.dstHost].filter((view) => view && host.needsKeeping(view));
-    kept.push(...[this.srcArray, this.dstArray].filter((array) => array));
-    return kept.length === 0 ? undefined : kept.length === 1 ? kept[0] : kept;
-  }
-
   // What the addon takes for a side besides its fields: its host buffer, or its CudaArray.
   _host(side) {
     return this[`${side}Host`] || this[`${side}Array`] || undefined;
   }
 
   /** run() or run({ aligned }) copies now (2D: cuMemcpy2D when aligned, else
-   * cuMemcpy2DUnaligned); run(stream) enqueues on stream (null: the default stream), keeping
-   * page-locked arrays alive until the stream has passed the copy. */
+   * cuMemcpy2DUnaligned); run(stream) enqueues on stream (null: the default stream); the addon
+   * keeps page-locked arrays and CudaArrays alive until the stream has passed the copy. */
   run(streamOrOptions = undefined) {
     const fields = this._fields();
     if (streamOrOptions === null || streamOrOptions instanceof Stream) {
-      if (this._copy(fields, false, streamOrOptions, this._keep())) noteStaged();
-      keepForCapture(streamOrOptions, null, [this, this._keep()]);
+      if (this._copy(fields, false, streamOrOptions)) noteStaged();
+      keepForCapture(streamOrOptions, null, [this, this._host('src'), this._host('dst')]);
       return;
     }
     if (streamOrOptions !== undefined && typeof streamOrOptions !== 'object') {
       throw new TypeError(`run() takes a Stream, null or { aligned }, not ${check.describe(streamOrOptions)}`);
     }
     const { aligned = false } = streamOrOptions ?? {};
-    if (this._copy(fields, Boolean(aligned), undefined, undefined)) noteStaged();
+    if (this._copy(fields, Boolean(aligned), undefined)) noteStaged();
   }
 
   // stream undefined: a synchronous copy. True where it went through the staging buffers.
-  _copy(fields, aligned, stream, keep) {
+  _copy(fields, aligned, stream) {
     if (stream === undefined && !aligned)
       return binding.memcpy2DUnaligned(fields, this._host('src'), this._host('dst'));
-    return binding.memcpy2D(fields, this._host('src'), this._host('dst'), stream, keep);
+    return binding.memcpy2D(fields, this._host('src'), this._host('dst'), stream);
   }
 
   // graph.addMemcpy(copy, { after }): a copy node of graph after deps (node indices), as run()
@@ -386,8 +379,8 @@ class Memcpy3D extends Memcpy2D {
     return this.depth;
   }
 
-  _copy(fields, aligned, stream, keep) {
-    return binding.memcpy3D(fields, this._host('src'), this._host('dst'), stream, keep);
+  _copy(fields, aligned, stream) {
+    return binding.memcpy3D(fields, this._host('src'), this._host('dst'), stream);
   }
 }
 
@@ -408,7 +401,7 @@ class Memcpy3DPeer extends Memcpy3D {
     this.dstContext = check.instance('context', context, Context);
   }
 
-  _copy(fields, aligned, stream, keep) {
+  _copy(fields, aligned, stream) {
     binding.memcpy3DPeer(
       fields,
       this._host('src'),
@@ -416,7 +409,6 @@ class Memcpy3DPeer extends Memcpy3D {
       contextArg('srcContext', this.srcContext),
       contextArg('dstContext', this.dstContext),
       stream,
-      keep,
     );
   }
 }
@@ -437,7 +429,7 @@ function memcpy3DBatchAsync(copies, stream) {
     }
     ops.push(copy._fields(), copy._host('src'), copy._host('dst'), !(copy instanceof Memcpy3D));
   });
-  binding.memcpy3DBatchAsync(ops, stream, ops);
+  binding.memcpy3DBatchAsync(ops, stream);
 }
 
 module.exports = {

@@ -12,9 +12,6 @@ const { dtypeOf, dtypeOfArray, shapeLength, typedArrayFor } = require('../intern
 
 const ownerOfBuffer = new WeakMap(); // ArrayBuffer → the allocation owning its memory
 const ownerOfView = new WeakMap(); // array from registerHostMemory or a pool → its RegisteredHostMemory or PooledHostAllocation
-// ArrayBuffers the GPU may read or write after an Async call returns (pinned, managed, registered):
-// Async copies keep their arrays alive until the stream has passed them.
-const pinnedBuffers = new WeakSet();
 const token = Symbol('host memory');
 
 // CUDADRV_NO_EXTERNAL_BUFFERS=1 takes the path of runtimes that refuse external ArrayBuffers
@@ -72,11 +69,6 @@ function hostView(name, value) {
     );
   }
   return isView ? value : check.uint8View(name, value);
-}
-
-/** true when the GPU may use view's memory after an Async call returned (pinned, managed, registered). */
-function needsKeeping(view) {
-  return pinnedBuffers.has(view.buffer);
 }
 
 /**
@@ -249,10 +241,7 @@ function hostArray(Class, shape, dtype, allocate) {
   allocation._buffer = view.buffer;
   allocation._freed = false;
   markUntransferable(view.buffer); // its memory is released here, on this thread
-  if (Class !== AlignedHostAllocation) {
-    allocation.context = Context.getCurrent();
-    pinnedBuffers.add(view.buffer);
-  }
+  if (Class !== AlignedHostAllocation) allocation.context = Context.getCurrent();
   ownerOfBuffer.set(view.buffer, allocation);
   return typedArrayFor(view, length, type.ctor);
 }
@@ -382,7 +371,6 @@ function registerHostMemory(array, flags = 0) {
   const Same = array instanceof DataView ? DataView : dtypeOfArray(array).ctor;
   const shared = new Same(view.buffer, view.byteOffset, Same === DataView ? view.byteLength : array.length);
   ownerOfView.set(shared, registration);
-  pinnedBuffers.add(view.buffer);
   return shared;
 }
 
@@ -409,7 +397,6 @@ module.exports = {
   hostAllocationOf,
   // for the other memory modules and the pools
   hostView,
-  needsKeeping,
   retryOutOfMemory,
   collectGarbage,
   externalBuffers,

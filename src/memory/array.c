@@ -119,11 +119,11 @@ static napi_value array_handle(napi_env env, napi_callback_info info) {
 
 /* ---- copies with a 1D array: the array's side is (array, byte offset) ---- */
 
-/* memcpyHtoA(array, offset, src, stream, keep) / memcpyAtoH(dest, array, offset, stream, keep):
- * cuMemcpyHtoA / cuMemcpyAtoH when stream is undefined, else their Async forms keeping keep alive
- * until the stream has passed the copy. */
+/* memcpyHtoA(array, offset, src, stream) / memcpyAtoH(dest, array, offset, stream): cuMemcpyHtoA /
+ * cuMemcpyAtoH when stream is undefined, else their Async forms, keeping the array and a
+ * page-locked host array alive until the stream has passed the copy. */
 static napi_value copy_host_array(napi_env env, napi_callback_info info, bool to_array) {
-  ARGS(env, info, 5);
+  ARGS(env, info, 4);
   napi_value array_arg = argv[to_array ? 0 : 1], offset_arg = argv[to_array ? 1 : 2],
              host_arg = argv[to_array ? 2 : 0];
   array_h *array = handle_get(env, array_arg, &ARRAY_KIND);
@@ -148,7 +148,10 @@ static napi_value copy_host_array(napi_env env, napi_callback_info info, bool to
     CU_CALL(env, cuMemcpyAtoH, host, array->handle, offset, bytes);
   else
     CU_CALL(env, cuMemcpyAtoHAsync, host, array->handle, offset, bytes, stream);
-  if (!sync && !is_undefined(env, argv[4])) wait_keep_alive(env, s, argv[4]);
+  CUresult query = CUDA_SUCCESS;
+  if (!sync && keep_copy_side(env, s, CU_MEMORYTYPE_ARRAY, array_arg, &query) &&
+      keep_copy_side(env, s, CU_MEMORYTYPE_HOST, host_arg, &query))
+    keep_query_ok(env, query);
   return NULL;
 }
 

@@ -4,7 +4,8 @@
  * against its buffer. A pageable host source is read before the call returns (the driver's
  * DURING_API_CALL order), and a pageable host destination is filled before it returns (the stream
  * is synchronized), as memcpyHtoDAsync and memcpyDtoHAsync do for pageable memory; page-locked,
- * registered and managed buffers are kept alive until the stream has passed the copies. */
+ * registered and managed buffers, and CUDA arrays, are kept alive until the stream has passed the
+ * copies (C finds them: lib/ names nothing to keep). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -33,12 +34,13 @@ static bool is_pageable(CUdeviceptr ptr, size_t bytes, pinned_range *last) {
 }
 
 /* One side of copy i: device memory of which bytes must lie within its allocation, or a host
- * buffer of which bytes must fit (its address then, and whether it is pageable). false after
- * throwing. */
+ * buffer of which bytes must fit (its address then, whether it is pageable, and where it is not,
+ * the buffer into *keep: kept alive until the stream has passed the copy). false after throwing. */
 static bool arg_side(napi_env env, napi_value value, size_t i, const char *side, size_t bytes,
-                     CUdeviceptr *ptr, bool *pageable, pinned_range *last) {
+                     CUdeviceptr *ptr, bool *pageable, pinned_range *last, napi_value *keep) {
   napi_valuetype type;
   *pageable = false;
+  *keep = NULL;
   if (!arg_type(env, value, &type)) return false;
   if (type != napi_object) {
     char what[64];
@@ -57,14 +59,14 @@ static bool arg_side(napi_env env, napi_value value, size_t i, const char *side,
   }
   *ptr = (CUdeviceptr)(uintptr_t)data;
   *pageable = is_pageable(*ptr, bytes, last);
+  if (!*pageable) *keep = value;
   return true;
 }
 
-/* memcpyBatchAsync(copies, hints, stream, keep): copies lib/'s flat [dest, src, bytes, ...],
- * hints an Int32Array of HINTS a copy (location hints and flags); keep stays alive until the
- * stream has passed the copies. */
+/* memcpyBatchAsync(copies, hints, stream): copies lib/'s flat [dest, src, bytes, ...], hints an
+ * Int32Array of HINTS a copy (location hints and flags). */
 static napi_value memcpy_batch_async(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 4);
+  ARGS(env, info, 3);
   stream_h *s;
   void *hint_data;
   size_t hint_bytes;
@@ -84,7 +86,8 @@ static napi_value memcpy_batch_async(napi_env env, napi_callback_info info) {
   CUdeviceptr *dsts = calloc(count, sizeof *dsts), *srcs = calloc(count, sizeof *srcs);
   size_t *sizes = calloc(count, sizeof *sizes), *indices = calloc(count, sizeof *indices);
   CUmemcpyAttributes *attrs = calloc(count, sizeof *attrs);
-  bool ok = dsts && srcs && sizes && indices && attrs, sync = false;
+  napi_value *kept = calloc(2 * count, sizeof *kept); /* the page-locked host sides */
+  bool ok = dsts && srcs && sizes && indices && attrs && kept, sync = false;
   pinned_range last = {0, 0};
   if (!ok) throw_oom(env);
   for (size_t i = 0; ok && i < count; i++) {
@@ -94,8 +97,8 @@ static napi_value memcpy_batch_async(napi_env env, napi_callback_info info) {
          napi_get_element(env, argv[0], (uint32_t)(3 * i + 1), &src) == napi_ok &&
          napi_get_element(env, argv[0], (uint32_t)(3 * i + 2), &bytes) == napi_ok &&
          arg_size(env, bytes, "bytes", &sizes[i]) &&
-         arg_side(env, dst, i, "dest", sizes[i], &dsts[i], &dst_pageable, &last) &&
-         arg_side(env, src, i, "src", sizes[i], &srcs[i], &src_pageable, &last);
+         arg_side(env, dst, i, "dest", sizes[i], &dsts[i], &dst_pageable, &last, &kept[2 * i]) &&
+         arg_side(env, src, i, "src", sizes[i], &srcs[i], &src_pageable, &last, &kept[2 * i + 1]);
     if (!ok) break;
     const int32_t *hint = hints + HINTS * i;
     attrs[i].srcAccessOrder = src_pageable ? CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL
@@ -121,9 +124,11 @@ static napi_value memcpy_batch_async(napi_env env, napi_callback_info info) {
   free(sizes);
   free(indices);
   free(attrs);
+  for (size_t i = 0; ok && result == CUDA_SUCCESS && i < 2 * count; i++)
+    if (kept[i]) ok = wait_keep_alive(env, s, kept[i]);
+  free(kept);
   if (!ok) return NULL;
   if (result != CUDA_SUCCESS) return throw_cu(env, result, api);
-  wait_keep_alive(env, s, argv[3]);
   return NULL;
 }
 
@@ -199,10 +204,16 @@ static bool batch_op_of(napi_env env, const CUDA_MEMCPY3D *p, CUDA_MEMCPY3D_BATC
   return true;
 }
 
-/* memcpy3DBatchAsync(copies, stream, keep): copies lib/'s flat [fields, srcHost, dstHost,
- * planar, ...] as memcpy3D takes one; empty copies are left out. */
+/* A side of a 3D copy in a batch, kept (keep_copy_side) once the batch is enqueued. */
+typedef struct batch_side {
+  CUmemorytype type;
+  napi_value value;
+} batch_side;
+
+/* memcpy3DBatchAsync(copies, stream): copies lib/'s flat [fields, srcHost, dstHost, planar, ...]
+ * as memcpy3D takes one; empty copies are left out. */
 static napi_value memcpy_3d_batch_async(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 3);
+  ARGS(env, info, 2);
   stream_h *s;
   uint32_t length;
   if (!arg_stream_handle(env, argv[1], &s) || !driver_ready(env)) return NULL;
@@ -214,7 +225,12 @@ static napi_value memcpy_3d_batch_async(napi_env env, napi_callback_info info) {
   if (length % 4 || !count || count > MAX_BATCH)
     return throw_range(env, "a batch holds 1 to 65536 copies");
   CUDA_MEMCPY3D_BATCH_OP *ops = calloc(count, sizeof *ops);
-  if (!ops) return throw_oom(env);
+  batch_side *sides = calloc(2 * count, sizeof *sides);
+  if (!ops || !sides) {
+    free(ops);
+    free(sides);
+    return throw_oom(env);
+  }
   pinned_range last = {0, 0};
   bool ok = true, sync = false;
   size_t n = 0;
@@ -227,8 +243,11 @@ static napi_value memcpy_3d_batch_async(napi_env env, napi_callback_info info) {
     ok = ok && arg_bool(env, item[3], &planar) &&
          read_copy_3d(env, item[0], item[1], item[2], planar, &p) &&
          capture_pin_sides(env, s->handle, p.srcMemoryType, item[1], p.dstMemoryType, item[2]);
-    if (ok && p.WidthInBytes && p.Height && p.Depth)
+    if (ok && p.WidthInBytes && p.Height && p.Depth) {
+      sides[2 * n] = (batch_side){p.srcMemoryType, item[1]};
+      sides[2 * n + 1] = (batch_side){p.dstMemoryType, item[2]};
       ok = batch_op_of(env, &p, &ops[n++], &last, &sync);
+    }
   }
   CUresult result = CUDA_SUCCESS;
   const char *api = "cuMemcpy3DBatchAsync";
@@ -238,9 +257,13 @@ static napi_value memcpy_3d_batch_async(napi_env env, napi_callback_info info) {
     result = DRV(cuStreamSynchronize, s->handle);
   }
   free(ops);
+  CUresult query = CUDA_SUCCESS;
+  for (size_t i = 0; ok && result == CUDA_SUCCESS && i < 2 * n; i++)
+    ok = keep_copy_side(env, s, sides[i].type, sides[i].value, &query);
+  free(sides);
+  ok = ok && (result != CUDA_SUCCESS || keep_query_ok(env, query));
   if (!ok) return NULL;
   if (result != CUDA_SUCCESS) return throw_cu(env, result, api);
-  if (n) wait_keep_alive(env, s, argv[2]);
   return NULL;
 }
 

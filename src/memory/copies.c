@@ -7,20 +7,23 @@
 
 /* ---- copies and memsets ---- */
 
-/* Lets value (an object, or undefined for nothing) go once stream has passed the work just
- * enqueued. */
-static napi_value keep_until_done(napi_env env, stream_h *stream, napi_value value) {
-  if (!is_undefined(env, value)) wait_keep_alive(env, stream, value);
+/* After an async copy: both its sides kept while the driver may use them (keep_copy_side). */
+static napi_value keep_sides(napi_env env, stream_h *s, CUmemorytype src_type, napi_value src,
+                             CUmemorytype dst_type, napi_value dst) {
+  CUresult query = CUDA_SUCCESS;
+  if (keep_copy_side(env, s, src_type, src, &query) &&
+      keep_copy_side(env, s, dst_type, dst, &query))
+    keep_query_ok(env, query);
   return NULL;
 }
 
 /* The copies between host and device, with the driver's argument order: memcpyHtoD(dest, src)
- * copies all of src, memcpyDtoH(dest, src) fills all of dest; their Async forms take (..., stream,
- * keep), keep (or undefined) staying alive until the stream has passed the copy. Each returns true
+ * copies all of src, memcpyDtoH(dest, src) fills all of dest; their Async forms take (..., stream)
+ * and keep a page-locked host array alive until the stream has passed the copy. Each returns true
  * where it went through the staging buffers (done with the host memory, which needs no keeping). */
 static napi_value copy_host_device(napi_env env, napi_callback_info info, bool to_device,
                                    bool async) {
-  ARGS(env, info, 4);
+  ARGS(env, info, 3);
   CUdeviceptr device;
   void *host;
   size_t bytes;
@@ -42,7 +45,9 @@ static napi_value copy_host_device(napi_env env, napi_callback_info info, bool t
     CU_CALL(env, cuMemcpyDtoHAsync, host, device, bytes, stream);
   else
     CU_CALL(env, cuMemcpyDtoH, host, device, bytes);
-  return async ? keep_until_done(env, s, argv[3]) : NULL;
+  if (async)
+    keep_sides(env, s, CU_MEMORYTYPE_HOST, argv[to_device ? 1 : 0], CU_MEMORYTYPE_DEVICE, NULL);
+  return NULL;
 }
 
 static napi_value memcpy_htod(napi_env env, napi_callback_info info) {
@@ -333,10 +338,10 @@ CUDA_MEMCPY2D planar_copy(const CUDA_MEMCPY3D *c) {
                          .Height = c->Height};
 }
 
-/* memcpy2D(fields, srcHost, dstHost, stream, keep): cuMemcpy2D when stream is undefined, else
- * cuMemcpy2DAsync keeping keep alive until the stream has passed the copy; true where staged. */
+/* memcpy2D(fields, srcHost, dstHost, stream): cuMemcpy2D when stream is undefined, else
+ * cuMemcpy2DAsync (keep_sides); true where staged. */
 static napi_value memcpy_2d(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 5);
+  ARGS(env, info, 4);
   CUDA_MEMCPY3D c;
   bool sync = is_undefined(env, argv[3]);
   CUstream stream = NULL;
@@ -355,7 +360,7 @@ static napi_value memcpy_2d(napi_env env, napi_callback_info info) {
   if (!capture_pin_sides(env, stream, c.srcMemoryType, argv[1], c.dstMemoryType, argv[2]))
     return NULL;
   CU_CALL(env, cuMemcpy2DAsync, &p, stream);
-  return keep_until_done(env, s, argv[4]);
+  return keep_sides(env, s, c.srcMemoryType, argv[1], c.dstMemoryType, argv[2]);
 }
 
 /* memcpy2DUnaligned(fields, srcHost, dstHost): cuMemcpy2DUnaligned; true where staged. */
@@ -402,10 +407,10 @@ bool read_copy_3d(napi_env env, napi_value fields, napi_value src_host, napi_val
   return true;
 }
 
-/* memcpy3D(fields, srcHost, dstHost, stream, keep): cuMemcpy3D, or cuMemcpy3DAsync; true where
- * staged. */
+/* memcpy3D(fields, srcHost, dstHost, stream): cuMemcpy3D, or cuMemcpy3DAsync (keep_sides); true
+ * where staged. */
 static napi_value memcpy_3d(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 5);
+  ARGS(env, info, 4);
   CUDA_MEMCPY3D p;
   bool sync = is_undefined(env, argv[3]);
   CUstream stream = NULL;
@@ -423,12 +428,12 @@ static napi_value memcpy_3d(napi_env env, napi_callback_info info) {
   if (!capture_pin_sides(env, stream, p.srcMemoryType, argv[1], p.dstMemoryType, argv[2]))
     return NULL;
   CU_CALL(env, cuMemcpy3DAsync, &p, stream);
-  return keep_until_done(env, s, argv[4]);
+  return keep_sides(env, s, p.srcMemoryType, argv[1], p.dstMemoryType, argv[2]);
 }
 
-/* memcpy3DPeer(fields, srcHost, dstHost, srcContext, dstContext, stream, keep). */
+/* memcpy3DPeer(fields, srcHost, dstHost, srcContext, dstContext, stream). */
 static napi_value memcpy_3d_peer(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 7);
+  ARGS(env, info, 6);
   CUDA_MEMCPY3D_PEER c;
   bool sync = is_undefined(env, argv[5]);
   CUstream stream = NULL;
@@ -449,7 +454,7 @@ static napi_value memcpy_3d_peer(napi_env env, napi_callback_info info) {
   if (!capture_pin_sides(env, stream, c.srcMemoryType, argv[1], c.dstMemoryType, argv[2]))
     return NULL;
   CU_CALL(env, cuMemcpy3DPeerAsync, &c, stream);
-  return keep_until_done(env, s, argv[6]);
+  return keep_sides(env, s, c.srcMemoryType, argv[1], c.dstMemoryType, argv[2]);
 }
 
 bool copies_init(napi_env env, napi_value exports) {

@@ -170,5 +170,14 @@ bool known_memory(napi_env env, CUdeviceptr ptr, size_t bytes, const char *what)
 /* The allocation CUDA knows at ptr: [*start, *start + *size), a *size of 0 where it knows none
  * (cuPointerGetAttributes's result). */
 CUresult memory_range(CUdeviceptr ptr, CUdeviceptr *start, size_t *size);
+/* After an async copy was enqueued on s: keeps side, the copy's host array (type HOST, or UNIFIED
+ * given as an array) or CudaArray (type ARRAY), alive until s has passed the copy, where the
+ * driver may still use it (page-locked, registered and managed memory: a pageable array was read
+ * or filled before the driver returned). C decides, not lib/: an array collected under a copy
+ * in flight would be written after it is freed. Where the driver cannot say, side is kept and
+ * its error left in *query (the first only), for keep_query_ok to throw once every side is kept.
+ * false after throwing. */
+bool keep_copy_side(napi_env env, stream_h *s, CUmemorytype type, napi_value side, CUresult *query);
+bool keep_query_ok(napi_env env, CUresult query);
 
 #endif

@@ -103,6 +103,28 @@ bool known_memory(napi_env env, CUdeviceptr ptr, size_t bytes, const char *what)
   return false;
 }
 
+bool keep_copy_side(napi_env env, stream_h *s, CUmemorytype type, napi_value side,
+                    CUresult *query) {
+  if (type == CU_MEMORYTYPE_DEVICE || is_undefined(env, side)) return true;
+  CUresult found = CUDA_SUCCESS;
+  if (type != CU_MEMORYTYPE_ARRAY) {
+    void *data;
+    size_t length;
+    CUdeviceptr start = 0;
+    size_t size = 0;
+    if (!arg_host(env, side, "host", &data, &length)) return false;
+    found = memory_range((CUdeviceptr)(uintptr_t)data, &start, &size);
+    if (found == CUDA_SUCCESS && !size)
+      return true; /* pageable: the driver was done with it when the call returned */
+  }
+  if (found != CUDA_SUCCESS && *query == CUDA_SUCCESS) *query = found; /* kept all the same */
+  return wait_keep_alive(env, s, side);
+}
+
+bool keep_query_ok(napi_env env, CUresult query) {
+  return query == CUDA_SUCCESS || (throw_cu(env, query, "cuPointerGetAttributes"), false);
+}
+
 bool pointer_attributes_init(napi_env env, napi_value exports) {
   static const export_fn fns[] = {{"pointerAttributes", pointer_attributes}};
   return EXPORTS(env, exports, fns);

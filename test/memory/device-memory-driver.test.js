@@ -50,8 +50,10 @@ describe('device memory through a stand-in driver (no GPU needed)', function () 
       ],
       'copy.htod.small': ['cuMemcpyHtoD_v2'],
       'copy.dtoh.small': ['cuMemcpyDtoH_v2'],
-      'copy.htod.async': ['cuMemcpyHtoDAsync_v2'],
-      'copy.dtoh.async': ['cuMemcpyDtoHAsync_v2'],
+      // and after an async copy, whether the driver may still use the host array (page-locked
+      // memory, kept until the stream has passed the copy): this one is pageable, not kept
+      'copy.htod.async': ['cuMemcpyHtoDAsync_v2', 'cuPointerGetAttributes'],
+      'copy.dtoh.async': ['cuMemcpyDtoHAsync_v2', 'cuPointerGetAttributes'],
     });
   });
 

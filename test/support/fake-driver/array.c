@@ -197,40 +197,40 @@ static side linear(CUmemorytype type, const void *host, CUdeviceptr device, CUar
   }
   return s;
 }
-static CUresult copy_linear(side src, side dst, size_t bytes, CUstream stream) {
+static CUresult copy_linear(side src, side dst, size_t bytes, CUstream stream, bool async) {
   /* a linear range of an array must stay within one row here */
-  return copy_3d(&src, &dst, bytes, 1, 1, stream, false);
+  return copy_3d(&src, &dst, bytes, 1, 1, stream, async);
 }
 #define ARR(a, o) linear(CU_MEMORYTYPE_ARRAY, NULL, 0, a, o)
 #define HOST(h) linear(CU_MEMORYTYPE_HOST, h, 0, NULL, 0)
 #define DEVICE(d) linear(CU_MEMORYTYPE_DEVICE, NULL, d, NULL, 0)
 EXPORT CUresult cuMemcpyDtoA(CUarray a, size_t o, CUdeviceptr d, size_t n) {
   ENTER();
-  return copy_linear(DEVICE(d), ARR(a, o), n, 0);
+  return copy_linear(DEVICE(d), ARR(a, o), n, 0, false);
 }
 EXPORT CUresult cuMemcpyAtoD(CUdeviceptr d, CUarray a, size_t o, size_t n) {
   ENTER();
-  return copy_linear(ARR(a, o), DEVICE(d), n, 0);
+  return copy_linear(ARR(a, o), DEVICE(d), n, 0, false);
 }
 EXPORT CUresult cuMemcpyHtoA(CUarray a, size_t o, const void *h, size_t n) {
   ENTER();
-  return copy_linear(HOST(h), ARR(a, o), n, 0);
+  return copy_linear(HOST(h), ARR(a, o), n, 0, false);
 }
 EXPORT CUresult cuMemcpyAtoH(void *h, CUarray a, size_t o, size_t n) {
   ENTER();
-  return copy_linear(ARR(a, o), HOST(h), n, 0);
+  return copy_linear(ARR(a, o), HOST(h), n, 0, false);
 }
 EXPORT CUresult cuMemcpyAtoA(CUarray d, size_t dO, CUarray s, size_t sO, size_t n) {
   ENTER();
-  return copy_linear(ARR(s, sO), ARR(d, dO), n, 0);
+  return copy_linear(ARR(s, sO), ARR(d, dO), n, 0, false);
 }
 EXPORT CUresult cuMemcpyHtoAAsync(CUarray a, size_t o, const void *h, size_t n, CUstream s) {
   ENTER();
-  return copy_linear(HOST(h), ARR(a, o), n, s);
+  return copy_linear(HOST(h), ARR(a, o), n, s, true);
 }
 EXPORT CUresult cuMemcpyAtoHAsync(void *h, CUarray a, size_t o, size_t n, CUstream s) {
   ENTER();
-  return copy_linear(ARR(a, o), HOST(h), n, s);
+  return copy_linear(ARR(a, o), HOST(h), n, s, true);
 }
 
 /* ---- texture and surface objects: ids, checked against their resource ---- */

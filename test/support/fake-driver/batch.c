@@ -37,8 +37,9 @@ EXPORT CUresult cuMemcpyBatchAsync(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t 
     obj dst, src;
     bool dst_device = obj_memory((uintptr_t)dsts[i], sizes[i], &dst);
     bool src_device = obj_memory((uintptr_t)srcs[i], sizes[i], &src);
-    CUresult result = fake_copy((void *)(uintptr_t)dsts[i], dst_device,
-                                (const void *)(uintptr_t)srcs[i], src_device, sizes[i], stream);
+    CUresult result =
+        fake_copy((void *)(uintptr_t)dsts[i], dst_device, (const void *)(uintptr_t)srcs[i],
+                  src_device, sizes[i], stream, true);
     if (result != CUDA_SUCCESS) return result;
     if (logging())
       log_line("cuMemcpyBatchAsync copy=%zu bytes=%zu dst=%s src=%s order=%d flags=%u "

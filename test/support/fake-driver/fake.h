@@ -109,6 +109,8 @@ uint64_t fake_defer_mark(void);
 bool fake_defer_done(uint64_t mark);
 void fake_defer_run(uint64_t mark);
 bool fake_defer_holds(const char *symbol);
+/* Queues a stream callback behind the queued copies; false where none is queued (call it now). */
+bool fake_defer_callback(CUstream stream, CUstreamCallback callback, void *data);
 
 /* The current context of the calling thread, or NULL. */
 CUcontext current_context(void);
@@ -178,8 +180,9 @@ CUresult fake_allocate(CUdeviceptr *ptr, size_t bytes, obj_kind kind);
 /* fake_allocate in owner's context rather than the current one (memory a stream's work makes). */
 CUresult fake_allocate_in(CUdeviceptr *ptr, size_t bytes, obj_kind kind, CUcontext owner);
 CUresult fake_release_device(CUdeviceptr ptr);
+/* A linear copy on stream; async: one of page-locked memory may wait (FAKE_CUDA_DEFER). */
 CUresult fake_copy(void *dst, bool dst_device, const void *src, bool src_device, size_t bytes,
-                   CUstream stream);
+                   CUstream stream, bool async);
 /* Pools (pools.c): frees pool memory at ptr; the made pool whose bytes hold ptr, or NULL. */
 CUresult fake_pool_free(CUdeviceptr ptr);
 CUmemoryPool fake_pool_of(CUdeviceptr ptr);

@@ -300,21 +300,21 @@ static CUresult copy(void *dst, bool dst_device, const void *src, bool src_devic
   return CUDA_SUCCESS;
 }
 CUresult fake_copy(void *dst, bool dst_device, const void *src, bool src_device, size_t bytes,
-                   CUstream stream) {
-  return copy(dst, dst_device, src, src_device, bytes, stream, false);
+                   CUstream stream, bool async) {
+  return copy(dst, dst_device, src, src_device, bytes, stream, async);
 }
 #define DEV(p) ((void *)(uintptr_t)(p))
 EXPORT CUresult cuMemcpyHtoD(CUdeviceptr d, const void *s, size_t n) {
   ENTER();
-  return fake_copy(DEV(d), true, s, false, n, 0);
+  return fake_copy(DEV(d), true, s, false, n, 0, false);
 }
 EXPORT CUresult cuMemcpyDtoH(void *d, CUdeviceptr s, size_t n) {
   ENTER();
-  return fake_copy(d, false, DEV(s), true, n, 0);
+  return fake_copy(d, false, DEV(s), true, n, 0, false);
 }
 EXPORT CUresult cuMemcpyDtoD(CUdeviceptr d, CUdeviceptr s, size_t n) {
   ENTER();
-  return fake_copy(DEV(d), true, DEV(s), true, n, 0);
+  return fake_copy(DEV(d), true, DEV(s), true, n, 0, false);
 }
 EXPORT CUresult cuMemcpyHtoDAsync(CUdeviceptr d, const void *s, size_t n, CUstream st) {
   ENTER();
@@ -326,19 +326,19 @@ EXPORT CUresult cuMemcpyDtoHAsync(void *d, CUdeviceptr s, size_t n, CUstream st)
 }
 EXPORT CUresult cuMemcpyDtoDAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) {
   ENTER();
-  return fake_copy(DEV(d), true, DEV(s), true, n, st);
+  return fake_copy(DEV(d), true, DEV(s), true, n, st, false);
 }
 /* Peer copies name both contexts, which must be live. */
 EXPORT CUresult cuMemcpyPeer(CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n) {
   ENTER();
   if (!live_context(dc, true) || !live_context(sc, true)) return CUDA_ERROR_INVALID_CONTEXT;
-  return fake_copy(DEV(d), true, DEV(s), true, n, 0);
+  return fake_copy(DEV(d), true, DEV(s), true, n, 0, false);
 }
 EXPORT CUresult cuMemcpyPeerAsync(CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc,
                                   size_t n, CUstream st) {
   ENTER();
   if (!live_context(dc, true) || !live_context(sc, true)) return CUDA_ERROR_INVALID_CONTEXT;
-  return fake_copy(DEV(d), true, DEV(s), true, n, st);
+  return fake_copy(DEV(d), true, DEV(s), true, n, st, false);
 }
 
 /* ---- IPC: a handle holds the process id, the address and the size ---- */

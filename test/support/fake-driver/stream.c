@@ -149,7 +149,7 @@ EXPORT CUresult cuStreamAddCallback(CUstream stream, CUstreamCallback callback, 
   if (!stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
   if (flags || !callback) return CUDA_ERROR_INVALID_VALUE;
   if (fake_stream_capturing(stream)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-  callback(stream, CUDA_SUCCESS, data);
+  if (!fake_defer_callback(stream, callback, data)) callback(stream, CUDA_SUCCESS, data);
   return CUDA_SUCCESS;
 }
 EXPORT CUresult cuLaunchHostFunc(CUstream stream, CUhostFn fn, void *data) {
