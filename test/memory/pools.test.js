@@ -165,6 +165,24 @@ describe('memory pools through a stand-in driver (no GPU needed)', function () {
     `);
   });
 
+  it("pools collected with their allocations, 60 rounds (some pools small, current, or in a context of their own): each memset's words arrive, every pool is destroyed, no stale handle reaches the driver (the shape of fuzzer seed 6464, which crashes driver 580)", function () {
+    const counts = path.join(dir(), 'counts');
+    const child = spawnSync(
+      process.execPath,
+      ['--expose-gc', path.join(ROOT, 'test', 'support', 'pool-collect-child.js'), '60'],
+      {
+        encoding: 'utf8',
+        env: { ...process.env, LD_LIBRARY_PATH: standIn.dir, FAKE_CUDA_STALE_ABORT: '1', FAKE_CUDA_COUNTS: counts },
+        timeout: 30000,
+      },
+    );
+    assert.strictEqual(child.status, 0, child.stdout + child.stderr);
+    assert.deepStrictEqual(JSON.parse(child.stdout), { rounds: 60, checked: 60 });
+    const { liveCounts } = require('../support/stand-in-driver');
+    assert.strictEqual(liveCounts(counts).pools, 0, 'every pool was destroyed');
+    assert.strictEqual(liveCounts(counts).stale, 0);
+  });
+
   it('dropped pools are destroyed and dropped handles closed by the garbage collector; a device pool is not', function () {
     const counts = path.join(dir(), 'counts');
     run(
