@@ -1,5 +1,6 @@
 /* pointer_attributes: what the driver knows of any address (cuPointerGetAttributes), device,
- * host, managed or foreign; zeros where CUDA does not know the memory. */
+ * host, managed or foreign; zeros where CUDA does not know the memory. From that, what an async
+ * copy must keep alive (keep_copy_side). */
 #include <stdio.h>
 #include <string.h>
 

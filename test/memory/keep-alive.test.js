@@ -70,50 +70,44 @@ describe('keep-alives of async copies through a stand-in driver (no GPU needed)'
   describe('with copies of page-locked memory queued (FAKE_CUDA_DEFER)', function () {
     const deferred = childRunner('cudadrv-keep-defer-', { FAKE_CUDA_DEFER: '1' });
 
-    it("the addon keeps what an async copy may still read or write, whoever calls it: lib/ names nothing (an array collected under a queued copy was written after it was freed, the fuzzer's heap corruption on driver 580)", function () {
-      deferred.run(`
-        const binding = require(${JSON.stringify(require('path').join(__dirname, '..', '..', 'lib', 'internal', 'binding'))});
-        const settle = async () => {
-          for (let i = 0; i < 3; i++) {
-            globalThis.gc();
-            await new Promise((resolve) => setImmediate(resolve));
-          }
-        };
-        const stream = new cuda.Stream();
-        const device = cuda.memAlloc(4096);
-        const array = new cuda.CudaArray({ width: 256, format: cuda.ArrayFormat.UNSIGNED_INT8, numChannels: 1 });
-        const pinned = () => cuda.pagelockedEmpty(256, 'uint8');
-        const cases = [
-          ['binding.memcpyDtoHAsync, page-locked dest', pinned, (host) => binding.memcpyDtoHAsync(host, device.ptr, stream)],
-          ['binding.memcpyHtoDAsync, page-locked src', pinned, (host) => binding.memcpyHtoDAsync(device.ptr, host, stream)],
-          ['binding.memcpyAtoH on a stream, page-locked dest', pinned, (host) => binding.memcpyAtoH(host, array, 0, stream)],
-          [
-            'Memcpy2D.run(stream), page-locked dest',
-            pinned,
-            (host) => {
-              const copy = new cuda.Memcpy2D();
-              copy.setSrcDevice(device);
-              copy.setDstHost(host);
-              Object.assign(copy, { srcPitch: 64, dstPitch: 64, widthInBytes: 64, height: 4 });
-              copy.run(stream);
-            },
-          ],
-          ['memcpyBatchAsync, page-locked src', pinned, (host) => cuda.memcpyBatchAsync([{ dest: device, src: host }], stream)],
-        ];
-        for (const [name, make, enqueue] of cases) {
+    // One process a copy: a collected array's free (the reaper thread's cuMemFreeHost) waits for
+    // the queued copies, as the driver's would, so an earlier case's would run the next one's.
+    const cases = {
+      'binding.memcpyDtoHAsync, page-locked dest': 'binding.memcpyDtoHAsync(host, device.ptr, stream)',
+      'binding.memcpyHtoDAsync, page-locked src': 'binding.memcpyHtoDAsync(device.ptr, host, stream)',
+      'binding.memcpyAtoH on a stream, page-locked dest': `binding.memcpyAtoH(host, new cuda.CudaArray({ width: 256, format: cuda.ArrayFormat.UNSIGNED_INT8, numChannels: 1 }), 0, stream)`,
+      'Memcpy2D.run(stream), page-locked dest': `const copy = new cuda.Memcpy2D();
+        copy.setSrcDevice(device);
+        copy.setDstHost(host);
+        Object.assign(copy, { srcPitch: 64, dstPitch: 64, widthInBytes: 64, height: 4 });
+        copy.run(stream)`,
+      'memcpyBatchAsync, page-locked src': 'cuda.memcpyBatchAsync([{ dest: device, src: host }], stream)',
+    };
+    for (const [name, enqueue] of Object.entries(cases)) {
+      it(`${name}: the addon keeps the array while its copy is queued and lets it go once the stream passed it, whoever calls it (lib/ names nothing to keep: an array collected under a queued copy was written after it was freed)`, function () {
+        deferred.run(`
+          const binding = require(${JSON.stringify(require('path').join(__dirname, '..', '..', 'lib', 'internal', 'binding'))});
+          const settle = async () => {
+            for (let i = 0; i < 3; i++) {
+              globalThis.gc();
+              await new Promise((resolve) => setImmediate(resolve));
+            }
+          };
+          const stream = new cuda.Stream();
+          const device = cuda.memAlloc(4096);
           let weak;
           (() => {
-            const host = make();
+            const host = cuda.pagelockedEmpty(256, 'uint8');
             weak = new WeakRef(host.buffer);
-            enqueue(host);
+            ${enqueue};
           })();
           await settle();
-          assert.ok(weak.deref(), name + ': kept while its copy is queued');
+          assert.ok(weak.deref(), 'kept while its copy is queued');
           stream.synchronize(); // runs the queued copy, then the callback that lets the array go
           await settle();
-          assert.strictEqual(weak.deref(), undefined, name + ': let go once the stream passed it');
-        }
-      `);
-    });
+          assert.strictEqual(weak.deref(), undefined, 'let go once the stream passed it');
+        `);
+      });
+    }
   });
 });
