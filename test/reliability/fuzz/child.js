@@ -27,6 +27,10 @@ const PROGRESS = 3;
 const PLANT = process.env.CUDADRV_FUZZ_PLANT;
 const planted = PLANT && PLANT !== 'set-up' ? new Set(PLANT.split(',').map(Number)) : null;
 
+// The call that made each value a call returned (not set-up's): a drop's label names them, so that
+// a death in the finalizers it lets run says what was collected.
+const madeBy = new WeakMap();
+
 let kept = 0;
 function keep(v) {
   if ((typeof v !== 'object' && typeof v !== 'function') || v === null) return;
@@ -484,12 +488,16 @@ function pickThis(rng, owner) {
 function dropToCollector(rng) {
   const count = 1 + rng.int(8);
   const at = rng.int(Math.max(pool.length, 1));
+  const makers = pool
+    .slice(at, at + count)
+    .map((v) => madeBy.get(v))
+    .filter((index) => index !== undefined);
   return [
     () => {
       pool.splice(at, count);
       global.gc();
     },
-    `drop pool[${at}..+${count}], gc()`,
+    `drop pool[${at}..+${count}]${makers.length ? ` (made by #${makers.join(', #')})` : ''}, gc()`,
   ];
 }
 
@@ -604,6 +612,7 @@ function call(index) {
   // and what it makes in a state the API never makes: they count as tampered from then on.
   const made = (v) => {
     if (!properCall) taint(v);
+    if ((typeof v === 'object' && v !== null) || typeof v === 'function') madeBy.set(v, index);
     keep(v);
   };
   if (!properCall) taint(self);
