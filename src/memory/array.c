@@ -148,10 +148,7 @@ static napi_value copy_host_array(napi_env env, napi_callback_info info, bool to
     CU_CALL(env, cuMemcpyAtoH, host, array->handle, offset, bytes);
   else
     CU_CALL(env, cuMemcpyAtoHAsync, host, array->handle, offset, bytes, stream);
-  CUresult query = CUDA_SUCCESS;
-  if (!sync && keep_copy_side(env, s, CU_MEMORYTYPE_ARRAY, array_arg, &query) &&
-      keep_copy_side(env, s, CU_MEMORYTYPE_HOST, host_arg, &query))
-    keep_query_ok(env, query);
+  if (!sync) keep_copy_sides(env, s, CU_MEMORYTYPE_ARRAY, array_arg, CU_MEMORYTYPE_HOST, host_arg);
   return NULL;
 }
 

@@ -7,16 +7,6 @@
 
 /* ---- copies and memsets ---- */
 
-/* After an async copy: both its sides kept while the driver may use them (keep_copy_side). */
-static napi_value keep_sides(napi_env env, stream_h *s, CUmemorytype src_type, napi_value src,
-                             CUmemorytype dst_type, napi_value dst) {
-  CUresult query = CUDA_SUCCESS;
-  if (keep_copy_side(env, s, src_type, src, &query) &&
-      keep_copy_side(env, s, dst_type, dst, &query))
-    keep_query_ok(env, query);
-  return NULL;
-}
-
 /* The copies between host and device, with the driver's argument order: memcpyHtoD(dest, src)
  * copies all of src, memcpyDtoH(dest, src) fills all of dest; their Async forms take (..., stream)
  * and keep a page-locked host array alive until the stream has passed the copy. Each returns true
@@ -46,7 +36,8 @@ static napi_value copy_host_device(napi_env env, napi_callback_info info, bool t
   else
     CU_CALL(env, cuMemcpyDtoH, host, device, bytes);
   if (async)
-    keep_sides(env, s, CU_MEMORYTYPE_HOST, argv[to_device ? 1 : 0], CU_MEMORYTYPE_DEVICE, NULL);
+    keep_copy_sides(env, s, CU_MEMORYTYPE_HOST, argv[to_device ? 1 : 0], CU_MEMORYTYPE_DEVICE,
+                    NULL);
   return NULL;
 }
 
@@ -339,7 +330,7 @@ CUDA_MEMCPY2D planar_copy(const CUDA_MEMCPY3D *c) {
 }
 
 /* memcpy2D(fields, srcHost, dstHost, stream): cuMemcpy2D when stream is undefined, else
- * cuMemcpy2DAsync (keep_sides); true where staged. */
+ * cuMemcpy2DAsync (keep_copy_sides); true where staged. */
 static napi_value memcpy_2d(napi_env env, napi_callback_info info) {
   ARGS(env, info, 4);
   CUDA_MEMCPY3D c;
@@ -360,7 +351,8 @@ static napi_value memcpy_2d(napi_env env, napi_callback_info info) {
   if (!capture_pin_sides(env, stream, c.srcMemoryType, argv[1], c.dstMemoryType, argv[2]))
     return NULL;
   CU_CALL(env, cuMemcpy2DAsync, &p, stream);
-  return keep_sides(env, s, c.srcMemoryType, argv[1], c.dstMemoryType, argv[2]);
+  keep_copy_sides(env, s, c.srcMemoryType, argv[1], c.dstMemoryType, argv[2]);
+  return NULL;
 }
 
 /* memcpy2DUnaligned(fields, srcHost, dstHost): cuMemcpy2DUnaligned; true where staged. */
@@ -407,8 +399,8 @@ bool read_copy_3d(napi_env env, napi_value fields, napi_value src_host, napi_val
   return true;
 }
 
-/* memcpy3D(fields, srcHost, dstHost, stream): cuMemcpy3D, or cuMemcpy3DAsync (keep_sides); true
- * where staged. */
+/* memcpy3D(fields, srcHost, dstHost, stream): cuMemcpy3D, or cuMemcpy3DAsync (keep_copy_sides);
+ * true where staged. */
 static napi_value memcpy_3d(napi_env env, napi_callback_info info) {
   ARGS(env, info, 4);
   CUDA_MEMCPY3D p;
@@ -428,7 +420,8 @@ static napi_value memcpy_3d(napi_env env, napi_callback_info info) {
   if (!capture_pin_sides(env, stream, p.srcMemoryType, argv[1], p.dstMemoryType, argv[2]))
     return NULL;
   CU_CALL(env, cuMemcpy3DAsync, &p, stream);
-  return keep_sides(env, s, p.srcMemoryType, argv[1], p.dstMemoryType, argv[2]);
+  keep_copy_sides(env, s, p.srcMemoryType, argv[1], p.dstMemoryType, argv[2]);
+  return NULL;
 }
 
 /* memcpy3DPeer(fields, srcHost, dstHost, srcContext, dstContext, stream). */
@@ -454,7 +447,8 @@ static napi_value memcpy_3d_peer(napi_env env, napi_callback_info info) {
   if (!capture_pin_sides(env, stream, c.srcMemoryType, argv[1], c.dstMemoryType, argv[2]))
     return NULL;
   CU_CALL(env, cuMemcpy3DPeerAsync, &c, stream);
-  return keep_sides(env, s, c.srcMemoryType, argv[1], c.dstMemoryType, argv[2]);
+  keep_copy_sides(env, s, c.srcMemoryType, argv[1], c.dstMemoryType, argv[2]);
+  return NULL;
 }
 
 bool copies_init(napi_env env, napi_value exports) {

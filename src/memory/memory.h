@@ -179,5 +179,9 @@ CUresult memory_range(CUdeviceptr ptr, CUdeviceptr *start, size_t *size);
  * false after throwing. */
 bool keep_copy_side(napi_env env, stream_h *s, CUmemorytype type, napi_value side, CUresult *query);
 bool keep_query_ok(napi_env env, CUresult query);
+/* keep_copy_side for both sides of one copy (a DEVICE side's value is not read); false after
+ * throwing. */
+bool keep_copy_sides(napi_env env, stream_h *s, CUmemorytype src_type, napi_value src,
+                     CUmemorytype dst_type, napi_value dst);
 
 #endif

@@ -126,6 +126,13 @@ bool keep_query_ok(napi_env env, CUresult query) {
   return query == CUDA_SUCCESS || (throw_cu(env, query, "cuPointerGetAttributes"), false);
 }
 
+bool keep_copy_sides(napi_env env, stream_h *s, CUmemorytype src_type, napi_value src,
+                     CUmemorytype dst_type, napi_value dst) {
+  CUresult query = CUDA_SUCCESS;
+  return keep_copy_side(env, s, src_type, src, &query) &&
+         keep_copy_side(env, s, dst_type, dst, &query) && keep_query_ok(env, query);
+}
+
 bool pointer_attributes_init(napi_env env, napi_value exports) {
   static const export_fn fns[] = {{"pointerAttributes", pointer_attributes}};
   return EXPORTS(env, exports, fns);

@@ -1,7 +1,8 @@
 'use strict';
 // Rounds of worker threads that alone load cudadrv, each terminated mid-compile, mid-link,
 // mid-wait (Context.synchronize() on a thread, FAKE_CUDA_SYNC_MS long on the stand-in), idle
-// (holding memory, registered host memory, one registration only the addon holds, a graph), or
+// (holding memory, registered host memory, one registration only the addon holds, async copies
+// of page-locked arrays the addon keeps, a graph), or
 // idle holding Hopper's objects (a green context with a stream, a tensor map, launch events);
 // then the main thread loads cudadrv, compiles, and copies through the driver. Run by
 // test/reliability/workers.test.js; argument: the number of rounds. Prints a JSON summary.
@@ -21,6 +22,8 @@ const MODES = {
     const stream = new cuda.Stream();
     const registered = cuda.registerHostMemory(cuda.alignedEmpty(8192, 'uint8'));
     cuda.registerHostMemory(cuda.alignedEmpty(8192, 'uint8')); // dropped: the addon holds its buffer
+    cuda.memcpyDtoHAsync(registered, memory, stream);
+    cuda.memcpyHtoDAsync(memory, cuda.pagelockedEmpty(1 << 16, 'uint8'), stream); // dropped: kept by the addon
     const graph = new cuda.Graph();
     graph.addEmpty();
     if (!graph.toDot().startsWith('digraph')) throw new Error('toDot() gave ' + graph.toDot());`,
