@@ -419,7 +419,11 @@ export declare class Stream {
   isCapturing(): boolean;
   /** The capture under way. */
   captureInfo(): CaptureInfo;
-  /** Destroys the stream; work already enqueued still runs. A second call does nothing. */
+  /**
+   * Destroys the stream; work already enqueued still runs. A capture under way on it ends first:
+   * its graph is discarded, or, for a capture into a Graph of yours, that graph keeps the nodes
+   * captured so far. A second call does nothing.
+   */
   destroy(): void;
   /** `using`: destroys the stream. */
   [Symbol.dispose](): void;

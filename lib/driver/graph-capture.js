@@ -11,6 +11,10 @@ const { Graph, GraphNode, nodeIndices, adoptedGraph, holdFor } = require('./grap
 const captures = new WeakMap();
 // Stream → the id of the capture it began.
 const ids = new WeakMap();
+// A stream collected mid-capture: the addon ended the capture (the driver must not destroy a
+// capturing stream); its record closes here, what its work used going to the Graph it captured
+// into, if one of the user's, whose nodes stay.
+const abandoned = new FinalizationRegistry(({ id, into }) => settle(into, closeCapture(id)));
 
 // stream.beginCapture(mode, options): into a new graph, or into options.into after options.after.
 function beginCapture(stream, mode, options) {
@@ -25,7 +29,9 @@ function beginCapture(stream, mode, options) {
     binding.streamBeginCaptureToGraph(stream, graph, nodeIndices(graph, options.after), mode);
     captures.set(stream, graph);
   }
-  ids.set(stream, openCapture(stream));
+  const id = openCapture(stream);
+  ids.set(stream, id);
+  if (id !== null) abandoned.register(stream, { id, into: options?.into }, stream);
 }
 
 // stream.endCapture(): the Graph the capture recorded into (a new one unless it was given), which
@@ -49,7 +55,18 @@ function forget(stream) {
   const id = ids.get(stream);
   ids.delete(stream);
   captures.delete(stream);
+  abandoned.unregister(stream);
   return closeCapture(id);
+}
+
+// What a capture ended with its stream used: the Graph it recorded into keeps it.
+function settle(into, uses) {
+  if (into !== undefined) holdFor(into, uses);
+}
+
+// stream.destroy() ended a capture under way on it (the addon ends it first).
+function endWithStream(stream) {
+  if (ids.has(stream)) settle(captures.get(stream), forget(stream));
 }
 
 const CAPTURE_STATUS = ['none', 'active', 'invalidated'];
@@ -64,4 +81,4 @@ function captureInfo(stream) {
   return { status: name, id, graph: Array.isArray(deps) ? into : null, dependencies };
 }
 
-module.exports = { beginCapture, graphFromCapture, captureInfo };
+module.exports = { beginCapture, graphFromCapture, captureInfo, endWithStream };

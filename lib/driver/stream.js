@@ -5,7 +5,7 @@ const { Context } = require('./context');
 const check = require('../internal/checks');
 const { signalOf, abortable, waitResult } = require('../internal/abort');
 const { StreamCaptureMode } = require('./constants');
-const { beginCapture, graphFromCapture, captureInfo } = require('./graph-capture');
+const { beginCapture, graphFromCapture, captureInfo, endWithStream } = require('./graph-capture');
 
 /** A CUDA stream in the current context: `new Stream(flags?, priority?)`. */
 class Stream {
@@ -99,9 +99,14 @@ class Stream {
     return captureInfo(this);
   }
 
-  /** Destroys the stream; work already enqueued still runs. A second destroy() does nothing. */
+  /**
+   * Destroys the stream; work already enqueued still runs. A capture under way on it ends first:
+   * its graph is discarded, or, for a capture into a Graph of yours, that graph keeps the nodes
+   * captured so far. A second destroy() does nothing.
+   */
   destroy() {
     binding.streamDestroy(this);
+    endWithStream(this);
   }
 
   [Symbol.dispose]() {

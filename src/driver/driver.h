@@ -128,9 +128,16 @@ void capture_track(stream_h *stream, bool on);
 void synchronize_unless_capturing(void);
 /* How many captures begun through cudadrv are under way in the process (cuda.stats()). */
 int captures_under_way(void);
-/* Ends this thread's captures into Graphs by streams of rec's context, which is being detached:
- * once it is, such a capture can no longer be ended, and its graph not be destroyed under it. */
+/* Ends this thread's captures (begun through cudadrv) by streams of rec's context, which is being
+ * detached: once it is, such a capture can no longer be ended, a graph captured into not be
+ * destroyed under it, and the driver would destroy the streams mid-capture. */
 void captures_end_in(const ctx_rec *rec);
+/* Ends a capture still under way on stream (active, or invalidated by an unsafe call beside it),
+ * which is about to be destroyed, its context current, so that no capturing stream reaches
+ * cuStreamDestroy: the graph the capture made is destroyed, and where the capture was into a Graph
+ * of the caller's, the nodes it added stay there and what they use is handed to that graph (a
+ * stream destroyed mid-capture let its pins go under those nodes). */
+void capture_end_before_destroy(stream_h *stream);
 /* Wraps obj around handle, a stream of ctx (whose reference it takes); false after throwing (the
  * stream destroyed then). */
 bool stream_adopt(napi_env env, napi_value obj, CUstream handle, ctx_rec *ctx);

@@ -360,12 +360,11 @@ static int64_t index_of(const indexed_node *sorted, uint32_t count, CUgraphNode 
   return found ? (int64_t)found->index : -1;
 }
 
-bool graph_learn(napi_env env, graph_h *graph) {
+CUresult graph_learn_nodes(graph_h *graph) {
   size_t count = 0;
   CUresult result = DRV(cuGraphGetNodes, graph->handle, NULL, &count);
-  if (result != CUDA_SUCCESS) return throw_cu(env, result, "cuGraphGetNodes"), false;
-  if (count <= graph->count) return true;
-  if (count > UINT32_MAX) return throw_oom(env), false;
+  if (result != CUDA_SUCCESS || count <= graph->count) return result;
+  if (count > UINT32_MAX) return CUDA_ERROR_OUT_OF_MEMORY;
   CUgraphNode *all = malloc(count * sizeof *all);
   indexed_node *known = malloc((graph->count ? graph->count : 1) * sizeof *known);
   CUgraphNode *grown = all && known ? realloc(graph->nodes, count * sizeof *grown) : NULL;
@@ -383,6 +382,11 @@ bool graph_learn(napi_env env, graph_h *graph) {
   }
   free(all);
   free(known);
+  return result;
+}
+
+bool graph_learn(napi_env env, graph_h *graph) {
+  CUresult result = graph_learn_nodes(graph);
   if (result == CUDA_ERROR_OUT_OF_MEMORY) return throw_oom(env), false;
   if (result != CUDA_SUCCESS) return throw_cu(env, result, "cuGraphGetNodes"), false;
   return true;

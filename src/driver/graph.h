@@ -94,7 +94,9 @@ bool graph_not_captured(napi_env env, const graph_h *graph, const char *call, co
 bool graph_end_captures(const graph_h *graph);
 
 /* Appends to graph's table the nodes the driver has that it lacks (a capture into the graph made
- * them), in the driver's order; false after throwing. */
+ * them), in the driver's order; false after throwing. graph_learn_nodes throws nothing: it
+ * returns the failure (CUDA_ERROR_OUT_OF_MEMORY where memory ran out). */
 bool graph_learn(napi_env env, graph_h *graph);
+CUresult graph_learn_nodes(graph_h *graph);
 
 #endif

@@ -14,11 +14,13 @@
 static atomic_int captures;
 static atomic_bool synchronizing;
 
-/* This thread's streams capturing into one of its Graphs, so that a graph is not destroyed under a
- * capture (the driver would record into freed memory); few at a time, the array freed when empty.
- * Graphs and streams are used, and collected, on the thread that made them. */
-static _Thread_local stream_h **intos;
-static _Thread_local uint32_t into_count, into_room;
+/* This thread's streams capturing through cudadrv, into one of its Graphs where stream->into is
+ * set: so that a graph is not destroyed under a capture (the driver would record into freed
+ * memory), and that a context is not destroyed under its streams' captures (captures_end_in); few
+ * at a time, the array freed when empty. Graphs and streams are used, and collected, on the thread
+ * that made them. */
+static _Thread_local stream_h **capturers;
+static _Thread_local uint32_t capturer_count, capturer_room;
 
 /* What captured work pins, by the driver's id of the capture it went into (capture_pin): handed to
  * the graph the capture makes, or let go where it makes none. This thread's, the array freed when
@@ -76,41 +78,56 @@ static void captured_end(napi_env env, cuuint64_t id, napi_value graph) {
   }
 }
 
+/* Hands the pins of capture id to pins (a Graph's, which the capture added nodes to), without
+ * throwing: where memory runs out, a pin stays held for good rather than be let go under a node. */
+static void captured_hand(cuuint64_t id, graph_pins *pins) {
+  for (uint32_t i = 0; i < captured_count;) {
+    graph_pins one = {.at = &captured[i].pin, .count = 1, .room = 1};
+    if (captured[i].id != id || pins_append(pins, &one))
+      i++;
+    else
+      captured[i] = captured[--captured_count]; /* its retain is never let go */
+  }
+}
+
 /* Room for one more; false when out of memory. */
-static bool into_reserve(void) {
-  if (into_count < into_room) return true;
-  uint32_t room = into_room ? 2 * into_room : 4;
-  stream_h **grown = realloc(intos, room * sizeof *grown);
+static bool capturer_reserve(void) {
+  if (capturer_count < capturer_room) return true;
+  uint32_t room = capturer_room ? 2 * capturer_room : 4;
+  stream_h **grown = realloc(capturers, room * sizeof *grown);
   if (!grown) return false;
-  intos = grown;
-  into_room = room;
+  capturers = grown;
+  capturer_room = room;
   return true;
 }
 
-static void into_forget(stream_h *stream) {
-  for (uint32_t i = 0; stream->into && i < into_count; i++) {
-    if (intos[i] != stream) continue;
-    intos[i] = intos[--into_count];
-    stream->into = NULL;
+static void capturer_forget(stream_h *stream) {
+  stream->into = NULL;
+  for (uint32_t i = 0; i < capturer_count;) {
+    if (capturers[i] == stream)
+      capturers[i] = capturers[--capturer_count];
+    else
+      i++;
   }
-  if (into_count == 0 && intos) {
-    free(intos);
-    intos = NULL;
-    into_room = 0;
+  if (capturer_count == 0 && capturers) {
+    free(capturers);
+    capturers = NULL;
+    capturer_room = 0;
   }
 }
 
 /* Whether a capture into target records into graph or into what goes with it (a top graph's
  * bodies). */
 static bool goes_with(const graph_h *target, const graph_h *graph) {
-  return target == graph || (!graph->body && graph->family && target->family == graph->family);
+  return target &&
+         (target == graph || (!graph->body && graph->family && target->family == graph->family));
 }
 
 /* Whether a stream is capturing into graph, or (graph being a family's top) into a body of its:
  * the driver would go on writing into memory freed with it. */
 static bool graph_captured_into(const graph_h *graph) {
-  for (uint32_t i = 0; i < into_count; i++)
-    if (goes_with(intos[i]->into, graph)) return true;
+  for (uint32_t i = 0; i < capturer_count; i++)
+    if (goes_with(capturers[i]->into, graph)) return true;
   return false;
 }
 
@@ -124,12 +141,14 @@ bool graph_not_captured(napi_env env, const graph_h *graph, const char *call, co
   return throw_logic(env, message), false;
 }
 
-/* Ends stream's capture into a graph of the caller's where entered (its context pushed, popped
- * here), else leaves it running; the stream leaves the array (intos) either way. */
-static bool end_into(stream_h *stream, bool entered) {
-  CUgraph same; /* the graph captured into, which stays its owner's */
+/* Ends stream's capture where entered (its context pushed, popped here), else leaves it running;
+ * the stream leaves the array (capturers) either way. The graph the capture made is destroyed; one
+ * captured into stays its owner's. */
+static bool end_listed(stream_h *stream, bool entered) {
+  CUgraph made = NULL;
   if (entered) {
-    stats_cleanup(DRV(cuStreamEndCapture, stream->handle, &same));
+    stats_cleanup(DRV(cuStreamEndCapture, stream->handle, &made));
+    if (made && !stream->into) stats_cleanup(DRV(cuGraphDestroy, made));
     ctx_leave();
   }
   capture_track(stream, false);
@@ -138,10 +157,10 @@ static bool end_into(stream_h *stream, bool entered) {
 
 bool graph_end_captures(const graph_h *graph) {
   bool ended = true;
-  for (uint32_t i = 0; i < into_count;) {
-    stream_h *stream = intos[i];
+  for (uint32_t i = 0; i < capturer_count;) {
+    stream_h *stream = capturers[i];
     if (goes_with(stream->into, graph)) /* a context detached: left running, and ended = false */
-      ended = end_into(stream, ctx_enter(stream->ctx)) && ended; /* i names the next one now */
+      ended = end_listed(stream, ctx_enter(stream->ctx)) && ended; /* i names the next one now */
     else
       i++;
   }
@@ -150,19 +169,35 @@ bool graph_end_captures(const graph_h *graph) {
 
 /* rec is marked destroyed (ctx_enter refuses it), but it is this thread that destroys it, after. */
 void captures_end_in(const ctx_rec *rec) {
-  for (uint32_t i = 0; i < into_count;) {
-    stream_h *stream = intos[i];
+  for (uint32_t i = 0; i < capturer_count;) {
+    stream_h *stream = capturers[i];
     if (stream->ctx == rec)
-      end_into(stream, DRV(cuCtxPushCurrent, rec->handle) == CUDA_SUCCESS);
+      end_listed(stream, DRV(cuCtxPushCurrent, rec->handle) == CUDA_SUCCESS);
     else
       i++;
+  }
+}
+
+void capture_end_before_destroy(stream_h *stream) {
+  if (!stream->capturing && atomic_load(&captures) == 0) return; /* one load */
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  if (DRV(cuStreamIsCapturing, stream->handle, &status) != CUDA_SUCCESS ||
+      status == CU_STREAM_CAPTURE_STATUS_NONE)
+    return;
+  CUgraph made = NULL;
+  CUresult result = DRV(cuStreamEndCapture, stream->handle, &made);
+  if (result == CUDA_SUCCESS && stream->into) { /* the nodes stay in the caller's graph */
+    captured_hand(stream->capture_id, graph_pins_of(stream->into));
+    stats_cleanup(graph_learn_nodes(stream->into));
+  } else if (made) {
+    stats_cleanup(DRV(cuGraphDestroy, made));
   }
 }
 
 /* capture_track, the capture's pins let go where it ends, unless keep_pins: the caller hands them
  * to the graph it made (captured_end). */
 static void track(stream_h *stream, bool on, bool keep_pins) {
-  if (!on) into_forget(stream);
+  if (!on) capturer_forget(stream);
   if (stream->capturing == on) return;
   if (!on && !keep_pins) captured_end(NULL, stream->capture_id, NULL);
   stream->capturing = on;
@@ -204,9 +239,13 @@ static napi_value stream_begin_capture(napi_env env, napi_callback_info info) {
   stream_h *stream = idle_stream(env, argv[0]);
   uint32_t mode;
   if (!stream || !arg_uint32(env, argv[1], "mode", &mode)) return NULL;
+  if (!capturer_reserve()) return throw_oom(env);
   capture_track(stream, true);
   CUresult result = DRV(cuStreamBeginCapture, stream->handle, (CUstreamCaptureMode)mode);
-  if (result == CUDA_SUCCESS) return capture_begun(stream);
+  if (result == CUDA_SUCCESS) {
+    capturers[capturer_count++] = stream;
+    return capture_begun(stream);
+  }
   capture_track(stream, false);
   return throw_cu(env, result, "cuStreamBeginCapture");
 }
@@ -220,11 +259,11 @@ static napi_value stream_begin_capture_to_graph(napi_env env, napi_callback_info
   uint32_t mode, count;
   CUgraphNode *deps;
   if (!graph || !graph_live(env, graph) || !arg_uint32(env, argv[3], "mode", &mode)) return NULL;
-  for (uint32_t i = 0; i < into_count; i++)
-    if (intos[i]->into == graph)
+  for (uint32_t i = 0; i < capturer_count; i++)
+    if (capturers[i]->into == graph)
       return throw_logic(env, "stream.beginCapture(): another stream is capturing into this graph; "
                               "end that capture first (stream.endCapture())");
-  if (!into_reserve()) return throw_oom(env);
+  if (!capturer_reserve()) return throw_oom(env);
   if (!arg_nodes(env, argv[2], graph, &deps, &count)) return NULL;
   capture_track(stream, true);
   CUresult result = DRV(cuStreamBeginCaptureToGraph, stream->handle, graph->handle, deps, NULL,
@@ -232,7 +271,7 @@ static napi_value stream_begin_capture_to_graph(napi_env env, napi_callback_info
   free(deps);
   if (result == CUDA_SUCCESS) {
     stream->into = graph;
-    intos[into_count++] = stream;
+    capturers[capturer_count++] = stream;
     return capture_begun(stream);
   }
   capture_track(stream, false);

@@ -40,10 +40,12 @@ bool arg_stream(napi_env env, napi_value v, CUstream *out) {
   return arg_stream_and_handle(env, v, out, &s);
 }
 
-/* Its keep-alives not yet handed to the driver go on the stream first (the context is current). */
+/* Its keep-alives not yet handed to the driver go on the stream first, and a capture under way
+ * ends (the context is current). */
 static CUresult destroy_stream(handle_base *base) {
   stream_h *stream = (stream_h *)base;
   keeper_flush(stream->keeper);
+  capture_end_before_destroy(stream);
   return DRV(cuStreamDestroy, stream->handle);
 }
 
@@ -51,7 +53,7 @@ static void dispose_stream(handle_base *base) {
   stream_h *stream = (stream_h *)base;
   keeper_detach(stream->keeper);
   stream->keeper = NULL;
-  capture_track(stream, false); /* destroyed mid-capture: the capture went with it */
+  capture_track(stream, false); /* its capture ended before (capture_end_before_destroy) */
 }
 
 const handle_kind STREAM_KIND = {.tag = {0x6364727673747231ULL, 0x53747265616d3031ULL},

@@ -321,6 +321,56 @@ describe('captured graphs keep what their work uses (stand-in driver)', function
     );
   });
 
+  it('a stream destroyed, collected or left by its detached context mid-capture (under way, or invalidated by a synchronization beside it) has its capture ended first: no capturing stream reaches cuStreamDestroy, the graph made is discarded, and a Graph captured into keeps the nodes and what they use', function () {
+    run(
+      `
+      const settle = async () => { for (let i = 0; i < 4; i++) { global.gc(); await new Promise((r) => setImmediate(r)); } };
+      const invalidate = () => assert.throws(() => cuda.Context.synchronizeSync(), { code: 900 });
+      for (const how of ['destroyed', 'invalidated, destroyed', 'collected', 'invalidated, collected', 'detached']) {
+        const made = how === 'detached' ? new cuda.Device(0).makeContext() : null;
+        let stream = new cuda.Stream();
+        stream.beginCapture();
+        cuda.memsetD8Async(cuda.memAlloc(64), 1, 64, stream);
+        if (how.startsWith('invalidated')) invalidate();
+        assert.strictEqual(cuda.stats().capturesUnderWay, 1, how);
+        if (how.endsWith('destroyed')) stream.destroy();
+        if (made) made.detach();
+        stream = null;
+        await settle();
+        assert.strictEqual(cuda.stats().capturesUnderWay, 0, how + ': the capture ended');
+        assert.deepStrictEqual([counts().graphs, counts().stale], [0, 0], how + ': no graph left');
+        assert.deepStrictEqual(log().filter((line) => line.includes('mid-capture')), [], how + ': no capturing stream destroyed');
+        assert.deepStrictEqual([open.size, counts().device_memory], [0, 0], how + ': what the captured work used is let go');
+      }
+      // a capture into a Graph of the caller's: its nodes stay, and the graph keeps what they use
+      const graph = new cuda.Graph();
+      graph.addEmpty();
+      let stream = new cuda.Stream();
+      let module = new cuda.Module(MODULE);
+      stream.beginCapture(undefined, { into: graph });
+      cuda.memcpyHtoDAsync(cuda.memAlloc(64), cuda.pagelockedEmpty(16, 'float32'), stream);
+      module.getFunction('empty').prepare('').preparedAsyncCall(1, 1, stream);
+      stream.destroy();
+      stream = null;
+      await settle();
+      assert.strictEqual(cuda.stats().capturesUnderWay, 0);
+      assert.throws(() => module.free(), { name: 'LogicError', message: /a Graph or GraphExec, or a capture under way, has kernel nodes of this module/ }, 'the graph holds the module its kernel node runs');
+      module = null;
+      await settle();
+      const kept = () => { const now = counts(); return [now.modules, now.device_memory, now.host_memory]; };
+      assert.deepStrictEqual(kept(), [1, 1, 1], 'the graph keeps the module, memory and page-locked buffer its captured work uses');
+      graph.instantiate().launch(new cuda.Stream()); // the graph is not captured into any more
+      graph.destroy();
+      await settle();
+      cuda.Context.synchronizeSync();
+      await settle();
+      assert.deepStrictEqual([...kept(), counts().stale], [0, 0, 0, 0]);
+      assert.deepStrictEqual(log().filter((line) => line.includes('mid-capture')), []);
+    `,
+      { FAKE_CUDA_STALE_ABORT: '1' },
+    );
+  });
+
   it('the addon refuses to end a capture into a Graph as any other (a second object on the graph, which destroyed it under its owner) and one into another graph, and the capture goes on', function () {
     run(
       `

@@ -1,6 +1,7 @@
 /* A stand-in libcuda.so.1 for tests on machines without a GPU: it implements every call the
  * addon's table names, on host memory, and lets a test see and steer what the driver does:
- *   FAKE_CUDA_LOG=<file>     each module load, launch and setting received, one line each
+ *   FAKE_CUDA_LOG=<file>     each module load, launch and setting received, and each stream
+ *                            destroyed mid-capture, one line each
  *   FAKE_CUDA_TRACE=1        also "call <symbol>" for every call received
  *   FAKE_CUDA_MISSING=a,b    calls that cuGetProcAddress does not provide
  *   FAKE_CUDA_DRIVER_VERSION=12040  what cuDriverGetVersion reports (13000 by default);

@@ -107,6 +107,10 @@ EXPORT CUresult cuStreamCreateWithPriority(CUstream *stream, unsigned int flags,
 }
 EXPORT CUresult cuStreamDestroy(CUstream stream) {
   ENTER();
+  /* cudadrv ends a capture before destroying its stream (capture_end_before_destroy) */
+  if (!is_pseudo(stream) && obj_live((uintptr_t)stream, OBJ_STREAM) &&
+      __atomic_load_n(&stream->capture, __ATOMIC_ACQUIRE) != CU_STREAM_CAPTURE_STATUS_NONE)
+    log_line("stream destroyed mid-capture");
   if (is_pseudo(stream) || !obj_remove((uintptr_t)stream, OBJ_STREAM))
     return CUDA_ERROR_INVALID_HANDLE;
   capture_track(stream, false);
