@@ -194,6 +194,7 @@ describe('captured graphs keep what their work uses (stand-in driver)', function
       assert.deepStrictEqual(output, input);
       // every terminated worker's capture ended with it: the collector's frees synchronize again
       assert.strictEqual(cuda.stats().capturesUnderWay, 0);
+      assert.deepStrictEqual(log().filter((line) => line.includes('mid-capture')), [], 'no stream was destroyed mid-capture');
       console.log('rounds done');
     `);
     assert.match(out, /rounds done/);
