@@ -327,12 +327,14 @@ describe('captured graphs keep what their work uses (stand-in driver)', function
       `
       const settle = async () => { for (let i = 0; i < 4; i++) { global.gc(); await new Promise((r) => setImmediate(r)); } };
       const invalidate = () => assert.throws(() => cuda.Context.synchronizeSync(), { code: 900 });
-      for (const how of ['destroyed', 'invalidated, destroyed', 'collected', 'invalidated, collected', 'detached']) {
+      for (const how of ['destroyed', 'invalidated, destroyed', 'queried, destroyed', 'collected', 'invalidated, collected', 'detached']) {
         const made = how === 'detached' ? new cuda.Device(0).makeContext() : null;
         let stream = new cuda.Stream();
         stream.beginCapture();
         cuda.memsetD8Async(cuda.memAlloc(64), 1, 64, stream);
         if (how.startsWith('invalidated')) invalidate();
+        if (how.startsWith('queried')) assert.throws(() => stream.isDone(), { code: 900 }); // breaks the capture too
+        if (how.includes(', ')) assert.strictEqual(stream.captureInfo().status, 'invalidated', how);
         assert.strictEqual(cuda.stats().capturesUnderWay, 1, how);
         if (how.endsWith('destroyed')) stream.destroy();
         if (made) made.detach();

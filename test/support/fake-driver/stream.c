@@ -117,15 +117,22 @@ EXPORT CUresult cuStreamDestroy(CUstream stream) {
   free(stream);
   return CUDA_SUCCESS;
 }
+/* A query or synchronization of a capturing stream is refused, and breaks its capture (driver 580:
+ * the stream's capture status read INVALIDATED after a cuStreamQuery). */
+static CUresult refuse_capturing(CUstream stream) {
+  if (!fake_stream_capturing(stream)) return in_context();
+  __atomic_store_n(&stream->capture, CU_STREAM_CAPTURE_STATUS_INVALIDATED, __ATOMIC_RELEASE);
+  return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+}
 EXPORT CUresult cuStreamQuery(CUstream stream) {
   ENTER();
   if (!stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
-  return fake_stream_capturing(stream) ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : in_context();
+  return refuse_capturing(stream);
 }
 EXPORT CUresult cuStreamSynchronize(CUstream stream) {
   ENTER();
   if (!stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
-  return fake_stream_capturing(stream) ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : in_context();
+  return refuse_capturing(stream);
 }
 EXPORT CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags) {
   ENTER();
