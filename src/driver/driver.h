@@ -132,11 +132,12 @@ int captures_under_way(void);
  * detached: once it is, such a capture can no longer be ended, a graph captured into not be
  * destroyed under it, and the driver would destroy the streams mid-capture. */
 void captures_end_in(const ctx_rec *rec);
-/* Ends a capture still under way on stream (active, or invalidated by an unsafe call beside it),
- * which is about to be destroyed, its context current, so that no capturing stream reaches
- * cuStreamDestroy: the graph the capture made is destroyed, and where the capture was into a Graph
- * of the caller's, the nodes it added stay there and what they use is handed to that graph (a
- * stream destroyed mid-capture let its pins go under those nodes). */
+/* Ends the capture begun through cudadrv on stream (active, or invalidated by an unsafe call
+ * beside it), which is about to be destroyed, its context current: the graph the capture made is
+ * destroyed, and where the capture was into a Graph of the caller's, the nodes it added stay there
+ * and what they use is handed to that graph (a stream destroyed mid-capture let its pins go under
+ * those nodes). A stream that joined another's capture is left to it: only the stream that began
+ * a capture can end it. */
 void capture_end_before_destroy(stream_h *stream);
 /* Wraps obj around handle, a stream of ctx (whose reference it takes); false after throwing (the
  * stream destroyed then). */

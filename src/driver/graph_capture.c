@@ -179,11 +179,7 @@ void captures_end_in(const ctx_rec *rec) {
 }
 
 void capture_end_before_destroy(stream_h *stream) {
-  if (!stream->capturing && atomic_load(&captures) == 0) return; /* one load */
-  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-  if (DRV(cuStreamIsCapturing, stream->handle, &status) != CUDA_SUCCESS ||
-      status == CU_STREAM_CAPTURE_STATUS_NONE)
-    return;
+  if (!stream->capturing) return; /* one that joined another stream's capture is left to it */
   CUgraph made = NULL;
   CUresult result = DRV(cuStreamEndCapture, stream->handle, &made);
   if (result == CUDA_SUCCESS && stream->into) { /* the nodes stay in the caller's graph */
