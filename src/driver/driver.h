@@ -129,8 +129,9 @@ void synchronize_unless_capturing(void);
 /* How many captures begun through cudadrv are under way in the process (cuda.stats()). */
 int captures_under_way(void);
 /* Ends this thread's captures (begun through cudadrv) by streams of rec's context, which is being
- * detached: once it is, such a capture can no longer be ended, a graph captured into not be
- * destroyed under it, and the driver would destroy the streams mid-capture. */
+ * detached, as capture_end_before_destroy does: once it is, such a capture can no longer be ended,
+ * a graph captured into not be destroyed under it, and the driver would destroy the streams
+ * mid-capture. */
 void captures_end_in(const ctx_rec *rec);
 /* Ends the capture begun through cudadrv on stream (active, or invalidated by an unsafe call
  * beside it), which is about to be destroyed, its context current: the graph the capture made is

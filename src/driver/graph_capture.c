@@ -141,14 +141,27 @@ bool graph_not_captured(napi_env env, const graph_h *graph, const char *call, co
   return throw_logic(env, message), false;
 }
 
-/* Ends stream's capture where entered (its context pushed, popped here), else leaves it running;
- * the stream leaves the array (capturers) either way. The graph the capture made is destroyed; one
- * captured into stays its owner's. */
-static bool end_listed(stream_h *stream, bool entered) {
+/* Ends stream's capture, its context current: the graph a plain capture made is destroyed; a Graph
+ * of the caller's captured into keeps the nodes the capture added, learns them and takes what they
+ * use (their pins, which capture_track then lets go of for the capture). A capture broken by an
+ * unsafe call beside it ends with CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, which is no failure. */
+static void end_now(stream_h *stream) {
   CUgraph made = NULL;
+  CUresult result = DRV(cuStreamEndCapture, stream->handle, &made);
+  if (result != CUDA_ERROR_STREAM_CAPTURE_INVALIDATED) stats_cleanup(result);
+  if (result == CUDA_SUCCESS && stream->into) {
+    captured_hand(stream->capture_id, graph_pins_of(stream->into));
+    stats_cleanup(graph_learn_nodes(stream->into));
+  } else if (made) {
+    stats_cleanup(DRV(cuGraphDestroy, made));
+  }
+}
+
+/* Ends stream's capture where entered (its context pushed, popped here), else leaves it running;
+ * the stream leaves the array (capturers) either way. */
+static bool end_listed(stream_h *stream, bool entered) {
   if (entered) {
-    stats_cleanup(DRV(cuStreamEndCapture, stream->handle, &made));
-    if (made && !stream->into) stats_cleanup(DRV(cuGraphDestroy, made));
+    end_now(stream);
     ctx_leave();
   }
   capture_track(stream, false);
@@ -179,15 +192,7 @@ void captures_end_in(const ctx_rec *rec) {
 }
 
 void capture_end_before_destroy(stream_h *stream) {
-  if (!stream->capturing) return; /* one that joined another stream's capture is left to it */
-  CUgraph made = NULL;
-  CUresult result = DRV(cuStreamEndCapture, stream->handle, &made);
-  if (result == CUDA_SUCCESS && stream->into) { /* the nodes stay in the caller's graph */
-    captured_hand(stream->capture_id, graph_pins_of(stream->into));
-    stats_cleanup(graph_learn_nodes(stream->into));
-  } else if (made) {
-    stats_cleanup(DRV(cuGraphDestroy, made));
-  }
+  if (stream->capturing) end_now(stream); /* one that joined another's capture is left to it */
 }
 
 /* capture_track, the capture's pins let go where it ends, unless keep_pins: the caller hands them

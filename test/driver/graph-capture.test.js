@@ -369,6 +369,15 @@ describe('captured graphs keep what their work uses (stand-in driver)', function
       await settle();
       assert.deepStrictEqual([...kept(), counts().stale], [0, 0, 0, 0]);
       assert.deepStrictEqual(log().filter((line) => line.includes('mid-capture')), []);
+      // the same at a detach: the graph keeps the kernel node of the context gone, and refuses to run it
+      const made = new cuda.Device(0).makeContext();
+      const into = new cuda.Graph();
+      into.addEmpty();
+      stream = new cuda.Stream();
+      stream.beginCapture(undefined, { into });
+      new cuda.Module(MODULE).getFunction('empty').prepare('').preparedAsyncCall(1, 1, stream);
+      made.detach();
+      assert.throws(() => into.instantiate(), { name: 'LogicError', message: /made in a context that has been destroyed/ });
     `,
       { FAKE_CUDA_STALE_ABORT: '1' },
     );
