@@ -46,8 +46,8 @@ void pins_release(graph_pins *pins) {
  * left to the driver (a leak, not a crash) where one could not be. */
 static CUresult destroy_graph(handle_base *base) {
   graph_h *graph = (graph_h *)base;
-  bool ended = graph_end_captures(graph);
-  return graph->body || !ended ? CUDA_SUCCESS : DRV(cuGraphDestroy, graph->handle);
+  bool ended = graph_end_captures(graph); /* which may lose it */
+  return graph->body || !ended || graph->lost ? CUDA_SUCCESS : DRV(cuGraphDestroy, graph->handle);
 }
 
 static void dispose_graph(handle_base *base) {
@@ -72,8 +72,19 @@ graph_family *graph_family_of(graph_h *graph) {
   return graph->family;
 }
 
+void graph_lose(graph_h *graph) {
+  graph_h *top = graph->body ? graph->family->top : graph; /* alive: a capture was into it */
+  top->lost = true;
+  if (top->family) top->family->lost = true;
+}
+
 graph_h *graph_get(napi_env env, napi_value v) {
   graph_h *graph = handle_get(env, v, &GRAPH_KIND);
+  if (graph && (graph->lost || (graph->family && graph->family->lost))) {
+    throw_logic(env, "a capture into this Graph (or into a body of its conditional nodes) ended "
+                     "without a graph, and the driver freed the graph then; build a new Graph");
+    return NULL;
+  }
   if (graph && graph->family && !graph->family->alive) {
     throw_logic(env, "this Graph is a body of a conditional node of a Graph that has been "
                      "destroyed; build the conditional node again");

@@ -32,6 +32,7 @@ typedef struct graph_h graph_h;
 typedef struct graph_family {
   int refs;
   bool alive;
+  bool lost;    /* the driver freed the graph (graph_lose) */
   graph_h *top; /* the graph the bodies belong to, while alive: it holds their pins */
 } graph_family;
 
@@ -44,6 +45,7 @@ struct graph_h {
   CUgraphNode *nodes;   /* lib/'s node i is nodes[i] */
   uint32_t count, room;
   graph_pins pins; /* what its nodes use, and its bodies' nodes */
+  bool lost;       /* the driver freed it (graph_lose): never passed to the driver again */
 };
 extern const handle_kind GRAPH_KIND;
 
@@ -92,6 +94,12 @@ bool graph_not_captured(napi_env env, const graph_h *graph, const char *call, co
  * unreachable too: a capture's stream keeps its graph in lib/); false where one was left running,
  * its context detached (the graph must not be destroyed then). */
 bool graph_end_captures(const graph_h *graph);
+
+/* A capture into graph (or into a body of its family) ended without a graph: driver 580 frees the
+ * graph (and, for a body, the graph it belongs to) then, so that any later call on it (a node
+ * read, instantiation, cuGraphDestroy) reads freed memory; the CUDA documentation leaves it
+ * undefined. The graph and its bodies refuse every use from then on, and are never destroyed. */
+void graph_lose(graph_h *graph);
 
 /* Appends to graph's table the nodes the driver has that it lacks (a capture into the graph made
  * them), in the driver's order; false after throwing. graph_learn_nodes throws nothing: it

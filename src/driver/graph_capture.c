@@ -143,8 +143,9 @@ bool graph_not_captured(napi_env env, const graph_h *graph, const char *call, co
 
 /* Ends stream's capture, its context current: the graph a plain capture made is destroyed; a Graph
  * of the caller's captured into keeps the nodes the capture added, learns them and takes what they
- * use (their pins, which capture_track then lets go of for the capture). A capture broken by an
- * unsafe call beside it ends with CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, which is no failure. */
+ * use (their pins, which capture_track then lets go of for the capture), or is lost where the
+ * capture failed (graph_lose). A capture broken by an unsafe call beside it ends with
+ * CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, which is no failure. */
 static void end_now(stream_h *stream) {
   CUgraph made = NULL;
   CUresult result = DRV(cuStreamEndCapture, stream->handle, &made);
@@ -152,6 +153,8 @@ static void end_now(stream_h *stream) {
   if (result == CUDA_SUCCESS && stream->into) {
     captured_hand(stream->capture_id, graph_pins_of(stream->into));
     stats_cleanup(graph_learn_nodes(stream->into));
+  } else if (stream->into) {
+    graph_lose(stream->into); /* ended or not: the stream goes next, and the capture with it */
   } else if (made) {
     stats_cleanup(DRV(cuGraphDestroy, made));
   }
@@ -299,6 +302,7 @@ static bool end_capture(napi_env env, stream_h *stream, CUgraph *handle, cuuint6
                             "stream.beginCapture() first"),
            false;
   result = DRV(cuStreamEndCapture, stream->handle, handle);
+  if (result != CUDA_SUCCESS && stream->into && !capturing(stream)) graph_lose(stream->into);
   if (result == CUDA_SUCCESS || !capturing(stream))
     track(stream, false, result == CUDA_SUCCESS); /* ended, a graph made or not */
   return result == CUDA_SUCCESS || (throw_cu(env, result, "cuStreamEndCapture"), false);

@@ -634,7 +634,7 @@ describe('graphs built node by node (stand-in driver)', function () {
   });
 
   it('what the driver crashes on or refuses is refused first, saying what to do; no graph is destroyed under a capture into it, collected or not (the stand-in aborts where a driver would crash)', function () {
-    runRefusals({ LD_LIBRARY_PATH: standIn.dir });
+    runRefusals({ LD_LIBRARY_PATH: standIn.dir, FAKE_CUDA_STALE_ABORT: '1' });
   });
 
   it('a CudaArray a captured 1D copy names is held until the graph goes, or the capture ends without one', function () {

@@ -383,6 +383,49 @@ describe('captured graphs keep what their work uses (stand-in driver)', function
     );
   });
 
+  it('a capture into a Graph that fails (invalidated, then ended, destroyed, collected or left by a detached context; into a body too) loses the graph the driver freed then: each use is a LogicError, destroy() does nothing, and the driver never sees it again', function () {
+    // driver 580 frees a graph captured into when its capture ends without a graph: a later call
+    // on it (a node read, instantiation, cuGraphDestroy) read freed memory under Electric Fence
+    run(
+      `
+      const settle = async () => { for (let i = 0; i < 4; i++) { global.gc(); await new Promise((r) => setImmediate(r)); } };
+      const lost = { name: 'LogicError', message: 'a capture into this Graph (or into a body of its conditional nodes) ended without a graph, and the driver freed the graph then; build a new Graph' };
+      const freed = () => log().filter((line) => line === 'graph freed by a failed capture into it').length;
+      const cases = ['ended', 'destroyed', 'queried, destroyed', 'collected', 'detached', 'body ended', 'body destroyed'];
+      for (const [i, how] of cases.entries()) {
+        const made = how === 'detached' ? new cuda.Device(0).makeContext() : null;
+        const graph = new cuda.Graph();
+        graph.addMemset(cuda.memAlloc(64), 1, 64);
+        const exec = graph.instantiate();
+        const body = how.startsWith('body') ? graph.addConditional(graph.conditionalHandle(), 'if').bodies[0] : null;
+        let stream = new cuda.Stream();
+        stream.beginCapture(cuda.StreamCaptureMode.RELAXED, { into: body ?? graph });
+        cuda.memsetD8Async(cuda.memAlloc(64), 1, 64, stream);
+        if (how.startsWith('queried')) assert.throws(() => stream.isDone(), { code: 900 }, how);
+        else assert.throws(() => cuda.Context.synchronizeSync(), { code: 900 }, how);
+        if (how.endsWith('ended')) assert.throws(() => stream.endCapture(), { name: 'LogicError', code: 901 }, how);
+        if (how.endsWith('destroyed')) stream.destroy();
+        if (made) made.detach();
+        stream = null;
+        await settle();
+        assert.deepStrictEqual([cuda.stats().capturesUnderWay, freed()], [0, i + 1], how + ': the capture ended, and the driver freed the graph');
+        const uses = [() => graph.nodeCount, () => graph.nodes(), () => graph.addEmpty(), () => graph.instantiate(), () => graph.toDot()];
+        if (!made) uses.push(() => exec.update(graph)); // (an instance of a context gone says so first)
+        if (body) uses.push(() => body.addEmpty(), () => body.nodeCount);
+        for (const use of uses) assert.throws(use, lost, how + ': ' + use);
+        graph.destroy(); // the driver's already: nothing to do
+        graph.destroy();
+        if (!made) exec.launch(); // an instance is a copy, which the driver keeps
+        cuda.Context.synchronizeSync();
+      }
+      await settle();
+      assert.deepStrictEqual([counts().graphs, counts().stale], [0, 0]);
+      assert.deepStrictEqual(log().filter((line) => line.includes('mid-capture')), []);
+    `,
+      { FAKE_CUDA_STALE_ABORT: '1' },
+    );
+  });
+
   it('the addon refuses to end a capture into a Graph as any other (a second object on the graph, which destroyed it under its owner) and one into another graph, and the capture goes on', function () {
     run(
       `

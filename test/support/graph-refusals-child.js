@@ -3,7 +3,8 @@
 // what the driver crashes on, refuses, or would go on with after freeing it, cudadrv refuses first
 // and says what to do, and what the driver allows still computes what the CPU does. A crash fails
 // the test: driver 580 crashed on a graph made its own child, and the stand-in aborts where a
-// driver would use freed memory (a graph destroyed under a capture into it). Exits 0 when every
+// driver would use freed memory (a graph destroyed under a capture into it, or freed by the driver
+// when a capture into it failed). Exits 0 when every
 // check held. runRefusals(env) runs it so, and asserts that.
 const assert = require('assert');
 const cuda = require('../..');
@@ -389,6 +390,41 @@ async function main() {
   assert.throws(() => abandoned.free(), MODULE_HELD);
   lost.destroy();
   abandoned.free();
+
+  // a capture into a graph that fails: driver 580 frees the graph (a body's top graph too) when the
+  // capture ends without one, and a later call on it read freed memory (cuGraphDestroy among them)
+  const LOST = {
+    name: 'LogicError',
+    message:
+      'a capture into this Graph (or into a body of its conditional nodes) ended without a graph, and the ' +
+      'driver freed the graph then; build a new Graph',
+  };
+  for (const how of ['ended', 'body ended', 'destroyed']) {
+    const doomed = new cuda.Graph();
+    doomed.addMemset(a, v1, 16);
+    const before = doomed.instantiate();
+    const into = how.startsWith('body') ? doomed.addConditional(doomed.conditionalHandle(), 'if').bodies[0] : doomed;
+    const s = new cuda.Stream();
+    s.beginCapture(RELAXED, { into });
+    cuda.memsetD8Async(a, v2, 16, s);
+    assert.throws(() => cuda.Context.synchronizeSync(), { code: 900 }, 'which breaks the capture beside it');
+    if (how === 'destroyed') s.destroy();
+    else assert.throws(() => s.endCapture(), { name: 'LogicError', code: 901 });
+    for (const use of [
+      () => doomed.nodes(),
+      () => doomed.instantiate(),
+      () => doomed.addEmpty(),
+      () => into.addEmpty(),
+    ])
+      assert.throws(use, LOST, how);
+    doomed.destroy(); // nothing left to destroy
+    cuda.memsetD8(a, 0, bytes);
+    before.launch(stream); // an instance made before is the driver's copy, and runs
+    stream.synchronizeSync();
+    assert.deepStrictEqual(cuda.fromDevice(a, bytes, 'uint8'), expected([v1, 0, 16]), how);
+    before.destroy();
+  }
+  await collect();
 
   // all is well after: a capture and a launch
   stream.beginCapture();

@@ -173,6 +173,10 @@ bool fake_graph_memory_at(CUdeviceptr ptr);
 CUresult fake_graph_new(CUgraph *graph);
 /* Whether each of the count nodes is a node of graph. */
 bool fake_graph_has(CUgraph graph, const CUgraphNode *nodes, size_t count);
+/* A capture into graph failed, or its stream went mid-capture: driver 580 frees the graph then,
+ * and the graph a conditional node's body belongs to with it (a later call on either reads freed
+ * memory there); here they go, so that a later call meets a stale handle. */
+void fake_graph_lose(CUgraph graph);
 
 /* Memory (memory.c): allocated as cuMemAlloc does, in the current context; freed as cuMemFree
  * does (device, managed, graph and pool memory); a linear copy, device sides checked. */

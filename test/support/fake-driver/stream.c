@@ -109,8 +109,10 @@ EXPORT CUresult cuStreamDestroy(CUstream stream) {
   ENTER();
   /* cudadrv ends a capture before destroying its stream (capture_end_before_destroy) */
   if (!is_pseudo(stream) && obj_live((uintptr_t)stream, OBJ_STREAM) &&
-      __atomic_load_n(&stream->capture, __ATOMIC_ACQUIRE) != CU_STREAM_CAPTURE_STATUS_NONE)
+      __atomic_load_n(&stream->capture, __ATOMIC_ACQUIRE) != CU_STREAM_CAPTURE_STATUS_NONE) {
     log_line("stream destroyed mid-capture");
+    if (stream->into) fake_graph_lose(stream->into);
+  }
   if (is_pseudo(stream) || !obj_remove((uintptr_t)stream, OBJ_STREAM))
     return CUDA_ERROR_INVALID_HANDLE;
   capture_track(stream, false);
@@ -246,6 +248,7 @@ EXPORT CUresult cuStreamEndCapture(CUstream stream, CUgraph *graph) {
   capture_track(stream, false);
   __atomic_store_n(&stream->capture, CU_STREAM_CAPTURE_STATUS_NONE, __ATOMIC_RELEASE);
   if (broken != CUDA_SUCCESS) {
+    if (stream->into) fake_graph_lose(stream->into);
     stream->into = NULL;
     return broken;
   }
