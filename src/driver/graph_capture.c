@@ -331,14 +331,17 @@ static napi_value stream_end_capture(napi_env env, napi_callback_info info) {
 static napi_value stream_end_capture_into(napi_env env, napi_callback_info info) {
   ARGS(env, info, 2);
   stream_h *stream = handle_get(env, argv[0], &STREAM_KIND);
-  graph_h *graph = stream ? graph_get(env, argv[1]) : NULL;
+  /* lost or not (graph_lose), the capture ends */
+  graph_h *graph = stream ? handle_get(env, argv[1], &GRAPH_KIND) : NULL;
   CUgraph handle;
   cuuint64_t id;
   if (graph && stream->into != graph) /* checked first: the capture goes on */
     return throw_logic(env, "stream.endCapture(): the stream is not capturing into this graph");
   if (!graph || !end_capture(env, stream, &handle, &id)) return NULL;
   captured_end(env, id, argv[1]);
-  if (graph_learn(env, graph)) graph_pin_use(env, argv[1], stream->ctx, &CTX_PINS);
+  /* graph_get: a LogicError where a capture into another body of its family lost it meanwhile */
+  if (graph_learn(env, graph) && graph_get(env, argv[1]))
+    graph_pin_use(env, argv[1], stream->ctx, &CTX_PINS);
   return NULL;
 }
 

@@ -418,6 +418,18 @@ describe('captured graphs keep what their work uses (stand-in driver)', function
         if (!made) exec.launch(); // an instance is a copy, which the driver keeps
         cuda.Context.synchronizeSync();
       }
+      // two captures into bodies of one graph, one broken: the other ends, into a graph lost meanwhile
+      const graph = new cuda.Graph();
+      const [one] = graph.addConditional(graph.conditionalHandle(), 'if').bodies;
+      const [two] = graph.addConditional(graph.conditionalHandle(), 'if').bodies;
+      const [broken, whole] = [new cuda.Stream(), new cuda.Stream()];
+      broken.beginCapture(cuda.StreamCaptureMode.RELAXED, { into: one });
+      whole.beginCapture(cuda.StreamCaptureMode.RELAXED, { into: two });
+      assert.throws(() => broken.isDone(), { code: 900 }); // breaks that capture only
+      assert.throws(() => broken.endCapture(), { code: 901 });
+      assert.throws(() => whole.endCapture(), lost, 'the other capture ends, its graph not read');
+      assert.strictEqual(whole.isCapturing(), false);
+      for (const use of [() => two.nodeCount, () => graph.instantiate()]) assert.throws(use, lost);
       await settle();
       assert.deepStrictEqual([counts().graphs, counts().stale], [0, 0]);
       assert.deepStrictEqual(log().filter((line) => line.includes('mid-capture')), []);
