@@ -413,7 +413,9 @@ export declare class Stream {
   beginCapture(mode?: number, options?: CaptureOptions): this;
   /** Ends the capture and returns the recorded work (the Graph given as `into`, where one was),
    * which keeps alive what the captured work used: kernels and their modules, device memory,
-   * page-locked buffers. */
+   * page-locked buffers. A capture that a call beside it broke (status 'invalidated') ends with a
+   * LogicError of code 901 saying so; the driver frees a Graph given as `into` then, and every use
+   * of that graph is a LogicError from then on (docs/graphs.md). */
   endCapture(): Graph;
   /** Whether the stream is capturing (an invalidated capture counts). */
   isCapturing(): boolean;

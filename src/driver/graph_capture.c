@@ -291,7 +291,8 @@ static bool capturing(stream_h *stream) {
 
 /* Ends stream's capture into *handle, its pins let go where that fails, else kept under *id for
  * the caller to hand to the graph or let go (captured_end); false after throwing (a LogicError
- * where the stream is not capturing). */
+ * where the stream is not capturing). A Graph captured into is lost where the capture ended without
+ * a graph (graph_lose). */
 static bool end_capture(napi_env env, stream_h *stream, CUgraph *handle, cuuint64_t *id) {
   CUstreamCaptureStatus status;
   *id = stream->capture_id;
@@ -302,10 +303,18 @@ static bool end_capture(napi_env env, stream_h *stream, CUgraph *handle, cuuint6
                             "stream.beginCapture() first"),
            false;
   result = DRV(cuStreamEndCapture, stream->handle, handle);
-  if (result != CUDA_SUCCESS && stream->into && !capturing(stream)) graph_lose(stream->into);
-  if (result == CUDA_SUCCESS || !capturing(stream))
-    track(stream, false, result == CUDA_SUCCESS); /* ended, a graph made or not */
-  return result == CUDA_SUCCESS || (throw_cu(env, result, "cuStreamEndCapture"), false);
+  if (result == CUDA_SUCCESS) return track(stream, false, true), true; /* the caller hands pins */
+  bool ended = !capturing(stream), lost = ended && stream->into;       /* ended without a graph */
+  if (lost) graph_lose(stream->into);
+  if (ended) track(stream, false, false);
+  if (result != CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)
+    return throw_cu(env, result, "cuStreamEndCapture"), false;
+  return throw_cu_about(env, result, "cuStreamEndCapture",
+                        "a call beside the capture broke it, such as a synchronization of its "
+                        "context or a query of its stream%s",
+                        lost ? "; the driver freed the Graph it recorded into: build a new Graph"
+                             : ""),
+         false;
 }
 
 /* streamEndCapture(stream, obj): ends the capture; the recorded work becomes a graph in obj. */

@@ -403,7 +403,8 @@ describe('captured graphs keep what their work uses (stand-in driver)', function
         cuda.memsetD8Async(cuda.memAlloc(64), 1, 64, stream);
         if (how.startsWith('queried')) assert.throws(() => stream.isDone(), { code: 900 }, how);
         else assert.throws(() => cuda.Context.synchronizeSync(), { code: 900 }, how);
-        if (how.endsWith('ended')) assert.throws(() => stream.endCapture(), { name: 'LogicError', code: 901 }, how);
+        const why = /failed: .* \\(a call beside the capture broke it, such as a synchronization of its context or a query of its stream; the driver freed the Graph it recorded into: build a new Graph\\)$/;
+        if (how.endsWith('ended')) assert.throws(() => stream.endCapture(), { name: 'LogicError', code: 901, message: why }, how);
         if (how.endsWith('destroyed')) stream.destroy();
         if (made) made.detach();
         stream = null;
@@ -418,6 +419,12 @@ describe('captured graphs keep what their work uses (stand-in driver)', function
         if (!made) exec.launch(); // an instance is a copy, which the driver keeps
         cuda.Context.synchronizeSync();
       }
+      // a plain capture broken, then ended: the error says why, and no graph is lost
+      const plain = new cuda.Stream();
+      plain.beginCapture(cuda.StreamCaptureMode.RELAXED);
+      assert.throws(() => cuda.Context.synchronizeSync(), { code: 900 });
+      assert.throws(() => plain.endCapture(), { name: 'LogicError', code: 901, message: /failed: .* \\(a call beside the capture broke it, such as a synchronization of its context or a query of its stream\\)$/ });
+      assert.strictEqual(freed(), cases.length);
       // two captures into bodies of one graph, one broken: the other ends, into a graph lost meanwhile
       const graph = new cuda.Graph();
       const [one] = graph.addConditional(graph.conditionalHandle(), 'if').bodies;
