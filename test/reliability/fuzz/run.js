@@ -256,7 +256,10 @@ Environment: CUDADRV_FUZZ_CHUNK (calls per child, 2500), CUDADRV_FUZZ_HANG_MS (2
 CUDADRV_FUZZ_SETUP_MS (a child's set-up before it counts as hung, 120000). The children inherit
 the rest: GLIBC_TUNABLES=glibc.malloc.perturb=165:glibc.malloc.tcache_count=0 fills freed heap
 memory, so that a read of it (the driver's too, which no sanitizer sees) crashes at once and at
-the same call in every run; it costs about four times the run's time.`;
+the same call in every run; it costs about four times the run's time. Where a driver-mode death
+is the driver's reading of memory it freed earlier, a small C program making the same driver
+calls under Electric Fence (LD_PRELOAD=libefence.so EF_PROTECT_FREE=1) faults at that read
+itself, naming the call (seed 6464: a graph freed by a failed capture into it).`;
 
 async function main() {
   const args = process.argv.slice(2);
