@@ -434,6 +434,8 @@ describe('captured graphs keep what their work uses (stand-in driver)', function
       whole.beginCapture(cuda.StreamCaptureMode.RELAXED, { into: two });
       assert.throws(() => broken.isDone(), { code: 900 }); // breaks that capture only
       assert.throws(() => broken.endCapture(), { code: 901 });
+      const info = whole.captureInfo();
+      assert.deepStrictEqual([info.status, info.graph, typeof info.dependencies], ['active', null, 'number'], 'no node of the graph lost is read');
       assert.throws(() => whole.endCapture(), lost, 'the other capture ends, its graph not read');
       assert.strictEqual(whole.isCapturing(), false);
       for (const use of [() => two.nodeCount, () => graph.instantiate()]) assert.throws(use, lost);
