@@ -78,23 +78,23 @@ void graph_lose(graph_h *graph) {
   if (top->family) top->family->lost = true;
 }
 
-bool graph_lost(const graph_h *graph) {
+static bool lost(const graph_h *graph) {
   return graph->lost || (graph->family && graph->family->lost);
+}
+
+bool graph_gone(const graph_h *graph) {
+  return lost(graph) || (graph->family && !graph->family->alive);
 }
 
 graph_h *graph_get(napi_env env, napi_value v) {
   graph_h *graph = handle_get(env, v, &GRAPH_KIND);
-  if (graph && graph_lost(graph)) {
-    throw_logic(env, "a capture into this Graph (or into a body of its conditional nodes) ended "
-                     "without a graph, and the driver freed the graph then; build a new Graph");
-    return NULL;
-  }
-  if (graph && graph->family && !graph->family->alive) {
-    throw_logic(env, "this Graph is a body of a conditional node of a Graph that has been "
-                     "destroyed; build the conditional node again");
-    return NULL;
-  }
-  return graph;
+  if (!graph || !graph_gone(graph)) return graph;
+  throw_logic(env, lost(graph) ? "a capture into this Graph (or into a body of its conditional "
+                                 "nodes) ended without a graph, and the driver freed the graph "
+                                 "then; build a new Graph"
+                               : "this Graph is a body of a conditional node of a Graph that has "
+                                 "been destroyed; build the conditional node again");
+  return NULL;
 }
 
 const handle_kind GRAPH_KIND = {
@@ -377,7 +377,7 @@ static int64_t index_of(const indexed_node *sorted, uint32_t count, CUgraphNode 
 
 CUresult graph_learn_nodes(graph_h *graph) {
   size_t count = 0;
-  if (graph_lost(graph)) return CUDA_SUCCESS; /* a capture into another body of its family failed */
+  if (graph_gone(graph)) return CUDA_SUCCESS; /* not the driver's to read (another body lost it) */
   CUresult result = DRV(cuGraphGetNodes, graph->handle, NULL, &count);
   if (result != CUDA_SUCCESS || count <= graph->count) return result;
   if (count > UINT32_MAX) return CUDA_ERROR_OUT_OF_MEMORY;

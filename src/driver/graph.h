@@ -100,8 +100,9 @@ bool graph_end_captures(const graph_h *graph);
  * read, instantiation, cuGraphDestroy) reads freed memory; the CUDA documentation leaves it
  * undefined. The graph and its bodies refuse every use from then on, and are never destroyed. */
 void graph_lose(graph_h *graph);
-/* Whether graph, or the family it is of, was lost (graph_lose). */
-bool graph_lost(const graph_h *graph);
+/* Whether graph is the driver's no more: lost (graph_lose), or a body of a graph destroyed since
+ * (graph_get throws for either). */
+bool graph_gone(const graph_h *graph);
 
 /* Appends to graph's table the nodes the driver has that it lacks (a capture into the graph made
  * them), in the driver's order; false after throwing. graph_learn_nodes throws nothing: it

@@ -356,15 +356,14 @@ static napi_value stream_end_capture_into(napi_env env, napi_callback_info info)
 
 /* streamCaptureInfo(stream, graph or undefined): [status, id, dependencies], the dependencies (the
  * nodes the next captured work will follow) as indices of graph where the capture is into it (and
- * it is not lost: graph_lose), else their count. */
+ * it is not graph_gone), else their count. */
 static napi_value stream_capture_info(napi_env env, napi_callback_info info) {
   ARGS(env, info, 2);
   stream_h *stream = handle_get(env, argv[0], &STREAM_KIND);
   graph_h *graph = NULL;
   if (!stream || (!is_undefined(env, argv[1]) && !(graph = handle_get(env, argv[1], &GRAPH_KIND))))
     return NULL;
-  if (graph && (graph_lost(graph) || (graph->family && !graph->family->alive)))
-    graph = NULL; /* not the driver's any more: a count */
+  if (graph && graph_gone(graph)) graph = NULL; /* a count then */
   CUstreamCaptureStatus status;
   cuuint64_t id = 0;
   CUgraph into = NULL;

@@ -145,6 +145,18 @@ describe('captured graphs keep what their work uses (stand-in driver)', function
         stream.beginCapture(cuda.StreamCaptureMode.RELAXED, { into: body });
         cuda.memsetD8Async(device, 2, n, stream);
         stream.endCapture();
+        // a capture into a graph broken by a query of its stream: the driver frees the graph when
+        // the capture ends, here, at the stream's destroy or collection, or at the worker's end
+        const doomed = new cuda.Graph();
+        doomed.addEmpty();
+        const breaking = new cuda.Stream();
+        breaking.beginCapture(cuda.StreamCaptureMode.RELAXED, { into: doomed });
+        cuda.memsetD8Async(device, 3, n, breaking);
+        assert.throws(() => breaking.isDone(), { code: 900 });
+        if (Math.random() < 0.5) {
+          assert.throws(() => breaking.endCapture(), { code: 901 });
+          assert.throws(() => doomed.instantiate(), { name: 'LogicError', message: /the driver freed the graph/ });
+        } else if (Math.random() < 0.5) breaking.destroy();
         // a graph of nodes of another context, instantiated here, then that context destroyed:
         // its GraphExec is refused, and left to the collector or the worker's end
         // a context detached while its stream captures into a graph: detach() ends that capture
@@ -176,7 +188,8 @@ describe('captured graphs keep what their work uses (stand-in driver)', function
         setImmediate(spin);
       };
       spin();`;
-    const out = run(`
+    const out = run(
+      `
       const { Worker } = require('worker_threads');
       for (let i = 0; i < 20; i++) {
         const worker = new Worker(${JSON.stringify(body)}, { eval: true });
@@ -192,11 +205,15 @@ describe('captured graphs keep what their work uses (stand-in driver)', function
       round();
       await stream.synchronize();
       assert.deepStrictEqual(output, input);
-      // every terminated worker's capture ended with it: the collector's frees synchronize again
+      // every terminated worker's capture ended with it, and the round's stream left capturing
+      // with its collection: the collector's frees synchronize again
+      for (let i = 0; i < 4; i++) { global.gc(); await new Promise((r) => setImmediate(r)); }
       assert.strictEqual(cuda.stats().capturesUnderWay, 0);
       assert.deepStrictEqual(log().filter((line) => line.includes('mid-capture')), [], 'no stream was destroyed mid-capture');
       console.log('rounds done');
-    `);
+    `,
+      { FAKE_CUDA_STALE_ABORT: '1' },
+    ); // a lost graph passed to the stand-in aborts
     assert.match(out, /rounds done/);
   });
 

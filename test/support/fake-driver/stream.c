@@ -108,7 +108,7 @@ EXPORT CUresult cuStreamCreateWithPriority(CUstream *stream, unsigned int flags,
 EXPORT CUresult cuStreamDestroy(CUstream stream) {
   ENTER();
   /* cudadrv ends a capture before destroying its stream (capture_end_before_destroy) */
-  if (!is_pseudo(stream) && obj_live((uintptr_t)stream, OBJ_STREAM) &&
+  if (!is_pseudo(stream) && obj_is((uintptr_t)stream, OBJ_STREAM) && /* obj_remove counts stale */
       __atomic_load_n(&stream->capture, __ATOMIC_ACQUIRE) != CU_STREAM_CAPTURE_STATUS_NONE) {
     log_line("stream destroyed mid-capture");
     if (stream->into) fake_graph_lose(stream->into);
