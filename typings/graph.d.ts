@@ -328,13 +328,16 @@ export declare class GraphExec {
   private constructor();
   /** The context it was instantiated in. */
   readonly context: Context;
-  /** Enqueues the whole graph on stream (the default stream when omitted). */
+  /** Enqueues the whole graph on stream (the default stream of the current context when omitted).
+   * A stream of another context (a green context's, say) works; once that context is detached,
+   * this exec is a LogicError to launch or upload (driver 580 keeps state of that context with the
+   * exec, and crashed destroying it): instantiate the graph again. */
   launch(stream?: Stream | null): this;
   /** The handle a kernel launches it by (cudaGraphLaunch in a DynamicSourceModule's kernel that
    * runs in a graph): pass `cuda.uint64(exec.deviceHandle)`. A LogicError unless instantiated
    * with `{ deviceLaunch: true }`; uploads it where it was not. Keeps nothing alive. */
   readonly deviceHandle: bigint;
-  /** Uploads it ahead of the first launch. */
+  /** Uploads it ahead of the first launch; in another context's stream, as launch() says. */
   upload(stream?: Stream | null): this;
   /** Later launches run graph's parameters; a LogicError when graph's shape differs, and while a
    * stream captures into graph. */

@@ -52,10 +52,12 @@ extern const handle_kind GRAPH_KIND;
 typedef struct graph_exec_h {
   handle_base base;
   CUgraphExec handle;
-  ctx_rec *ctx;                   /* the context it was instantiated in */
-  uint64_t graph_id;              /* the graph's id */
-  graph_pins pins;                /* the graph's, when it was instantiated */
-  bool foreign;                   /* pins name what lives in other contexts than ctx */
+  ctx_rec *ctx;      /* the context it was instantiated in */
+  uint64_t graph_id; /* the graph's id */
+  graph_pins pins;   /* the graph's, when it was instantiated */
+  bool foreign;      /* pins name what lives in other contexts than ctx */
+  ctx_rec **ran_in;  /* the other contexts it was launched or uploaded in, held */
+  uint32_t ran_in_count;
   struct exec_launcher *launcher; /* its launch functions (graph_exec.c), once lib/ asked */
 } graph_exec_h;
 

@@ -9,15 +9,50 @@
 /* Whether exec has nodes of another context destroyed since: the driver crashes launching it, and
  * hangs destroying it (driver 580). Scans only an exec of several contexts: one of its own context
  * alone goes with it. */
-static bool foreign_gone(const graph_exec_h *exec) {
-  return exec->foreign && pins_gone(&exec->pins);
+static bool nodes_gone(const graph_exec_h *exec) { return exec->foreign && pins_gone(&exec->pins); }
+
+/* Whether exec was launched or uploaded in another context destroyed since: driver 580 keeps state
+ * of that context with the exec, and crashes in cuGraphExecDestroy of one holding a user object (a
+ * host node's function; an H200, a made or a green context). */
+static bool ran_in_gone(const graph_exec_h *exec) {
+  for (uint32_t i = 0; i < exec->ran_in_count; i++)
+    if (atomic_load(&exec->ran_in[i]->destroyed)) return true;
+  return false;
 }
+
+static bool foreign_gone(const graph_exec_h *exec) { return nodes_gone(exec) || ran_in_gone(exec); }
 
 /* An exec foreign_gone() is left to the process. */
 static CUresult destroy_exec(handle_base *base) {
   graph_exec_h *exec = (graph_exec_h *)base;
   if (foreign_gone(exec)) return CUDA_SUCCESS;
   return DRV(cuGraphExecDestroy, exec->handle);
+}
+
+/* Holds ctx among the contexts exec ran in, unless it is exec's own or held already; false after
+ * throwing (out of memory). */
+static bool exec_runs_in(napi_env env, graph_exec_h *exec, ctx_rec *ctx) {
+  if (ctx == exec->ctx) return true;
+  for (uint32_t i = 0; i < exec->ran_in_count; i++)
+    if (exec->ran_in[i] == ctx) return true;
+  ctx_rec **grown = realloc(exec->ran_in, (exec->ran_in_count + 1) * sizeof *grown);
+  if (!grown) return throw_oom(env), false;
+  exec->ran_in = grown;
+  exec->ran_in[exec->ran_in_count++] = ctx_rec_retain(ctx);
+  return true;
+}
+
+/* exec_runs_in() for work on stream, or on the default stream of the current context (NULL); the
+ * hot path costs a comparison, and a cuCtxGetCurrent on the default stream. */
+static bool exec_runs_on(napi_env env, graph_exec_h *exec, const stream_h *stream) {
+  if (stream) return stream->ctx == exec->ctx || exec_runs_in(env, exec, stream->ctx);
+  CUcontext current = NULL;
+  if (DRV(cuCtxGetCurrent, &current) != CUDA_SUCCESS || !current || current == exec->ctx->handle)
+    return true; /* no context: the launch fails with the driver's error */
+  ctx_rec *ctx = ctx_rec_current(env);
+  bool held = ctx && exec_runs_in(env, exec, ctx);
+  ctx_rec_release(ctx);
+  return held;
 }
 
 /* launch() and setStream(stream), bound in C to a GraphExec and to the stream its launches go to,
@@ -33,13 +68,25 @@ typedef struct exec_launcher {
 static void dispose_exec(handle_base *base) {
   graph_exec_h *exec = (graph_exec_h *)base;
   pins_release(&exec->pins);
+  for (uint32_t i = 0; i < exec->ran_in_count; i++) ctx_rec_release(exec->ran_in[i]);
+  free(exec->ran_in);
+  exec->ran_in = NULL;
+  exec->ran_in_count = 0;
   if (exec->launcher) exec->launcher->exec = NULL;
   exec->launcher = NULL;
 }
 
-static const char EXEC_CONTEXT_GONE[] =
+static const char EXEC_NODES_GONE[] =
     "this GraphExec has nodes made in a context that has been destroyed (context.detach()), which "
     "the driver would read; instantiate a graph built again";
+static const char EXEC_RAN_IN_GONE[] =
+    "this GraphExec was launched or uploaded in another context that has been destroyed since "
+    "(context.detach()), whose state the driver would read; instantiate its graph again";
+
+/* Throws the LogicError saying why exec is foreign_gone(); NULL. */
+static napi_value throw_exec_gone(napi_env env, const graph_exec_h *exec) {
+  return throw_logic(env, nodes_gone(exec) ? EXEC_NODES_GONE : EXEC_RAN_IN_GONE);
+}
 
 static const handle_kind GRAPH_EXEC_KIND = {
     .tag = {0x6364727667657831ULL, 0x4772617068457831ULL},
@@ -55,7 +102,7 @@ static const handle_kind GRAPH_EXEC_KIND = {
 static graph_exec_h *exec_get(napi_env env, napi_value v) {
   graph_exec_h *exec = handle_get(env, v, &GRAPH_EXEC_KIND);
   if (!exec || !foreign_gone(exec)) return exec;
-  throw_logic(env, EXEC_CONTEXT_GONE);
+  throw_exec_gone(env, exec);
   return NULL;
 }
 
@@ -94,6 +141,13 @@ static napi_value graph_instantiate(napi_env env, napi_callback_info info) {
     ctx_rec_release(ctx);
     return throw_oom(env);
   }
+  exec->ctx = ctx;
+  if (stream && !exec_runs_on(env, exec, stream)) { /* uploaded there */
+    dispose_exec(&exec->base);
+    free(exec);
+    ctx_rec_release(ctx);
+    return NULL;
+  }
   CUgraphExec handle;
   CUresult result;
   const char *api = "cuGraphInstantiateWithFlags";
@@ -106,7 +160,7 @@ static napi_value graph_instantiate(napi_env env, napi_callback_info info) {
     result = DRV(cuGraphInstantiateWithParams, &handle, graph->handle, &params);
   }
   if (result != CUDA_SUCCESS) {
-    pins_release(&exec->pins);
+    dispose_exec(&exec->base);
     free(exec);
     ctx_rec_release(ctx);
     const char *why = instantiate_failure(params.result_out);
@@ -116,7 +170,6 @@ static napi_value graph_instantiate(napi_env env, napi_callback_info info) {
     return throw_logic(env, message);
   }
   exec->handle = handle;
-  exec->ctx = ctx;
   exec->foreign = pins_foreign(&exec->pins, ctx);
   exec->graph_id = graph->id;
   handle_wrap_object(env, argv[1], &exec->base, &GRAPH_EXEC_KIND);
@@ -137,7 +190,10 @@ static graph_exec_h *exec_on_stream(napi_env env, napi_callback_info info, CUstr
     return NULL;
   }
   graph_exec_h *exec = exec_get(env, argv[0]);
-  return exec && arg_stream(env, argv[1], stream) ? exec : NULL;
+  stream_h *s;
+  return exec && arg_stream_and_handle(env, argv[1], stream, &s) && exec_runs_on(env, exec, s)
+             ? exec
+             : NULL;
 }
 
 /* graphExecLaunch(exec, stream or null): enqueues the whole graph; the hot path. */
@@ -163,12 +219,13 @@ static napi_value exec_launcher_launch(napi_env env, napi_callback_info info) {
   NAPI_CALL(env, napi_get_cb_info(env, info, NULL, NULL, NULL, (void **)&l));
   if (!l->exec) return throw_logic(env, GRAPH_EXEC_KIND.freed);
   if (!handle_alive(env, &l->exec->base)) return NULL;
-  if (foreign_gone(l->exec)) return throw_logic(env, EXEC_CONTEXT_GONE);
+  if (foreign_gone(l->exec)) return throw_exec_gone(env, l->exec);
   CUstream stream = NULL;
   if (l->stream) {
     if (!handle_alive(env, &l->stream->base)) return NULL;
     stream = l->stream->handle;
   }
+  if (!exec_runs_on(env, l->exec, l->stream)) return NULL;
   CU_CALL(env, cuGraphLaunch, l->exec->handle, stream);
   return NULL;
 }

@@ -257,6 +257,44 @@ async function main() {
   mixed.destroy();
   doomed.destroy();
 
+  // a GraphExec launched or uploaded in another context destroyed since: driver 580 keeps state of
+  // that context with the exec, and crashed destroying one holding a user object (a host function
+  // node's) on an H200; the exec is refused then, and left to the process, destroyed or collected
+  const ranInGone = {
+    name: 'LogicError',
+    message:
+      'this GraphExec was launched or uploaded in another context that has been destroyed since ' +
+      '(context.detach()), whose state the driver would read; instantiate its graph again',
+  };
+  const device = new cuda.Device(0);
+  for (const how of ['stream', 'default stream', 'upload', 'green stream', 'green default stream']) {
+    let calls = 0;
+    const hosted = new cuda.Graph();
+    hosted.addHostFunc(() => calls++);
+    const exec = hosted.instantiate(); // in the primary context
+    const green = how.startsWith('green');
+    const other = green
+      ? device.makeGreenContext(device.smResource().split({ minCount: 8 }).groups)
+      : device.makeContext();
+    if (green) other.push();
+    const otherStream = new cuda.Stream();
+    if (how.endsWith('default stream')) exec.launch(null);
+    else if (how === 'upload') exec.upload(otherStream);
+    else exec.launch(otherStream);
+    cuda.Context.synchronize();
+    cuda.Context.pop(); // the primary context again
+    exec.launch(stream); // its own context's stream: no other context noted
+    stream.synchronizeSync();
+    const runs = how === 'upload' ? 1 : 2;
+    for (let i = 0; i < 200 && calls < runs; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    assert.strictEqual(calls, runs, `${how}: the host function ran at each launch`);
+    other.detach();
+    assert.throws(() => exec.launch(stream), ranInGone, how);
+    assert.throws(() => exec.upload(stream), ranInGone, how);
+    if (how.includes('default')) exec.destroy(); // else collected below
+  }
+  await collect();
+
   // a CudaArray that a copy node names, built or captured, is not freed under the graph: the driver
   // crashes instantiating, launching or reading a graph whose copy names a freed array
   const ARRAY_HELD = {

@@ -18,7 +18,16 @@ struct CUctx_st {
   bool peer;  /* access to the other device's memory enabled */
   bool green; /* a green context's: on SMs first_sm to first_sm + sms - 1 */
   unsigned int first_sm, sms;
+  unsigned long serial; /* tells a context from one made later at its address */
 };
+
+static unsigned long serials;
+
+static unsigned long new_serial(void) { return __atomic_add_fetch(&serials, 1, __ATOMIC_RELAXED); }
+
+unsigned long fake_context_serial(CUcontext ctx) {
+  return ctx && live_context(ctx, false) ? ctx->serial : 0;
+}
 
 #define MAX_DEVICES 2
 static struct CUctx_st primary[MAX_DEVICES];
@@ -133,6 +142,7 @@ static CUresult create_context(CUcontext *ctx, unsigned int flags, CUdevice dev)
   memset(made, 0, sizeof *made);
   made->device = dev;
   made->flags = flags;
+  made->serial = new_serial();
   CUresult result = obj_add((uintptr_t)made, OBJ_CONTEXT, 0);
   if (result != CUDA_SUCCESS) return free(made), result;
   *ctx = made;
@@ -168,6 +178,7 @@ EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev) {
     CUresult result = obj_add((uintptr_t)&primary[dev], OBJ_PRIMARY, 0);
     if (result != CUDA_SUCCESS) return primary_count[dev]--, result;
     primary[dev].device = dev;
+    primary[dev].serial = new_serial();
   }
   *ctx = &primary[dev];
   return CUDA_SUCCESS;
@@ -455,6 +466,7 @@ EXPORT CUresult cuGreenCtxCreate(CUgreenCtx *green, CUdevResourceDesc desc, CUde
   made->green = true;
   made->first_sm = desc->first;
   made->sms = desc->sms;
+  made->serial = new_serial();
   CUresult result = obj_add((uintptr_t)made, OBJ_CONTEXT, 0);
   if (result != CUDA_SUCCESS) return free(made), result;
   *green = (CUgreenCtx)made;

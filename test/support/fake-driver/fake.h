@@ -115,6 +115,8 @@ bool fake_defer_callback(CUstream stream, CUstreamCallback callback, void *data)
 /* The current context of the calling thread, or NULL. */
 CUcontext current_context(void);
 bool live_context(CUcontext ctx, bool report);
+/* A number telling ctx from a context made later at its address while ctx lives; 0 once gone. */
+unsigned long fake_context_serial(CUcontext ctx);
 static inline CUresult in_context(void) {
   return current_context() ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
 }

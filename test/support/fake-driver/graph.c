@@ -56,6 +56,11 @@ struct CUgraphExec_st {
   unsigned long long flags;
   CUgraph source; /* compared, never read: its conditional handles are reset at launches */
   int launches;
+  struct ran_in {
+    CUcontext ctx;
+    unsigned long serial;
+  } * ran_in; /* the contexts of the streams it was launched or uploaded on */
+  size_t ran_in_count;
 };
 
 /* Conditional handles: 1 + their index here, free again once their graph is destroyed. Kernels
@@ -616,6 +621,38 @@ EXPORT CUresult cuGraphGetEdges(CUgraph graph, CUgraphNode *from, CUgraphNode *t
   return CUDA_SUCCESS;
 }
 
+/* Driver 580 keeps state of each context an exec runs in (on a stream of its), which its
+ * cuGraphExecDestroy reads where the exec holds a user object: a crash once that context is gone
+ * (an H200). */
+static void note_ran_in(CUgraphExec exec, CUstream stream) {
+  CUcontext ctx = fake_stream_context(stream);
+  unsigned long serial = fake_context_serial(ctx);
+  if (!serial) return;
+  for (size_t i = 0; i < exec->ran_in_count; i++)
+    if (exec->ran_in[i].ctx == ctx && exec->ran_in[i].serial == serial) return;
+  struct ran_in *grown = realloc(exec->ran_in, (exec->ran_in_count + 1) * sizeof *grown);
+  if (!grown) return;
+  exec->ran_in = grown;
+  exec->ran_in[exec->ran_in_count++] = (struct ran_in){ctx, serial};
+}
+
+static bool ran_in_gone(CUgraphExec exec) {
+  for (size_t i = 0; i < exec->ran_in_count; i++)
+    if (fake_context_serial(exec->ran_in[i].ctx) != exec->ran_in[i].serial) return true;
+  return false;
+}
+
+static bool holds_user_object(CUgraph g) {
+  if (g->ref_count) return true;
+  for (size_t i = 0; i < g->count; i++) {
+    CUgraphNode n = g->nodes[i];
+    if (n->child && holds_user_object(n->child)) return true;
+    for (unsigned int b = 0; b < n->body_count; b++)
+      if (holds_user_object(n->bodies[b])) return true;
+  }
+  return false;
+}
+
 static bool dead_context(CUgraph g);
 static bool gone_array(CUgraph g);
 
@@ -705,8 +742,10 @@ EXPORT CUresult cuGraphInstantiateWithParams(CUgraphExec *exec, CUgraph graph,
         return CUDA_ERROR_INVALID_VALUE;
       }
   CUresult result = instantiate(exec, graph, p->flags);
-  if (result == CUDA_SUCCESS && upload)
+  if (result == CUDA_SUCCESS && upload) {
+    note_ran_in(*exec, p->hUploadStream);
     log_line("graph upload stream=%d", stream_id(p->hUploadStream));
+  }
   return result;
 }
 
@@ -716,8 +755,12 @@ EXPORT CUresult cuGraphExecDestroy(CUgraphExec exec) {
   if (dead_context(exec->copy))
     fake_crash(
         "cuGraphExecDestroy of a graph with a node of a destroyed context (driver 580 hangs)");
+  if (holds_user_object(exec->copy) && ran_in_gone(exec))
+    fake_crash("cuGraphExecDestroy of a graph holding a user object, launched in a context "
+               "destroyed since (driver 580 crashes)");
   obj_remove((uintptr_t)exec, OBJ_GRAPH_EXEC);
   graph_free(exec->copy);
+  free(exec->ran_in);
   free(exec);
   return CUDA_SUCCESS;
 }
@@ -898,6 +941,7 @@ EXPORT CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream) {
     fake_crash("cuGraphLaunch of a graph with a node of a destroyed context");
   if (gone_array(exec->copy)) fake_crash("cuGraphLaunch of a graph copying a destroyed array");
   exec->launches++;
+  note_ran_in(exec, stream);
   log_line("graph launch stream=%d", stream_id(stream));
   for (size_t i = 0; i < exec->copy->count; i++) { /* what the last launch left allocated */
     fake_graph_memory *m = exec->copy->nodes[i]->memory;
@@ -915,6 +959,7 @@ EXPORT CUresult cuGraphUpload(CUgraphExec exec, CUstream stream) {
   ENTER();
   if (!obj_live((uintptr_t)exec, OBJ_GRAPH_EXEC) || !stream_ok(stream))
     return CUDA_ERROR_INVALID_HANDLE;
+  note_ran_in(exec, stream);
   log_line("graph upload stream=%d", stream_id(stream));
   return CUDA_SUCCESS;
 }
