@@ -46,11 +46,11 @@ describe('fuzzer: random calls over the whole API and the addon', function () {
 describe("fuzzer's minimizer", function () {
   this.timeout(600000);
   // A stand-in run with a planted abort (CUDADRV_FUZZ_PLANT): its one failure, and the report.
-  async function planted(plant, calls, parallel) {
+  async function planted(plant, calls, parallel, backtrace = false) {
     process.env.CUDADRV_FUZZ_PLANT = plant;
     let result;
     try {
-      result = await fuzz({ mode: 'stand-in', seed: FIXED_SEED, calls, parallel });
+      result = await fuzz({ mode: 'stand-in', seed: FIXED_SEED, calls, parallel, backtrace });
     } finally {
       delete process.env.CUDADRV_FUZZ_PLANT;
     }
@@ -74,5 +74,14 @@ describe("fuzzer's minimizer", function () {
       text,
       new RegExp(`SIGABRT \\(seed ${FIXED_SEED}, repeat with: .* --seed ${FIXED_SEED} --from 0 --to 10\\)`),
     );
+  });
+
+  it('with --backtrace, a death prints the native stack it happened on (fault-report.c, preloaded)', async function () {
+    if (process.platform !== 'linux') this.skip();
+    const { failure, text } = await planted('set-up', 10, 1, true);
+    assert.deepStrictEqual(failure, { died: 'SIGABRT', last: null, sequence: null }, text);
+    // the report's excerpt starts at the stack: the handler's frame, then libc's abort() the child called
+    assert.match(text, /stderr: \*\*\* fault-report: SIGABRT at address 0x[0-9a-f]+ in pid \d+; native stack/, text);
+    assert.match(text, /\n +\S*libc\.so\.6\(abort\+0x[0-9a-f]+\)/, text);
   });
 });

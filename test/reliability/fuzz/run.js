@@ -124,7 +124,15 @@ function systemHasDriver() {
   }
 }
 
-function environment(mode, workdir) {
+// --backtrace: fault-report.c, built into workdir and preloaded into every child.
+function faultReport(workdir) {
+  const lib = path.join(workdir, 'fault-report.so');
+  const source = path.join(__dirname, 'fault-report.c');
+  execFileSync(process.env.CC || 'cc', ['-shared', '-fPIC', '-O1', '-o', lib, source, '-ldl']);
+  return lib;
+}
+
+function environment(mode, workdir, backtrace = false) {
   // NVRTC and nvJitLink isolated: nvJitLink 13.0 crashes in the process on states the calls reach
   // (a link after others, of inputs every check passes), which only the isolated mode contains;
   // what the fuzzer asks is that cudadrv itself never does.
@@ -149,14 +157,16 @@ function environment(mode, workdir) {
     }
     env.LD_LIBRARY_PATH = dir;
   }
+  // after what is preloaded already: a sanitizer's runtime must load first
+  if (backtrace) env.LD_PRELOAD = [env.LD_PRELOAD, faultReport(workdir)].filter(Boolean).join(' ');
   return env;
 }
 
 /** Runs `calls` calls of run `seed` in `mode`; resolves { counts, unexpected, failures }. */
-async function fuzz({ mode, seed, calls, parallel = 2, print = false }) {
+async function fuzz({ mode, seed, calls, parallel = 2, print = false, backtrace = false }) {
   const workdir = fs.mkdtempSync(path.join(os.tmpdir(), `cudadrv-fuzz-${mode}-`));
   try {
-    const env = environment(mode, workdir);
+    const env = environment(mode, workdir, backtrace);
     const counts = {};
     const unexpected = [];
     const failures = [];
@@ -204,14 +214,24 @@ async function callLabels(job, env, cwd, only) {
   return calledIn(result.tail ?? result.stderr);
 }
 
+// A replay's last calls before its death, then the native stack where --backtrace printed one.
+function lastCallsAndStack(stderr) {
+  const lines = stderr.split('\n');
+  const at = lines.findIndex((l) => l.startsWith('*** fault-report:'));
+  return at < 0
+    ? lines.slice(-40)
+    : [...calledIn(lines.slice(0, at).join('\n')).slice(-40), ...lines.slice(at, at + 24)];
+}
+
 function calledIn(stderr) {
   return stderr.split('\n').filter((l) => l.startsWith('#'));
 }
 
-// A sanitizer's report from its first line, else the end of what the child printed.
+// A sanitizer's report or a native stack (--backtrace) from its first line, else the end of what
+// the child printed.
 function excerpt(stderr) {
   const lines = stderr.split('\n').filter((l) => !/DeprecationWarning|--trace-deprecation/.test(l));
-  const at = lines.findIndex((l) => /ERROR: \w+Sanitizer|runtime error:/.test(l));
+  const at = lines.findIndex((l) => /ERROR: \w+Sanitizer|runtime error:|^\*\*\* fault-report:/.test(l));
   return at >= 0 ? lines.slice(at, at + 24) : lines.slice(-12);
 }
 
@@ -251,6 +271,10 @@ sequence that repeats it, printed with a command that replays it).
   --parallel N     children at once, running chunks and trying shorter sequences (default 2;
                    on a GPU machine of 16 cores, 8 finds and cuts down crashes far sooner)
   --print          print each call before it runs
+  --backtrace      a child killed by a fault signal (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT)
+                   prints its native stack first: the driver call a driver-mode death happened in,
+                   and cudadrv's function that made it (fault-report.c, built with cc and preloaded;
+                   not with the sanitizer build, whose runtime must load first)
   --help           this text
 Environment: CUDADRV_FUZZ_CHUNK (calls per child, 2500), CUDADRV_FUZZ_HANG_MS (20000),
 CUDADRV_FUZZ_SETUP_MS (a child's set-up before it counts as hung, 120000). The children inherit
@@ -275,6 +299,7 @@ async function main() {
   const calls = Number(option('calls', 200000));
   const modes = option('mode', 'no-driver,stand-in').split(',');
   const only = option('only', null);
+  const backtrace = args.includes('--backtrace');
   let failed = false;
   for (const mode of modes) {
     const from = option('from', null);
@@ -286,11 +311,11 @@ async function main() {
         throw new RangeError('--from takes a whole number, and --to a larger one');
       }
       const workdir = fs.mkdtempSync(path.join(os.tmpdir(), 'cudadrv-fuzz-'));
-      const env = environment(mode, workdir);
+      const env = environment(mode, workdir, backtrace);
       const result = await runChild({ mode, seed, ...calls, print: true }, env, workdir);
       console.log(
         result.died
-          ? `${result.died} at call ${result.last}\n${result.tail.split('\n').slice(-40).join('\n')}`
+          ? `${result.died} at call ${result.last}\n${lastCallsAndStack(result.tail).join('\n')}`
           : [...calledIn(result.stderr), JSON.stringify(result.summary, null, 1)].join('\n'),
       );
       fs.rmSync(workdir, { recursive: true, force: true });
@@ -299,7 +324,7 @@ async function main() {
     const parallel = Number(option('parallel', 2));
     if (!Number.isInteger(parallel) || parallel < 1)
       throw new RangeError('--parallel takes a whole number of 1 or more');
-    const result = await fuzz({ mode, seed, calls, parallel, print: args.includes('--print') });
+    const result = await fuzz({ mode, seed, calls, parallel, print: args.includes('--print'), backtrace });
     console.log(report(mode, seed, result));
     if (result.unexpected.length || result.failures.length) failed = true;
   }
