@@ -329,7 +329,8 @@ export declare class SmResource {
 /**
  * A green context (CUDA 12.4+): a Context whose work runs only on the SMs it was made with
  * (device.makeGreenContext()). Make it current, and streams, memory and launches work as in any
- * context; detach() destroys it.
+ * context; detach() destroys it, and first the streams made in it (which the driver's
+ * cuGreenCtxDestroy leaves behind).
  * @example
  * ```js
  * const cuda = require('cudadrv');

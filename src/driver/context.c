@@ -110,7 +110,7 @@ static void ctx_destroy_once(ctx_rec *rec) {
   known_remove_locked(rec); /* the driver may hand the same address to a new context */
   pthread_mutex_unlock(&known_lock);
   if (rec->green)
-    DRV(cuGreenCtxDestroy, rec->green);
+    green_ctx_destroy(rec);
   else if (rec->primary)
     DRV(cuDevicePrimaryCtxRelease, rec->device);
   else

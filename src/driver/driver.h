@@ -14,10 +14,12 @@ typedef struct ctx_rec {
   CUcontext handle;
   CUdevice device; /* where a primary context is released; -1 for one only borrowed */
   atomic_int refs;
-  atomic_bool destroyed;         /* destroyed or released: resources in it are gone with it */
-  int owners;                    /* Contexts that made or retained it; the last one destroys */
-  bool primary;                  /* retained primary context: released rather than destroyed */
-  CUgreenCtx green;              /* a green context's: destroyed as one (cuGreenCtxDestroy) */
+  atomic_bool destroyed; /* destroyed or released: resources in it are gone with it */
+  int owners;            /* Contexts that made or retained it; the last one destroys */
+  bool primary;          /* retained primary context: released rather than destroyed */
+  CUgreenCtx green;      /* a green context's: destroyed as one (cuGreenCtxDestroy) */
+  CUstream *streams;     /* a green context's alive (ctx_rec_stream), until green_ctx_destroy */
+  size_t stream_count, stream_room;
   atomic_int pending;            /* waits in flight (a thread may be blocked in it) */
   atomic_bool destroy_requested; /* detached while waits were pending */
   atomic_flag destroy_claimed;   /* whoever sets it destroys the context */
@@ -29,6 +31,13 @@ void ctx_rec_release(ctx_rec *rec);
 /* The record of the context current on this thread (a new reference), or NULL after throwing
  * a LogicError that says to make a context first. */
 ctx_rec *ctx_rec_current(napi_env env);
+/* A stream made in rec's context (made true) or destroyed (false). cuGreenCtxDestroy leaves a
+ * green context's streams to the caller, as its documentation says, and driver 580 refuses to
+ * destroy them after it (context is destroyed): a green context's are listed and destroyed just
+ * before it (green_context.c). False where the list had no room. */
+bool ctx_rec_stream(ctx_rec *rec, CUstream stream, bool made);
+/* Destroys rec's green context, its listed streams first; on any thread, once. */
+void green_ctx_destroy(ctx_rec *rec);
 /* A thread wait is blocked in the context: detach() leaves destroying it to the wait's end. */
 void ctx_rec_wait_begin(ctx_rec *rec);
 void ctx_rec_wait_end(ctx_rec *rec);

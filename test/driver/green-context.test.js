@@ -68,6 +68,31 @@ describe('green contexts through a stand-in driver (no GPU needed)', function ()
     `);
   });
 
+  it("detach() destroys the green context's streams first, which cuGreenCtxDestroy leaves to the caller and driver 580 cannot destroy after", function () {
+    run(
+      `
+      const { liveCounts } = require(${JSON.stringify(path.join(__dirname, '..', 'support', 'stand-in-driver'))});
+      const counts = () => liveCounts(process.env.FAKE_CUDA_COUNTS);
+      const before = counts().streams;
+      const dev = new cuda.Device(0);
+      const green = dev.makeGreenContext(dev.smResource().split({ groups: 2, minCount: 8 }).groups[0]);
+      green.push();
+      const held = [new cuda.Stream(), new cuda.Stream()];
+      cuda.Context.pop();
+      const made = green.makeStream(); // cuGreenCtxStreamCreate
+      held[0].destroy(); // not destroyed again
+      assert.strictEqual(counts().streams, before + 2);
+      green.detach();
+      assert.strictEqual(counts().streams, before, 'no stream of it left in the driver');
+      assert.deepStrictEqual(log().filter((l) => l.includes('not destroyed')), []);
+      const gone = { name: 'LogicError', message: 'the Context of this Stream has been detached, and the Stream with it; make it again in a live context' };
+      assert.throws(() => held[1].synchronizeSync(), gone);
+      assert.throws(() => made.isDone(), gone);
+    `,
+      { FAKE_CUDA_COUNTS: path.join(dir(), 'counts'), FAKE_CUDA_STALE_ABORT: '1' },
+    );
+  });
+
   it('a wait for an interprocess event of another context, which driver 580 crashes on, is refused saying what to do; waits in its own context work (in a child process: the stand-in aborts where the driver crashes)', function () {
     runEventWaits({ LD_LIBRARY_PATH: standIn.dir }, false);
   });

@@ -482,6 +482,7 @@ EXPORT CUresult cuGreenCtxDestroy(CUgreenCtx green) {
   ENTER();
   CUcontext ctx = green_context(green);
   if (!ctx || !obj_remove((uintptr_t)ctx, OBJ_CONTEXT)) return CUDA_ERROR_INVALID_HANDLE;
+  fake_streams_detach(ctx);
   obj_drop_context(ctx);
   for (int i = depth - 1; i >= 0; i--) /* the driver takes it off the caller's stack */
     if (stack[i] == ctx) memmove(&stack[i], &stack[i + 1], (size_t)(--depth - i) * sizeof *stack);

@@ -204,6 +204,16 @@ bool obj_remove(uintptr_t key, obj_kind kind) {
   return found;
 }
 
+void obj_disown(CUcontext ctx, obj_kind kind, void (*each)(uintptr_t key)) {
+  pthread_mutex_lock(&lock);
+  for (unsigned i = 0; i < CAPACITY; i++)
+    if (table[i].key && table[i].owner == ctx && table[i].kind == kind) {
+      table[i].owner = NULL;
+      each(table[i].key);
+    }
+  pthread_mutex_unlock(&lock);
+}
+
 void obj_drop_context(CUcontext ctx) {
   pthread_mutex_lock(&lock);
   for (unsigned i = 0; i < CAPACITY; i++)

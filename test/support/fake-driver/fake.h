@@ -93,6 +93,8 @@ CUcontext obj_owner(uintptr_t key);
 bool obj_live(uintptr_t key, obj_kind kind);
 /* Unregisters; false (counted as stale) where there was none of that kind. Frees nothing. */
 bool obj_remove(uintptr_t key, obj_kind kind);
+/* Gives every object of kind made in ctx to no context, calling each on it (the lock held). */
+void obj_disown(CUcontext ctx, obj_kind kind, void (*each)(uintptr_t key));
 /* Unregisters and frees every object made in ctx, as the driver does when a context goes. */
 void obj_drop_context(CUcontext ctx);
 /* The memory object (any memory kind) holding [address, address + bytes): true and *out. */
@@ -208,6 +210,9 @@ bool fake_break_captures(void);
 bool fake_capturing_into(CUgraph graph);
 /* Forgets a stream about to be freed (with its context): its capture ends. */
 void fake_stream_forget(CUstream stream);
+/* cuGreenCtxDestroy leaves the green context's streams (as its documentation says), detached:
+ * registered and counted, refused as stale, and cuStreamDestroy then fails (driver 580). */
+void fake_streams_detach(CUcontext ctx);
 /* The number a stream is logged by: 0 for the default stream. */
 int stream_id(CUstream stream);
 

@@ -17,6 +17,7 @@ struct CUstream_st {
   CUgraph into;                /* cuStreamBeginCaptureToGraph's graph, or NULL */
   CUgraphNode capture_deps[8]; /* its dependencies, which a capture that records nothing keeps */
   size_t capture_dep_count;
+  bool detached; /* its green context was destroyed (fake_streams_detach) */
 };
 struct CUevent_st {
   int id; /* fake_event_id */
@@ -31,8 +32,20 @@ static bool is_pseudo(CUstream stream) {
 }
 
 bool stream_ok(CUstream stream) {
-  return is_pseudo(stream) || obj_live((uintptr_t)stream, OBJ_STREAM);
+  if (is_pseudo(stream)) return true;
+  if (!obj_live((uintptr_t)stream, OBJ_STREAM)) return false;
+  if (stream->detached) count_stale("stream of a destroyed green context");
+  return !stream->detached;
 }
+
+static void detach_stream(uintptr_t key) {
+  CUstream stream = (CUstream)key;
+  stream->detached = true;
+  if (__atomic_load_n(&stream->capture, __ATOMIC_ACQUIRE) != CU_STREAM_CAPTURE_STATUS_NONE)
+    __atomic_store_n(&stream->capture, CU_STREAM_CAPTURE_STATUS_INVALIDATED, __ATOMIC_RELEASE);
+}
+
+void fake_streams_detach(CUcontext ctx) { obj_disown(ctx, OBJ_STREAM, detach_stream); }
 int stream_id(CUstream stream) { return is_pseudo(stream) ? 0 : stream->id; }
 CUcontext fake_stream_context(CUstream stream) {
   return is_pseudo(stream) ? current_context() : obj_owner((uintptr_t)stream);
@@ -112,6 +125,10 @@ EXPORT CUresult cuStreamDestroy(CUstream stream) {
       __atomic_load_n(&stream->capture, __ATOMIC_ACQUIRE) != CU_STREAM_CAPTURE_STATUS_NONE) {
     log_line("stream destroyed mid-capture");
     if (stream->into) fake_graph_lose(stream->into);
+  }
+  if (!is_pseudo(stream) && obj_is((uintptr_t)stream, OBJ_STREAM) && stream->detached) {
+    log_line("stream of a destroyed green context not destroyed");
+    return CUDA_ERROR_CONTEXT_IS_DESTROYED; /* and it stays, as on driver 580 */
   }
   if (is_pseudo(stream) || !obj_remove((uintptr_t)stream, OBJ_STREAM))
     return CUDA_ERROR_INVALID_HANDLE;
