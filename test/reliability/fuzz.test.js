@@ -48,22 +48,31 @@ describe("fuzzer's minimizer", function () {
   // A stand-in run with a planted abort (CUDADRV_FUZZ_PLANT): its one failure, and the report.
   async function planted(plant, calls, parallel, backtrace = false) {
     process.env.CUDADRV_FUZZ_PLANT = plant;
+    const write = process.stderr.write;
+    const said = [];
+    process.stderr.write = (chunk, ...rest) => said.push(String(chunk)) && write.call(process.stderr, chunk, ...rest);
     let result;
     try {
       result = await fuzz({ mode: 'stand-in', seed: FIXED_SEED, calls, parallel, backtrace });
     } finally {
       delete process.env.CUDADRV_FUZZ_PLANT;
+      process.stderr.write = write;
     }
     const text = report('stand-in', FIXED_SEED, result);
     assert.strictEqual(result.failures.length, 1, text);
     const [{ died, last, sequence }] = result.failures;
-    return { failure: { died, last, sequence }, text };
+    return { failure: { died, last, sequence }, text, said: said.join('') };
   }
 
-  it('cuts a death that two calls cause (a planted abort) down to those two, trying candidates in parallel', async function () {
+  it('cuts a death that two calls cause (a planted abort) down to those two, trying candidates in parallel, and says each shorter list as found', async function () {
     if (process.platform !== 'linux') this.skip();
-    const { failure, text } = await planted('37,211', 300, 4);
+    const { failure, text, said } = await planted('37,211', 300, 4);
     assert.deepStrictEqual(failure, { died: 'SIGABRT', last: 211, sequence: [37, 211] }, text);
+    const lists = said
+      .split('\n')
+      .filter((l) => l.startsWith(`fuzz stand-in, seed ${FIXED_SEED}: `) && l.includes(' calls repeat it'));
+    assert.ok(lists.length >= 2, said);
+    assert.strictEqual(lists.at(-1), `fuzz stand-in, seed ${FIXED_SEED}: 2 calls repeat it: --only 37,211`);
   });
 
   it('reports a death before the first call with the chunk that replays it, not minimized', async function () {

@@ -78,7 +78,13 @@ function runChild(job, env, cwd) {
 // same way: the shortest of the tails of 1, 4, 16... calls that repeats it, then ddmin over that
 // tail. Candidates are tried `width` at a time (a child on a GPU takes seconds), the first in
 // order that repeats winning, so that the result does not depend on which child ended first.
+// Each shorter list found is said at once, so that a run stopped meanwhile still tells it.
 async function shortest(job, env, cwd, failure, indices, width) {
+  const said = (calls) =>
+    process.stderr.write(
+      `fuzz ${job.mode}, seed ${job.seed}: ${calls.length} calls repeat it` +
+        (calls.length <= 400 ? `: --only ${calls.join(',')}\n` : '\n'),
+    );
   const repeats = async (only) => (await runChild({ ...job, only }, env, cwd)).died === failure.died;
   const firstRepeating = async (candidates) => {
     for (let i = 0; i < candidates.length; i += width) {
@@ -93,6 +99,7 @@ async function shortest(job, env, cwd, failure, indices, width) {
     tails.push(indices.slice(-Math.min(n, indices.length)));
   let tail = await firstRepeating(tails);
   if (!tail) return null;
+  said(tail);
   let granularity = 2;
   let tries = 0;
   while (tail.length > 1 && tries < 200) {
@@ -106,6 +113,7 @@ async function shortest(job, env, cwd, failure, indices, width) {
     const smaller = await firstRepeating(complements);
     if (smaller) {
       tail = smaller;
+      said(tail);
       granularity = Math.max(granularity - 1, 2);
     } else if (granularity >= tail.length) {
       break;
