@@ -18,6 +18,7 @@
         "src/core/threads.c",
         "src/driver/constants.c",
         "src/driver/context.c",
+        "src/driver/context_settings.c",
         "src/driver/device.c",
         "src/driver/event.c",
         "src/driver/green_context.c",

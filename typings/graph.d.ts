@@ -329,9 +329,10 @@ export declare class GraphExec {
   /** The context it was instantiated in. */
   readonly context: Context;
   /** Enqueues the whole graph on stream (the default stream of the current context when omitted).
-   * A stream of another context (a green context's, say) works; once that context is detached,
-   * this exec is a LogicError to launch or upload (driver 580 keeps state of that context with the
-   * exec, and crashed destroying it): instantiate the graph again. */
+   * A stream of another context works; once a made context it ran in is detached, this exec is a
+   * LogicError to launch or upload (driver 580 keeps state of that context with the exec, and
+   * crashed destroying it): instantiate the graph again. A green context it ran in is not
+   * destroyed while the exec lives. */
   launch(stream?: Stream | null): this;
   /** The handle a kernel launches it by (cudaGraphLaunch in a DynamicSourceModule's kernel that
    * runs in a graph): pass `cuda.uint64(exec.deviceHandle)`. A LogicError unless instantiated

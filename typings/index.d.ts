@@ -329,8 +329,9 @@ export declare class SmResource {
 /**
  * A green context (CUDA 12.4+): a Context whose work runs only on the SMs it was made with
  * (device.makeGreenContext()). Make it current, and streams, memory and launches work as in any
- * context; detach() destroys it, and first the streams made in it (which the driver's
- * cuGreenCtxDestroy leaves behind).
+ * context. detach() ends its use, as a made context's; what was made in it is released as usual
+ * (free(), destroy(), collection), and the green context is destroyed after the last of it. Driver
+ * 580 keeps a few MiB of every green context made: make them once and keep them.
  * @example
  * ```js
  * const cuda = require('cudadrv');

@@ -72,7 +72,10 @@ export declare class MemoryPool {
   /** The pool memAllocAsync draws from on the device: where that is a pool made here, another
    * object on it, which keeps the pool alive until it too is collected (its destroy() refuses). */
   static getCurrent(device?: Device): MemoryPool;
-  /** The pool another process exported as the file descriptor fd (which stays yours to close). */
+  /** The pool another process exported as the file descriptor fd (which stays yours to close),
+   * imported in the current context (a LogicError where none is current). The driver destroys it
+   * with that context: once the context is detached, the pool is a LogicError to use, and its
+   * destroy() and collection leave it to the driver. */
   static importHandle(fd: number): MemoryPool;
   /** Makes this pool the one memAllocAsync() draws from on its device. */
   setCurrent(device?: Device): void;

@@ -133,7 +133,8 @@ class MemoryPool {
 
   /**
    * The pool another process exported (pool.exportHandle()) as the file descriptor fd, which
-   * stays yours to close. Import its allocations with importPointer().
+   * stays yours to close, imported in the current context, which the driver destroys it with.
+   * Import its allocations with importPointer().
    */
   static importHandle(fd) {
     check.integer('fd', fd, 0, 2 ** 31 - 1);

@@ -1,5 +1,5 @@
 /* context: contexts made, retained or found current, the records that resources keep of them,
- * and the context-wide calls (synchronize, limits, cache and shared-memory config, peers). */
+ * and the context-wide calls (synchronize, peers); its settings are context_settings.c's. */
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -72,7 +72,9 @@ void ctx_rec_release(ctx_rec *rec) {
   bool last = atomic_fetch_sub(&rec->refs, 1) == 1;
   if (last) known_remove_locked(rec);
   pthread_mutex_unlock(&known_lock);
-  if (last) free(rec);
+  if (!last) return;
+  if (rec->green) DRV(cuGreenCtxDestroy, rec->green); /* detached, and nothing made in it is left */
+  free(rec);
 }
 
 ctx_rec *ctx_rec_current(napi_env env) {
@@ -94,7 +96,7 @@ ctx_rec *ctx_rec_current(napi_env env) {
 }
 
 bool ctx_enter(ctx_rec *rec) {
-  return rec && !atomic_load(&rec->destroyed) && DRV(cuCtxPushCurrent, rec->handle) == CUDA_SUCCESS;
+  return rec && !ctx_rec_gone(rec) && DRV(cuCtxPushCurrent, rec->handle) == CUDA_SUCCESS;
 }
 
 void ctx_leave(void) {
@@ -103,15 +105,13 @@ void ctx_leave(void) {
 }
 
 /* Destroys (or releases, for a primary context) rec's context once: after detach() and after the
- * last thread blocked in it has returned, whichever comes last. */
+ * last thread blocked in it has returned, whichever comes last (a green one: ctx_rec_release). */
 static void ctx_destroy_once(ctx_rec *rec) {
-  if (atomic_flag_test_and_set(&rec->destroy_claimed)) return;
+  if (rec->green || atomic_flag_test_and_set(&rec->destroy_claimed)) return;
   pthread_mutex_lock(&known_lock);
   known_remove_locked(rec); /* the driver may hand the same address to a new context */
   pthread_mutex_unlock(&known_lock);
-  if (rec->green)
-    green_ctx_destroy(rec);
-  else if (rec->primary)
+  if (rec->primary)
     DRV(cuDevicePrimaryCtxRelease, rec->device);
   else
     DRV(cuCtxDestroy, rec->handle);
@@ -197,6 +197,10 @@ static CUresult holder_release(napi_env env, ctx_holder *holder) {
   captures_end_in(rec);
   CUresult result = unstack(rec->handle);
   ctx_request_destroy(rec, holder->origin == CTX_PRIMARY);
+  if (rec->green) { /* destroyed at the record's last reference: this holder's goes now */
+    holder->rec = NULL;
+    ctx_rec_release(rec);
+  }
   return result;
 }
 
@@ -340,14 +344,6 @@ static napi_value ctx_set_current(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-static napi_value ctx_get_device(napi_env env, napi_callback_info info) {
-  (void)info;
-  if (!driver_ready(env)) return NULL;
-  CUdevice device;
-  CU_CALL(env, cuCtxGetDevice, &device);
-  return make_int(env, device);
-}
-
 static napi_value ctx_get_api_version(napi_env env, napi_callback_info info) {
   ARGS(env, info, 1);
   ctx_holder *holder = get_holder(env, argv[0]);
@@ -355,14 +351,6 @@ static napi_value ctx_get_api_version(napi_env env, napi_callback_info info) {
   unsigned int version;
   CU_CALL(env, cuCtxGetApiVersion, holder->rec->handle, &version);
   return make_int(env, version);
-}
-
-static napi_value ctx_get_flags(napi_env env, napi_callback_info info) {
-  (void)info;
-  if (!driver_ready(env)) return NULL;
-  unsigned int flags;
-  CU_CALL(env, cuCtxGetFlags, &flags);
-  return make_int(env, flags);
 }
 
 static CUresult synchronize_current(void *arg) {
@@ -389,58 +377,6 @@ static napi_value ctx_synchronize_sync(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-static napi_value ctx_set_limit(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 2);
-  uint32_t limit;
-  size_t value;
-  if (!arg_uint32(env, argv[0], "limit", &limit) || !arg_size(env, argv[1], "value", &value) ||
-      !driver_ready(env))
-    return NULL;
-  CU_CALL(env, cuCtxSetLimit, (CUlimit)limit, value);
-  return NULL;
-}
-
-static napi_value ctx_get_limit(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 1);
-  uint32_t limit;
-  if (!arg_uint32(env, argv[0], "limit", &limit) || !driver_ready(env)) return NULL;
-  size_t value;
-  CU_CALL(env, cuCtxGetLimit, &value, (CUlimit)limit);
-  return make_uint(env, value);
-}
-
-static napi_value ctx_set_cache_config(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 1);
-  uint32_t config;
-  if (!arg_uint32(env, argv[0], "config", &config) || !driver_ready(env)) return NULL;
-  CU_CALL(env, cuCtxSetCacheConfig, (CUfunc_cache)config);
-  return NULL;
-}
-
-static napi_value ctx_get_cache_config(napi_env env, napi_callback_info info) {
-  (void)info;
-  if (!driver_ready(env)) return NULL;
-  CUfunc_cache config;
-  CU_CALL(env, cuCtxGetCacheConfig, &config);
-  return make_int(env, config);
-}
-
-static napi_value ctx_set_shared_config(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 1);
-  uint32_t config;
-  if (!arg_uint32(env, argv[0], "config", &config) || !driver_ready(env)) return NULL;
-  CU_CALL(env, cuCtxSetSharedMemConfig, (CUsharedconfig)config);
-  return NULL;
-}
-
-static napi_value ctx_get_shared_config(napi_env env, napi_callback_info info) {
-  (void)info;
-  if (!driver_ready(env)) return NULL;
-  CUsharedconfig config;
-  CU_CALL(env, cuCtxGetSharedMemConfig, &config);
-  return make_int(env, config);
-}
-
 static napi_value ctx_enable_peer_access(napi_env env, napi_callback_info info) {
   ARGS(env, info, 2);
   ctx_holder *peer = get_holder(env, argv[0]);
@@ -458,15 +394,6 @@ static napi_value ctx_disable_peer_access(napi_env env, napi_callback_info info)
   return NULL;
 }
 
-/* ctxGetStreamPriorityRange(): [least, greatest] of the current context. */
-static napi_value ctx_get_stream_priority_range(napi_env env, napi_callback_info info) {
-  (void)info;
-  if (!driver_ready(env)) return NULL;
-  int least, greatest;
-  CU_CALL(env, cuCtxGetStreamPriorityRange, &least, &greatest);
-  return make_pair(env, make_int(env, least), make_int(env, greatest));
-}
-
 void context_on_detach(napi_env env, void (*hook)(napi_env env, ctx_rec *rec)) {
   state_of(env)->context_detached = hook;
 }
@@ -481,20 +408,11 @@ bool context_init(napi_env env, napi_value exports) {
       {"ctxPush", ctx_push},
       {"ctxPop", ctx_pop},
       {"ctxSetCurrent", ctx_set_current},
-      {"ctxGetDevice", ctx_get_device},
       {"ctxGetApiVersion", ctx_get_api_version},
-      {"ctxGetFlags", ctx_get_flags},
       {"ctxSynchronize", ctx_synchronize},
       {"ctxSynchronizeSync", ctx_synchronize_sync},
-      {"ctxSetLimit", ctx_set_limit},
-      {"ctxGetLimit", ctx_get_limit},
-      {"ctxSetCacheConfig", ctx_set_cache_config},
-      {"ctxGetCacheConfig", ctx_get_cache_config},
-      {"ctxSetSharedConfig", ctx_set_shared_config},
-      {"ctxGetSharedConfig", ctx_get_shared_config},
       {"ctxEnablePeerAccess", ctx_enable_peer_access},
       {"ctxDisablePeerAccess", ctx_disable_peer_access},
-      {"ctxGetStreamPriorityRange", ctx_get_stream_priority_range},
   };
   return EXPORTS(env, exports, fns);
 }

@@ -14,12 +14,14 @@ typedef struct ctx_rec {
   CUcontext handle;
   CUdevice device; /* where a primary context is released; -1 for one only borrowed */
   atomic_int refs;
-  atomic_bool destroyed; /* destroyed or released: resources in it are gone with it */
+  atomic_bool destroyed; /* detached: made in it is refused, and gone with it (ctx_rec_gone) */
   int owners;            /* Contexts that made or retained it; the last one destroys */
   bool primary;          /* retained primary context: released rather than destroyed */
-  CUgreenCtx green;      /* a green context's: destroyed as one (cuGreenCtxDestroy) */
-  CUstream *streams;     /* a green context's alive (ctx_rec_stream), until green_ctx_destroy */
-  size_t stream_count, stream_room;
+  /* A green context's (cuGreenCtxDestroy): what is made in it is its device's primary context's,
+   * which it retains, and outlives it, save its streams (left to the caller, and refused by driver
+   * 580 after it). So it is destroyed at the record's last reference, when nothing made in it is
+   * left: after detach(), what was made in it is refused and still released through it. */
+  CUgreenCtx green;
   atomic_int pending;            /* waits in flight (a thread may be blocked in it) */
   atomic_bool destroy_requested; /* detached while waits were pending */
   atomic_flag destroy_claimed;   /* whoever sets it destroys the context */
@@ -31,26 +33,24 @@ void ctx_rec_release(ctx_rec *rec);
 /* The record of the context current on this thread (a new reference), or NULL after throwing
  * a LogicError that says to make a context first. */
 ctx_rec *ctx_rec_current(napi_env env);
-/* A stream made in rec's context (made true) or destroyed (false). cuGreenCtxDestroy leaves a
- * green context's streams to the caller, as its documentation says, and driver 580 refuses to
- * destroy them after it (context is destroyed): a green context's are listed and destroyed just
- * before it (green_context.c). False where the list had no room. */
-bool ctx_rec_stream(ctx_rec *rec, CUstream stream, bool made);
-/* Destroys rec's green context, its listed streams first; on any thread, once. */
-void green_ctx_destroy(ctx_rec *rec);
 /* A thread wait is blocked in the context: detach() leaves destroying it to the wait's end. */
 void ctx_rec_wait_begin(ctx_rec *rec);
 void ctx_rec_wait_end(ctx_rec *rec);
 /* The record of a Context object of lib/ (borrowed: valid while that object is), or NULL after
  * throwing (TypeError for another object, LogicError once detached). */
 ctx_rec *ctx_rec_of_context(napi_env env, napi_value context);
-/* Wraps in obj (a Context of lib/) the context of green, which it owns from now on (destroyed at
- * detach() or collection, as a made context is); returns its address, or NULL after throwing (green
- * destroyed then). */
+/* Wraps in obj (a Context of lib/) the context of green, which it owns from now on (detached as a
+ * made context is, and destroyed once nothing made in it is left); returns its address, or NULL
+ * after throwing (green destroyed then). */
 napi_value ctx_adopt_green(napi_env env, napi_value obj, CUgreenCtx green, CUdevice device);
 /* Whether cudadrv knows the context handle and it is not destroyed: a Context on it, or what was
  * made in it, is still held. */
 bool ctx_in_use(CUcontext handle);
+/* Whether what was made in rec's context went with it (detached and destroyed; a green context's
+ * outlives its detach()). */
+static inline bool ctx_rec_gone(const ctx_rec *rec) {
+  return atomic_load(&rec->destroyed) && !rec->green;
+}
 /* Makes rec's context current for a cleanup; returns false when it is gone. Pair with ctx_leave. */
 bool ctx_enter(ctx_rec *rec);
 void ctx_leave(void);
@@ -319,6 +319,7 @@ bool wait_init(napi_env env, napi_value exports);
 bool constants_init(napi_env env, napi_value exports);
 bool device_init(napi_env env, napi_value exports);
 bool context_init(napi_env env, napi_value exports);
+bool context_settings_init(napi_env env, napi_value exports);
 bool stream_init(napi_env env, napi_value exports);
 bool event_init(napi_env env, napi_value exports);
 bool green_context_init(napi_env env, napi_value exports);

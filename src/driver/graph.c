@@ -270,7 +270,7 @@ static const ctx_rec *pin_context(const graph_pin *pin) {
 bool pins_gone(const graph_pins *pins) {
   for (uint32_t i = 0; i < pins->count; i++) {
     const ctx_rec *ctx = pin_context(&pins->at[i]);
-    if (ctx && atomic_load(&ctx->destroyed)) return true;
+    if (ctx && ctx_rec_gone(ctx)) return true;
   }
   return false;
 }

@@ -13,10 +13,10 @@ static bool nodes_gone(const graph_exec_h *exec) { return exec->foreign && pins_
 
 /* Whether exec was launched or uploaded in another context destroyed since: driver 580 keeps state
  * of that context with the exec, and crashes in cuGraphExecDestroy of one holding a user object (a
- * host node's function; an H200, a made or a green context). */
+ * host node's function; an H200). A green context outlives its detach() while the exec holds it. */
 static bool ran_in_gone(const graph_exec_h *exec) {
   for (uint32_t i = 0; i < exec->ran_in_count; i++)
-    if (atomic_load(&exec->ran_in[i]->destroyed)) return true;
+    if (ctx_rec_gone(exec->ran_in[i])) return true;
   return false;
 }
 

@@ -1,54 +1,13 @@
 /* green_context: green contexts (CUDA 12.4+), contexts that run on a share of a device's SMs. A
  * device's SM resource is split into groups; a group (or several) becomes a green context, which
  * lib/ holds as a Context like any other (context.c's ctx_adopt_green): made current, its streams
- * and memory work as a made context's, and detach() destroys it. Resources live in C, wrapped in
+ * and memory work as a made context's, and detach() ends its use (its destroy waits for what was
+ * made in it: context.c). Resources live in C, wrapped in
  * SmResource objects of lib/, so that what the driver is given back is what it gave. */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "driver.h"
-
-/* ---- the streams of green contexts (ctx_rec_stream) ---- */
-
-static pthread_mutex_t streams_lock = PTHREAD_MUTEX_INITIALIZER;
-
-bool ctx_rec_stream(ctx_rec *rec, CUstream stream, bool made) {
-  if (!rec->green) return true;
-  bool listed = true;
-  pthread_mutex_lock(&streams_lock);
-  if (!made) {
-    for (size_t i = 0; i < rec->stream_count; i++)
-      if (rec->streams[i] == stream) {
-        rec->streams[i] = rec->streams[--rec->stream_count];
-        break;
-      }
-  } else if (rec->stream_count == rec->stream_room) {
-    size_t room = rec->stream_room ? 2 * rec->stream_room : 8;
-    CUstream *grown = realloc(rec->streams, room * sizeof *grown);
-    if ((listed = grown != NULL)) {
-      rec->streams = grown;
-      rec->stream_room = room;
-    }
-  }
-  if (made && listed) rec->streams[rec->stream_count++] = stream;
-  pthread_mutex_unlock(&streams_lock);
-  return listed;
-}
-
-void green_ctx_destroy(ctx_rec *rec) {
-  pthread_mutex_lock(&streams_lock);
-  CUstream *streams = rec->streams;
-  size_t count = rec->stream_count;
-  rec->streams = NULL;
-  rec->stream_count = rec->stream_room = 0;
-  pthread_mutex_unlock(&streams_lock);
-  for (size_t i = 0; i < count; i++) DRV(cuStreamDestroy, streams[i]);
-  free(streams);
-  DRV(cuGreenCtxDestroy, rec->green);
-}
-
-/* ---- SM resources and green contexts ---- */
 
 typedef struct resource_h {
   handle_base base;

@@ -46,7 +46,6 @@ static CUresult destroy_stream(handle_base *base) {
   stream_h *stream = (stream_h *)base;
   keeper_flush(stream->keeper);
   capture_end_before_destroy(stream);
-  ctx_rec_stream(stream->ctx, stream->handle, false);
   return DRV(cuStreamDestroy, stream->handle);
 }
 
@@ -85,8 +84,7 @@ static napi_value stream_create(napi_env env, napi_callback_info info) {
 
 bool stream_adopt(napi_env env, napi_value obj, CUstream handle, ctx_rec *ctx) {
   stream_h *stream = calloc(1, sizeof *stream);
-  if (!stream || !ctx_rec_stream(ctx, handle, true)) {
-    free(stream);
+  if (!stream) {
     DRV(cuStreamDestroy, handle);
     ctx_rec_release(ctx);
     throw_oom(env);

@@ -34,7 +34,7 @@ static void state_release(memory_state *state) {
 }
 
 void release_later(const tracked *node, release_op op, uint64_t address, ctx_rec *ctx) {
-  if (op != RELEASE_ALIGNED_FREE && (!ctx || atomic_load(&ctx->destroyed)))
+  if (op != RELEASE_ALIGNED_FREE && (!ctx || ctx_rec_gone(ctx)))
     return; /* the memory went with its context */
   if (node->state && !node->state->tearing_down && reaper_enqueue(op, address, ctx)) return;
   stats_cleanup(release_now(op, address, ctx));

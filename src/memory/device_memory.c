@@ -206,7 +206,7 @@ static napi_value mem_free(napi_env env, napi_callback_info info) {
   CUresult result = CUDA_SUCCESS;
   if (origin == DEV_IPC) {
     result = release_now(RELEASE_IPC_CLOSE, ptr, ctx);
-  } else if (!atomic_load(&ctx->destroyed)) { /* else the memory went with its context */
+  } else if (!ctx_rec_gone(ctx)) { /* else the memory went with its context */
     bool direct = origin == DEV_ALLOC || s;
     if (direct) result = free_call(origin, ptr, stream);
     if ((!direct || result != CUDA_SUCCESS) && ctx_enter(ctx)) {

@@ -16,7 +16,8 @@
  * destroyed. */
 struct pool_share {
   CUmemoryPool handle;
-  int device; /* the device it is made on, or -1 (the host, or imported) */
+  int device;   /* the device it is made on, or -1 (the host, or imported) */
+  ctx_rec *ctx; /* an imported pool's: the context current at import, which it goes with */
   unsigned holders, owners;
   pool_share *next;
 };
@@ -64,7 +65,8 @@ static CUresult destroy_pool(handle_base *base) {
     pool_share **at = &shares;
     while (*at != share) at = &(*at)->next;
     *at = share->next;
-    result = DRV(cuMemPoolDestroy, share->handle);
+    if (!share->ctx || !ctx_rec_gone(share->ctx)) result = DRV(cuMemPoolDestroy, share->handle);
+    ctx_rec_release(share->ctx);
     free(share);
   } else if (pool->owned && share->owners == 0) {
     share_uncurrent(share);
@@ -73,10 +75,18 @@ static CUresult destroy_pool(handle_base *base) {
   return result;
 }
 
+static ctx_rec *context_of_pool(const handle_base *base) {
+  const pool_share *share = ((const pool_h *)base)->share;
+  return share ? share->ctx : NULL;
+}
+
+/* An imported pool is refused once its context is detached: driver 580 destroys it with the
+ * context it was imported in (a cuMemPoolDestroy after was an invalid value on an H200). */
 const handle_kind POOL_KIND = {.tag = {0x63647276706f6f31ULL, 0x4d656d506f6f6c31ULL},
                                .name = "MemoryPool",
                                .freed = "this MemoryPool has been destroyed; make a new one",
-                               .destroy = destroy_pool};
+                               .destroy = destroy_pool,
+                               .context = context_of_pool};
 
 /* Wraps handle, held by share (or a device's own where share is NULL), in obj; owned: made or
  * imported through obj. False after throwing (share's hold let go of then). */
@@ -316,17 +326,21 @@ static napi_value shareable_handle_close(napi_env env, napi_callback_info info) 
 }
 
 /* memPoolImportHandle(obj, fd): the pool another process exported as fd, in obj (fd stays the
- * caller's: the driver duplicates what it needs). */
+ * caller's: the driver duplicates what it needs), of the current context, which it goes with. */
 static napi_value mem_pool_import_handle(napi_env env, napi_callback_info info) {
   ARGS(env, info, 2);
   int fd;
-  if (!arg_fd(env, argv[1], &fd) || !driver_ready(env)) return NULL;
+  if (!arg_fd(env, argv[1], &fd)) return NULL;
+  ctx_rec *ctx = ctx_rec_current(env);
+  if (!ctx) return NULL;
   CUmemoryPool handle = NULL;
   pthread_mutex_lock(&shares_lock);
   CUresult got = DRV(cuMemPoolImportFromShareableHandle, &handle, (void *)(intptr_t)fd,
                      CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
   pool_share *share = got == CUDA_SUCCESS ? share_hold(handle, -1, true) : NULL;
+  if (share && !share->ctx) share->ctx = ctx_rec_retain(ctx);
   pthread_mutex_unlock(&shares_lock);
+  ctx_rec_release(ctx);
   return adopt_result(env, argv[0], got, "cuMemPoolImportFromShareableHandle", handle, share, true);
 }
 

@@ -51,7 +51,7 @@ static CUstream held_stream; /* the stream they were recorded on */
  * stream where `wait` (the copies are ordered on it in any case); otherwise asks the driver. */
 static bool buffers_free(bool wait, CUstream stream) {
   if (!held_ctx) return true;
-  bool gone = atomic_load(&held_ctx->destroyed); /* its events went with it */
+  bool gone = ctx_rec_gone(held_ctx); /* its events went with it */
   for (int b = 0; b < 2 && !gone; b++) {
     /* an error is the stream's, reported to whoever waits on it: the transfer no longer runs */
     if (held[b] &&

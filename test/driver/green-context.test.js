@@ -11,7 +11,7 @@ describe('green contexts through a stand-in driver (no GPU needed)', function ()
   this.timeout(60000);
   const { run, dir, standIn } = childRunner('cudadrv-green-');
 
-  it('SMs split into groups; green contexts on them are Contexts; events are recorded and waited across them; detach() destroys', function () {
+  it('SMs split into groups; green contexts on them are Contexts; events are recorded and waited across them; detach() ends their use, and each is destroyed once what was made in it is gone', function () {
     run(`
       const dev = new cuda.Device(0);
       const all = dev.smResource();
@@ -30,17 +30,17 @@ describe('green contexts through a stand-in driver (no GPU needed)', function ()
       assert.strictEqual(cuda.Context.getCurrent(), ctx, 'not made current');
       a.push();
       assert.strictEqual(cuda.Context.getCurrent(), a);
-      const stream = new cuda.Stream();
+      let stream = new cuda.Stream();
       assert.strictEqual(stream.context, a);
       const memory = cuda.memAlloc(256);
       cuda.memsetD8Async(memory, 7, 256, stream);
       await stream.synchronize();
       assert.deepStrictEqual(cuda.fromDevice(memory, 256, 'uint8'), new Uint8Array(256).fill(7));
-      const event = new cuda.Event(cuda.EventFlags.DISABLE_TIMING);
+      let event = new cuda.Event(cuda.EventFlags.DISABLE_TIMING);
       assert.strictEqual(a.recordEvent(event), a);
       cuda.Context.pop();
       // a stream of b made without making b current: its work goes to b
-      const own = b.makeStream();
+      let own = b.makeStream();
       assert.strictEqual(own.context, b);
       assert.strictEqual(cuda.Context.getCurrent(), ctx);
       assert.strictEqual(own.flags, cuda.StreamFlags.NON_BLOCKING);
@@ -49,8 +49,8 @@ describe('green contexts through a stand-in driver (no GPU needed)', function ()
       assert.strictEqual(b.waitEvent(event), b);
       a.detach();
       b.detach();
-      const lines = log().filter((l) => l.startsWith('green') || l.startsWith('sm split'));
-      assert.deepStrictEqual(lines, [
+      const lines = () => log().filter((l) => l.startsWith('green') || l.startsWith('sm split'));
+      const made = [
         'sm split ' + size + ' of 132 from 0: 2 groups',
         'sm split 8 of 132 from 0: 16 groups',
         'green create sms=0+' + size,
@@ -58,36 +58,58 @@ describe('green contexts through a stand-in driver (no GPU needed)', function ()
         'green record sms=0+' + size + ' event1',
         'green stream sms=' + size + '+' + size,
         'green wait sms=' + size + '+' + size + ' event1',
-        'green destroy sms=0+' + size,
-        'green destroy sms=' + size + '+' + size,
-      ]);
+      ];
+      assert.deepStrictEqual(lines(), made, 'each waits for what was made in it');
       const detached = { name: 'LogicError', message: 'this Context has been detached; make or retain a new one' };
       assert.throws(() => a.recordEvent(event), detached);
       assert.throws(() => a.smResource(), detached);
       assert.throws(() => stream.synchronizeSync(), { name: 'LogicError' });
+      own.destroy();
+      stream.destroy();
+      memory.free();
+      event.destroy();
+      [own, stream, event] = [];
+      for (let i = 0; i < 3; i++) { global.gc(); await new Promise(setImmediate); }
+      assert.deepStrictEqual(lines().slice(made.length).sort(), ['green destroy sms=' + size + '+' + size, 'green destroy sms=0+' + size].sort());
     `);
   });
 
-  it("detach() destroys the green context's streams first, which cuGreenCtxDestroy leaves to the caller and driver 580 cannot destroy after", function () {
+  it('after detach(), what was made in a green context is refused and still released through it (the driver keeps it, save the streams it refuses); the green context goes with the last of their objects', function () {
     run(
       `
       const { liveCounts } = require(${JSON.stringify(path.join(__dirname, '..', 'support', 'stand-in-driver'))});
       const counts = () => liveCounts(process.env.FAKE_CUDA_COUNTS);
-      const before = counts().streams;
+      const kinds = ['streams', 'events', 'device_memory', 'graph_execs'];
+      const live = () => Object.fromEntries(kinds.map((k) => [k, counts()[k]]));
+      const before = live();
+      const destroyed = () => log().filter((l) => l.startsWith('green destroy')).length;
       const dev = new cuda.Device(0);
-      const green = dev.makeGreenContext(dev.smResource().split({ groups: 2, minCount: 8 }).groups[0]);
+      let green = dev.makeGreenContext(dev.smResource().split({ groups: 2, minCount: 8 }).groups[0]);
       green.push();
       const held = [new cuda.Stream(), new cuda.Stream()];
+      const memory = cuda.memAlloc(64);
+      let event = new cuda.Event();
       cuda.Context.pop();
-      const made = green.makeStream(); // cuGreenCtxStreamCreate
-      held[0].destroy(); // not destroyed again
-      assert.strictEqual(counts().streams, before + 2);
+      let made = green.makeStream(); // cuGreenCtxStreamCreate
+      held[0].destroy();
+      assert.deepStrictEqual(live(), { ...before, streams: before.streams + 2, events: before.events + 1, device_memory: before.device_memory + 1 });
       green.detach();
-      assert.strictEqual(counts().streams, before, 'no stream of it left in the driver');
-      assert.deepStrictEqual(log().filter((l) => l.includes('not destroyed')), []);
-      const gone = { name: 'LogicError', message: 'the Context of this Stream has been detached, and the Stream with it; make it again in a live context' };
-      assert.throws(() => held[1].synchronizeSync(), gone);
-      assert.throws(() => made.isDone(), gone);
+      green = null; // the GreenContext object holds nothing after detach()
+      global.gc();
+      assert.strictEqual(destroyed(), 0, 'not while what was made in it lives');
+      const gone = (kind) => ({ name: 'LogicError', message: 'the Context of this ' + kind + ' has been detached, and the ' + kind + ' with it; make it again in a live context' });
+      assert.throws(() => held[1].synchronizeSync(), gone('Stream'));
+      assert.throws(() => made.isDone(), gone('Stream'));
+      assert.throws(() => event.query(), gone('Event'));
+      memory.free(); // freed, not left to the process
+      event.destroy();
+      held[1].destroy();
+      made.destroy();
+      assert.deepStrictEqual(live(), before, 'nothing of it left in the driver');
+      assert.strictEqual(destroyed(), 0, 'not while their objects live');
+      [held.length, event, made] = [0];
+      for (let i = 0; i < 3; i++) { global.gc(); await new Promise(setImmediate); }
+      assert.strictEqual(destroyed(), 1, 'with the last of them');
     `,
       { FAKE_CUDA_COUNTS: path.join(dir(), 'counts'), FAKE_CUDA_STALE_ABORT: '1' },
     );

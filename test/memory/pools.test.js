@@ -305,6 +305,42 @@ describe('memory pools through a stand-in driver (no GPU needed)', function () {
     );
   });
 
+  it('a pool imported in a context goes with it: once that context is detached the pool is refused, and destroy() or collection leaves it to the driver (driver 580 destroys it with that context, and refused a second destroy as an invalid value on an H200: a stale handle)', function () {
+    const counts = path.join(dir(), 'counts');
+    run(
+      `
+      const { liveCounts } = require(${JSON.stringify(path.join(ROOT, 'test', 'support', 'stand-in-driver'))});
+      const live = () => liveCounts(${JSON.stringify(counts)});
+      const before = live().pools;
+      const shared = new cuda.MemoryPool({ handleType: 'posix-fd', maxSize: 1 << 16 });
+      const handle = shared.exportHandle();
+      const importer = new cuda.Device(0).makeContext();
+      const kept = cuda.MemoryPool.importHandle(handle.fd);
+      let dropped = cuda.MemoryPool.importHandle(handle.fd);
+      assert.strictEqual(kept.getAttribute(cuda.MemPoolAttribute.RELEASE_THRESHOLD), 0);
+      assert.strictEqual(live().pools, before + 3);
+      importer.detach();
+      assert.strictEqual(live().pools, before + 1, 'the driver destroyed the imported pools with their context');
+      const gone = { name: 'LogicError', message: 'the Context of this MemoryPool has been detached, and the MemoryPool with it; make it again in a live context' };
+      assert.throws(() => kept.getAttribute(cuda.MemPoolAttribute.RELEASE_THRESHOLD), gone);
+      assert.throws(() => kept.trimTo(0), gone);
+      kept.destroy();
+      dropped = null;
+      for (let i = 0; i < 4; i++) { globalThis.gc(); await new Promise((resolve) => setImmediate(resolve)); }
+      assert.strictEqual(live().stale, 0, 'no destroyed pool reached the driver');
+      // the made pool is the device's, and outlives any context
+      assert.strictEqual(shared.getAttribute(cuda.MemPoolAttribute.RELEASE_THRESHOLD), 0);
+      shared.destroy();
+      handle.close();
+      assert.strictEqual(live().pools, before);
+      cuda.Context.pop(); // none current: an import would have no context to go with
+      assert.throws(() => cuda.MemoryPool.importHandle(0), { name: 'LogicError', message: /^no CUDA context is current on this thread/ });
+      ctx.push();
+    `,
+      { FAKE_CUDA_COUNTS: counts, FAKE_CUDA_STALE_ABORT: '1' },
+    );
+  });
+
   it('on a driver older than 13.0 the batched calls are a RuntimeError naming the version they need', function () {
     run(
       `

@@ -73,7 +73,8 @@ const KINDS = {
     const made = new cuda.Device(0).makeContext();
     made.detach();
   },
-  // a green context lives until detach(), as a made one; what is made in it goes to the collector
+  // a green context is used until detach(), as a made one; what is made in it goes to the collector,
+  // and the green context with the last of it
   greenContexts: () => {
     const green = new cuda.Device(0).makeGreenContext(smGroup);
     green.push();

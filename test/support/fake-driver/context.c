@@ -166,34 +166,44 @@ EXPORT CUresult cuCtxDestroy(CUcontext ctx) {
   if (is_primary(ctx) || (live_context(ctx, false) && ctx->green))
     return CUDA_ERROR_INVALID_CONTEXT;
   if (!obj_remove((uintptr_t)ctx, OBJ_CONTEXT)) return CUDA_ERROR_INVALID_CONTEXT;
+  fake_pools_context_gone(ctx, NULL);
   obj_drop_context(ctx);
   if (depth && stack[depth - 1] == ctx) depth--;
   free(__atomic_exchange_n(&recycled, ctx, __ATOMIC_ACQ_REL));
   return CUDA_SUCCESS;
 }
-EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev) {
-  ENTER();
-  if (!fake_is_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+/* A retain and a release of dev's primary context, which a green context makes too. */
+static CUresult primary_retain(CUdevice dev) {
   if (primary_count[dev]++ == 0) {
     CUresult result = obj_add((uintptr_t)&primary[dev], OBJ_PRIMARY, 0);
     if (result != CUDA_SUCCESS) return primary_count[dev]--, result;
     primary[dev].device = dev;
     primary[dev].serial = new_serial();
   }
-  *ctx = &primary[dev];
   return CUDA_SUCCESS;
 }
-EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice dev) {
-  ENTER();
-  if (!fake_is_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
-  if (!primary_count[dev]) return CUDA_ERROR_INVALID_CONTEXT;
+static void primary_release(CUdevice dev) {
   if (--primary_count[dev] == 0) {
     obj_remove((uintptr_t)&primary[dev], OBJ_PRIMARY);
+    fake_pools_context_gone(&primary[dev], NULL);
     obj_drop_context(&primary[dev]);
     unsigned int flags = primary[dev].flags;
     memset(&primary[dev], 0, sizeof primary[dev]);
     primary[dev].flags = flags;
   }
+}
+EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev) {
+  ENTER();
+  if (!fake_is_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+  CUresult result = primary_retain(dev);
+  if (result == CUDA_SUCCESS) *ctx = &primary[dev];
+  return result;
+}
+EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice dev) {
+  ENTER();
+  if (!fake_is_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+  if (!primary_count[dev]) return CUDA_ERROR_INVALID_CONTEXT;
+  primary_release(dev);
   return CUDA_SUCCESS;
 }
 EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active) {
@@ -214,6 +224,7 @@ EXPORT CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags) {
 EXPORT CUresult cuDevicePrimaryCtxReset(CUdevice dev) {
   ENTER();
   if (!fake_is_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+  fake_pools_context_gone(&primary[dev], NULL);
   obj_drop_context(&primary[dev]);
   primary[dev].flags = 0;
   log_line("primary reset %d", dev);
@@ -468,6 +479,8 @@ EXPORT CUresult cuGreenCtxCreate(CUgreenCtx *green, CUdevResourceDesc desc, CUde
   made->sms = desc->sms;
   made->serial = new_serial();
   CUresult result = obj_add((uintptr_t)made, OBJ_CONTEXT, 0);
+  if (result == CUDA_SUCCESS && (result = primary_retain(device)) != CUDA_SUCCESS)
+    obj_remove((uintptr_t)made, OBJ_CONTEXT);
   if (result != CUDA_SUCCESS) return free(made), result;
   *green = (CUgreenCtx)made;
   log_line("green create sms=%u+%u", desc->first, desc->sms);
@@ -482,8 +495,12 @@ EXPORT CUresult cuGreenCtxDestroy(CUgreenCtx green) {
   ENTER();
   CUcontext ctx = green_context(green);
   if (!ctx || !obj_remove((uintptr_t)ctx, OBJ_CONTEXT)) return CUDA_ERROR_INVALID_HANDLE;
+  /* as driver 580: its streams are left to the caller, refused from now on; the rest of what was
+   * made in it is its device's primary context's, which it retained */
   fake_streams_detach(ctx);
-  obj_drop_context(ctx);
+  obj_rehome(ctx, &primary[ctx->device]);
+  fake_pools_context_gone(ctx, &primary[ctx->device]);
+  primary_release(ctx->device);
   for (int i = depth - 1; i >= 0; i--) /* the driver takes it off the caller's stack */
     if (stack[i] == ctx) memmove(&stack[i], &stack[i + 1], (size_t)(--depth - i) * sizeof *stack);
   log_line("green destroy sms=%u+%u", ctx->first_sm, ctx->sms);

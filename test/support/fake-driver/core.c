@@ -214,6 +214,13 @@ void obj_disown(CUcontext ctx, obj_kind kind, void (*each)(uintptr_t key)) {
   pthread_mutex_unlock(&lock);
 }
 
+void obj_rehome(CUcontext from, CUcontext to) {
+  pthread_mutex_lock(&lock);
+  for (unsigned i = 0; i < CAPACITY; i++)
+    if (table[i].key && table[i].owner == from) table[i].owner = to;
+  pthread_mutex_unlock(&lock);
+}
+
 void obj_drop_context(CUcontext ctx) {
   pthread_mutex_lock(&lock);
   for (unsigned i = 0; i < CAPACITY; i++)

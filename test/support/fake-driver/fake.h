@@ -97,6 +97,8 @@ bool obj_remove(uintptr_t key, obj_kind kind);
 void obj_disown(CUcontext ctx, obj_kind kind, void (*each)(uintptr_t key));
 /* Unregisters and frees every object made in ctx, as the driver does when a context goes. */
 void obj_drop_context(CUcontext ctx);
+/* What from owns is to's from now on. */
+void obj_rehome(CUcontext from, CUcontext to);
 /* The memory object (any memory kind) holding [address, address + bytes): true and *out. */
 bool obj_memory(uintptr_t address, size_t bytes, obj *out);
 void count_stale(const char *what);
@@ -213,6 +215,9 @@ void fake_stream_forget(CUstream stream);
 /* cuGreenCtxDestroy leaves the green context's streams (as its documentation says), detached:
  * registered and counted, refused as stale, and cuStreamDestroy then fails (driver 580). */
 void fake_streams_detach(CUcontext ctx);
+/* Driver 580 destroys a pool imported while ctx was current with ctx (a cuMemPoolDestroy of it
+ * after is a stale handle); a green context's go to heir, its device's primary context. */
+void fake_pools_context_gone(CUcontext ctx, CUcontext heir);
 /* The number a stream is logged by: 0 for the default stream. */
 int stream_id(CUstream stream);
 

@@ -21,6 +21,7 @@ struct CUmemPoolHandle_st {
   bool made;             /* made or imported (else a device's own) */
   bool destroyed;        /* by cuMemPoolDestroy, with allocations still out */
   bool imported;         /* no allocation from it here */
+  CUcontext ctx;         /* imported: the context current then, which it goes with */
   int device;            /* where its memory is: a device, or -1 the host */
   unsigned handle_types; /* CUmemAllocationHandleType bits */
   unsigned access[2];    /* CUmemAccess_flags of each device */
@@ -146,6 +147,21 @@ EXPORT CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props)
   }
   *pool = made_pool;
   return CUDA_SUCCESS;
+}
+
+void fake_pools_context_gone(CUcontext ctx, CUcontext heir) {
+  HOLD_POOLS();
+  for (int i = 0; i < MOST_POOLS; i++) {
+    CUmemoryPool pool = made[i];
+    if (!pool || !pool->imported || pool->destroyed || pool->ctx != ctx) continue;
+    if (heir) {
+      pool->ctx = heir;
+      continue;
+    }
+    obj_remove((uintptr_t)pool, OBJ_POOL);
+    pool->destroyed = true;
+    if (!pool->out) pool_release(pool);
+  }
 }
 
 EXPORT CUresult cuMemPoolDestroy(CUmemoryPool pool) {
@@ -352,6 +368,7 @@ EXPORT CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool *pool, void *han
     return result;
   }
   imported->imported = true;
+  imported->ctx = current_context();
   if (!pool_map(imported, own, (size_t)st.st_size)) {
     close(own);
     obj_remove((uintptr_t)imported, OBJ_POOL);
