@@ -210,7 +210,8 @@ export declare class Device {
    * driver lets change. */
   setPrimaryContextFlags(flags: number): void;
   /** Destroys every allocation and all state of the primary context. A LogicError while cudadrv
-   * still uses it (a Context on it not detached, or what was made in it). */
+   * still uses it (a Context on it not detached, a green context of the device, or what was made
+   * in them). */
   resetPrimaryContext(): void;
   /** An attribute of the link from this device to peer: a member of cuda.P2PAttribute. */
   p2pAttribute(peer: Device, attribute: number): number;

@@ -18,19 +18,21 @@ static void known_remove_locked(ctx_rec *rec) {
     }
 }
 
+bool primary_in_use(CUcontext primary, CUdevice device) {
+  pthread_mutex_lock(&known_lock);
+  ctx_rec *rec = known;
+  while (rec && !(rec->green ? rec->device == device
+                             : rec->handle == primary && !atomic_load(&rec->destroyed)))
+    rec = rec->next;
+  pthread_mutex_unlock(&known_lock);
+  return rec != NULL;
+}
+
 /* The record of handle (a new reference), made on first sight; NULL when out of memory. device:
  * the context's device where the caller made or retained the context (a primary context is
  * released on it), else -1 (a borrowed context, never released here). An owner (a Context that
  * made or retained the context) counts itself in, and never joins a destroyed record, which stays
  * listed while a wait is blocked in it: the context the driver just gave is another one. */
-bool ctx_in_use(CUcontext handle) {
-  pthread_mutex_lock(&known_lock);
-  ctx_rec *rec = known;
-  while (rec && (rec->handle != handle || atomic_load(&rec->destroyed))) rec = rec->next;
-  pthread_mutex_unlock(&known_lock);
-  return rec != NULL;
-}
-
 static ctx_rec *ctx_rec_of(CUcontext handle, CUdevice device, bool owner) {
   pthread_mutex_lock(&known_lock);
   ctx_rec *rec = known;

@@ -147,8 +147,7 @@ static napi_value device_primary_ctx_set_flags(napi_env env, napi_callback_info 
 }
 
 /* devicePrimaryCtxReset(device): destroys the primary context's memory and state. Refused while
- * cudadrv uses it (a Context on it not detached, or memory made in it while it was current):
- * cudadrv would free addresses the driver hands out again. */
+ * cudadrv uses it (primary_in_use): cudadrv would free addresses the driver hands out again. */
 static napi_value device_primary_ctx_reset(napi_env env, napi_callback_info info) {
   ARGS(env, info, 1);
   CUdevice device;
@@ -159,10 +158,11 @@ static napi_value device_primary_ctx_reset(napi_env env, napi_callback_info info
     CUcontext primary; /* active: retaining it makes nothing */
     CU_CALL(env, cuDevicePrimaryCtxRetain, &primary, device);
     DRV(cuDevicePrimaryCtxRelease, device);
-    if (ctx_in_use(primary))
+    if (primary_in_use(primary, device))
       return throw_logic(env, "resetPrimaryContext(): cudadrv still uses this device's primary "
-                              "context (a Context on it, or what was made in it); detach() it and "
-                              "drop what was made in it first");
+                              "context (a Context on it, a green context of the device, or what "
+                              "was made in them); detach() them and drop what was made in them "
+                              "first");
   }
   CU_CALL(env, cuDevicePrimaryCtxReset, device);
   return NULL;

@@ -43,9 +43,10 @@ ctx_rec *ctx_rec_of_context(napi_env env, napi_value context);
  * made context is, and destroyed once nothing made in it is left); returns its address, or NULL
  * after throwing (green destroyed then). */
 napi_value ctx_adopt_green(napi_env env, napi_value obj, CUgreenCtx green, CUdevice device);
-/* Whether cudadrv knows the context handle and it is not destroyed: a Context on it, or what was
- * made in it, is still held. */
-bool ctx_in_use(CUcontext handle);
+/* Whether cudadrv uses device's primary context: a Context on it, or what was made in it, is still
+ * held, or a green context of the device is not yet destroyed (what is made in one is the primary
+ * context's, and it holds the primary context). */
+bool primary_in_use(CUcontext primary, CUdevice device);
 /* Whether what was made in rec's context went with it (detached and destroyed; a green context's
  * outlives its detach()). */
 static inline bool ctx_rec_gone(const ctx_rec *rec) {

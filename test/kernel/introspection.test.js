@@ -84,7 +84,7 @@ describe('occupancy of clusters, library and device introspection through a stan
     );
   });
 
-  it('the primary context: flags set before it is made; reset refused while cudadrv uses it, done once it is detached', function () {
+  it('the primary context: flags set before it is made; reset refused while cudadrv uses it (a Context, or a green context of the device not yet destroyed), done once it is detached', function () {
     run(`
       const dev = new cuda.Device(0);
       dev.setPrimaryContextFlags(cuda.CtxFlags.SCHED_BLOCKING_SYNC);
@@ -103,6 +103,18 @@ describe('occupancy of clusters, library and device introspection through a stan
       assert.deepStrictEqual(dev.primaryContextState(), { flags: 0, active: false });
       assert.ok(log().includes('primary reset 0'));
       memory.free(); // its context went: freeing it does nothing
+      // a green context holds the primary context, and what is made in it is the primary's: the
+      // reset waits for its destroy, after its detach() and the last of what was made in it
+      const green = dev.makeGreenContext(dev.smResource().split({ minCount: 8 }).groups[0]);
+      green.push();
+      const inGreen = cuda.memAlloc(256);
+      cuda.Context.pop();
+      assert.throws(() => dev.resetPrimaryContext(), refused);
+      green.detach();
+      assert.throws(() => dev.resetPrimaryContext(), refused);
+      inGreen.free();
+      dev.resetPrimaryContext();
+      assert.strictEqual(log().filter((l) => l === 'primary reset 0').length, 2);
     `);
   });
 });
