@@ -132,6 +132,11 @@ describe('green contexts through a stand-in driver (no GPU needed)', function ()
         [() => dev.makeGreenContext([]), 'RangeError', 'give 1 to 256 SmResource'],
         [() => new cuda.SmResource(), 'TypeError', /^get an SmResource from device.smResource\\(\\)/],
       ]) assert.throws(call, { name, message });
+      // more SMs than the device has, up to the largest count (the stand-in divided by 0 there)
+      for (const minCount of [133, 2 ** 31, 2 ** 32 - 1]) {
+        const { groups: none, remaining } = all.split({ groups: 2, minCount });
+        assert.deepStrictEqual([none.length, remaining.smCount], [0, 132], String(minCount));
+      }
       const green = dev.makeGreenContext(groups.slice(0, 2)); // two groups side by side
       assert.strictEqual(green.smResource().smCount, 32);
       assert.throws(() => green.recordEvent({}), { name: 'TypeError', message: /^event must be an Event/ });

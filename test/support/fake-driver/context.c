@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -426,9 +427,11 @@ EXPORT CUresult cuDevSmResourceSplitByCount(CUdevResource *result, unsigned int 
   resource_place place;
   if (!groups || !place_of(input, &place) || flags)
     return CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION;
-  unsigned int size = min_count < MIN_PARTITION ? MIN_PARTITION : min_count;
-  size = (size + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT;
-  unsigned int fit = input->sm.smCount / size;
+  /* 64 bits: a min_count near 2^32 rounds up past 32 (the fuzzer's SIGFPE, a division by 0) */
+  unsigned long long wanted = min_count < MIN_PARTITION ? MIN_PARTITION : min_count;
+  wanted = (wanted + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT;
+  unsigned int fit = wanted > input->sm.smCount ? 0 : input->sm.smCount / (unsigned int)wanted;
+  unsigned int size = wanted > UINT_MAX ? UINT_MAX : (unsigned int)wanted;
   unsigned int made = result ? (*groups < fit ? *groups : fit) : fit;
   for (unsigned int i = 0; result && i < made; i++)
     make_resource(&result[i], place.device, place.first + i * size, size);
