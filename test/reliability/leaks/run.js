@@ -6,7 +6,7 @@
 // within 8 MiB of where it was after 10,000 (a quarter of a shorter run), or within 4 MiB of where it
 // was half-way (a leak grows in both halves; malloc's and V8's heaps settling, as a million compile
 // results showed, only early), and the stand-in's live counts are back where they were before the
-// first.
+// first. A kind whose resident set grew is run once more, and passes if it does not grow again.
 const { execFile } = require('child_process');
 const fs = require('fs');
 const os = require('os');
@@ -64,15 +64,22 @@ function runKind(kind, cycles, dir) {
   });
 }
 
-// What is wrong with one kind's result, or null.
-function problem(r) {
-  if (r.error) return r.error;
+// How one kind's resident set grew past the slack, or null.
+function growth(r) {
   const grew = r.late - r.early;
   const lateGrowth = r.late - r.mid;
   const mib = (bytes) => (bytes / 2 ** 20).toFixed(1);
   // Under AddressSanitizer freed memory stays resident in its quarantine: only the counts tell.
   if (grew > SLACK && lateGrowth > SLACK / 2 && !process.env.CUDADRV_SANITIZED)
     return `the resident set grew by ${mib(grew)} MiB after the early sample, ${mib(lateGrowth)} MiB in the second half`;
+  return null;
+}
+
+// What is wrong with one kind's result, or null.
+function problem(r) {
+  if (r.error) return r.error;
+  const grew = growth(r);
+  if (grew) return grew;
   const changed = Object.keys(r.after).filter((k) => r.after[k] !== r.before[k]);
   if (changed.length)
     return `live counts changed: ${changed.map((k) => `${k} ${r.before[k]} -> ${r.after[k]}`).join(', ')}`;
@@ -88,7 +95,14 @@ async function leaks({ cycles = 100000, kinds = KINDS } = {}) {
     const results = [];
     const work = async () => {
       for (let kind = queue.shift(); kind; kind = queue.shift()) {
-        const r = await runKind(kind, cycles, dir);
+        let r = await runKind(kind, cycles, dir);
+        // The resident set also moves with where malloc's heap fragments (aligned host memory grew
+        // 33 and 9 MiB in one CI run each, never again): a kind whose set grew, its counts back, is
+        // run once more, and a leak grows again.
+        if (!r.error && growth(r)) {
+          const again = await runKind(kind, cycles, dir);
+          if (again.error || !growth(again)) r = { ...again, first: growth(r) };
+        }
         results.push({ ...r, problem: problem(r) });
       }
     };
@@ -105,7 +119,8 @@ function table(results) {
     .map((r) =>
       r.error
         ? `${r.kind}: ${r.error}`
-        : `${r.kind.padEnd(20)} ${r.cycles} cycles  RSS ${mib(r.early)} -> ${mib(r.late)} MiB (${r.late >= r.early ? '+' : ''}${mib(r.late - r.early)})  ${r.problem || 'live counts back'}`,
+        : `${r.kind.padEnd(20)} ${r.cycles} cycles  RSS ${mib(r.early)} -> ${mib(r.late)} MiB (${r.late >= r.early ? '+' : ''}${mib(r.late - r.early)})  ${r.problem || 'live counts back'}` +
+          (r.first ? ` (a second run; in the first, ${r.first})` : ''),
     )
     .join('\n');
 }
