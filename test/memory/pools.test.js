@@ -363,7 +363,7 @@ describe('memory pools through a stand-in driver (no GPU needed)', function () {
     );
   });
 
-  it('workers that make, share, set current and use pools, terminated mid-work in 20 rounds, then the main thread: no crash, exit 0', function () {
+  it('workers that make, share, import, set current and use pools, terminated mid-work in 20 rounds, then the main thread: no crash, exit 0', function () {
     const out = run(`
       const { Worker } = require('worker_threads');
       const body = \`
@@ -383,6 +383,11 @@ describe('memory pools through a stand-in driver (no GPU needed)', function () {
           cuda.memcpyBatchAsync([{ dest: a, src: managed }, { dest: managed, src: a }], stream);
           cuda.memPrefetchAsync(managed, 'host', stream);
           cuda.pointerAttributes(a);
+          // a pool imported in a context of its own, which goes with it (destroyed or dropped)
+          const importer = new cuda.Device(0).makeContext();
+          const imported = cuda.MemoryPool.importHandle(handle.fd);
+          importer.detach();
+          if (Math.random() < 0.5) imported.destroy();
           if (Math.random() < 0.5) { a.free(stream); handle.close(); pool.destroy(); }
         }\`;
       for (let round = 0; round < 20; round++) {

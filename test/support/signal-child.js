@@ -159,6 +159,7 @@ const STATES = {
       const [a, b] = groups.map((g) => device.makeGreenContext(g));
       a.push();
       cuda.memsetD8Async(cuda.memAlloc(1 << 16), 1, 1 << 16, new cuda.Stream());
+      globalThis.held = new cuda.Stream(); // outlives a's detach(), which a's destroy waits for
       const event = new cuda.Event(cuda.EventFlags.DISABLE_TIMING);
       a.recordEvent(event);
       cuda.Context.pop();

@@ -3,7 +3,8 @@
 // mid-wait (Context.synchronize() on a thread, FAKE_CUDA_SYNC_MS long on the stand-in), idle
 // (holding memory, registered host memory, one registration only the addon holds, async copies
 // of page-locked arrays the addon keeps, a graph), or
-// idle holding Hopper's objects (a green context with a stream, a tensor map, launch events);
+// idle holding Hopper's objects (a green context with a stream, a tensor map, launch events, and a
+// detached green context whose stream and memory are still held);
 // then the main thread loads cudadrv, compiles, and copies through the driver. Run by
 // test/reliability/workers.test.js; argument: the number of rounds. Prints a JSON summary.
 const { Worker } = require('worker_threads');
@@ -36,7 +37,16 @@ const MODES = {
     const event = new cuda.Event(cuda.EventFlags.DISABLE_TIMING);
     new cuda.Module('entry tma 128 8\\n').getFunction('tma')(map, memory,
       { block: 1, grid: 4, stream, completionEvent: event, programmaticStreamSerialization: true });
-    green.waitEvent(event);`,
+    green.waitEvent(event);
+    // a green context detached with a stream and memory of it held: destroyed at their release,
+    // which the worker's teardown makes
+    const detached = device.makeGreenContext(device.smResource().split({ minCount: 8 }).groups);
+    detached.push();
+    const heldStream = new cuda.Stream();
+    const heldMemory = cuda.memAlloc(4096);
+    cuda.memsetD8Async(heldMemory, 1, 4096, heldStream);
+    cuda.Context.pop();
+    detached.detach();`,
 };
 
 function workerCode(mode) {
