@@ -22,7 +22,8 @@ const HANG_MS = Number(process.env.CUDADRV_FUZZ_HANG_MS || 20000); // a call's t
 // host running 15 children at once, it took longer than HANG_MS
 const SETUP_MS = Number(process.env.CUDADRV_FUZZ_SETUP_MS || 120000);
 
-// Runs one child; resolves { summary } when it finished, or { died, last, tail } when it did not.
+// Runs one child; resolves { summary } when it finished, or { died, last, threw, tail } when it
+// did not.
 function runChild(job, env, cwd) {
   return new Promise((resolve) => {
     // a process group of its own: a hung child is killed with the helper processes it started
@@ -33,6 +34,7 @@ function runChild(job, env, cwd) {
       detached: true,
     });
     let last = null;
+    const threw = new Set(); // calls that threw before reaching the driver
     let setupMs = null; // null until the child's set-up is done
     let summary = null;
     let text = '';
@@ -58,6 +60,7 @@ function runChild(job, env, cwd) {
       text = lines.pop();
       for (const line of lines) {
         if (line.startsWith('call ')) last = Number(line.slice(5));
+        else if (line.startsWith('threw ')) threw.add(Number(line.slice(6)));
         else if (line.startsWith('ready ')) setupMs = Number(line.slice(6));
         else if (line.startsWith('{')) summary = { ...JSON.parse(line), setupMs };
       }
@@ -68,22 +71,22 @@ function runChild(job, env, cwd) {
       if (summary && code === 0) resolve({ summary, stderr });
       else {
         const died = child.hung ? (setupMs === null ? 'hang in set-up' : 'hang') : signal || `exit ${code}`;
-        resolve({ died, last, tail: stderr });
+        resolve({ died, last, threw, tail: stderr });
       }
     });
   });
 }
 
 // The shortest list of calls (ending at the one that was running) that still kills a child the
-// same way: the shortest of the tails of 1, 4, 16... calls that repeats it, then ddmin over that
-// tail. Candidates are tried `width` at a time (a child on a GPU takes seconds), the first in
+// same way: the shortest of the tails of 1, 4, 16... calls, each also without the calls that threw
+// before the driver (most of a run's), that repeats it, then ddmin over that list. Candidates are tried `width` at a time (a child on a GPU takes seconds), the first in
 // order that repeats winning, so that the result does not depend on which child ended first.
-// Each shorter list found is said at once, so that a run stopped meanwhile still tells it.
+// Each shorter list found is said at once, in runs (--only's form), so that a run stopped
+// meanwhile still tells it, and `--only LIST --minimize` goes on from there.
 async function shortest(job, env, cwd, failure, indices, width) {
   const said = (calls) =>
     process.stderr.write(
-      `fuzz ${job.mode}, seed ${job.seed}: ${calls.length} calls repeat it` +
-        (calls.length <= 400 ? `: --only ${calls.join(',')}\n` : '\n'),
+      `fuzz ${job.mode}, seed ${job.seed}: ${calls.length} calls repeat it: --only ${asRuns(calls)}\n`,
     );
   const repeats = async (only) => (await runChild({ ...job, only }, env, cwd)).died === failure.died;
   const firstRepeating = async (candidates) => {
@@ -97,7 +100,10 @@ async function shortest(job, env, cwd, failure, indices, width) {
   const tails = [];
   for (let n = 1; tails.at(-1)?.length !== indices.length; n *= 4)
     tails.push(indices.slice(-Math.min(n, indices.length)));
-  let tail = await firstRepeating(tails);
+  const last = indices.at(-1);
+  const quiet = tails.map((t) => t.filter((i) => i === last || !failure.threw.has(i)));
+  const candidates = [...tails, ...quiet.filter((q, i) => q.length < tails[i].length)];
+  let tail = await firstRepeating(candidates.sort((a, b) => a.length - b.length));
   if (!tail) return null;
   said(tail);
   let granularity = 2;
@@ -122,6 +128,29 @@ async function shortest(job, env, cwd, failure, indices, width) {
     }
   }
   return tail;
+}
+
+// Call indices as --only writes them: runs of consecutive ones as I-J.
+function asRuns(calls) {
+  const runs = [];
+  for (let i = 0; i < calls.length; i++) {
+    let j = i;
+    while (j + 1 < calls.length && calls[j + 1] === calls[j] + 1) j++;
+    runs.push(j > i ? `${calls[i]}-${calls[j]}` : `${calls[i]}`);
+    i = j;
+  }
+  return runs.join(',');
+}
+
+function fromRuns(text) {
+  const calls = [];
+  for (const run of text.split(',')) {
+    const [first, last = first] = run.split('-').map(Number);
+    if (!(Number.isInteger(first) && Number.isInteger(last) && first >= 0 && last >= first))
+      throw new RangeError(`--only takes call indices and runs of them (I,J-K,...), not "${run}"`);
+    for (let i = first; i <= last; i++) calls.push(i);
+  }
+  return calls;
 }
 
 function systemHasDriver() {
@@ -248,7 +277,7 @@ function report(mode, seed, { counts, unexpected, failures, slowestSetUp }) {
   for (const u of unexpected) lines.push(`  unexpected throw at call ${u.index}: ${u.call}\n    ${u.error}`);
   for (const f of failures) {
     const calls =
-      f.last === null ? `--from ${f.chunk.from} --to ${f.chunk.to}` : `--only ${(f.sequence || [f.last]).join(',')}`;
+      f.last === null ? `--from ${f.chunk.from} --to ${f.chunk.to}` : `--only ${asRuns(f.sequence || [f.last])}`;
     lines.push(`  ${f.died} (seed ${seed}, repeat with: npm run fuzz -- --mode ${mode} --seed ${seed} ${calls})`);
     for (const c of f.calls) lines.push(`    ${c}`);
     if (f.tail) lines.push(`    stderr: ${excerpt(f.tail).join('\n    ')}`);
@@ -273,9 +302,12 @@ sequence that repeats it, printed with a command that replays it).
                    Default: no-driver,stand-in
   --calls N        calls per mode (default 200000; mutate: use about 2000)
   --seed S         the run's seed (default: random; printed)
-  --only I,J,...   replay only these calls of the seed, printing each
+  --only I,J-K,... replay only these calls of the seed (J-K: J to K), printing each
   --from F --to T  replay calls F to T - 1 of the seed in one child, as a chunk ran them (a death
                    that only its whole chunk repeats); prints the last calls before a death
+  --minimize       with --only or --from: a replay that dies is cut down to the shortest list
+                   that dies the same way (--parallel at once), as a run's deaths are; a
+                   minimizing stopped early goes on from the last list it said
   --parallel N     children at once, running chunks and trying shorter sequences (default 2;
                    on a GPU machine of 16 cores, 8 finds and cuts down crashes far sooner)
   --print          print each call before it runs
@@ -308,12 +340,14 @@ async function main() {
   const modes = option('mode', 'no-driver,stand-in').split(',');
   const only = option('only', null);
   const backtrace = args.includes('--backtrace');
+  const parallel = Number(option('parallel', 2));
+  if (!Number.isInteger(parallel) || parallel < 1) throw new RangeError('--parallel takes a whole number of 1 or more');
   let failed = false;
   for (const mode of modes) {
     const from = option('from', null);
     if (only || from !== null) {
       const calls = only
-        ? { only: only.split(',').map(Number) }
+        ? { only: fromRuns(only) }
         : { from: Number(from), to: Number(option('to', Number(from) + CHUNK)) };
       if (calls.from !== undefined && !(Number.isInteger(calls.from) && calls.to > calls.from)) {
         throw new RangeError('--from takes a whole number, and --to a larger one');
@@ -326,12 +360,16 @@ async function main() {
           ? `${result.died} at call ${result.last}\n${lastCallsAndStack(result.tail).join('\n')}`
           : [...calledIn(result.stderr), JSON.stringify(result.summary, null, 1)].join('\n'),
       );
+      if (result.died && result.last !== null && args.includes('--minimize')) {
+        const listed = calls.only || Array.from({ length: calls.to - calls.from }, (_, i) => calls.from + i);
+        const upTo = listed.slice(0, listed.indexOf(result.last) + 1);
+        const sequence = await shortest({ mode, seed }, env, workdir, result, upTo, parallel);
+        console.log(sequence ? `shortest: --only ${asRuns(sequence)}` : 'no shorter list dies the same way');
+      }
+      if (result.died) failed = true;
       fs.rmSync(workdir, { recursive: true, force: true });
       continue;
     }
-    const parallel = Number(option('parallel', 2));
-    if (!Number.isInteger(parallel) || parallel < 1)
-      throw new RangeError('--parallel takes a whole number of 1 or more');
     const result = await fuzz({ mode, seed, calls, parallel, print: args.includes('--print'), backtrace });
     console.log(report(mode, seed, result));
     if (result.unexpected.length || result.failures.length) failed = true;
