@@ -2,7 +2,7 @@
 // One fuzzing run in a process of its own (test/reliability/fuzz/run.js starts it): calls `from` to `to` of
 // run `seed`, or only the calls listed. Before each call it writes "call <i>" to fd 3, so that the
 // parent knows which call was running if the process dies, and "threw <i>" after one that threw
-// anything but a CudaError; at the end, one line of JSON: the
+// before reaching the driver; at the end, one line of JSON: the
 // count of each error class thrown, and the throws that were none of the allowed classes.
 const fs = require('fs');
 const { Worker } = require('worker_threads');
@@ -622,8 +622,10 @@ function call(index) {
   try {
     result = thunk();
   } catch (error) {
-    // a throw before the driver, which left the pool as it was: the minimizer tries without it
-    if (!(error instanceof cuda.CudaError)) fs.writeSync(PROGRESS, `threw ${index}\n`);
+    // a throw before the driver (any but a CudaError, or cudadrv's own LogicError, which names no
+    // driver call), which left the pool as it was: the minimizer tries without it
+    if (!(error instanceof cuda.CudaError) || (error instanceof cuda.LogicError && error.api === null))
+      fs.writeSync(PROGRESS, `threw ${index}\n`);
     classify(error, index, label, properCall);
     return;
   } finally {
