@@ -79,8 +79,9 @@ function runChild(job, env, cwd) {
 
 // The shortest list of calls (ending at the one that was running) that still kills a child the
 // same way: the shortest of the tails of 1, 4, 16... calls, each also without the calls that threw
-// before the driver (most of a run's), that repeats it, then ddmin over that list. Candidates are tried `width` at a time (a child on a GPU takes seconds), the first in
-// order that repeats winning, so that the result does not depend on which child ended first.
+// before the driver (about half of a run's), that repeats it, then ddmin over that list.
+// Candidates are tried `width` at a time (a child on a GPU takes seconds), the first in order that
+// repeats winning, so that the result does not depend on which child ended first.
 // Each shorter list found is said at once, in runs (--only's form), so that a run stopped
 // meanwhile still tells it, and `--only LIST --minimize` goes on from there.
 async function shortest(job, env, cwd, failure, indices, width) {
@@ -145,9 +146,9 @@ function asRuns(calls) {
 function fromRuns(text) {
   const calls = [];
   for (const run of text.split(',')) {
-    const [first, last = first] = run.split('-').map(Number);
-    if (!(Number.isInteger(first) && Number.isInteger(last) && first >= 0 && last >= first))
-      throw new RangeError(`--only takes call indices and runs of them (I,J-K,...), not "${run}"`);
+    const [, a, b = a] = /^(\d+)(?:-(\d+))?$/.exec(run) || [];
+    const [first, last] = [Number(a), Number(b)];
+    if (!(last >= first)) throw new RangeError(`--only takes call indices and runs of them (I,J-K,...), not "${run}"`);
     for (let i = first; i <= last; i++) calls.push(i);
   }
   return calls;
