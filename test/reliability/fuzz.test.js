@@ -4,6 +4,9 @@
 // repeated. Every throw must be a TypeError, RangeError, CudaError or AbortError, and no child may
 // die or hang.
 const assert = require('assert');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
 const { fuzz, report } = require('./fuzz/run');
 
 const CALLS = 20000;
@@ -88,7 +91,7 @@ describe("fuzzer's minimizer", function () {
     });
     assert.strictEqual(run.status, 1, run.stderr);
     assert.match(run.stdout, /^SIGABRT at call 211\n/, run.stdout);
-    assert.match(run.stdout, /\nshortest: --only 34,211\n$/, run.stdout);
+    assert.match(run.stdout, /\nshortest: --only 34,211 \(died in 4 of 4 more replays\)\n$/, run.stdout);
     const lists = [...run.stderr.matchAll(/: (\d+) calls repeat it: --only ([-\d,]+)\n/g)];
     assert.ok(lists.length >= 2 && Number(lists[0][1]) < 16, run.stderr);
     const first = lists[0][2].split(',').flatMap((r) => {
@@ -104,6 +107,27 @@ describe("fuzzer's minimizer", function () {
       assert.ok(
         bad.stderr.includes(`RangeError: --only takes call indices and runs of them (I,J-K,...), not "${run}"`),
       );
+    }
+  });
+
+  it('--minimize credits no list with a death that a second replay of it does not repeat', function () {
+    if (process.platform !== 'linux') this.skip();
+    const { spawnSync } = require('child_process');
+    const once = fs.mkdtempSync(path.join(os.tmpdir(), 'cudadrv-plant-once-'));
+    try {
+      const script = require.resolve('./fuzz/run');
+      const args = ['--mode', 'stand-in', '--seed', String(FIXED_SEED), '--parallel', '4', '--minimize'];
+      // each list of calls dies the first time it is replayed only
+      const env = { ...process.env, CUDADRV_FUZZ_PLANT: '34,211', CUDADRV_FUZZ_PLANT_ONCE: once };
+      const run = spawnSync(process.execPath, [script, ...args, '--only', '30-40,200-211'], { encoding: 'utf8', env });
+      assert.strictEqual(run.status, 1, run.stderr);
+      assert.match(run.stdout, /^SIGABRT at call 211\n/, run.stdout);
+      assert.match(run.stdout, /\nno shorter list dies the same way twice\n$/, run.stdout);
+      assert.doesNotMatch(run.stderr, /calls repeat it/, run.stderr);
+      // the first replay and at least one shorter list died once: the latter was not credited
+      assert.ok(fs.readdirSync(once).length >= 2, run.stderr);
+    } finally {
+      fs.rmSync(once, { recursive: true, force: true });
     }
   });
 

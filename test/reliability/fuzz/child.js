@@ -4,7 +4,9 @@
 // parent knows which call was running if the process dies, and "threw <i>" after one that threw
 // before reaching the driver; at the end, one line of JSON: the
 // count of each error class thrown, and the throws that were none of the allowed classes.
+const crypto = require('crypto');
 const fs = require('fs');
+const path = require('path');
 const { Worker } = require('worker_threads');
 const { collect, record, cuda, compiler, tools } = require('./targets');
 const { callGenerator, value, typedArray, Sentinel, setInCall } = require('./values');
@@ -27,6 +29,19 @@ const PROGRESS = 3;
 // in its set-up ("set-up").
 const PLANT = process.env.CUDADRV_FUZZ_PLANT;
 const planted = PLANT && PLANT !== 'set-up' ? new Set(PLANT.split(',').map(Number)) : null;
+// With CUDADRV_FUZZ_PLANT_ONCE (a folder), it aborts only the first time its list of calls is
+// replayed: a death that does not repeat, as one that needs the heap to hold the wrong bytes.
+const plantedNow = () => {
+  const dir = process.env.CUDADRV_FUZZ_PLANT_ONCE;
+  if (!dir) return true;
+  const list = crypto.createHash('sha1').update(JSON.stringify(job.only ?? [job.from, job.to]));
+  try {
+    fs.writeFileSync(path.join(dir, list.digest('hex')), '', { flag: 'wx' });
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 // The call that made each value a call returned (not set-up's): a drop's label names them, so that
 // a death in the finalizers it lets run says what was collected.
@@ -506,8 +521,8 @@ function dropToCollector(rng) {
 // may still be at it.
 const WORKER_CODE = `
   const { workerData } = require('worker_threads');
-  const cuda = require(${JSON.stringify(require('path').join(__dirname, '..', '..', '..'))});
-  const compiler = require(${JSON.stringify(require('path').join(__dirname, '..', '..', '..', 'lib', 'compiler'))});
+  const cuda = require(${JSON.stringify(path.join(__dirname, '..', '..', '..'))});
+  const compiler = require(${JSON.stringify(path.join(__dirname, '..', '..', '..', 'lib', 'compiler'))});
   try {
     if (workerData === 'compile') compiler.compile('__global__ void k(int *x) { x[0] = ' + Math.random() + '; }').catch(() => {});
     const context = workerData === 'compile' ? null : new cuda.Device(0).makeContext();
@@ -606,7 +621,7 @@ function plan(index) {
 
 function call(index) {
   fs.writeSync(PROGRESS, `call ${index}\n`);
-  if (planted?.delete(index) && planted.size === 0) process.abort();
+  if (planted?.delete(index) && planted.size === 0 && plantedNow()) process.abort();
   const [thunk, label, properCall, self] = plan(index);
   if (job.print) process.stderr.write(`#${index}: ${label}\n`);
   // A call outside the documented API (an internal member, a wrong this) may leave its receiver

@@ -77,11 +77,19 @@ function runChild(job, env, cwd) {
   });
 }
 
+// Whether a replay of the calls listed dies as failure did.
+async function diesAgain(job, env, cwd, failure, only) {
+  return (await runChild({ ...job, only }, env, cwd)).died === failure.died;
+}
+
 // The shortest list of calls (ending at the one that was running) that still kills a child the
 // same way: the shortest of the tails of 1, 4, 16... calls, each also without the calls that threw
 // before the driver (about half of a run's), that repeats it, then ddmin over that list.
 // Candidates are tried `width` at a time (a child on a GPU takes seconds), the first in order that
-// repeats winning, so that the result does not depend on which child ended first.
+// repeats winning, so that the result does not depend on which child ended first. A candidate
+// repeats it when a second replay dies too: a death that comes only now and then (a driver reading
+// memory it never wrote dies only when the heap held the wrong bytes) would otherwise be credited
+// to whichever of a batch's lists drew it.
 // Each shorter list found is said at once, in runs (--only's form), so that a run stopped
 // meanwhile still tells it, and `--only LIST --minimize` goes on from there.
 async function shortest(job, env, cwd, failure, indices, width) {
@@ -89,12 +97,14 @@ async function shortest(job, env, cwd, failure, indices, width) {
     process.stderr.write(
       `fuzz ${job.mode}, seed ${job.seed}: ${calls.length} calls repeat it: --only ${asRuns(calls)}\n`,
     );
-  const repeats = async (only) => (await runChild({ ...job, only }, env, cwd)).died === failure.died;
+  const repeats = (only) => diesAgain(job, env, cwd, failure, only);
   const firstRepeating = async (candidates) => {
     for (let i = 0; i < candidates.length; i += width) {
       const batch = candidates.slice(i, i + width);
-      const found = (await Promise.all(batch.map(repeats))).indexOf(true);
-      if (found >= 0) return batch[found];
+      const once = (await Promise.all(batch.map(repeats))).map((d, j) => d && batch[j]).filter(Boolean);
+      const twice = await Promise.all(once.map(repeats));
+      const found = twice.indexOf(true);
+      if (found >= 0) return once[found];
     }
     return null;
   };
@@ -307,8 +317,9 @@ sequence that repeats it, printed with a command that replays it).
   --from F --to T  replay calls F to T - 1 of the seed in one child, as a chunk ran them (a death
                    that only its whole chunk repeats); prints the last calls before a death
   --minimize       with --only or --from: a replay that dies is cut down to the shortest list
-                   that dies the same way (--parallel at once), as a run's deaths are; a
-                   minimizing stopped early goes on from the last list it said
+                   that dies the same way in two replays (--parallel at once), as a run's deaths
+                   are, and says how often that list dies; a minimizing stopped early goes on
+                   from the last list it said
   --parallel N     children at once, running chunks and trying shorter sequences (default 2;
                    on a GPU machine of 16 cores, 8 finds and cuts down crashes far sooner)
   --print          print each call before it runs
@@ -365,7 +376,16 @@ async function main() {
         const listed = calls.only || Array.from({ length: calls.to - calls.from }, (_, i) => calls.from + i);
         const upTo = listed.slice(0, listed.indexOf(result.last) + 1);
         const sequence = await shortest({ mode, seed }, env, workdir, result, upTo, parallel);
-        console.log(sequence ? `shortest: --only ${asRuns(sequence)}` : 'no shorter list dies the same way');
+        if (!sequence) console.log('no shorter list dies the same way twice');
+        else {
+          // how often it repeats: a list that dies 1 time in 8 needs more than one replay to tell
+          const replays = Math.max(parallel, 4);
+          const deaths = await Promise.all(
+            Array.from({ length: replays }, () => diesAgain({ mode, seed }, env, workdir, result, sequence)),
+          );
+          const times = deaths.filter(Boolean).length;
+          console.log(`shortest: --only ${asRuns(sequence)} (died in ${times} of ${replays} more replays)`);
+        }
       }
       if (result.died) failed = true;
       fs.rmSync(workdir, { recursive: true, force: true });
