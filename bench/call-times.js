@@ -23,6 +23,7 @@ const path = require('path');
 const { select, Env, measureJs, cudaRoot, buildFloor, runFloor } = require('./run');
 const { markdownTable } = require('./report');
 const { buildStandIn } = require('../test/support/stand-in-driver');
+const { systemDriverPath } = require('../test/support/system-driver');
 
 const BUILT = path.join(__dirname, '..', 'build', 'bench');
 const TIMER_DIR = path.join(BUILT, 'call-timer');
@@ -69,12 +70,9 @@ async function measureLine(id, floor, root) {
 
 // The real libcuda.so.1's path: CUDADRV_CALL_TIMER_REAL, else the loader's cache.
 function realDriver() {
-  if (process.env.CUDADRV_CALL_TIMER_REAL) return process.env.CUDADRV_CALL_TIMER_REAL;
-  const cache = spawnSync('ldconfig', ['-p'], { encoding: 'utf8' }).stdout || '';
-  const found =
-    /\slibcuda\.so\.1 \(.*x86-64.*\) => (\S+)/.exec(cache) || /\slibcuda\.so\.1 \(.*\) => (\S+)/.exec(cache);
+  const found = process.env.CUDADRV_CALL_TIMER_REAL || systemDriverPath();
   if (!found) throw new Error('no libcuda.so.1 in the loader cache (set CUDADRV_CALL_TIMER_REAL, or --stand-in)');
-  return found[1];
+  return found;
 }
 
 function buildTimer(root) {

@@ -131,6 +131,52 @@ describe("fuzzer's minimizer", function () {
     }
   });
 
+  it('--trace-driver writes each driver call a replay made, its result and the handle it gave, beside the label of the call that made it', function () {
+    if (process.platform !== 'linux') this.skip();
+    const { spawnSync } = require('child_process');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cudadrv-trace-'));
+    try {
+      const script = require.resolve('./fuzz/run');
+      const args = ['--seed', String(FIXED_SEED), '--only', '0-80', '--trace-driver', dir];
+      const run = spawnSync(process.execPath, [script, '--mode', 'stand-in', ...args], { encoding: 'utf8' });
+      assert.strictEqual(run.status, 0, run.stderr);
+      // the child's trace: the one that holds the fuzzer's labels (helper processes write their own)
+      const traces = fs.readdirSync(dir).map((f) => fs.readFileSync(path.join(dir, f), 'utf8'));
+      const trace = traces
+        .find((t) => t.includes('\n#0: '))
+        .split('\n')
+        .slice(0, -1);
+      const labels = trace.filter((l) => l.startsWith('#')).map((l) => Number(/^#(\d+): /.exec(l)[1]));
+      assert.deepStrictEqual(
+        labels,
+        Array.from({ length: 81 }, (_, i) => i),
+      );
+      // each result follows its call on the same thread, and the handles made are used after
+      const open = new Map();
+      const made = new Set();
+      let used = 0;
+      for (const line of trace.filter((l) => !l.startsWith('#'))) {
+        const [, thread, way, name, rest] = /^(\d+) ([<>]) (cu\w+)(.*)$/.exec(line);
+        if (way === '>') {
+          assert.ok(!open.has(thread), line);
+          open.set(thread, name);
+          const first = /^\((\w+),/.exec(rest)?.[1];
+          if (made.has(first)) used++;
+        } else {
+          assert.strictEqual(open.get(thread), name, line);
+          open.delete(thread);
+          const handle = / = 0 \*a0=(\w+)$/.exec(rest)?.[1];
+          if (/Create$/.test(name) && handle) made.add(handle);
+        }
+      }
+      assert.ok(made.size > 0 && used > 0, `${made.size} handles made, ${used} calls on them`);
+      const refused = spawnSync(process.execPath, [script, '--mode', 'no-driver', ...args], { encoding: 'utf8' });
+      assert.match(refused.stderr, /RangeError: --trace-driver traces a driver: use --mode driver or stand-in/);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('reports a death before the first call with the chunk that replays it, not minimized', async function () {
     if (process.platform !== 'linux') this.skip();
     const { failure, text } = await planted('set-up', 10, 1);
@@ -148,5 +194,10 @@ describe("fuzzer's minimizer", function () {
     // the report's excerpt starts at the stack: the handler's frame, then libc's abort() the child called
     assert.match(text, /stderr: \*\*\* fault-report: SIGABRT at address 0x[0-9a-f]+ in pid \d+; native stack/, text);
     assert.match(text, /\n +\S*libc\.so\.6\(abort\+0x[0-9a-f]+\)/, text);
+    // then the registers, and the words at those that hold an address (the stack pointer does)
+    if (process.arch === 'x64') {
+      assert.match(text, /\n +rip [0-9a-f]{16} {2}rsp ([0-9a-f]{16}) {2}rbp [0-9a-f]{16} {2}rax [0-9a-f]{16}\n/, text);
+      assert.match(text, /\n +at rsp: [0-9a-f]{16} [0-9a-f]{16} [0-9a-f]{16} [0-9a-f]{16}\n/, text);
+    }
   });
 });

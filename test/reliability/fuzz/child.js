@@ -24,6 +24,7 @@ const { targets, enums } = collect();
 const pool = [];
 const POOL_SIZE = 256;
 const PROGRESS = 3;
+const TRACE = process.env.CUDADRV_FUZZ_TRACE && path.join(process.env.CUDADRV_FUZZ_TRACE, `trace.${process.pid}`);
 // A planted death, for the test of run.js's minimizer (fuzz.test.js): the child aborts once it has
 // made every call CUDADRV_FUZZ_PLANT lists ("37,211"), as a driver crash that two calls cause, or
 // in its set-up ("set-up").
@@ -624,6 +625,8 @@ function call(index) {
   if (planted?.delete(index) && planted.size === 0 && plantedNow()) process.abort();
   const [thunk, label, properCall, self] = plan(index);
   if (job.print) process.stderr.write(`#${index}: ${label}\n`);
+  // between the driver calls driver-trace.c logs (run.js --trace-driver): the call that made them
+  if (TRACE) fs.appendFileSync(TRACE, `#${index}: ${label.slice(0, 300)}\n`);
   // A call outside the documented API (an internal member, a wrong this) may leave its receiver
   // and what it makes in a state the API never makes: they count as tampered from then on.
   const made = (v) => {
@@ -681,6 +684,8 @@ async function mutationRun(indices) {
     fs.writeSync(PROGRESS, `call ${index}\n`);
     const { label, promise } = mutationCall(job.seed, index);
     if (job.print) process.stderr.write(`#${index}: ${label}\n`);
+    // between the driver calls driver-trace.c logs (run.js --trace-driver): the call that made them
+    if (TRACE) fs.appendFileSync(TRACE, `#${index}: ${label.slice(0, 300)}\n`);
     try {
       const outcome = await promise;
       counts[outcome] = (counts[outcome] || 0) + 1;

@@ -3,13 +3,20 @@
  * driver-mode death names the driver call it died in (SIGSEGV in cuGraphExecDestroy, called from
  * cudadrv's handle_release), then dies of the signal as before. Node installs its own SIGSEGV and
  * SIGBUS handler at start (WebAssembly's traps, which the fuzzer never sets off) over this one,
- * which would then never run: those installs are ignored. */
+ * which would then never run: those installs are ignored. On x86-64 the registers follow the
+ * stack, with the words at each that holds a readable address: under
+ * GLIBC_TUNABLES=glibc.malloc.perturb=165, a word of 0x5a bytes was read from heap memory
+ * allocated and never written, one of 0xa5 bytes from memory freed (seed 1530714724's driver
+ * crash read 0x5a5a5a5a5a5a5a5a: memory it never wrote, not freed memory). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <execinfo.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/uio.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
@@ -26,16 +33,56 @@ static const char *signal_name(int sig) {
   }
 }
 
+static void say(const char *text, int n) {
+  if (n > 0) (void)!write(STDERR_FILENO, text, (size_t)n);
+}
+
+#if defined(__x86_64__)
+/* The general registers at the fault, four to a line, then the four words at each register that
+ * holds a readable address (read with process_vm_readv, which fails instead of faulting). */
+static void registers(const ucontext_t *context) {
+  static const struct {
+    const char *name;
+    int at;
+  } regs[] = {{"rip", REG_RIP}, {"rsp", REG_RSP}, {"rbp", REG_RBP}, {"rax", REG_RAX},
+              {"rbx", REG_RBX}, {"rcx", REG_RCX}, {"rdx", REG_RDX}, {"rsi", REG_RSI},
+              {"rdi", REG_RDI}, {"r8", REG_R8},   {"r9", REG_R9},   {"r10", REG_R10},
+              {"r11", REG_R11}, {"r12", REG_R12}, {"r13", REG_R13}, {"r14", REG_R14},
+              {"r15", REG_R15}};
+  enum { COUNT = sizeof regs / sizeof *regs };
+  char line[256];
+  for (int i = 0; i < COUNT; i += 4) {
+    int n = 0;
+    for (int j = i; j < i + 4 && j < COUNT; j++)
+      n += snprintf(line + n, sizeof line - (size_t)n, "%s%-3s %016" PRIx64, j > i ? "  " : "",
+                    regs[j].name, (uint64_t)context->uc_mcontext.gregs[regs[j].at]);
+    say(line, n + snprintf(line + n, sizeof line - (size_t)n, "\n"));
+  }
+  for (int i = 1; i < COUNT; i++) { /* not rip: its words are code */
+    uint64_t at = (uint64_t)context->uc_mcontext.gregs[regs[i].at], words[4];
+    struct iovec local = {words, sizeof words}, remote = {(void *)(uintptr_t)at, sizeof words};
+    if (at < 4096 || process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != sizeof words) continue;
+    say(line, snprintf(line, sizeof line,
+                       "  at %s: %016" PRIx64 " %016" PRIx64 " %016" PRIx64 " %016" PRIx64 "\n",
+                       regs[i].name, words[0], words[1], words[2], words[3]));
+  }
+}
+#endif
+
 static void on_fault(int sig, siginfo_t *info, void *context) {
-  (void)context;
   char line[256];
   int n = snprintf(line, sizeof line,
                    "\n*** fault-report: %s at address %p in pid %d; native stack (a frame "
                    "module(+0xOFFSET): addr2line -f -e module 0xOFFSET names it):\n",
                    signal_name(sig), info->si_addr, (int)getpid());
-  if (n > 0) (void)!write(STDERR_FILENO, line, (size_t)n);
+  say(line, n);
   void *frames[64];
   backtrace_symbols_fd(frames, backtrace(frames, 64), STDERR_FILENO);
+#if defined(__x86_64__)
+  registers(context);
+#else
+  (void)context;
+#endif
   struct sigaction fallback = {.sa_handler = SIG_DFL};
   real_sigaction()(sig, &fallback, NULL);
   raise(sig);

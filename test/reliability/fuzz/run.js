@@ -14,6 +14,7 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { buildStandIn } = require('../../support/stand-in-driver');
+const { systemDriverPath } = require('../../support/system-driver');
 
 const CHILD = path.join(__dirname, 'child.js');
 const CHUNK = Number(process.env.CUDADRV_FUZZ_CHUNK || 2500);
@@ -164,23 +165,31 @@ function fromRuns(text) {
   return calls;
 }
 
-function systemHasDriver() {
-  try {
-    return /libcuda\.so\.1\b/.test(execFileSync('/sbin/ldconfig', ['-p'], { encoding: 'utf8' }));
-  } catch {
-    return false;
-  }
+// A shared library built with cc from a C file of this folder.
+function buildLibrary(out, name) {
+  const source = path.join(__dirname, name);
+  execFileSync(process.env.CC || 'cc', ['-shared', '-fPIC', '-O1', '-o', out, source, '-ldl', '-lpthread']);
+  return out;
 }
 
-// --backtrace: fault-report.c, built into workdir and preloaded into every child.
-function faultReport(workdir) {
-  const lib = path.join(workdir, 'fault-report.so');
-  const source = path.join(__dirname, 'fault-report.c');
-  execFileSync(process.env.CC || 'cc', ['-shared', '-fPIC', '-O1', '-o', lib, source, '-ldl']);
-  return lib;
+// --trace-driver DIR: driver-trace.c, built into workdir as a libcuda.so.1 put before the driver
+// (driver mode: the system's; stand-in mode: the stand-in), logging every driver call of each
+// child to DIR/trace.<pid> beside the fuzzer's labels of its calls.
+function traceDriver(env, mode, workdir, dir) {
+  if (mode !== 'driver' && mode !== 'stand-in')
+    throw new RangeError('--trace-driver traces a driver: use --mode driver or stand-in');
+  const real = mode === 'stand-in' ? path.join(workdir, 'stand-in', 'libcuda.so.1') : systemDriverPath();
+  if (!real) throw new Error('--trace-driver: the loader cache names no libcuda.so.1');
+  const lib = path.join(workdir, 'driver-trace');
+  fs.mkdirSync(lib);
+  fs.mkdirSync(dir, { recursive: true });
+  buildLibrary(path.join(lib, 'libcuda.so.1'), 'driver-trace.c');
+  env.LD_LIBRARY_PATH = [lib, env.LD_LIBRARY_PATH].filter(Boolean).join(':');
+  env.DRIVER_TRACE_REAL = real;
+  env.CUDADRV_FUZZ_TRACE = path.resolve(dir);
 }
 
-function environment(mode, workdir, backtrace = false) {
+function environment(mode, workdir, backtrace = false, trace = null) {
   // NVRTC and nvJitLink isolated: nvJitLink 13.0 crashes in the process on states the calls reach
   // (a link after others, of inputs every check passes), which only the isolated mode contains;
   // what the fuzzer asks is that cudadrv itself never does.
@@ -198,7 +207,7 @@ function environment(mode, workdir, backtrace = false) {
     // Where the system has a driver, a libcuda.so.1 with no entry points goes before it.
     const dir = path.join(workdir, 'no-driver');
     fs.mkdirSync(dir, { recursive: true });
-    if (systemHasDriver()) {
+    if (systemDriverPath()) {
       execFileSync(process.env.CC || 'cc', ['-shared', '-x', 'c', '-', '-o', path.join(dir, 'libcuda.so.1')], {
         input: '',
       });
@@ -206,7 +215,12 @@ function environment(mode, workdir, backtrace = false) {
     env.LD_LIBRARY_PATH = dir;
   }
   // after what is preloaded already: a sanitizer's runtime must load first
-  if (backtrace) env.LD_PRELOAD = [env.LD_PRELOAD, faultReport(workdir)].filter(Boolean).join(' ');
+  if (backtrace) {
+    // --backtrace: fault-report.c, preloaded into every child
+    const report = buildLibrary(path.join(workdir, 'fault-report.so'), 'fault-report.c');
+    env.LD_PRELOAD = [env.LD_PRELOAD, report].filter(Boolean).join(' ');
+  }
+  if (trace) traceDriver(env, mode, workdir, trace);
   return env;
 }
 
@@ -263,12 +277,15 @@ async function callLabels(job, env, cwd, only) {
 }
 
 // A replay's last calls before its death, then the native stack where --backtrace printed one.
+// Lines of a fault report (fault-report.c) shown: the stack and, on x86-64, the registers.
+const REPORT_LINES = 48;
+
 function lastCallsAndStack(stderr) {
   const lines = stderr.split('\n');
   const at = lines.findIndex((l) => l.startsWith('*** fault-report:'));
   return at < 0
     ? lines.slice(-40)
-    : [...calledIn(lines.slice(0, at).join('\n')).slice(-40), ...lines.slice(at, at + 24)];
+    : [...calledIn(lines.slice(0, at).join('\n')).slice(-40), ...lines.slice(at, at + REPORT_LINES)];
 }
 
 function calledIn(stderr) {
@@ -280,7 +297,7 @@ function calledIn(stderr) {
 function excerpt(stderr) {
   const lines = stderr.split('\n').filter((l) => !/DeprecationWarning|--trace-deprecation/.test(l));
   const at = lines.findIndex((l) => /ERROR: \w+Sanitizer|runtime error:|^\*\*\* fault-report:/.test(l));
-  return at >= 0 ? lines.slice(at, at + 24) : lines.slice(-12);
+  return at >= 0 ? lines.slice(at, at + REPORT_LINES) : lines.slice(-12);
 }
 
 function report(mode, seed, { counts, unexpected, failures, slowestSetUp }) {
@@ -327,12 +344,19 @@ sequence that repeats it, printed with a command that replays it).
                    prints its native stack first: the driver call a driver-mode death happened in,
                    and cudadrv's function that made it (fault-report.c, built with cc and preloaded;
                    not with the sanitizer build, whose runtime must load first)
+  --trace-driver DIR
+                   with --only or --from, in driver or stand-in mode: each child writes
+                   DIR/trace.<pid>, every driver call it made (the first six arguments, the
+                   result, the word at the first argument: the handle a call made) beside the
+                   label of the fuzzer's call that made it (driver-trace.c, a libcuda.so.1 built
+                   with cc and put before the driver): what a C program needs to repeat a crash
   --help           this text
 Environment: CUDADRV_FUZZ_CHUNK (calls per child, 2500), CUDADRV_FUZZ_HANG_MS (20000),
 CUDADRV_FUZZ_SETUP_MS (a child's set-up before it counts as hung, 120000). The children inherit
 the rest: GLIBC_TUNABLES=glibc.malloc.perturb=165:glibc.malloc.tcache_count=0 fills freed heap
-memory, so that a read of it (the driver's too, which no sanitizer sees) crashes at once and at
-the same call in every run; it costs about four times the run's time. Where a driver-mode death
+memory with 0xa5 bytes and memory allocated with 0x5a, so that a read of either (the driver's
+too, which no sanitizer sees) crashes at once, most often at the same call; it costs about four
+times the run's time (--backtrace's registers tell which of the two was read). Where a driver-mode death
 is the driver's reading of memory it freed earlier, a small C program making the same driver
 calls under Electric Fence (LD_PRELOAD=libefence.so EF_PROTECT_FREE=1) faults at that read
 itself, naming the call (seed 6464: a graph freed by a failed capture into it).`;
@@ -365,7 +389,7 @@ async function main() {
         throw new RangeError('--from takes a whole number, and --to a larger one');
       }
       const workdir = fs.mkdtempSync(path.join(os.tmpdir(), 'cudadrv-fuzz-'));
-      const env = environment(mode, workdir, backtrace);
+      const env = environment(mode, workdir, backtrace, option('trace-driver', null));
       const result = await runChild({ mode, seed, ...calls, print: true }, env, workdir);
       console.log(
         result.died

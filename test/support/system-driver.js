@@ -1,0 +1,15 @@
+'use strict';
+// The system's libcuda.so.1, as the loader's cache names it, for the tools that put a library of
+// their own before it (bench/call-times.js, the fuzzer's --trace-driver) or hide it (the
+// fuzzer's no-driver mode).
+const { spawnSync } = require('child_process');
+
+// Its path (the x86-64 one where the cache holds several), or null where there is none.
+function systemDriverPath() {
+  const cache = spawnSync('ldconfig', ['-p'], { encoding: 'utf8' }).stdout || '';
+  const found =
+    /\slibcuda\.so\.1 \(.*x86-64.*\) => (\S+)/.exec(cache) || /\slibcuda\.so\.1 \(.*\) => (\S+)/.exec(cache);
+  return found ? found[1] : null;
+}
+
+module.exports = { systemDriverPath };
