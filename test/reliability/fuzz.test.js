@@ -172,6 +172,10 @@ describe("fuzzer's minimizer", function () {
       assert.ok(made.size > 0 && used > 0, `${made.size} handles made, ${used} calls on them`);
       const refused = spawnSync(process.execPath, [script, '--mode', 'no-driver', ...args], { encoding: 'utf8' });
       assert.match(refused.stderr, /RangeError: --trace-driver traces a driver: use --mode driver or stand-in/);
+      const whole = spawnSync(process.execPath, [script, '--mode', 'stand-in', '--trace-driver', dir], {
+        encoding: 'utf8',
+      });
+      assert.match(whole.stderr, /RangeError: --trace-driver traces a replay: give --only or --from too/);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

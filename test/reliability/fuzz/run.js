@@ -276,10 +276,10 @@ async function callLabels(job, env, cwd, only) {
   return calledIn(result.tail ?? result.stderr);
 }
 
-// A replay's last calls before its death, then the native stack where --backtrace printed one.
 // Lines of a fault report (fault-report.c) shown: the stack and, on x86-64, the registers.
 const REPORT_LINES = 48;
 
+// A replay's last calls before its death, then the native stack where --backtrace printed one.
 function lastCallsAndStack(stderr) {
   const lines = stderr.split('\n');
   const at = lines.findIndex((l) => l.startsWith('*** fault-report:'));
@@ -378,6 +378,8 @@ async function main() {
   const backtrace = args.includes('--backtrace');
   const parallel = Number(option('parallel', 2));
   if (!Number.isInteger(parallel) || parallel < 1) throw new RangeError('--parallel takes a whole number of 1 or more');
+  if (option('trace-driver', null) !== null && only === null && option('from', null) === null)
+    throw new RangeError('--trace-driver traces a replay: give --only or --from too');
   let failed = false;
   for (const mode of modes) {
     const from = option('from', null);
