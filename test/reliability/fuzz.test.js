@@ -7,7 +7,7 @@ const assert = require('assert');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { fuzz, report } = require('./fuzz/run');
+const { fuzz, report, fromRuns } = require('./fuzz/run');
 
 const CALLS = 20000;
 const FIXED_SEED = 20261123;
@@ -94,10 +94,7 @@ describe("fuzzer's minimizer", function () {
     assert.match(run.stdout, /\nshortest: --only 34,211 \(died in 4 of 4 more replays\)\n$/, run.stdout);
     const lists = [...run.stderr.matchAll(/: (\d+) calls repeat it: --only ([-\d,]+)\n/g)];
     assert.ok(lists.length >= 2 && Number(lists[0][1]) < 16, run.stderr);
-    const first = lists[0][2].split(',').flatMap((r) => {
-      const [a, b = a] = r.split('-').map(Number);
-      return Array.from({ length: b - a + 1 }, (_, i) => a + i);
-    });
+    const first = fromRuns(lists[0][2]);
     assert.ok(first.length === Number(lists[0][1]) && first.includes(34) && first.at(-1) === 211, run.stderr);
     for (const [only, run] of [
       ['1,9-3', '9-3'],

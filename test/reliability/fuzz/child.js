@@ -620,13 +620,18 @@ function plan(index) {
   ];
 }
 
+// A call's label, printed where asked, and written between the driver calls driver-trace.c logs
+// (run.js --trace-driver) as the call that made them.
+function say(index, label) {
+  if (job.print) process.stderr.write(`#${index}: ${label}\n`);
+  if (TRACE) fs.appendFileSync(TRACE, `#${index}: ${label.slice(0, 300)}\n`);
+}
+
 function call(index) {
   fs.writeSync(PROGRESS, `call ${index}\n`);
   if (planted?.delete(index) && planted.size === 0 && plantedNow()) process.abort();
   const [thunk, label, properCall, self] = plan(index);
-  if (job.print) process.stderr.write(`#${index}: ${label}\n`);
-  // between the driver calls driver-trace.c logs (run.js --trace-driver): the call that made them
-  if (TRACE) fs.appendFileSync(TRACE, `#${index}: ${label.slice(0, 300)}\n`);
+  say(index, label);
   // A call outside the documented API (an internal member, a wrong this) may leave its receiver
   // and what it makes in a state the API never makes: they count as tampered from then on.
   const made = (v) => {
@@ -683,9 +688,7 @@ async function mutationRun(indices) {
   for (const index of indices) {
     fs.writeSync(PROGRESS, `call ${index}\n`);
     const { label, promise } = mutationCall(job.seed, index);
-    if (job.print) process.stderr.write(`#${index}: ${label}\n`);
-    // between the driver calls driver-trace.c logs (run.js --trace-driver): the call that made them
-    if (TRACE) fs.appendFileSync(TRACE, `#${index}: ${label.slice(0, 300)}\n`);
+    say(index, label);
     try {
       const outcome = await promise;
       counts[outcome] = (counts[outcome] || 0) + 1;

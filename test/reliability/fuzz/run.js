@@ -356,10 +356,10 @@ CUDADRV_FUZZ_SETUP_MS (a child's set-up before it counts as hung, 120000). The c
 the rest: GLIBC_TUNABLES=glibc.malloc.perturb=165:glibc.malloc.tcache_count=0 fills freed heap
 memory with 0xa5 bytes and memory allocated with 0x5a, so that a read of either (the driver's
 too, which no sanitizer sees) crashes at once, most often at the same call; it costs about four
-times the run's time (--backtrace's registers tell which of the two was read). Where a driver-mode death
-is the driver's reading of memory it freed earlier, a small C program making the same driver
-calls under Electric Fence (LD_PRELOAD=libefence.so EF_PROTECT_FREE=1) faults at that read
-itself, naming the call (seed 6464: a graph freed by a failed capture into it).`;
+times the run's time (--backtrace's registers tell which of the two was read). Where a
+driver-mode death is the driver's reading of memory it freed earlier, a small C program making
+the same driver calls under Electric Fence (LD_PRELOAD=libefence.so EF_PROTECT_FREE=1) faults at
+that read itself, naming the call (seed 6464: a graph freed by a failed capture into it).`;
 
 async function main() {
   const args = process.argv.slice(2);
@@ -426,4 +426,4 @@ async function main() {
 
 if (require.main === module) main();
 
-module.exports = { fuzz, report };
+module.exports = { fuzz, report, fromRuns };
