@@ -24,11 +24,18 @@ struct pool_share {
 static pool_share *shares;
 static pthread_mutex_t shares_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* Whether share is handle's. An imported pool's share whose context is gone names no pool: the
+ * driver destroyed the pool with the context and may hand its handle to the next pool made or
+ * imported, which would otherwise be taken for the dead one (refused, and never destroyed). */
+static bool share_of(const pool_share *share, CUmemoryPool handle) {
+  return share->handle == handle && !(share->ctx && ctx_rec_gone(share->ctx));
+}
+
 /* The share of handle with one more holder (an owner where owner), or a new one where owner and
  * there is none; NULL for a device's own pool or when out of memory (owner: handle destroyed). */
 static pool_share *share_hold(CUmemoryPool handle, int device, bool owner) {
   pool_share *share = shares;
-  while (share && share->handle != handle) share = share->next;
+  while (share && !share_of(share, handle)) share = share->next;
   if (!share && owner) {
     share = calloc(1, sizeof *share);
     if (!share) {

@@ -183,6 +183,37 @@ describe('memory pools through a stand-in driver (no GPU needed)', function () {
     assert.strictEqual(liveCounts(counts).stale, 0);
   });
 
+  it("a pool made after an imported pool went with its context is its own, though the driver gives it the dead pool's handle: set current, used, destroyed", function () {
+    const counts = path.join(dir(), 'counts');
+    run(
+      `
+      const { liveCounts } = require(${JSON.stringify(path.join(ROOT, 'test', 'support', 'stand-in-driver'))});
+      const stream = new cuda.Stream();
+      const pool = new cuda.MemoryPool({ handleType: 'posix-fd', maxSize: 1 << 16 });
+      const handle = pool.exportHandle();
+      const importer = new cuda.Device(0).makeContext();
+      const imported = cuda.MemoryPool.importHandle(handle.fd);
+      importer.detach(); // the driver destroys the imported pool with it; the object stays
+      // without tcache (GLIBC_TUNABLES below) the stand-in's next pool takes the dead one's memory,
+      // and so its handle
+      for (let i = 0; i < 4; i++) {
+        const made = new cuda.MemoryPool({ handleType: 'posix-fd', maxSize: 1 << 16 });
+        made.setCurrent();
+        const a = cuda.memAllocAsync(256, stream);
+        a.free(stream);
+        made.destroy();
+      }
+      stream.synchronizeSync();
+      assert.throws(() => imported.attributes, { name: 'LogicError' });
+      handle.close();
+      pool.destroy();
+      assert.strictEqual(liveCounts(${JSON.stringify(counts)}).pools, 0, 'every pool made was destroyed');
+      assert.strictEqual(liveCounts(${JSON.stringify(counts)}).stale, 0);
+    `,
+      { FAKE_CUDA_COUNTS: counts, GLIBC_TUNABLES: 'glibc.malloc.tcache_count=0' },
+    );
+  });
+
   it('dropped pools are destroyed and dropped handles closed by the garbage collector; a device pool is not', function () {
     const counts = path.join(dir(), 'counts');
     run(
