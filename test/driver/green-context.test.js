@@ -1,10 +1,13 @@
 'use strict';
 // Green contexts through the stand-in driver: a device's SMs split into groups, green contexts
 // made of them working as contexts (current, streams, memory, detach), events recorded and waited
-// across them, bad input refused, an old driver's missing calls named, and what was made in green
-// contexts collected around their detach().
+// across them, bad input refused, an old driver's missing calls named, what was made in green
+// contexts collected around their detach(), and the stand-in's own count of primary retains from
+// two threads.
+const assert = require('assert');
+const { execFileSync, spawnSync } = require('child_process');
 const path = require('path');
-const { childRunner } = require('../support/graph-child');
+const { childRunner, ROOT } = require('../support/graph-child');
 const { runEventWaits } = require('../support/event-waits-child');
 
 describe('green contexts through a stand-in driver (no GPU needed)', function () {
@@ -172,7 +175,7 @@ describe('green contexts through a stand-in driver (no GPU needed)', function ()
     run(
       `
       const live = (name) => Number(new RegExp('^' + name + ' +(\\\\d+)', 'm').exec(fs.readFileSync(${JSON.stringify(counts)}, 'utf8'))[1]);
-      const before = ['contexts', 'streams', 'device_memory'].map(live);
+      const before = ['contexts', 'primary', 'streams', 'device_memory'].map(live);
       const [group] = new cuda.Device(0).smResource().split({ minCount: 8 }).groups;
       (() => {
         for (let i = 0; i < 200; i++) {
@@ -190,10 +193,20 @@ describe('green contexts through a stand-in driver (no GPU needed)', function ()
       // the reaper frees the memory, and a context detached meanwhile goes with its last release:
       // wait for it (it lags on a busy machine)
       require(${JSON.stringify(require.resolve('../../lib/memory/host-memory'))}).collectGarbage();
-      assert.deepStrictEqual(['contexts', 'streams', 'device_memory'].map(live), before);
+      assert.deepStrictEqual(['contexts', 'primary', 'streams', 'device_memory'].map(live), before);
       assert.strictEqual(log().filter((l) => l.startsWith('green destroy')).length, 200);
     `,
       { FAKE_CUDA_COUNTS: counts },
     );
+  });
+
+  it('the stand-in counts the primary context retains of two threads at once (green contexts hold one; the reaper destroys them while the main thread makes more)', function () {
+    const program = path.join(dir(), 'threads');
+    const include = execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'find-cuda.js')], { encoding: 'utf8' });
+    const source = path.join(ROOT, 'test', 'support', 'fixtures', 'stand-in-threads.c');
+    const lib = ['-L', standIn.dir, '-l:libcuda.so.1', '-lpthread'];
+    execFileSync(process.env.CC || 'cc', ['-O2', `-I${include}`, source, '-o', program, ...lib]);
+    const ran = spawnSync(program, { encoding: 'utf8', env: { ...process.env, LD_LIBRARY_PATH: standIn.dir } });
+    assert.strictEqual(ran.stdout + ran.stderr, 'active 0\n'); // a lost count: "active 1", or a call refused
   });
 });

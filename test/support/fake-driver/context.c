@@ -3,6 +3,7 @@
  * a stack of current contexts per thread. */
 #include "fake.h"
 
+#include <pthread.h>
 #include <unistd.h>
 
 #include <limits.h>
@@ -32,7 +33,10 @@ unsigned long fake_context_serial(CUcontext ctx) {
 
 #define MAX_DEVICES 2
 static struct CUctx_st primary[MAX_DEVICES];
+/* retained and released from any thread (cudadrv's reaper destroys green contexts, which hold
+ * one, while the main thread makes the next): changed under primary_lock, read atomically */
 static int primary_count[MAX_DEVICES];
+static pthread_mutex_t primary_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Thread_local CUcontext stack[4096]; /* deeper than cudadrv's tests and fuzzer push */
 static CUcontext recycled;
 static _Thread_local int depth;
@@ -48,8 +52,8 @@ static bool is_primary(CUcontext ctx) { return ctx >= primary && ctx < primary +
 /* A context handle the driver knows: one made by cuCtxCreate and not destroyed, or a retained
  * primary context. A stale one is counted where report is set. */
 bool live_context(CUcontext ctx, bool report) {
-  bool live =
-      is_primary(ctx) ? primary_count[ctx - primary] > 0 : obj_is((uintptr_t)ctx, OBJ_CONTEXT);
+  bool live = is_primary(ctx) ? __atomic_load_n(&primary_count[ctx - primary], __ATOMIC_ACQUIRE) > 0
+                              : obj_is((uintptr_t)ctx, OBJ_CONTEXT);
   if (!live && report) count_stale("context");
   return live;
 }
@@ -175,16 +179,22 @@ EXPORT CUresult cuCtxDestroy(CUcontext ctx) {
 }
 /* A retain and a release of dev's primary context, which a green context makes too. */
 static CUresult primary_retain(CUdevice dev) {
-  if (primary_count[dev]++ == 0) {
-    CUresult result = obj_add((uintptr_t)&primary[dev], OBJ_PRIMARY, 0);
-    if (result != CUDA_SUCCESS) return primary_count[dev]--, result;
+  CUresult result = CUDA_SUCCESS;
+  pthread_mutex_lock(&primary_lock);
+  if (primary_count[dev] == 0 &&
+      (result = obj_add((uintptr_t)&primary[dev], OBJ_PRIMARY, 0)) == CUDA_SUCCESS) {
     primary[dev].device = dev;
     primary[dev].serial = new_serial();
   }
-  return CUDA_SUCCESS;
+  if (result == CUDA_SUCCESS) __atomic_add_fetch(&primary_count[dev], 1, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&primary_lock);
+  return result;
 }
-static void primary_release(CUdevice dev) {
-  if (--primary_count[dev] == 0) {
+/* false where dev's primary context is not retained */
+static bool primary_release(CUdevice dev) {
+  pthread_mutex_lock(&primary_lock);
+  int left = primary_count[dev] ? __atomic_sub_fetch(&primary_count[dev], 1, __ATOMIC_RELEASE) : -1;
+  if (left == 0) {
     obj_remove((uintptr_t)&primary[dev], OBJ_PRIMARY);
     fake_pools_context_gone(&primary[dev], NULL);
     obj_drop_context(&primary[dev]);
@@ -192,6 +202,8 @@ static void primary_release(CUdevice dev) {
     memset(&primary[dev], 0, sizeof primary[dev]);
     primary[dev].flags = flags;
   }
+  pthread_mutex_unlock(&primary_lock);
+  return left >= 0;
 }
 EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev) {
   ENTER();
@@ -203,15 +215,13 @@ EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev) {
 EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice dev) {
   ENTER();
   if (!fake_is_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
-  if (!primary_count[dev]) return CUDA_ERROR_INVALID_CONTEXT;
-  primary_release(dev);
-  return CUDA_SUCCESS;
+  return primary_release(dev) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
 }
 EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active) {
   ENTER();
   if (!fake_is_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
   *flags = primary[dev].flags;
-  *active = primary_count[dev] > 0;
+  *active = __atomic_load_n(&primary_count[dev], __ATOMIC_ACQUIRE) > 0;
   return CUDA_SUCCESS;
 }
 EXPORT CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags) {
