@@ -128,7 +128,7 @@ describe("fuzzer's minimizer", function () {
     }
   });
 
-  it('--trace-driver writes each driver call a replay made, its result and the handle it gave, beside the label of the call that made it', function () {
+  it('--trace-driver writes each driver call a replay made, its result, the handle it gave and the structures pool and memory calls read, beside the label of the call that made it', function () {
     if (process.platform !== 'linux') this.skip();
     const { spawnSync } = require('child_process');
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cudadrv-trace-'));
@@ -152,7 +152,8 @@ describe("fuzzer's minimizer", function () {
       const open = new Map();
       const made = new Set();
       let used = 0;
-      for (const line of trace.filter((l) => !l.startsWith('#'))) {
+      const dump = /^\d+ {3}\*a\d: /; // the structure a call in driver-trace.c's shown[] reads
+      for (const line of trace.filter((l) => !l.startsWith('#') && !dump.test(l))) {
         const [, thread, way, name, rest] = /^(\d+) ([<>]) (cu\w+)(.*)$/.exec(line);
         if (way === '>') {
           assert.ok(!open.has(thread), line);
@@ -167,6 +168,10 @@ describe("fuzzer's minimizer", function () {
         }
       }
       assert.ok(made.size > 0 && used > 0, `${made.size} handles made, ${used} calls on them`);
+      // the set-up's new MemoryPool({ handleType: 'posix-fd', maxSize: 1 << 16 }): its CUmemPoolProps
+      // (allocType PINNED and handleTypes POSIX_FILE_DESCRIPTOR, location DEVICE 0, ..., maxSize)
+      const props = trace[trace.findIndex((l) => / > cuMemPoolCreate\(/.test(l)) + 1];
+      assert.deepStrictEqual(props.split(': ')[1].split(' ').slice(0, 4), ['100000001', '1', '0', '10000'], props);
       const refused = spawnSync(process.execPath, [script, '--mode', 'no-driver', ...args], { encoding: 'utf8' });
       assert.match(refused.stderr, /RangeError: --trace-driver traces a driver: use --mode driver or stand-in/);
       const whole = spawnSync(process.execPath, [script, '--mode', 'stand-in', '--trace-driver', dir], {

@@ -168,7 +168,10 @@ function fromRuns(text) {
 // A shared library built with cc from a C file of this folder.
 function buildLibrary(out, name) {
   const source = path.join(__dirname, name);
-  execFileSync(process.env.CC || 'cc', ['-shared', '-fPIC', '-O1', '-o', out, source, '-ldl', '-lpthread']);
+  const findCuda = path.join(__dirname, '..', '..', '..', 'scripts', 'find-cuda.js');
+  const include = execFileSync(process.execPath, [findCuda], { encoding: 'utf8' }); // driver-trace.c's sizes
+  const args = ['-shared', '-fPIC', '-O1', `-I${include}`, '-o', out, source, '-ldl', '-lpthread'];
+  execFileSync(process.env.CC || 'cc', args);
   return out;
 }
 
@@ -359,7 +362,8 @@ too, which no sanitizer sees) crashes at once, most often at the same call; it c
 times the run's time (--backtrace's registers tell which of the two was read). Where a
 driver-mode death is the driver's reading of memory it freed earlier, a small C program making
 the same driver calls under Electric Fence (LD_PRELOAD=libefence.so EF_PROTECT_FREE=1) faults at
-that read itself, naming the call (seed 6464: a graph freed by a failed capture into it).`;
+that read itself, naming the call (seed 6464: a graph freed by a failed capture into it).
+What is known of the driver defects found and still open: test/reliability/fuzz/FINDINGS.md.`;
 
 async function main() {
   const args = process.argv.slice(2);
