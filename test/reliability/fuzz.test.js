@@ -183,6 +183,59 @@ describe("fuzzer's minimizer", function () {
     }
   });
 
+  it("replay-trace.c makes the driver calls of a trace again from C: on the stand-in, every pool, context, green context and stream the trace made, with the trace's results", function () {
+    if (process.platform !== 'linux') this.skip();
+    const { execFileSync, spawnSync } = require('child_process');
+    const { buildStandIn } = require('../support/stand-in-driver');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cudadrv-replay-'));
+    try {
+      const args = ['--mode', 'stand-in', '--seed', String(FIXED_SEED), '--only', '0-80', '--trace-driver', dir];
+      const run = spawnSync(process.execPath, [require.resolve('./fuzz/run'), ...args], { encoding: 'utf8' });
+      assert.strictEqual(run.status, 0, run.stderr);
+      const name = fs.readdirSync(dir).find((f) => fs.readFileSync(path.join(dir, f), 'utf8').includes('\n#0: '));
+      const trace = fs.readFileSync(path.join(dir, name), 'utf8');
+      const standIn = buildStandIn(path.join(dir, 'stand-in'));
+      const include = execFileSync(process.execPath, [path.join(__dirname, '..', '..', 'scripts', 'find-cuda.js')], {
+        encoding: 'utf8',
+      });
+      const program = path.join(dir, 'replay-trace');
+      const source = path.join(__dirname, 'fuzz', 'replay-trace.c');
+      execFileSync(process.env.CC || 'cc', [
+        '-O1',
+        `-I${include}`,
+        source,
+        '-o',
+        program,
+        '-L',
+        standIn,
+        '-l:libcuda.so.1',
+      ]);
+      const log = path.join(dir, 'calls.log');
+      const env = { ...process.env, LD_LIBRARY_PATH: standIn, FAKE_CUDA_LOG: log, FAKE_CUDA_TRACE: '1' };
+      const replay = spawnSync(program, [path.join(dir, name)], { encoding: 'utf8', env });
+      assert.strictEqual(replay.status, 0, replay.stderr);
+      assert.match(replay.stdout, /^end: \d+ calls made, \d+ left out$/m);
+      const calls = fs.readFileSync(log, 'utf8');
+      for (const call of [
+        'cuMemPoolCreate',
+        'cuMemPoolDestroy',
+        'cuCtxCreate',
+        'cuGreenCtxCreate',
+        'cuStreamCreateWithPriority',
+      ]) {
+        const traced = trace.split(` > ${call}(`).length - 1;
+        assert.ok(traced > 0, `the trace makes ${call}`);
+        assert.strictEqual(calls.split(`call ${call}`).length - 1, traced, `${call}: made as often as in the trace`);
+      }
+      // (a synchronize may differ: the trace's context held the error of a launch not replayed)
+      const made =
+        /^differs: cu(MemPool\w*|Ctx(Create|Destroy)|GreenCtx(Create|Destroy)|Stream(CreateWithPriority|Destroy)) /m;
+      assert.doesNotMatch(replay.stdout, made);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('reports a death before the first call with the chunk that replays it, not minimized', async function () {
     if (process.platform !== 'linux') this.skip();
     const { failure, text } = await planted('set-up', 10, 1);

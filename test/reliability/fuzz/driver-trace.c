@@ -57,6 +57,7 @@ static const struct {
 } shown[] = {
     {"cuMemPoolCreate", 1, -1, sizeof(CUmemPoolProps)},
     {"cuMemCreate", 2, -1, sizeof(CUmemAllocationProp)},
+    {"cuMemGetAllocationGranularity", 1, -1, sizeof(CUmemAllocationProp)},
     {"cuMemPoolSetAccess", 1, 2, sizeof(CUmemAccessDesc)},
     {"cuMemSetAccess", 2, 3, sizeof(CUmemAccessDesc)},
     {"cuMemPoolGetAccess", 2, -1, sizeof(CUmemLocation)},
