@@ -5,9 +5,10 @@
 // contexts collected around their detach(), and the stand-in's own count of primary retains from
 // two threads.
 const assert = require('assert');
-const { execFileSync, spawnSync } = require('child_process');
+const { spawnSync } = require('child_process');
 const path = require('path');
-const { childRunner, ROOT } = require('../support/graph-child');
+const { childRunner } = require('../support/graph-child');
+const { buildAgainstDriver } = require('../support/stand-in-driver');
 const { runEventWaits } = require('../support/event-waits-child');
 
 describe('green contexts through a stand-in driver (no GPU needed)', function () {
@@ -201,11 +202,8 @@ describe('green contexts through a stand-in driver (no GPU needed)', function ()
   });
 
   it('the stand-in counts the primary context retains of two threads at once (green contexts hold one; the reaper destroys them while the main thread makes more)', function () {
-    const program = path.join(dir(), 'threads');
-    const include = execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'find-cuda.js')], { encoding: 'utf8' });
-    const source = path.join(ROOT, 'test', 'support', 'fixtures', 'stand-in-threads.c');
-    const lib = ['-L', standIn.dir, '-l:libcuda.so.1', '-lpthread'];
-    execFileSync(process.env.CC || 'cc', ['-O2', `-I${include}`, source, '-o', program, ...lib]);
+    const source = path.join(__dirname, '..', 'support', 'fixtures', 'stand-in-threads.c');
+    const program = buildAgainstDriver(source, path.join(dir(), 'threads'), standIn.dir);
     const ran = spawnSync(program, { encoding: 'utf8', env: { ...process.env, LD_LIBRARY_PATH: standIn.dir } });
     assert.strictEqual(ran.stdout + ran.stderr, 'active 0\n'); // a lost count: "active 1", or a call refused
   });

@@ -46,6 +46,17 @@ describe('fuzzer: random calls over the whole API and the addon', function () {
   }
 });
 
+// Replays FIXED_SEED's calls 0-80 on the stand-in with --trace-driver dir; returns the path of the
+// child's trace: the one that holds the fuzzer's labels (helper processes write their own).
+function standInTrace(dir) {
+  const { spawnSync } = require('child_process');
+  const args = ['--mode', 'stand-in', '--seed', String(FIXED_SEED), '--only', '0-80', '--trace-driver', dir];
+  const run = spawnSync(process.execPath, [require.resolve('./fuzz/run'), ...args], { encoding: 'utf8' });
+  assert.strictEqual(run.status, 0, run.stderr);
+  const name = fs.readdirSync(dir).find((f) => fs.readFileSync(path.join(dir, f), 'utf8').includes('\n#0: '));
+  return path.join(dir, name);
+}
+
 describe("fuzzer's minimizer", function () {
   this.timeout(600000);
   // A stand-in run with a planted abort (CUDADRV_FUZZ_PLANT): its one failure, and the report.
@@ -133,16 +144,7 @@ describe("fuzzer's minimizer", function () {
     const { spawnSync } = require('child_process');
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cudadrv-trace-'));
     try {
-      const script = require.resolve('./fuzz/run');
-      const args = ['--seed', String(FIXED_SEED), '--only', '0-80', '--trace-driver', dir];
-      const run = spawnSync(process.execPath, [script, '--mode', 'stand-in', ...args], { encoding: 'utf8' });
-      assert.strictEqual(run.status, 0, run.stderr);
-      // the child's trace: the one that holds the fuzzer's labels (helper processes write their own)
-      const traces = fs.readdirSync(dir).map((f) => fs.readFileSync(path.join(dir, f), 'utf8'));
-      const trace = traces
-        .find((t) => t.includes('\n#0: '))
-        .split('\n')
-        .slice(0, -1);
+      const trace = fs.readFileSync(standInTrace(dir), 'utf8').split('\n').slice(0, -1);
       const labels = trace.filter((l) => l.startsWith('#')).map((l) => Number(/^#(\d+): /.exec(l)[1]));
       assert.deepStrictEqual(
         labels,
@@ -172,6 +174,8 @@ describe("fuzzer's minimizer", function () {
       // (allocType PINNED and handleTypes POSIX_FILE_DESCRIPTOR, location DEVICE 0, ..., maxSize)
       const props = trace[trace.findIndex((l) => / > cuMemPoolCreate\(/.test(l)) + 1];
       assert.deepStrictEqual(props.split(': ')[1].split(' ').slice(0, 4), ['100000001', '1', '0', '10000'], props);
+      const script = require.resolve('./fuzz/run');
+      const args = ['--seed', String(FIXED_SEED), '--only', '0-80', '--trace-driver', dir];
       const refused = spawnSync(process.execPath, [script, '--mode', 'no-driver', ...args], { encoding: 'utf8' });
       assert.match(refused.stderr, /RangeError: --trace-driver traces a driver: use --mode driver or stand-in/);
       const whole = spawnSync(process.execPath, [script, '--mode', 'stand-in', '--trace-driver', dir], {
@@ -185,34 +189,18 @@ describe("fuzzer's minimizer", function () {
 
   it("replay-trace.c makes the driver calls of a trace again from C: on the stand-in, every pool, context, green context and stream the trace made, with the trace's results", function () {
     if (process.platform !== 'linux') this.skip();
-    const { execFileSync, spawnSync } = require('child_process');
-    const { buildStandIn } = require('../support/stand-in-driver');
+    const { spawnSync } = require('child_process');
+    const { buildStandIn, buildAgainstDriver } = require('../support/stand-in-driver');
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cudadrv-replay-'));
     try {
-      const args = ['--mode', 'stand-in', '--seed', String(FIXED_SEED), '--only', '0-80', '--trace-driver', dir];
-      const run = spawnSync(process.execPath, [require.resolve('./fuzz/run'), ...args], { encoding: 'utf8' });
-      assert.strictEqual(run.status, 0, run.stderr);
-      const name = fs.readdirSync(dir).find((f) => fs.readFileSync(path.join(dir, f), 'utf8').includes('\n#0: '));
-      const trace = fs.readFileSync(path.join(dir, name), 'utf8');
+      const tracePath = standInTrace(dir);
+      const trace = fs.readFileSync(tracePath, 'utf8');
       const standIn = buildStandIn(path.join(dir, 'stand-in'));
-      const include = execFileSync(process.execPath, [path.join(__dirname, '..', '..', 'scripts', 'find-cuda.js')], {
-        encoding: 'utf8',
-      });
-      const program = path.join(dir, 'replay-trace');
       const source = path.join(__dirname, 'fuzz', 'replay-trace.c');
-      execFileSync(process.env.CC || 'cc', [
-        '-O1',
-        `-I${include}`,
-        source,
-        '-o',
-        program,
-        '-L',
-        standIn,
-        '-l:libcuda.so.1',
-      ]);
+      const program = buildAgainstDriver(source, path.join(dir, 'replay-trace'), standIn);
       const log = path.join(dir, 'calls.log');
       const env = { ...process.env, LD_LIBRARY_PATH: standIn, FAKE_CUDA_LOG: log, FAKE_CUDA_TRACE: '1' };
-      const replay = spawnSync(program, [path.join(dir, name)], { encoding: 'utf8', env });
+      const replay = spawnSync(program, [tracePath], { encoding: 'utf8', env });
       assert.strictEqual(replay.status, 0, replay.stderr);
       assert.match(replay.stdout, /^end: \d+ calls made, \d+ left out$/m);
       const calls = fs.readFileSync(log, 'utf8');
@@ -231,6 +219,54 @@ describe("fuzzer's minimizer", function () {
       const made =
         /^differs: cu(MemPool\w*|Ctx(Create|Destroy)|GreenCtx(Create|Destroy)|Stream(CreateWithPriority|Destroy)) /m;
       assert.doesNotMatch(replay.stdout, made);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("cut-trace.js cuts a trace whose replay faults in its last call down to the calls the fault needs: the stand-in faulting in cuMemPoolDestroy, the pool's making, export and import", function () {
+    if (process.platform !== 'linux') this.skip();
+    const { spawnSync } = require('child_process');
+    const { buildStandIn } = require('../support/stand-in-driver');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cudadrv-cut-trace-'));
+    try {
+      // the trace up to its first cuMemPoolDestroy, which never returns: the set-up's pool
+      // imported from its own export
+      const lines = fs.readFileSync(standInTrace(dir), 'utf8').split('\n');
+      const upTo = lines.findIndex((l) => / > cuMemPoolDestroy\(/.test(l));
+      const trace = path.join(dir, 'faulting.trace');
+      fs.writeFileSync(trace, `${lines.slice(0, upTo + 1).join('\n')}\n`);
+      const standIn = buildStandIn(path.join(dir, 'stand-in'));
+      const args = [require.resolve('./fuzz/cut-trace'), trace, '--driver', standIn, '--parallel', '2'];
+      const env = { ...process.env, FAKE_CUDA_FAULT: 'cuMemPoolDestroy' };
+      const run = spawnSync(process.execPath, args, { encoding: 'utf8', env });
+      assert.strictEqual(run.status, 0, run.stdout + run.stderr);
+      const fault = /^\S+: (fault: signal 11 at libcuda\.so\.1\+0x[0-9a-f]+), in the last of (\d+) calls made$/m.exec(
+        run.stdout,
+      );
+      assert.ok(fault && Number(fault[2]) > 100, run.stdout);
+      assert.match(run.stdout, /: 4 calls, the last never returned in 4 of 4 more replays$/m);
+      const same = run.stdout.split('\n').filter((l) => l === `  ${fault[1]}`);
+      assert.strictEqual(same.length, 4, run.stdout); // the same fault each time
+      const cut = fs.readFileSync(`${trace}.cut`, 'utf8');
+      const calls = [...cut.matchAll(/^\d+ > (cu\w+)\((\w+), (\w+)/gm)];
+      assert.deepStrictEqual(
+        calls.map((c) => c[1]),
+        [
+          'cuMemPoolCreate',
+          'cuMemPoolExportToShareableHandle',
+          'cuMemPoolImportFromShareableHandle',
+          'cuMemPoolDestroy',
+        ],
+        cut,
+      );
+      // each call acts on what the one before made: the pool, its descriptor, the imported pool
+      const made = [...cut.matchAll(/ < cu\w+ = 0 \*a0=(\w+)$/gm)].map((m) => m[1]);
+      assert.strictEqual(calls[1][3], made[0], cut);
+      assert.strictEqual(calls[2][3], (BigInt(`0x${made[1]}`) & 0xffffffffn).toString(16), cut); // an int
+      assert.strictEqual(calls[3][2], made[2], cut);
+      // and the cut replays to the same fault
+      assert.ok(run.stdout.trimEnd().endsWith(fault[1]), run.stdout);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

@@ -20,9 +20,7 @@ const BUILT = path.join(__dirname, '..', '..', 'build', 'stand-in');
  */
 function buildStandIn(dir, flags = []) {
   const extra = (process.env.CUDADRV_STAND_IN_CFLAGS || '').split(' ').filter(Boolean);
-  const include = execFileSync(process.execPath, [path.join(__dirname, '..', '..', 'scripts', 'find-cuda.js')], {
-    encoding: 'utf8',
-  });
+  const include = cudaInclude();
   const cc = process.env.CC || 'cc';
   const names = fs.readdirSync(SOURCES).sort();
   const args = ['-O2', '-g', '-Wall', '-Wextra', '-Werror', '-shared', '-fPIC', '-fvisibility=hidden'];
@@ -44,6 +42,24 @@ function buildStandIn(dir, flags = []) {
   fs.mkdirSync(dir, { recursive: true });
   fs.copyFileSync(built, path.join(dir, 'libcuda.so.1'));
   return dir;
+}
+
+/** The CUDA toolkit's include directory (scripts/find-cuda.js), for C built against cuda.h. */
+function cudaInclude() {
+  return execFileSync(process.execPath, [path.join(__dirname, '..', '..', 'scripts', 'find-cuda.js')], {
+    encoding: 'utf8',
+  });
+}
+
+/**
+ * Builds the C program source into out, linked to the libcuda.so.1 in dir (the stand-in: run it
+ * with LD_LIBRARY_PATH=dir), or to the system's driver where dir is null.
+ */
+function buildAgainstDriver(source, out, dir) {
+  const driver = dir ? ['-L', dir, '-l:libcuda.so.1'] : ['-lcuda'];
+  const args = ['-O2', `-I${cudaInclude()}`, source, '-o', out, ...driver, '-lpthread', '-ldl'];
+  execFileSync(process.env.CC || 'cc', args);
+  return out;
 }
 
 /**
@@ -99,4 +115,4 @@ function liveCounts(file) {
   return counts;
 }
 
-module.exports = { buildStandIn, standInDriver, tracedCalls, liveCounts };
+module.exports = { buildStandIn, buildAgainstDriver, cudaInclude, standInDriver, tracedCalls, liveCounts };

@@ -16,123 +16,99 @@
  * the trace gets a socket, as the fuzzer's child imported its stdio socket. A call taking a heap
  * address that no replayed call made (a module, a graph, an array) is left out, and so are calls
  * not listed (copies, launches, modules): "skip" lines say which. A result other than the trace's
- * is printed ("differs"). A structure in the heap is not passed: its words may hold pointers of
+ * is printed ("differs"), and each call made ("made NAME, line L": the line of the trace where it
+ * starts; cut-trace.js cuts a trace down by these). A fault is named by the library and offset of
+ * the instruction ("fault: signal 11 at libcuda.so.1+0x1d29f8"), and kills the program as before.
+ * A structure in the heap is not passed: its words may hold pointers of
  * the traced process. Repeats seed 1530714724's crash in cuMemPoolDestroy on driver 580 from its
  * trace (test/reliability/fuzz/FINDINGS.md). */
+#define _GNU_SOURCE
 #include <cuda.h>
+#include <dlfcn.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <ucontext.h>
 
 typedef uint64_t word;
 typedef int (*call_fn)(word, word, word, word, word, word);
 
+/* What a call's first argument is: where it writes what it made (in a stack or in cudadrv's
+ * heap), an address it acts on (a range's interior maps too), or anything else. */
+enum first { OTHER, WRITES, ACTS_ON };
 static const struct {
   const char *name;
   int arity;
+  enum first first;
 } listed[] = {
-    {"cuInit", 1},
-    {"cuCtxCreate", 3}, /* cudadrv loads cuCtxCreate_v2: (ctx, flags, device) */
-    {"cuCtxDestroy", 1},
-    {"cuCtxPushCurrent", 1},
-    {"cuCtxPopCurrent", 1},
-    {"cuCtxSetCurrent", 1},
-    {"cuCtxSynchronize", 0},
-    {"cuCtxSetLimit", 2},
-    {"cuCtxSetCacheConfig", 1},
-    {"cuCtxSetSharedMemConfig", 1},
-    {"cuDevicePrimaryCtxRetain", 2},
-    {"cuDevicePrimaryCtxRelease", 1},
-    {"cuDeviceGetDevResource", 3},
-    {"cuDevResourceGenerateDesc", 3},
-    {"cuGreenCtxCreate", 4},
-    {"cuGreenCtxDestroy", 1},
-    {"cuCtxFromGreenCtx", 2},
-    {"cuGreenCtxStreamCreate", 4},
-    {"cuGreenCtxRecordEvent", 2},
-    {"cuGreenCtxWaitEvent", 2},
-    {"cuMemPoolCreate", 2},
-    {"cuMemPoolDestroy", 1},
-    {"cuMemPoolSetAttribute", 3},
-    {"cuMemPoolGetAttribute", 3},
-    {"cuMemPoolSetAccess", 3},
-    {"cuMemPoolGetAccess", 3},
-    {"cuMemPoolTrimTo", 2},
-    {"cuMemPoolExportToShareableHandle", 4},
-    {"cuMemPoolImportFromShareableHandle", 4},
-    {"cuMemPoolExportPointer", 2},
-    {"cuDeviceSetMemPool", 2},
-    {"cuDeviceGetMemPool", 2},
-    {"cuDeviceGetDefaultMemPool", 2},
-    {"cuMemAllocFromPoolAsync", 4},
-    {"cuMemAllocAsync", 3},
-    {"cuMemFreeAsync", 2},
-    {"cuMemAlloc", 2},
-    {"cuMemFree", 1},
-    {"cuMemAllocPitch", 5},
-    {"cuMemAllocManaged", 3},
-    {"cuMemHostAlloc", 3},
-    {"cuMemFreeHost", 1},
-    {"cuMemsetD8", 3},
-    {"cuStreamCreateWithPriority", 3},
-    {"cuStreamDestroy", 1},
-    {"cuStreamSynchronize", 1},
-    {"cuStreamQuery", 1},
-    {"cuEventCreate", 2},
-    {"cuEventDestroy", 1},
-    {"cuEventRecord", 2},
-    {"cuEventSynchronize", 1},
-    {"cuEventQuery", 1},
-    {"cuMemCreate", 4},
-    {"cuMemRelease", 1},
-    {"cuMemAddressReserve", 5},
-    {"cuMemAddressFree", 2},
-    {"cuMemMap", 5},
-    {"cuMemUnmap", 2},
-    {"cuMemSetAccess", 4},
-    {"cuMemExportToShareableHandle", 4},
-    {"cuMemImportFromShareableHandle", 3},
-    {"cuMemGetAllocationGranularity", 3},
-    {"cuIpcGetMemHandle", 2},
-    {"cuIpcGetEventHandle", 2},
+    {"cuInit", 1, OTHER},
+    {"cuCtxCreate", 3, WRITES}, /* cudadrv loads cuCtxCreate_v2: (ctx, flags, device) */
+    {"cuCtxDestroy", 1, OTHER},
+    {"cuCtxPushCurrent", 1, OTHER},
+    {"cuCtxPopCurrent", 1, WRITES},
+    {"cuCtxSetCurrent", 1, OTHER},
+    {"cuCtxSynchronize", 0, OTHER},
+    {"cuCtxSetLimit", 2, OTHER},
+    {"cuCtxSetCacheConfig", 1, OTHER},
+    {"cuCtxSetSharedMemConfig", 1, OTHER},
+    {"cuDevicePrimaryCtxRetain", 2, WRITES},
+    {"cuDevicePrimaryCtxRelease", 1, OTHER},
+    {"cuDeviceGetDevResource", 3, OTHER},
+    {"cuDevResourceGenerateDesc", 3, WRITES},
+    {"cuGreenCtxCreate", 4, WRITES},
+    {"cuGreenCtxDestroy", 1, OTHER},
+    {"cuCtxFromGreenCtx", 2, WRITES},
+    {"cuGreenCtxStreamCreate", 4, WRITES},
+    {"cuGreenCtxRecordEvent", 2, OTHER},
+    {"cuGreenCtxWaitEvent", 2, OTHER},
+    {"cuMemPoolCreate", 2, WRITES},
+    {"cuMemPoolDestroy", 1, OTHER},
+    {"cuMemPoolSetAttribute", 3, OTHER},
+    {"cuMemPoolGetAttribute", 3, OTHER},
+    {"cuMemPoolSetAccess", 3, OTHER},
+    {"cuMemPoolGetAccess", 3, WRITES},
+    {"cuMemPoolTrimTo", 2, OTHER},
+    {"cuMemPoolExportToShareableHandle", 4, WRITES},
+    {"cuMemPoolImportFromShareableHandle", 4, WRITES},
+    {"cuMemPoolExportPointer", 2, WRITES},
+    {"cuDeviceSetMemPool", 2, OTHER},
+    {"cuDeviceGetMemPool", 2, WRITES},
+    {"cuDeviceGetDefaultMemPool", 2, WRITES},
+    {"cuMemAllocFromPoolAsync", 4, WRITES},
+    {"cuMemAllocAsync", 3, WRITES},
+    {"cuMemFreeAsync", 2, ACTS_ON},
+    {"cuMemAlloc", 2, WRITES},
+    {"cuMemFree", 1, ACTS_ON},
+    {"cuMemAllocPitch", 5, WRITES},
+    {"cuMemAllocManaged", 3, WRITES},
+    {"cuMemHostAlloc", 3, WRITES},
+    {"cuMemFreeHost", 1, ACTS_ON},
+    {"cuMemsetD8", 3, ACTS_ON},
+    {"cuStreamCreateWithPriority", 3, WRITES},
+    {"cuStreamDestroy", 1, OTHER},
+    {"cuStreamSynchronize", 1, OTHER},
+    {"cuStreamQuery", 1, OTHER},
+    {"cuEventCreate", 2, WRITES},
+    {"cuEventDestroy", 1, OTHER},
+    {"cuEventRecord", 2, OTHER},
+    {"cuEventSynchronize", 1, OTHER},
+    {"cuEventQuery", 1, OTHER},
+    {"cuMemCreate", 4, WRITES},
+    {"cuMemRelease", 1, OTHER},
+    {"cuMemAddressReserve", 5, WRITES},
+    {"cuMemAddressFree", 2, ACTS_ON},
+    {"cuMemMap", 5, ACTS_ON},
+    {"cuMemUnmap", 2, ACTS_ON},
+    {"cuMemSetAccess", 4, ACTS_ON},
+    {"cuMemExportToShareableHandle", 4, WRITES},
+    {"cuMemImportFromShareableHandle", 3, WRITES},
+    {"cuMemGetAllocationGranularity", 3, WRITES},
+    {"cuIpcGetMemHandle", 2, WRITES},
+    {"cuIpcGetEventHandle", 2, WRITES},
 };
-/* calls whose first argument is an address they act on, not where they write */
-static const char *const addressed[] = {"cuMemMap",         "cuMemUnmap",     "cuMemSetAccess",
-                                        "cuMemFree",        "cuMemFreeAsync", "cuMemsetD8",
-                                        "cuMemAddressFree", "cuMemFreeHost"};
-/* calls whose first argument is where they write what they made (in a stack or in cudadrv's heap)
- */
-static const char *const writers[] = {"cuCtxCreate",
-                                      "cuCtxPopCurrent",
-                                      "cuDevicePrimaryCtxRetain",
-                                      "cuDevResourceGenerateDesc",
-                                      "cuGreenCtxCreate",
-                                      "cuCtxFromGreenCtx",
-                                      "cuGreenCtxStreamCreate",
-                                      "cuMemPoolCreate",
-                                      "cuMemPoolGetAccess",
-                                      "cuMemPoolExportToShareableHandle",
-                                      "cuMemPoolImportFromShareableHandle",
-                                      "cuMemPoolExportPointer",
-                                      "cuDeviceGetMemPool",
-                                      "cuDeviceGetDefaultMemPool",
-                                      "cuMemAllocFromPoolAsync",
-                                      "cuMemAllocAsync",
-                                      "cuMemAlloc",
-                                      "cuMemAllocPitch",
-                                      "cuMemAllocManaged",
-                                      "cuMemHostAlloc",
-                                      "cuStreamCreateWithPriority",
-                                      "cuEventCreate",
-                                      "cuMemCreate",
-                                      "cuMemAddressReserve",
-                                      "cuMemExportToShareableHandle",
-                                      "cuMemImportFromShareableHandle",
-                                      "cuMemGetAllocationGranularity",
-                                      "cuIpcGetMemHandle",
-                                      "cuIpcGetEventHandle"};
 
 /* what the trace's calls gave, and what this run's gave in their place */
 #define MOST 100000
@@ -143,18 +119,12 @@ static struct {
 static int count;
 #define DESCRIPTOR (1ull << 63) /* marks a descriptor's entry: an int, whose high half is junk */
 
-static int arity_of(const char *name) {
+/* name's entry in listed[], or -1 */
+static int listed_as(const char *name) {
   for (size_t k = 0; k < sizeof listed / sizeof *listed; k++)
-    if (!strcmp(listed[k].name, name)) return listed[k].arity;
+    if (!strcmp(listed[k].name, name)) return (int)k;
   return -1;
 }
-
-static int among(const char *name, const char *const *names, size_t n) {
-  for (size_t k = 0; k < n; k++)
-    if (!strcmp(names[k], name)) return 1;
-  return 0;
-}
-#define AMONG(name, names) among(name, names, sizeof names / sizeof *names)
 
 static int mapped(word was, word *now) {
   for (int i = count - 1; i >= 0; i--)
@@ -163,7 +133,7 @@ static int mapped(word was, word *now) {
 }
 
 /* an address within 1 GiB past the start of a range made: the same offset in this run's (only
- * for the address a call of addressed[] acts on: a handle may lie near a range too) */
+ * for the address an ACTS_ON call acts on: a handle may lie near a range too) */
 static int inside(word was, word *now) {
   int best = -1;
   for (int i = 0; i < count; i++)
@@ -182,7 +152,7 @@ static void remember(word was, word now, int range) {
 /* A call whose line came and whose result has not, on one of the trace's threads. */
 typedef struct {
   long thread; /* 0: a free slot */
-  long order;  /* when its line came */
+  long order;  /* the trace's line where it starts */
   char name[128];
   word was[6];
   word buffers[6][512]; /* the stack pointers' stand-ins, one per argument */
@@ -208,12 +178,13 @@ static int make(call *c, int result, const char *line, int socket_fd) {
   const char *name = c->name;
   const word *was = c->was;
   word(*buffers)[512] = c->buffers;
-  int arity = arity_of(name);
-  if (arity < 0) return 0;
+  int k = listed_as(name);
+  if (k < 0) return 0;
   word now[6] = {0};
-  for (int i = 0; i < arity; i++) {
+  for (int i = 0; i < listed[k].arity; i++) {
     word v = was[i];
-    int writes = i == 0 && AMONG(name, writers), in_range = i == 0 && AMONG(name, addressed);
+    int writes = i == 0 && listed[k].first == WRITES,
+        in_range = i == 0 && listed[k].first == ACTS_ON;
     if (!writes && mapped(v, &now[i])) continue;
     if (in_range && inside(v, &now[i])) continue;
     if (writes || is_stack(v)) {
@@ -235,6 +206,8 @@ static int make(call *c, int result, const char *line, int socket_fd) {
   void *fn = NULL;
   CUdriverProcAddressQueryResult found;
   if (cuGetProcAddress(name, &fn, 13000, 0, &found) != CUDA_SUCCESS || !fn) return 0;
+  printf("made %s, line %ld\n", name, c->order);
+  fflush(stdout);
   int got = ((call_fn)fn)(now[0], now[1], now[2], now[3], now[4], now[5]);
   if (got != result) printf("differs: %s trace %d now %d\n", name, result, got);
   const char *gave = strstr(line, "*a0=");
@@ -249,7 +222,31 @@ static int make(call *c, int result, const char *line, int socket_fd) {
   return 1;
 }
 
+/* Says where a fault is (printf in a handler: the program dies anyway), then, the handler reset,
+ * the instruction faults again and the program dies by the signal as it would have. */
+static void said_fault(int sig, siginfo_t *info, void *context) {
+  (void)info;
+  void *pc = NULL;
+#if defined(__x86_64__)
+  pc = (void *)((ucontext_t *)context)->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+  pc = (void *)((ucontext_t *)context)->uc_mcontext.pc;
+#endif
+  Dl_info at;
+  if (pc && dladdr(pc, &at) && at.dli_fname) {
+    const char *file = strrchr(at.dli_fname, '/');
+    printf("fault: signal %d at %s+0x%lx\n", sig, file ? file + 1 : at.dli_fname,
+           (unsigned long)((char *)pc - (char *)at.dli_fbase));
+  } else {
+    printf("fault: signal %d at %p\n", sig, pc);
+  }
+  fflush(stdout);
+}
+
 int main(int argc, char **argv) {
+  struct sigaction on_fault = {.sa_sigaction = said_fault, .sa_flags = SA_SIGINFO | SA_RESETHAND};
+  int faults[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE};
+  for (size_t i = 0; i < sizeof faults / sizeof *faults; i++) sigaction(faults[i], &on_fault, NULL);
   int sockets[2];
   FILE *trace = argc == 2 ? fopen(argv[1], "r") : NULL;
   if (!trace || socketpair(AF_UNIX, SOCK_STREAM, 0, sockets)) {
@@ -259,7 +256,7 @@ int main(int argc, char **argv) {
   cuInit(0);
   char line[4096];
   long made_calls = 0, left_out = 0, lines = 0;
-  for (;;) {
+  for (;; lines++) {
     char name[128];
     word a[6];
     long thread;
@@ -280,7 +277,7 @@ int main(int argc, char **argv) {
                &a[2], &a[3], &a[4], &a[5]) == 8 &&
         (c = call_of(thread, 1))) {
       c->thread = thread;
-      c->order = ++lines;
+      c->order = lines + 1;
       snprintf(c->name, sizeof c->name, "%s", name);
       memcpy(c->was, a, sizeof a);
       memset(c->filled, 0, sizeof c->filled);

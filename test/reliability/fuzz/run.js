@@ -13,8 +13,9 @@ const { execFileSync, spawn } = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { buildStandIn } = require('../../support/stand-in-driver');
+const { buildStandIn, cudaInclude } = require('../../support/stand-in-driver');
 const { systemDriverPath } = require('../../support/system-driver');
+const { shortest } = require('./minimize');
 
 const CHILD = path.join(__dirname, 'child.js');
 const CHUNK = Number(process.env.CUDADRV_FUZZ_CHUNK || 2500);
@@ -84,62 +85,15 @@ async function diesAgain(job, env, cwd, failure, only) {
 }
 
 // The shortest list of calls (ending at the one that was running) that still kills a child the
-// same way: the shortest of the tails of 1, 4, 16... calls, each also without the calls that threw
-// before the driver (about half of a run's), that repeats it, then ddmin over that list.
-// Candidates are tried `width` at a time (a child on a GPU takes seconds), the first in order that
-// repeats winning, so that the result does not depend on which child ended first. A candidate
-// repeats it when a second replay dies too: a death that comes only now and then (a driver reading
-// memory it never wrote dies only when the heap held the wrong bytes) would otherwise be credited
-// to whichever of a batch's lists drew it.
-// Each shorter list found is said at once, in runs (--only's form), so that a run stopped
-// meanwhile still tells it, and `--only LIST --minimize` goes on from there.
-async function shortest(job, env, cwd, failure, indices, width) {
+// same way (minimize.js), each shorter one said at once in --only's form, so that
+// `--only LIST --minimize` goes on from there.
+function shortestReplay(job, env, cwd, failure, indices, width) {
   const said = (calls) =>
     process.stderr.write(
       `fuzz ${job.mode}, seed ${job.seed}: ${calls.length} calls repeat it: --only ${asRuns(calls)}\n`,
     );
   const repeats = (only) => diesAgain(job, env, cwd, failure, only);
-  const firstRepeating = async (candidates) => {
-    for (let i = 0; i < candidates.length; i += width) {
-      const batch = candidates.slice(i, i + width);
-      const once = (await Promise.all(batch.map(repeats))).map((d, j) => d && batch[j]).filter(Boolean);
-      const twice = await Promise.all(once.map(repeats));
-      const found = twice.indexOf(true);
-      if (found >= 0) return once[found];
-    }
-    return null;
-  };
-  const tails = [];
-  for (let n = 1; tails.at(-1)?.length !== indices.length; n *= 4)
-    tails.push(indices.slice(-Math.min(n, indices.length)));
-  const last = indices.at(-1);
-  const quiet = tails.map((t) => t.filter((i) => i === last || !failure.threw.has(i)));
-  const candidates = [...tails, ...quiet.filter((q, i) => q.length < tails[i].length)];
-  let tail = await firstRepeating(candidates.sort((a, b) => a.length - b.length));
-  if (!tail) return null;
-  said(tail);
-  let granularity = 2;
-  let tries = 0;
-  while (tail.length > 1 && tries < 200) {
-    const size = Math.ceil(tail.length / granularity);
-    const complements = [];
-    for (let start = 0; start < tail.length; start += size) {
-      const complement = tail.slice(0, start).concat(tail.slice(start + size));
-      if (complement.length) complements.push(complement);
-    }
-    tries += complements.length;
-    const smaller = await firstRepeating(complements);
-    if (smaller) {
-      tail = smaller;
-      said(tail);
-      granularity = Math.max(granularity - 1, 2);
-    } else if (granularity >= tail.length) {
-      break;
-    } else {
-      granularity = Math.min(granularity * 2, tail.length);
-    }
-  }
-  return tail;
+  return shortest(indices, repeats, { width, droppable: failure.threw, said });
 }
 
 // Call indices as --only writes them: runs of consecutive ones as I-J.
@@ -168,8 +122,7 @@ function fromRuns(text) {
 // A shared library built with cc from a C file of this folder.
 function buildLibrary(out, name) {
   const source = path.join(__dirname, name);
-  const findCuda = path.join(__dirname, '..', '..', '..', 'scripts', 'find-cuda.js');
-  const include = execFileSync(process.execPath, [findCuda], { encoding: 'utf8' }); // driver-trace.c's sizes
+  const include = cudaInclude(); // driver-trace.c's sizes
   const args = ['-shared', '-fPIC', '-O1', `-I${include}`, '-o', out, source, '-ldl', '-lpthread'];
   execFileSync(process.env.CC || 'cc', args);
   return out;
@@ -261,7 +214,7 @@ async function fuzz({ mode, seed, calls, parallel = 2, print = false, backtrace 
           continue;
         }
         const upTo = Array.from({ length: result.last - chunk.from + 1 }, (_, i) => chunk.from + i);
-        const sequence = await shortest(job, env, workdir, result, upTo, parallel);
+        const sequence = await shortestReplay(job, env, workdir, result, upTo, parallel);
         const labels = sequence ? await callLabels(job, env, workdir, sequence) : [];
         failures.push({ died: result.died, chunk, last: result.last, sequence, calls: labels, tail: result.tail });
       }
@@ -353,6 +306,8 @@ sequence that repeats it, printed with a command that replays it).
                    result, the word at the first argument: the handle a call made) beside the
                    label of the fuzzer's call that made it (driver-trace.c, a libcuda.so.1 built
                    with cc and put before the driver): what a C program needs to repeat a crash
+                   (replay-trace.c makes a trace's calls again from C; cut-trace.js cuts a trace
+                   whose replay dies down to the calls the death needs)
   --help           this text
 Environment: CUDADRV_FUZZ_CHUNK (calls per child, 2500), CUDADRV_FUZZ_HANG_MS (20000),
 CUDADRV_FUZZ_SETUP_MS (a child's set-up before it counts as hung, 120000). The children inherit
@@ -405,7 +360,7 @@ async function main() {
       if (result.died && result.last !== null && args.includes('--minimize')) {
         const listed = calls.only || Array.from({ length: calls.to - calls.from }, (_, i) => calls.from + i);
         const upTo = listed.slice(0, listed.indexOf(result.last) + 1);
-        const sequence = await shortest({ mode, seed }, env, workdir, result, upTo, parallel);
+        const sequence = await shortestReplay({ mode, seed }, env, workdir, result, upTo, parallel);
         if (!sequence) console.log('no shorter list dies the same way twice');
         else {
           // how often it repeats: a list that dies 1 time in 8 needs more than one replay to tell

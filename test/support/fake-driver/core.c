@@ -19,6 +19,8 @@
  *   FAKE_CUDA_SYNC_MS=<n>    cuCtxSynchronize takes n ms, as if work were running
  *   FAKE_CUDA_DEFER=1        async copies of page-locked host memory wait until a call waits
  *                            for them (deferred.c)
+ *   FAKE_CUDA_FAULT=<symbol> every call of symbol faults (SIGSEGV), as a driver defect does: for
+ *                            the test of cut-trace.js, which cuts a crashing trace down
  *   FAKE_CUDA_STALE_ABORT=1  a stale handle received aborts the process, as it may crash the
  *                            driver ("stale <what>" on stderr first): the fuzzer sets it
  * Handles are registered: a stale one is an error (and counted), never a crash; tables that fill
@@ -281,6 +283,8 @@ CUresult device_range(CUdeviceptr ptr, size_t bytes) {
 /* ---- tracing and failure injection ---- */
 
 static int tracing = -1, injecting = -1;
+static const char *faulting;
+static int *volatile unmapped; /* NULL, which the compiler cannot see: FAKE_CUDA_FAULT writes it */
 
 /* symbol without the _v2.. suffix that cuda.h's macros add */
 static bool same_symbol(const char *symbol, const char *wanted, size_t length) {
@@ -295,9 +299,11 @@ static bool same_symbol(const char *symbol, const char *wanted, size_t length) {
 
 CUresult fake_enter(const char *symbol) {
   if (tracing < 0) {
-    tracing = getenv("FAKE_CUDA_TRACE") != NULL;
     injecting = getenv("FAKE_CUDA_FAIL") != NULL;
+    faulting = getenv("FAKE_CUDA_FAULT");
+    tracing = getenv("FAKE_CUDA_TRACE") != NULL; /* last: it says the others are read */
   }
+  if (faulting && same_symbol(symbol, faulting, strlen(faulting))) *unmapped = 0;
   if (tracing) log_line("call %s", symbol);
   static int deferring = -1;
   if (deferring < 0) deferring = getenv("FAKE_CUDA_DEFER") != NULL;
