@@ -224,6 +224,50 @@ describe("fuzzer's minimizer", function () {
     }
   });
 
+  it('replay-trace.c leaves out a call taking a handle that a call it left out made, wherever the handle lies (a descriptor among the mappings was passed on, and the stand-in faulted reading it)', function () {
+    if (process.platform !== 'linux') this.skip();
+    const { spawnSync } = require('child_process');
+    const { buildStandIn, buildAgainstDriver } = require('../support/stand-in-driver');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cudadrv-replay-'));
+    try {
+      // the descriptor's call is left out (its resources lie in the traced process's heap); the
+      // descriptor it gave lies below the stack's range, unmapped here
+      const trace = path.join(dir, 'trace');
+      fs.writeFileSync(
+        trace,
+        [
+          '7 > cuDevResourceGenerateDesc(7ffc00000400, 2000000, 1, 0, 0, 0)',
+          '7 < cuDevResourceGenerateDesc = 0 *a0=7e0000001000',
+          '7 > cuGreenCtxCreate(7ffc00000408, 7e0000001000, 0, 1, 0, 0)',
+          '7 < cuGreenCtxCreate = 0 *a0=3000000',
+          '7 > cuGreenCtxDestroy(3000000, 0, 0, 0, 0, 0)',
+          '7 < cuGreenCtxDestroy = 0',
+          '',
+        ].join('\n'),
+      );
+      const standIn = buildStandIn(path.join(dir, 'stand-in'));
+      const source = path.join(__dirname, 'fuzz', 'replay-trace.c');
+      const program = buildAgainstDriver(source, path.join(dir, 'replay-trace'), standIn);
+      const replay = spawnSync(program, [trace], {
+        encoding: 'utf8',
+        env: { ...process.env, LD_LIBRARY_PATH: standIn },
+      });
+      assert.strictEqual(replay.status, 0, `${replay.signal}\n${replay.stdout}`);
+      assert.deepStrictEqual(
+        replay.stdout.split('\n').filter((l) => l.startsWith('skip')),
+        [
+          'skip 7 < cuDevResourceGenerateDesc = 0 *a0=7e0000001000',
+          'skip 7 < cuGreenCtxCreate = 0 *a0=3000000',
+          'skip 7 < cuGreenCtxDestroy = 0',
+        ],
+        replay.stdout,
+      );
+      assert.match(replay.stdout, /^end: 0 calls made, 3 left out$/m);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("cut-trace.js cuts a trace whose replay faults in its last call down to the calls the fault needs: the stand-in faulting in cuMemPoolDestroy, the pool's making, export and import", function () {
     if (process.platform !== 'linux') this.skip();
     const { spawnSync } = require('child_process');

@@ -6,22 +6,21 @@
  *
  * Calls of the list below (their arity beside them) are made on one thread, each when its result
  * line comes (so that the handle it made is known; each thread of the trace has its call in
- * waiting); the trace's last call,
- * whose result never came (the crash), is made at the end. Arguments are mapped: a handle or
- * address that an earlier call of the trace gave through its first argument is the one this run's
- * call gave (an address inside a range or allocation, at the same offset, where a call acts on
- * the address); a pointer into a stack
- * is a zeroed buffer of this program's, or holds the structure the trace wrote after the call
- * (driver-trace.c's shown[]); a descriptor an export gave is this run's; an import that failed in
- * the trace gets a socket, as the fuzzer's child imported its stdio socket. A call taking a heap
- * address that no replayed call made (a module, a graph, an array) is left out, and so are calls
- * not listed (copies, launches, modules): "skip" lines say which. A result other than the trace's
- * is printed ("differs"), and each call made ("made NAME, line L": the line of the trace where it
- * starts; cut-trace.js cuts a trace down by these). A fault is named by the library and offset of
- * the instruction ("fault: signal 11 at libcuda.so.1+0x1d29f8"), and kills the program as before.
- * A structure in the heap is not passed: its words may hold pointers of
- * the traced process. Repeats seed 1530714724's crash in cuMemPoolDestroy on driver 580 from its
- * trace (test/reliability/fuzz/FINDINGS.md). */
+ * waiting); the trace's last call, whose result never came (the crash), is made at the end.
+ * Arguments are mapped: a handle or address that an earlier call of the trace gave through its
+ * first argument is the one this run's call gave (an address inside a range or allocation, at the
+ * same offset, where a call acts on the address); a pointer to a structure the trace wrote after
+ * the call (driver-trace.c's shown[], structures holding no pointer) is a buffer of this
+ * program's holding it, and any other pointer into a stack a zeroed buffer; a descriptor an
+ * export gave is this run's; an import that failed in the trace gets a socket, as the fuzzer's
+ * child imported its stdio socket. A call taking a heap address that no replayed call made (a
+ * module, a graph, an array), or a handle that a call left out or failing here made, is left
+ * out, and so are calls not listed (copies, launches, modules): "skip" lines say which. A result
+ * other than the trace's is printed ("differs"), and each call made ("made NAME, line L": the
+ * line of the trace where it starts; cut-trace.js cuts a trace down by these). A fault is named
+ * by the library and offset of the instruction ("fault: signal 11 at libcuda.so.1+0x1d29f8"), and
+ * kills the program as before. Repeats seed 1530714724's crash in cuMemPoolDestroy on driver 580
+ * from its trace (test/reliability/fuzz/FINDINGS.md). */
 #define _GNU_SOURCE
 #include <cuda.h>
 #include <dlfcn.h>
@@ -115,6 +114,7 @@ static const struct {
 static struct {
   word was, now;
   int range; /* an address range or allocation: addresses inside it map too */
+  int lost;  /* a handle the trace's call made and this run's did not (left out, or failed) */
 } made[MOST];
 static int count;
 #define DESCRIPTOR (1ull << 63) /* marks a descriptor's entry: an int, whose high half is junk */
@@ -126,9 +126,11 @@ static int listed_as(const char *name) {
   return -1;
 }
 
+/* 1 where this run made what the trace's `was` was (now: this run's), -1 where it did not
+ * (made[].lost), 0 where the trace did not make it either */
 static int mapped(word was, word *now) {
   for (int i = count - 1; i >= 0; i--)
-    if (made[i].was == was) return *now = made[i].now, 1;
+    if (made[i].was == was) return made[i].lost ? -1 : (*now = made[i].now, 1);
   return 0;
 }
 
@@ -146,7 +148,8 @@ static int inside(word was, word *now) {
 }
 
 static void remember(word was, word now, int range) {
-  if (count < MOST) made[count].was = was, made[count].now = now, made[count++].range = range;
+  if (count < MOST)
+    made[count].was = was, made[count].now = now, made[count].lost = 0, made[count++].range = range;
 }
 
 /* A call whose line came and whose result has not, on one of the trace's threads. */
@@ -171,6 +174,21 @@ static call *call_of(long thread, int take) {
 
 static int is_stack(word v) { return v >= 0x7f0000000000ull && v < 0x800000000000ull; }
 static int is_heap(word v) { return v >= 0x1000000 && v < 0xf0000000; } /* above: a negative int */
+/* a handle's or an address's value, not a count (a handle's word can be an int with junk above) */
+static int is_pointer(word v) { return v >= 0x1000000 && v < 0x800000000000ull; }
+
+/* After a call that remembered nothing: what the trace's call wrote through a stack pointer
+ * (line's "*a0=X", a handle, most often) is one that the calls taking it cannot have in this run.
+ * A handle that is an address among the mappings (the stand-in's green-context descriptors, in its
+ * data) is told from a pointer only so: passed on, it was an address of the traced process, which
+ * the stand-in read and faulted on where the library lay below is_stack()'s range. */
+static void remember_lost(const call *c, int result, const char *line) {
+  const char *gave = strstr(line, "*a0=");
+  word was = gave ? strtoull(gave + 4, NULL, 16) : 0, now;
+  if (result == CUDA_SUCCESS && gave && is_stack(c->was[0]) && is_pointer(was) &&
+      !mapped(was, &now) && count < MOST)
+    made[count].was = was, made[count].lost = 1, made[count++].range = 0;
+}
 
 /* Makes the call the trace's line `<tid> < name = result [*a0=X]` ended; 0 where it was left out.
  */
@@ -185,9 +203,14 @@ static int make(call *c, int result, const char *line, int socket_fd) {
     word v = was[i];
     int writes = i == 0 && listed[k].first == WRITES,
         in_range = i == 0 && listed[k].first == ACTS_ON;
-    if (!writes && mapped(v, &now[i])) continue;
+    int known = writes ? 0 : mapped(v, &now[i]);
+    if (known > 0) continue;
+    if (known < 0) {
+      printf("skip %s", line); /* a handle this run lacks */
+      return 0;
+    }
     if (in_range && inside(v, &now[i])) continue;
-    if (writes || is_stack(v)) {
+    if (writes || is_stack(v) || c->filled[i]) {
       if (!c->filled[i]) memset(buffers[i], 0, sizeof buffers[i]);
       now[i] = (word)(uintptr_t)buffers[i];
     } else if (is_heap(v)) {
@@ -199,7 +222,7 @@ static int make(call *c, int result, const char *line, int socket_fd) {
   }
   if (strstr(name, "ImportFromShareableHandle")) {
     word fd;
-    now[1] = result == CUDA_SUCCESS && mapped((was[1] & 0xffffffff) | DESCRIPTOR, &fd)
+    now[1] = result == CUDA_SUCCESS && mapped((was[1] & 0xffffffff) | DESCRIPTOR, &fd) > 0
                  ? fd
                  : (word)socket_fd;
   }
@@ -293,10 +316,12 @@ int main(int argc, char **argv) {
       }
     } else if (sscanf(line, "%ld < %127s = %d", &thread, name, &result) == 3 &&
                (c = call_of(thread, 0)) && !strcmp(name, c->name)) {
+      int before = count;
       if (make(c, result, line, sockets[0]))
         made_calls++;
       else
         left_out++;
+      if (count == before) remember_lost(c, result, line);
       c->thread = 0;
       fflush(stdout);
     }
