@@ -57,6 +57,16 @@ function standInTrace(dir) {
   return path.join(dir, name);
 }
 
+// replay-trace.c built in dir against the stand-in, run on trace with env added: spawnSync's result.
+function replayOnStandIn(dir, trace, env = {}) {
+  const { spawnSync } = require('child_process');
+  const { buildStandIn, buildAgainstDriver } = require('../support/stand-in-driver');
+  const standIn = buildStandIn(path.join(dir, 'stand-in'));
+  const source = path.join(__dirname, 'fuzz', 'replay-trace.c');
+  const program = buildAgainstDriver(source, path.join(dir, 'replay-trace'), standIn);
+  return spawnSync(program, [trace], { encoding: 'utf8', env: { ...process.env, LD_LIBRARY_PATH: standIn, ...env } });
+}
+
 describe("fuzzer's minimizer", function () {
   this.timeout(600000);
   // A stand-in run with a planted abort (CUDADRV_FUZZ_PLANT): its one failure, and the report.
@@ -189,18 +199,12 @@ describe("fuzzer's minimizer", function () {
 
   it("replay-trace.c makes the driver calls of a trace again from C: on the stand-in, every pool, context, green context and stream the trace made, with the trace's results", function () {
     if (process.platform !== 'linux') this.skip();
-    const { spawnSync } = require('child_process');
-    const { buildStandIn, buildAgainstDriver } = require('../support/stand-in-driver');
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cudadrv-replay-'));
     try {
       const tracePath = standInTrace(dir);
       const trace = fs.readFileSync(tracePath, 'utf8');
-      const standIn = buildStandIn(path.join(dir, 'stand-in'));
-      const source = path.join(__dirname, 'fuzz', 'replay-trace.c');
-      const program = buildAgainstDriver(source, path.join(dir, 'replay-trace'), standIn);
       const log = path.join(dir, 'calls.log');
-      const env = { ...process.env, LD_LIBRARY_PATH: standIn, FAKE_CUDA_LOG: log, FAKE_CUDA_TRACE: '1' };
-      const replay = spawnSync(program, [tracePath], { encoding: 'utf8', env });
+      const replay = replayOnStandIn(dir, tracePath, { FAKE_CUDA_LOG: log, FAKE_CUDA_TRACE: '1' });
       assert.strictEqual(replay.status, 0, replay.stderr);
       assert.match(replay.stdout, /^end: \d+ calls made, \d+ left out$/m);
       const calls = fs.readFileSync(log, 'utf8');
@@ -226,8 +230,6 @@ describe("fuzzer's minimizer", function () {
 
   it('replay-trace.c leaves out a call taking a handle that a call it left out made, wherever the handle lies (a descriptor among the mappings was passed on, and the stand-in faulted reading it)', function () {
     if (process.platform !== 'linux') this.skip();
-    const { spawnSync } = require('child_process');
-    const { buildStandIn, buildAgainstDriver } = require('../support/stand-in-driver');
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cudadrv-replay-'));
     try {
       // the descriptor's call is left out (its resources lie in the traced process's heap); the
@@ -245,13 +247,7 @@ describe("fuzzer's minimizer", function () {
           '',
         ].join('\n'),
       );
-      const standIn = buildStandIn(path.join(dir, 'stand-in'));
-      const source = path.join(__dirname, 'fuzz', 'replay-trace.c');
-      const program = buildAgainstDriver(source, path.join(dir, 'replay-trace'), standIn);
-      const replay = spawnSync(program, [trace], {
-        encoding: 'utf8',
-        env: { ...process.env, LD_LIBRARY_PATH: standIn },
-      });
+      const replay = replayOnStandIn(dir, trace);
       assert.strictEqual(replay.status, 0, `${replay.signal}\n${replay.stdout}`);
       assert.deepStrictEqual(
         replay.stdout.split('\n').filter((l) => l.startsWith('skip')),

@@ -9,14 +9,16 @@ const os = require('os');
 const path = require('path');
 const { buildAgainstDriver } = require('../../support/stand-in-driver');
 const { shortest } = require('./minimize');
+const { buildLibrary } = require('./run');
 
 const HELP = `node test/reliability/fuzz/cut-trace.js TRACE [options]
 
 Replays TRACE (a --trace-driver trace, one file) with replay-trace.c, built with cc against the
-driver; where the trace's last call never returns in the replay (a fault, another signal, or a
-hang: CUT_TRACE_HANG_MS, 60000), cuts the calls it made down to the fewest whose replay ends so
-twice (in up to --tries replays each time; candidates --parallel at once), writing each shorter
-trace found to the output at once. Any such ending counts: a driver that follows a pointer it never set faults at one
+driver, fault-report.c preloaded to name a faulting instruction; where the trace's last call
+never returns in the replay (a fault, another signal, or a hang: CUT_TRACE_HANG_MS, 60000),
+cuts the calls it made down to the fewest whose replay ends so twice (in up to --tries replays
+each time; candidates --parallel at once), writing each shorter trace found to the output at
+once. Any such ending counts: a driver that follows a pointer it never set faults at one
 instruction or another, aborts or spins, as the heap's bytes fall. The environment goes to the
 replays: GLIBC_TUNABLES=glibc.malloc.perturb=165:glibc.malloc.tcache_count=0 makes a driver's
 read of memory it never wrote fail far more often.
@@ -65,14 +67,16 @@ function traceOf(lines, unitOf, kept) {
 }
 
 // One replay: { ending, made, stdout }. ending says how the trace's last call ended where it never
-// returned (a fault: replay-trace.c's "fault: ..." line; another signal; a hang of more than
-// HANG_MS), else null; made is the first lines of the calls made.
+// returned (a fault: "fault: signal 11 at libcuda.so.1+0x1d29f8", the instruction as fault-report.c,
+// preloaded, names it; another signal; a hang of more than HANG_MS), else null; made is the first
+// lines of the calls made.
 const HANG_MS = Number(process.env.CUT_TRACE_HANG_MS || 60000);
 function replay(program, file, env) {
   return new Promise((resolve) => {
-    execFile(program, [file], { env, maxBuffer: 1 << 26, timeout: HANG_MS }, (error, stdout) => {
+    execFile(program, [file], { env, maxBuffer: 1 << 26, timeout: HANG_MS }, (error, stdout, stderr) => {
       const last = stdout.indexOf("the trace's last call");
-      const fault = /^fault: .*$/m.exec(stdout.slice(Math.max(last, 0)))?.[0];
+      const at = /^\*\*\* fault-report: the instruction at (.*)$/m.exec(stderr)?.[1];
+      const fault = at && error?.signal && `fault: signal ${os.constants.signals[error.signal]} at ${at}`;
       const made = [...stdout.matchAll(/^made \w+, line (\d+)$/gm)].map((m) => Number(m[1]));
       const how = error?.killed ? `hang: killed after ${HANG_MS} ms` : fault || (error?.signal ?? null);
       resolve({ ending: last >= 0 && !/^end: /m.test(stdout) ? how : null, made, stdout });
@@ -105,12 +109,10 @@ async function main() {
       path.join(workdir, 'replay-trace'),
       driver && path.resolve(driver),
     );
-    const env = driver
-      ? {
-          ...process.env,
-          LD_LIBRARY_PATH: [path.resolve(driver), process.env.LD_LIBRARY_PATH].filter(Boolean).join(':'),
-        }
-      : process.env;
+    // after what is preloaded already: a sanitizer's runtime must load first
+    const report = buildLibrary(path.join(workdir, 'fault-report.so'), 'fault-report.c');
+    const env = { ...process.env, LD_PRELOAD: [process.env.LD_PRELOAD, report].filter(Boolean).join(' ') };
+    if (driver) env.LD_LIBRARY_PATH = [path.resolve(driver), process.env.LD_LIBRARY_PATH].filter(Boolean).join(':');
     const lines = fs.readFileSync(file, 'utf8').split('\n');
     if (lines.at(-1) === '') lines.pop();
     const { unitOf, startOf } = callsOf(lines);
@@ -148,7 +150,7 @@ async function main() {
     const endings = again.map((r) => r.ending).filter(Boolean);
     console.log(
       `${out}: ${cut.length} calls, the last never returned in ${endings.length} of ${again.length} more replays` +
-        `${endings.map((e) => `\n  ${e}`).join('')}\n${again[0].stdout}`,
+        `${endings.map((e) => `\n  ${e}`).join('')}\n${again[0].stdout}${again[0].ending ?? ''}`,
     );
   } finally {
     fs.rmSync(workdir, { recursive: true, force: true });

@@ -1,11 +1,12 @@
 /* fault-report: preloaded into the fuzzer's children by `npm run fuzz -- --backtrace` (run.js
  * builds it with cc). A child killed by a fault signal prints the native stack first, so that a
  * driver-mode death names the driver call it died in (SIGSEGV in cuGraphExecDestroy, called from
- * cudadrv's handle_release), then dies of the signal as before. Node installs its own SIGSEGV and
- * SIGBUS handler at start (WebAssembly's traps, which the fuzzer never sets off) over this one,
- * which would then never run: those installs are ignored. On x86-64 the registers follow the
- * stack, with the words at each that holds a readable address: under
- * GLIBC_TUNABLES=glibc.malloc.perturb=165, a word of 0x5a bytes was read from heap memory
+ * cudadrv's handle_release), and the faulting instruction as a library and an offset
+ * ("libcuda.so.1+0x1d29f8": cut-trace.js compares replays by it), then dies of the signal as
+ * before. Node installs its own SIGSEGV and SIGBUS handler at start (WebAssembly's traps, which the
+ * fuzzer never sets off) over this one, which would then never run: those installs are ignored. On
+ * x86-64 the registers follow the stack, with the words at each that holds a readable address:
+ * under GLIBC_TUNABLES=glibc.malloc.perturb=165, a word of 0x5a bytes was read from heap memory
  * allocated and never written, one of 0xa5 bytes from memory freed (seed 1530714724's driver
  * crash read 0x5a5a5a5a5a5a5a5a: memory it never wrote, not freed memory). */
 #define _GNU_SOURCE
@@ -69,6 +70,23 @@ static void registers(const ucontext_t *context) {
 }
 #endif
 
+/* "*** fault-report: the instruction at libcuda.so.1+0x1d29f8": the library holding the program
+ * counter at the fault, and the offset in it */
+static void instruction(const ucontext_t *context) {
+  void *pc = NULL;
+#if defined(__x86_64__)
+  pc = (void *)context->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+  pc = (void *)context->uc_mcontext.pc;
+#endif
+  Dl_info at;
+  if (!pc || !dladdr(pc, &at) || !at.dli_fname) return;
+  const char *file = strrchr(at.dli_fname, '/');
+  char line[256];
+  say(line, snprintf(line, sizeof line, "*** fault-report: the instruction at %s+0x%" PRIxPTR "\n",
+                     file ? file + 1 : at.dli_fname, (uintptr_t)pc - (uintptr_t)at.dli_fbase));
+}
+
 static void on_fault(int sig, siginfo_t *info, void *context) {
   char line[256];
   int n = snprintf(line, sizeof line,
@@ -76,6 +94,7 @@ static void on_fault(int sig, siginfo_t *info, void *context) {
                    "module(+0xOFFSET): addr2line -f -e module 0xOFFSET names it):\n",
                    signal_name(sig), info->si_addr, (int)getpid());
   say(line, n);
+  instruction(context);
   void *frames[64];
   backtrace_symbols_fd(frames, backtrace(frames, 64), STDERR_FILENO);
 #if defined(__x86_64__)

@@ -17,20 +17,15 @@
  * module, a graph, an array), or a handle that a call left out or failing here made, is left
  * out, and so are calls not listed (copies, launches, modules): "skip" lines say which. A result
  * other than the trace's is printed ("differs"), and each call made ("made NAME, line L": the
- * line of the trace where it starts; cut-trace.js cuts a trace down by these). A fault is named
- * by the library and offset of the instruction ("fault: signal 11 at libcuda.so.1+0x1d29f8"), and
- * kills the program as before. Repeats seed 1530714724's crash in cuMemPoolDestroy on driver 580
- * from its trace (test/reliability/fuzz/FINDINGS.md). */
-#define _GNU_SOURCE
+ * line of the trace where it starts; cut-trace.js cuts a trace down by these, with fault-report.c
+ * preloaded to name a faulting instruction). Repeats seed 1530714724's crash in cuMemPoolDestroy on
+ * driver 580 from its trace (test/reliability/fuzz/FINDINGS.md). */
 #include <cuda.h>
-#include <dlfcn.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <ucontext.h>
 
 typedef uint64_t word;
 typedef int (*call_fn)(word, word, word, word, word, word);
@@ -147,9 +142,10 @@ static int inside(word was, word *now) {
   return 1;
 }
 
-static void remember(word was, word now, int range) {
+static void remember(word was, word now, int range, int lost) {
   if (count < MOST)
-    made[count].was = was, made[count].now = now, made[count].lost = 0, made[count++].range = range;
+    made[count].was = was, made[count].now = now, made[count].lost = lost,
+    made[count++].range = range;
 }
 
 /* A call whose line came and whose result has not, on one of the trace's threads. */
@@ -186,8 +182,8 @@ static void remember_lost(const call *c, int result, const char *line) {
   const char *gave = strstr(line, "*a0=");
   word was = gave ? strtoull(gave + 4, NULL, 16) : 0, now;
   if (result == CUDA_SUCCESS && gave && is_stack(c->was[0]) && is_pointer(was) &&
-      !mapped(was, &now) && count < MOST)
-    made[count].was = was, made[count].lost = 1, made[count++].range = 0;
+      !mapped(was, &now))
+    remember(was, 0, 0, 1);
 }
 
 /* Makes the call the trace's line `<tid> < name = result [*a0=X]` ended; 0 where it was left out.
@@ -238,38 +234,14 @@ static int make(call *c, int result, const char *line, int socket_fd) {
       now[0] == (word)(uintptr_t)buffers[0]) {
     word before = strtoull(gave + 4, NULL, 16);
     if (strstr(name, "ExportToShareableHandle"))
-      remember((before & 0xffffffff) | DESCRIPTOR, buffers[0][0] & 0xffffffff, 0);
+      remember((before & 0xffffffff) | DESCRIPTOR, buffers[0][0] & 0xffffffff, 0, 0);
     else
-      remember(before, buffers[0][0], strstr(name, "Alloc") || strstr(name, "AddressReserve"));
+      remember(before, buffers[0][0], strstr(name, "Alloc") || strstr(name, "AddressReserve"), 0);
   }
   return 1;
 }
 
-/* Says where a fault is (printf in a handler: the program dies anyway), then, the handler reset,
- * the instruction faults again and the program dies by the signal as it would have. */
-static void said_fault(int sig, siginfo_t *info, void *context) {
-  (void)info;
-  void *pc = NULL;
-#if defined(__x86_64__)
-  pc = (void *)((ucontext_t *)context)->uc_mcontext.gregs[REG_RIP];
-#elif defined(__aarch64__)
-  pc = (void *)((ucontext_t *)context)->uc_mcontext.pc;
-#endif
-  Dl_info at;
-  if (pc && dladdr(pc, &at) && at.dli_fname) {
-    const char *file = strrchr(at.dli_fname, '/');
-    printf("fault: signal %d at %s+0x%lx\n", sig, file ? file + 1 : at.dli_fname,
-           (unsigned long)((char *)pc - (char *)at.dli_fbase));
-  } else {
-    printf("fault: signal %d at %p\n", sig, pc);
-  }
-  fflush(stdout);
-}
-
 int main(int argc, char **argv) {
-  struct sigaction on_fault = {.sa_sigaction = said_fault, .sa_flags = SA_SIGINFO | SA_RESETHAND};
-  int faults[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE};
-  for (size_t i = 0; i < sizeof faults / sizeof *faults; i++) sigaction(faults[i], &on_fault, NULL);
   int sockets[2];
   FILE *trace = argc == 2 ? fopen(argv[1], "r") : NULL;
   if (!trace || socketpair(AF_UNIX, SOCK_STREAM, 0, sockets)) {

@@ -385,4 +385,4 @@ async function main() {
 
 if (require.main === module) main();
 
-module.exports = { fuzz, report, fromRuns };
+module.exports = { fuzz, report, fromRuns, buildLibrary };
