@@ -18,7 +18,8 @@ driver, fault-report.c preloaded to name a faulting instruction; where the trace
 never returns in the replay (a fault, another signal, or a hang: CUT_TRACE_HANG_MS, 60000),
 cuts the calls it made down to the fewest whose replay ends so twice (in up to --tries replays
 each time; candidates --parallel at once), writing each shorter trace found to the output at
-once. Any such ending counts: a driver that follows a pointer it never set faults at one
+once. A call cut that made something stays as a line "<thread> - name(first argument) *a0=X":
+the replay leaves out the calls taking X (or an address in X's allocation). Any such ending counts: a driver that follows a pointer it never set faults at one
 instruction or another, aborts or spins, as the heap's bytes fall. The environment goes to the
 replays: GLIBC_TUNABLES=glibc.malloc.perturb=165:glibc.malloc.tcache_count=0 makes a driver's
 read of memory it never wrote fail far more often.
@@ -31,37 +32,46 @@ read of memory it never wrote fail far more often.
 
 // The trace's lines grouped by call: a call's line ("<thread> > name(...)"), the structures
 // dumped after it and its result line, on its thread. unitOf[i] is line i's call, -1 for the
-// fuzzer's labels ("#N: ..."); startOf maps a call's first line (1-based, as replay-trace.c says
-// it) to the call.
+// fuzzer's labels ("#N: ") and a cut's left-out lines; startOf maps a call's first line (1-based,
+// as replay-trace.c says it) to the call; leftOut[i], on a call's result line where the call made
+// something ("*a0=X"), is the line that stands for the call where a cut leaves it out.
 function callsOf(lines) {
   const unitOf = new Int32Array(lines.length).fill(-1);
   const startOf = new Map();
+  const leftOut = [];
   const open = new Map();
   lines.forEach((line, i) => {
-    const [, thread, what] = /^(\d+) (>|<| {2}\*a\d)/.exec(line) || [];
+    const [, thread, what, name, first] = /^(\d+) (>|<| {2}\*a\d)(?: (cu\w+)\((\w+))?/.exec(line) || [];
     if (!thread) return;
     if (what === '>') {
-      open.set(thread, startOf.size);
+      open.set(thread, { unit: startOf.size, name, first });
       startOf.set(i + 1, startOf.size);
     }
-    if (open.has(thread)) unitOf[i] = open.get(thread);
-    if (what === '<') open.delete(thread);
+    const call = open.get(thread);
+    if (!call) return;
+    unitOf[i] = call.unit;
+    if (what !== '<') return;
+    const made = / = 0 \*a0=(\w+)$/.exec(line)?.[1];
+    if (made) leftOut[i] = `${thread} - ${call.name}(${call.first}) *a0=${made}`;
+    open.delete(thread);
   });
-  return { unitOf, startOf };
+  return { unitOf, startOf, leftOut };
 }
 
-// The trace of the calls kept, with each fuzzer label whose calls include one kept.
-function traceOf(lines, unitOf, kept) {
+// The trace of the calls kept, with each fuzzer label whose calls include one kept, and the
+// left-out line of each call not kept that made something (replay-trace.c then leaves out the
+// calls taking what it made, as it does where the call itself fails; the input's own stay).
+function traceOf(lines, { unitOf, leftOut }, kept) {
   const keep = new Set(kept);
   const out = [];
   let label = null;
   lines.forEach((line, i) => {
-    if (unitOf[i] < 0) label = line.startsWith('#') ? line : label;
-    else if (keep.has(unitOf[i])) {
+    if (unitOf[i] >= 0 && keep.has(unitOf[i])) {
       if (label) out.push(label);
       label = null;
       out.push(line);
-    }
+    } else if (leftOut[i] || /^\d+ - cu\w+\(/.test(line)) out.push(leftOut[i] || line);
+    else if (unitOf[i] < 0 && line.startsWith('#')) label = line;
   });
   return `${out.join('\n')}\n`;
 }
@@ -115,7 +125,7 @@ async function main() {
     if (driver) env.LD_LIBRARY_PATH = [path.resolve(driver), process.env.LD_LIBRARY_PATH].filter(Boolean).join(':');
     const lines = fs.readFileSync(file, 'utf8').split('\n');
     if (lines.at(-1) === '') lines.pop();
-    const { unitOf, startOf } = callsOf(lines);
+    const calls = callsOf(lines);
     let whole = null;
     for (let i = 0; i < tries && !whole?.ending; i++) whole = await replay(program, file, env);
     if (!whole.ending) {
@@ -127,17 +137,17 @@ async function main() {
     let candidates = 0;
     const repeats = async (kept) => {
       const candidate = path.join(workdir, `candidate-${candidates++}`);
-      fs.writeFileSync(candidate, traceOf(lines, unitOf, kept));
+      fs.writeFileSync(candidate, traceOf(lines, calls, kept));
       let ending = null;
       for (let i = 0; i < tries && !ending; i++) ({ ending } = await replay(program, candidate, env));
       fs.rmSync(candidate);
       return ending !== null;
     };
     const said = (kept) => {
-      fs.writeFileSync(out, traceOf(lines, unitOf, kept));
+      fs.writeFileSync(out, traceOf(lines, calls, kept));
       console.log(`${kept.length} calls end so: ${out}`);
     };
-    const made = whole.made.map((line) => startOf.get(line));
+    const made = whole.made.map((line) => calls.startOf.get(line));
     // no bound on the candidates: each shorter trace is written as found, and a run stopped keeps it
     const cut = await shortest(made, repeats, { width: parallel, said, most: Infinity });
     if (!cut) {

@@ -18,8 +18,10 @@
  * out, and so are calls not listed (copies, launches, modules): "skip" lines say which. A result
  * other than the trace's is printed ("differs"), and each call made ("made NAME, line L": the
  * line of the trace where it starts; cut-trace.js cuts a trace down by these, with fault-report.c
- * preloaded to name a faulting instruction). Repeats seed 1530714724's crash in cuMemPoolDestroy on
- * driver 580 from its trace (test/reliability/fuzz/FINDINGS.md). */
+ * preloaded to name a faulting instruction). A cut trace keeps, of each call it left out that made
+ * something, a line `<thread> - name(first argument) *a0=X`: what X names is lost here, as where
+ * a call is left out in the replay, whatever address X is. Repeats seed 1530714724's crash in
+ * cuMemPoolDestroy on driver 580 from its trace (test/reliability/fuzz/FINDINGS.md). */
 #include <cuda.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -130,16 +132,22 @@ static int mapped(word was, word *now) {
 }
 
 /* an address within 1 GiB past the start of a range made: the same offset in this run's (only
- * for the address an ACTS_ON call acts on: a handle may lie near a range too) */
+ * for the address an ACTS_ON call acts on: a handle may lie near a range too); as mapped() */
 static int inside(word was, word *now) {
   int best = -1;
   for (int i = 0; i < count; i++)
     if (made[i].range && made[i].was <= was && was - made[i].was < (1ull << 30) &&
-        (best < 0 || made[i].was > made[best].was))
+        (best < 0 || made[i].was >= made[best].was)) /* the latest of equal starts */
       best = i;
   if (best < 0) return 0;
+  if (made[best].lost) return -1;
   *now = made[best].now + (was - made[best].was);
   return 1;
+}
+
+/* what a call of this name makes through its first argument is a range: addresses inside map */
+static int makes_range(const char *name) {
+  return strstr(name, "Alloc") || strstr(name, "AddressReserve");
 }
 
 static void remember(word was, word now, int range, int lost) {
@@ -173,17 +181,17 @@ static int is_heap(word v) { return v >= 0x1000000 && v < 0xf0000000; } /* above
 /* a handle's or an address's value, not a count (a handle's word can be an int with junk above) */
 static int is_pointer(word v) { return v >= 0x1000000 && v < 0x800000000000ull; }
 
-/* After a call that remembered nothing: what the trace's call wrote through a stack pointer
- * (line's "*a0=X", a handle, most often) is one that the calls taking it cannot have in this run.
- * A handle that is an address among the mappings (the stand-in's green-context descriptors, in its
- * data) is told from a pointer only so: passed on, it was an address of the traced process, which
- * the stand-in read and faulted on where the library lay below is_stack()'s range. */
-static void remember_lost(const call *c, int result, const char *line) {
+/* After a call that remembered nothing (left out, failing here, or a cut's left-out line):
+ * what the trace's call wrote through a stack pointer (line's "*a0=X", a handle, most often) is
+ * one that the calls taking it cannot have in this run. A handle that is an address among the
+ * mappings (the stand-in's green-context descriptors, in its data) is told from a pointer only so:
+ * passed on, it was an address of the traced process, which the stand-in read and faulted on where
+ * the library lay below is_stack()'s range. */
+static void remember_lost(const char *name, word first, const char *line) {
   const char *gave = strstr(line, "*a0=");
   word was = gave ? strtoull(gave + 4, NULL, 16) : 0, now;
-  if (result == CUDA_SUCCESS && gave && is_stack(c->was[0]) && is_pointer(was) &&
-      !mapped(was, &now))
-    remember(was, 0, 0, 1);
+  if (gave && is_stack(first) && is_pointer(was) && !mapped(was, &now))
+    remember(was, 0, makes_range(name), 1);
 }
 
 /* Makes the call the trace's line `<tid> < name = result [*a0=X]` ended; 0 where it was left out.
@@ -199,13 +207,14 @@ static int make(call *c, int result, const char *line, int socket_fd) {
     word v = was[i];
     int writes = i == 0 && listed[k].first == WRITES,
         in_range = i == 0 && listed[k].first == ACTS_ON;
-    int known = writes ? 0 : mapped(v, &now[i]);
+    /* a structure dumped is passed from a buffer: its address may be a lost handle's, reused */
+    int known = writes || c->filled[i] ? 0 : mapped(v, &now[i]);
+    if (!known && in_range) known = inside(v, &now[i]);
     if (known > 0) continue;
     if (known < 0) {
-      printf("skip %s", line); /* a handle this run lacks */
+      printf("skip %s", line); /* a handle, or an address in a range, this run lacks */
       return 0;
     }
-    if (in_range && inside(v, &now[i])) continue;
     if (writes || is_stack(v) || c->filled[i]) {
       if (!c->filled[i]) memset(buffers[i], 0, sizeof buffers[i]);
       now[i] = (word)(uintptr_t)buffers[i];
@@ -236,7 +245,7 @@ static int make(call *c, int result, const char *line, int socket_fd) {
     if (strstr(name, "ExportToShareableHandle"))
       remember((before & 0xffffffff) | DESCRIPTOR, buffers[0][0] & 0xffffffff, 0, 0);
     else
-      remember(before, buffers[0][0], strstr(name, "Alloc") || strstr(name, "AddressReserve"), 0);
+      remember(before, buffers[0][0], makes_range(name), 0);
   }
   return 1;
 }
@@ -293,9 +302,11 @@ int main(int argc, char **argv) {
         made_calls++;
       else
         left_out++;
-      if (count == before) remember_lost(c, result, line);
+      if (count == before && result == CUDA_SUCCESS) remember_lost(c->name, c->was[0], line);
       c->thread = 0;
       fflush(stdout);
+    } else if (sscanf(line, "%ld - %127[^(](%lx)", &thread, name, &a[0]) == 3) {
+      remember_lost(name, a[0], line); /* a call that a cut left out */
     }
   }
   printf("end: %ld calls made, %ld left out\n", made_calls, left_out);
