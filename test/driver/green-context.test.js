@@ -201,11 +201,11 @@ describe('green contexts through a stand-in driver (no GPU needed)', function ()
     );
   });
 
-  it('the stand-in counts the primary context retains of two threads at once (green contexts hold one; the reaper destroys them while the main thread makes more), and keeps the virtual memory mappings of both', function () {
+  it("the stand-in counts the primary context retains of two threads at once (green contexts hold one; the reaper destroys them while the main thread makes more), keeps the virtual memory mappings of both, and the advice on each one's managed memory (not a freed allocation's at its address)", function () {
     const source = path.join(__dirname, '..', 'support', 'fixtures', 'stand-in-threads.c');
     const program = buildAgainstDriver(source, path.join(dir(), 'threads'), standIn.dir);
     const ran = spawnSync(program, { encoding: 'utf8', env: { ...process.env, LD_LIBRARY_PATH: standIn.dir } });
-    // a lost count: "active 1"; a lost mapping: "cuMemUnmap: 1"
+    // a lost count: "active 1"; a lost mapping: "cuMemUnmap: 1"; advice lost or stale: "preferred location: 999"
     assert.strictEqual(ran.stdout + ran.stderr, 'active 0\n');
   });
 });

@@ -220,14 +220,16 @@ EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice dev) {
 EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active) {
   ENTER();
   if (!fake_is_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+  HOLD(&primary_lock);
   *flags = primary[dev].flags;
-  *active = __atomic_load_n(&primary_count[dev], __ATOMIC_ACQUIRE) > 0;
+  *active = primary_count[dev] > 0;
   return CUDA_SUCCESS;
 }
 EXPORT CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags) {
   ENTER();
   if (!fake_is_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
   if (flags & ~0x1fu) return CUDA_ERROR_INVALID_VALUE;
+  HOLD(&primary_lock);
   primary[dev].flags = flags;
   return CUDA_SUCCESS;
 }
@@ -235,6 +237,7 @@ EXPORT CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags) {
 EXPORT CUresult cuDevicePrimaryCtxReset(CUdevice dev) {
   ENTER();
   if (!fake_is_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+  HOLD(&primary_lock);
   fake_pools_context_gone(&primary[dev], NULL);
   obj_drop_context(&primary[dev]);
   primary[dev].flags = 0;

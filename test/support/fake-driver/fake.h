@@ -6,6 +6,7 @@
 #define CUDA_ENABLE_DEPRECATED
 #include <cuda.h>
 #include <cudaProfiler.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -115,6 +116,15 @@ void fake_defer_run(uint64_t mark);
 bool fake_defer_holds(const char *symbol);
 /* Queues a stream callback behind the queued copies; false where none is queued (call it now). */
 bool fake_defer_callback(CUstream stream, CUstreamCallback callback, void *data);
+
+/* HOLD(&lock): lock is held from here to the end of the enclosing block, returns included. */
+static inline void fake_unlock(pthread_mutex_t **held) { pthread_mutex_unlock(*held); }
+#define HOLD(lock)                                                                                 \
+  pthread_mutex_t *held_ __attribute__((cleanup(fake_unlock))) = (lock);                           \
+  pthread_mutex_lock(held_)
+
+/* A new managed allocation at ptr (managed.c forgets the advice of one freed there). */
+void fake_managed_made(CUdeviceptr ptr);
 
 /* The current context of the calling thread, or NULL. */
 CUcontext current_context(void);

@@ -17,6 +17,8 @@ typedef struct {
 } placement;
 
 static placement table[MOST];
+/* taken by every call here to its return: workers prefetch and advise at once */
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The placement of the managed allocation holding [ptr, ptr + bytes), made on first use; NULL
  * where the range is not managed memory. */
@@ -30,6 +32,13 @@ static placement *placement_of(CUdeviceptr ptr, size_t bytes) {
   }
   if (vacant) *vacant = (placement){o.key, 0, -2, -2, 0};
   return vacant;
+}
+
+/* A new managed allocation at ptr has no advice, whatever one freed there had. */
+void fake_managed_made(CUdeviceptr ptr) {
+  HOLD(&table_lock);
+  for (int i = 0; i < MOST; i++)
+    if (table[i].key == (uintptr_t)ptr) table[i].key = 0;
 }
 
 /* A location as the range attributes give it (a device, -1 the host), or -3 for a bad one. */
@@ -57,6 +66,7 @@ static CUresult prefetch(CUdeviceptr ptr, size_t bytes, CUmemLocation location, 
 EXPORT CUresult cuMemPrefetchAsync(CUdeviceptr ptr, size_t bytes, CUmemLocation location,
                                    unsigned int flags, CUstream stream) {
   ENTER();
+  HOLD(&table_lock);
   if (in_context() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_CONTEXT;
   if (!stream_ok(stream)) return CUDA_ERROR_INVALID_HANDLE;
   if (flags) return CUDA_ERROR_INVALID_VALUE;
@@ -66,6 +76,7 @@ EXPORT CUresult cuMemPrefetchAsync(CUdeviceptr ptr, size_t bytes, CUmemLocation 
 EXPORT CUresult cuMemAdvise(CUdeviceptr ptr, size_t bytes, CUmem_advise advice,
                             CUmemLocation location) {
   ENTER();
+  HOLD(&table_lock);
   placement *p = placement_of(ptr, bytes);
   if (!p) return CUDA_ERROR_INVALID_VALUE;
   int code = location_code(location);
@@ -96,6 +107,7 @@ EXPORT CUresult cuMemAdvise(CUdeviceptr ptr, size_t bytes, CUmem_advise advice,
 EXPORT CUresult cuMemRangeGetAttribute(void *data, size_t size, CUmem_range_attribute attribute,
                                        CUdeviceptr ptr, size_t bytes) {
   ENTER();
+  HOLD(&table_lock);
   placement *p = placement_of(ptr, bytes);
   if (!p || !data || size % 4 || !size) return CUDA_ERROR_INVALID_VALUE;
   int *out = data;
@@ -163,12 +175,14 @@ EXPORT CUresult cuMemPrefetchBatchAsync(CUdeviceptr *ptrs, size_t *sizes, size_t
                                         CUmemLocation *locations, size_t *idxs, size_t n,
                                         unsigned long long flags, CUstream stream) {
   ENTER();
+  HOLD(&table_lock);
   return prefetch_batch(ptrs, sizes, count, locations, idxs, n, flags, stream, false);
 }
 
 EXPORT CUresult cuMemDiscardBatchAsync(CUdeviceptr *ptrs, size_t *sizes, size_t count,
                                        unsigned long long flags, CUstream stream) {
   ENTER();
+  HOLD(&table_lock);
   CUresult result = batch_ok(ptrs, sizes, count, NULL, 0, flags, stream, false);
   for (size_t i = 0; result == CUDA_SUCCESS && i < count; i++) discard(ptrs[i], sizes[i]);
   return result;
@@ -178,5 +192,6 @@ EXPORT CUresult cuMemDiscardAndPrefetchBatchAsync(CUdeviceptr *ptrs, size_t *siz
                                                   CUmemLocation *locations, size_t *idxs, size_t n,
                                                   unsigned long long flags, CUstream stream) {
   ENTER();
+  HOLD(&table_lock);
   return prefetch_batch(ptrs, sizes, count, locations, idxs, n, flags, stream, true);
 }

@@ -66,7 +66,9 @@ EXPORT CUresult cuMemGetInfo(size_t *free_bytes, size_t *total) {
 EXPORT CUresult cuMemAllocManaged(CUdeviceptr *ptr, size_t bytes, unsigned int flags) {
   ENTER();
   if (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST) return CUDA_ERROR_INVALID_VALUE;
-  return fake_allocate(ptr, bytes, OBJ_MANAGED);
+  CUresult result = fake_allocate(ptr, bytes, OBJ_MANAGED);
+  if (result == CUDA_SUCCESS) fake_managed_made(*ptr);
+  return result;
 }
 
 /* ---- host memory ---- */

@@ -35,10 +35,7 @@ struct CUmemPoolHandle_st {
  * destroys pools: every function here holds this lock (HOLD_POOLS) to its return. The object
  * table's lock (core.c) is only ever taken inside it. */
 static pthread_mutex_t pools_lock = PTHREAD_MUTEX_INITIALIZER;
-static void pools_unlock(pthread_mutex_t **held) { pthread_mutex_unlock(*held); }
-#define HOLD_POOLS()                                                                               \
-  pthread_mutex_t *held_ __attribute__((cleanup(pools_unlock))) = &pools_lock;                     \
-  pthread_mutex_lock(held_)
+#define HOLD_POOLS() HOLD(&pools_lock)
 
 static struct CUmemPoolHandle_st device_pools[2];
 static CUmemoryPool current[2] = {&device_pools[0], &device_pools[1]};
