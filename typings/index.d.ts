@@ -191,13 +191,16 @@ export declare class Device {
   getAttribute(attribute: number): number;
   /** Every attribute the driver reports, keyed by DeviceAttribute name. */
   getAttributes(): Record<string, number>;
-  /** A new context on this device, made current. */
+  /** A new context on this device, made current; out of memory, tried once more after a collection. */
   makeContext(flags?: number): Context;
-  /** The device's primary context, retained (not made current). */
+  /** The device's primary context, retained (not made current); out of memory, as makeContext(). */
   retainPrimaryContext(): Context;
   /** The device's streaming multiprocessors as a resource to split for green contexts (CUDA 12.4+). */
   smResource(): SmResource;
-  /** A green context on the given SM resources: not made current (call push() or setCurrent()). */
+  /**
+   * A green context on the given SM resources: not made current (call push() or setCurrent());
+   * out of memory, as makeContext().
+   */
   makeGreenContext(resources: SmResource | readonly SmResource[]): GreenContext;
   /** The primary context's flags, and whether it is active. */
   primaryContextState(): {
@@ -387,7 +390,8 @@ export interface WaitOptions {
 export declare class Stream {
   /**
    * A stream in the current context; flags: StreamFlags; priority: within
-   * Context.getStreamPriorityRange(), lower is more urgent.
+   * Context.getStreamPriorityRange(), lower is more urgent. Out of memory, it collects garbage
+   * once (what dropped objects held is released) and tries again, then throws MemoryError.
    */
   constructor(flags?: number, priority?: number);
   /** The context the stream was made in. */
@@ -452,7 +456,7 @@ export declare class Stream {
  * ```
  */
 export declare class Event {
-  /** An event in the current context; flags: EventFlags. */
+  /** An event in the current context; flags: EventFlags. Out of memory, as new Stream(). */
   constructor(flags?: number);
   /**
    * The event another process shared with ipcHandle() (made with EventFlags.INTERPROCESS and

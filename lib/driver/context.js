@@ -6,6 +6,7 @@ const { Limit, FuncCache, SharedConfig } = require('./constants');
 const { LogicError } = require('./errors');
 const { Device, contextMakers } = require('./device');
 const check = require('../internal/checks');
+const { retryOutOfMemory } = require('../internal/reclaim');
 const { signalOf, abortable } = require('../internal/abort');
 
 const registry = new Map(); // CUcontext address (bigint) → Context
@@ -198,10 +199,13 @@ class Context {
 }
 
 // A new Context (of Class: Context or a subclass) around the CUcontext that make(ctx) wraps it
-// around and returns the address of.
+// around and returns the address of; out of memory, tried once more after a collection.
 function register(make, device, Class = Context) {
-  const ctx = new Class(token, 0n, device);
-  ctx.address = make(ctx);
+  const ctx = retryOutOfMemory(() => {
+    const made = new Class(token, 0n, device);
+    made.address = make(made);
+    return made;
+  });
   if (!registry.has(ctx.address)) registry.set(ctx.address, ctx);
   return ctx;
 }

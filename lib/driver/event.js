@@ -4,6 +4,7 @@ const binding = require('../internal/binding');
 const { Context } = require('./context');
 const { LogicError } = require('./errors');
 const check = require('../internal/checks');
+const { retryOutOfMemory } = require('../internal/reclaim');
 const { signalOf, abortable, waitResult } = require('../internal/abort');
 const { EventFlags } = require('./constants');
 
@@ -14,7 +15,7 @@ const EVENT_IPC_FLAGS = EventFlags.INTERPROCESS | EventFlags.DISABLE_TIMING;
 class Event {
   constructor(flags = 0) {
     check.integer('flags', flags, 0, 4294967295);
-    binding.eventCreate(this, flags);
+    retryOutOfMemory(() => binding.eventCreate(this, flags));
     /** The EventFlags it was made with. */
     this.flags = flags;
     this.context = Context.getCurrent();

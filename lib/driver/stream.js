@@ -3,6 +3,7 @@
 const binding = require('../internal/binding');
 const { Context } = require('./context');
 const check = require('../internal/checks');
+const { retryOutOfMemory } = require('../internal/reclaim');
 const { signalOf, abortable, waitResult } = require('../internal/abort');
 const { StreamCaptureMode } = require('./constants');
 const { beginCapture, graphFromCapture, captureInfo, endWithStream } = require('./graph-capture');
@@ -12,7 +13,7 @@ class Stream {
   constructor(flags = 0, priority = 0) {
     check.integer('flags', flags, 0, 4294967295);
     check.integer('priority', priority, -2147483648, 2147483647);
-    binding.streamCreate(this, flags, priority);
+    retryOutOfMemory(() => binding.streamCreate(this, flags, priority));
     /** The Context the stream belongs to (kept alive by the stream). */
     this.context = Context.getCurrent();
   }

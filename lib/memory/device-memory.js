@@ -14,6 +14,7 @@ const { LogicError, RuntimeError } = require('../driver/errors');
 const { devicePointer, deviceExtent, fits } = require('../internal/pointer');
 const { dtypeOf, dtypeOfArray, shapeLength } = require('../internal/dtype');
 const host = require('./host-memory');
+const { retryOutOfMemory } = require('../internal/reclaim');
 
 const token = Symbol('DeviceAllocation');
 
@@ -187,7 +188,7 @@ class DeviceAllocation extends PointerHolderBase {
 
 // A new DeviceAllocation of size bytes whose address allocate(obj) returns (its id in `made`).
 function allocation(size, allocate, stream = null) {
-  return host.retryOutOfMemory(() => {
+  return retryOutOfMemory(() => {
     const memory = new DeviceAllocation(token);
     adopt(memory, allocate(memory), stream);
     memory.size = size;

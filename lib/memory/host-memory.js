@@ -6,8 +6,9 @@ const binding = require('../internal/binding');
 const { Context } = require('../driver/context');
 const { Stream } = require('../driver/stream');
 const { HostAllocFlags, MemAttachFlags, MemHostRegisterFlags } = require('../driver/constants');
-const { MemoryError, LogicError, RuntimeError } = require('../driver/errors');
+const { LogicError, RuntimeError } = require('../driver/errors');
 const check = require('../internal/checks');
+const { retryOutOfMemory } = require('../internal/reclaim');
 const { dtypeOf, dtypeOfArray, shapeLength, typedArrayFor } = require('../internal/dtype');
 
 const ownerOfBuffer = new WeakMap(); // ArrayBuffer → the allocation owning its memory
@@ -18,31 +19,6 @@ const token = Symbol('host memory');
 // (Electron's memory cage): V8-owned memory, registered with the driver where it must be pinned.
 function externalBuffers() {
   return process.env.CUDADRV_NO_EXTERNAL_BUFFERS !== '1';
-}
-
-/**
- * A full garbage collection, then the release of device and host memory whose JS owners it found
- * dead. Node runs finalizers later (from a setImmediate), so this does not wait for them: every
- * allocation holds a weak reference to its owner, and those the collection cleared are released
- * here. The collection is global.gc() where --expose-gc gave it; otherwise V8 is told of a vast
- * amount of external memory (taken back at once), on which it collects fully. Returns the bytes
- * released.
- */
-function collectGarbage() {
-  const gc = typeof globalThis.gc === 'function' ? globalThis.gc : null;
-  if (gc) gc();
-  return binding.memReclaim(!gc);
-}
-
-/** Runs allocate(); on MemoryError, collects garbage once and runs it again (as PyCUDA does). */
-function retryOutOfMemory(allocate) {
-  try {
-    return allocate();
-  } catch (error) {
-    if (!(error instanceof MemoryError)) throw error;
-    collectGarbage();
-    return allocate();
-  }
 }
 
 /**
@@ -397,8 +373,6 @@ module.exports = {
   hostAllocationOf,
   // for the other memory modules and the pools
   hostView,
-  retryOutOfMemory,
-  collectGarbage,
   externalBuffers,
   setAllocationOf,
   markUntransferable,

@@ -22,13 +22,15 @@ bool handle_wrap(napi_env env, napi_value obj, handle_base *base, const handle_k
   napi_valuetype type;
   napi_status status = napi_typeof(env, obj, &type);
   if (status == napi_ok && type != napi_object) status = napi_object_expected;
-  if (status == napi_ok) status = napi_type_tag_object(env, obj, &kind->tag);
+  /* into the live set before the tag, which stays: the object of a failed call is tried again
+   * (an out-of-memory error, after a collection) */
   if (status == napi_ok && !live_handle_add(base)) {
     throw_oom(env);
     return false;
   }
   if (status == napi_ok) {
-    status = napi_wrap(env, obj, base, live_finalize, NULL, NULL);
+    status = napi_type_tag_object(env, obj, &kind->tag);
+    if (status == napi_ok) status = napi_wrap(env, obj, base, live_finalize, NULL, NULL);
     if (status != napi_ok) live_handle_remove(base);
   }
   if (status == napi_invalid_arg) { /* tagged or wrapped already, by cudadrv or another addon */

@@ -193,7 +193,7 @@ describe('green contexts through a stand-in driver (no GPU needed)', function ()
       for (let i = 0; i < 4; i++) { global.gc(); await new Promise(setImmediate); }
       // the reaper frees the memory, and a context detached meanwhile goes with its last release:
       // wait for it (it lags on a busy machine)
-      require(${JSON.stringify(require.resolve('../../lib/memory/host-memory'))}).collectGarbage();
+      require(${JSON.stringify(require.resolve('../../lib/internal/reclaim'))}).collectGarbage();
       assert.deepStrictEqual(['contexts', 'primary', 'streams', 'device_memory'].map(live), before);
       assert.strictEqual(log().filter((l) => l.startsWith('green destroy')).length, 200);
     `,

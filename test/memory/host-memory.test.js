@@ -3,7 +3,7 @@ const assert = require('assert');
 const crypto = require('crypto');
 const cuda = require('../..');
 const binding = require('../../lib/internal/binding');
-const internal = require('../../lib/memory/host-memory');
+const reclaim = require('../../lib/internal/reclaim');
 const path = require('path');
 const { describeGpu } = require('../support/gpu');
 const { childRunner, ROOT } = require('../support/graph-child');
@@ -145,7 +145,7 @@ describe('aligned host memory (no GPU needed)', function () {
     (() => {
       for (let i = 0; i < 8; i++) cuda.alignedEmpty(1 << 20, 'uint8');
     })();
-    assert.ok(internal.collectGarbage() >= 8 << 20, 'with global.gc');
+    assert.ok(reclaim.collectGarbage() >= 8 << 20, 'with global.gc');
     (() => {
       for (let i = 0; i < 8; i++) cuda.alignedEmpty(1 << 20, 'uint8');
     })();
@@ -158,7 +158,7 @@ describe('aligned host memory (no GPU needed)', function () {
 
   it('an out-of-memory error is retried once after collecting garbage; other errors are not', function () {
     let calls = 0;
-    const value = internal.retryOutOfMemory(() => {
+    const value = reclaim.retryOutOfMemory(() => {
       calls++;
       if (calls === 1) throw new cuda.MemoryError('out of memory', { code: 2 });
       return 'second time';
@@ -168,7 +168,7 @@ describe('aligned host memory (no GPU needed)', function () {
     calls = 0;
     assert.throws(
       () =>
-        internal.retryOutOfMemory(() => {
+        reclaim.retryOutOfMemory(() => {
           calls++;
           throw new cuda.MemoryError('still out of memory');
         }),
@@ -178,7 +178,7 @@ describe('aligned host memory (no GPU needed)', function () {
     calls = 0;
     assert.throws(
       () =>
-        internal.retryOutOfMemory(() => {
+        reclaim.retryOutOfMemory(() => {
           calls++;
           throw new cuda.LogicError('no');
         }),
@@ -382,7 +382,7 @@ describeGpu('page-locked host memory', function () {
       released = watched.deref() === undefined;
     }
     assert.ok(released, 'and lets it go once the stream has passed the copy');
-    internal.collectGarbage();
+    reclaim.collectGarbage();
     assert.strictEqual(cuda.stats().cleanupsFailed, failed);
   });
 });

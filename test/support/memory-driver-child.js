@@ -8,7 +8,7 @@ const crypto = require('crypto');
 const fs = require('fs');
 const cuda = require('../..');
 const binding = require('../../lib/internal/binding');
-const { collectGarbage } = require('../../lib/memory/host-memory');
+const { collectGarbage } = require('../../lib/internal/reclaim');
 
 const LOG = process.env.FAKE_CUDA_LOG;
 const MIB = 1 << 20;

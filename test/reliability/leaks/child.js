@@ -7,7 +7,7 @@ const fs = require('fs');
 const cuda = require('../../..');
 const tools = require('../../../lib/tools');
 const compiler = require('../../../lib/compiler');
-const { collectGarbage } = require('../../../lib/memory/host-memory');
+const { collectGarbage } = require('../../../lib/internal/reclaim');
 const { liveCounts } = require('../../support/stand-in-driver');
 
 const [kind, cyclesText] = process.argv.slice(2);

@@ -1,0 +1,46 @@
+'use strict';
+// Out of memory while making a driver object: it is made again once after a collection, which
+// releases what dropped objects held (as allocations are, after PyCUDA). Each maker on the stand-in,
+// its call failing once (the second call makes it) and every time (a MemoryError naming the call).
+const { childRunner } = require('../support/graph-child');
+
+describe('driver objects made again after a collection when out of memory (stand-in driver)', function () {
+  this.timeout(60000);
+  const { run } = childRunner('cudadrv-out-of-memory-', { FAKE_CUDA_TRACE: '1', FAKE_CUDA_FAIL: '' });
+
+  it('a Stream, an Event, a made, primary and green Context: the failed call, a collection that frees a dropped allocation, the call again', function () {
+    run(`
+      const device = new cuda.Device(0);
+      const [group] = device.smResource().split({ minCount: 8 }).groups;
+      const makers = [
+        ['cuStreamCreateWithPriority', () => new cuda.Stream(), cuda.Stream],
+        ['cuEventCreate', () => new cuda.Event(), cuda.Event],
+        ['cuCtxCreate', () => device.makeContext(), cuda.Context],
+        ['cuDevicePrimaryCtxRetain', () => device.retainPrimaryContext(), cuda.Context],
+        ['cuGreenCtxCreate', () => device.makeGreenContext(group), cuda.GreenContext],
+      ];
+      const callsFrom = (start) => log().slice(start).filter((l) => l.startsWith('call ')).map((l) => l.slice(5).replace(/_v\\d+$/, ''));
+      const done = (made) => (made instanceof cuda.Context ? made.detach() : made.destroy());
+      for (const [symbol, make, Class] of makers) {
+        (() => cuda.memAlloc(64))(); // dropped: the collection frees it
+        let start = log().length;
+        process.env.FAKE_CUDA_FAIL = symbol + ':1:2';
+        const made = make();
+        process.env.FAKE_CUDA_FAIL = '';
+        assert.ok(made instanceof Class, symbol);
+        const calls = callsFrom(start);
+        const first = calls.indexOf(symbol);
+        const second = calls.indexOf(symbol, first + 1);
+        assert.ok(first >= 0 && second > first, symbol + ': ' + calls.join(' '));
+        assert.ok(calls.slice(first, second).includes('cuMemFree'), symbol + ': ' + calls.join(' '));
+        assert.strictEqual(calls.lastIndexOf(symbol), second, symbol + ': ' + calls.join(' '));
+        done(made);
+        start = log().length;
+        process.env.FAKE_CUDA_FAIL = symbol + ':1+:2';
+        assert.throws(make, { name: 'MemoryError', api: symbol, message: symbol + ' failed: out of memory' });
+        process.env.FAKE_CUDA_FAIL = '';
+        assert.strictEqual(callsFrom(start).filter((c) => c === symbol).length, 2, symbol);
+      }
+    `);
+  });
+});
