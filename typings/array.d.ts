@@ -45,7 +45,10 @@ export interface ArrayDescriptorFields {
 
 /** A CUDA array (PyCUDA's Array) in the current context. */
 export declare class CudaArray {
-  /** A new array (cuArray3DCreate) of that shape and element type. */
+  /**
+   * A new array (cuArray3DCreate) of that shape and element type; out of memory, it collects
+   * garbage once and tries again, then throws MemoryError.
+   */
   constructor(descriptor: ArrayDescriptorFields);
   /** The CUarray handle. */
   readonly handle: bigint;

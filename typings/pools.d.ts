@@ -134,7 +134,10 @@ export declare function memGetAllocationGranularity(options?: PhysicalMemoryOpti
 
 /** Physical device memory with no address (cuMemCreate); map it into a VirtualAddressRange. */
 export declare class PhysicalMemory {
-  /** bytes (a multiple of the granularity) on options.device. */
+  /**
+   * bytes (a multiple of the granularity) on options.device; out of memory, it collects garbage
+   * once and tries again, then throws MemoryError.
+   */
   constructor(bytes: number | bigint, options?: PhysicalMemoryOptions);
   /** Physical memory another process exported as fd (yours to close), of bytes bytes. */
   static importHandle(fd: number, bytes: number | bigint): PhysicalMemory;

@@ -4,6 +4,7 @@
 const binding = require('../internal/binding');
 const { keepForCapture } = require('../internal/capture-keep');
 const check = require('../internal/checks');
+const { retryOutOfMemory } = require('../internal/reclaim');
 const { ArrayFormat } = require('../driver/constants');
 const { LogicError } = require('../driver/errors');
 const { streamArg } = require('../driver/stream');
@@ -78,7 +79,8 @@ function descriptorFields(descriptor) {
  */
 class CudaArray {
   constructor(descriptor) {
-    binding.arrayCreate(this, ...descriptorFields(descriptor));
+    const fields = descriptorFields(descriptor);
+    retryOutOfMemory(() => binding.arrayCreate(this, ...fields));
   }
 
   /** Frees the array now; a second free() does nothing. C refuses it while a graph's copy, built or

@@ -4,6 +4,7 @@
 // address stays the same as it grows. C checks every mapping against its range and allocation.
 const binding = require('../internal/binding');
 const check = require('../internal/checks');
+const { retryOutOfMemory } = require('../internal/reclaim');
 const { Context } = require('../driver/context');
 const { Device } = require('../driver/device');
 const { LogicError } = require('../driver/errors');
@@ -42,7 +43,7 @@ class PhysicalMemory {
     if (importing) return;
     const [type, id, handleTypes] = placement(opts, 'new PhysicalMemory()');
     this.size = check.size('bytes', bytes);
-    binding.memCreate(this, this.size, type, id, handleTypes);
+    retryOutOfMemory(() => binding.memCreate(this, this.size, type, id, handleTypes));
   }
 
   /** The physical memory another process exported (exportHandle()) as fd, of bytes bytes; fd

@@ -8,7 +8,7 @@ describe('driver objects made again after a collection when out of memory (stand
   this.timeout(60000);
   const { run } = childRunner('cudadrv-out-of-memory-', { FAKE_CUDA_TRACE: '1', FAKE_CUDA_FAIL: '' });
 
-  it('a Stream, an Event, a made, primary and green Context: the failed call, a collection that frees a dropped allocation, the call again', function () {
+  it('a Stream, an Event, a made, primary and green Context, a CudaArray, PhysicalMemory: the failed call, a collection that frees a dropped allocation, the call again', function () {
     run(`
       const device = new cuda.Device(0);
       const [group] = device.smResource().split({ minCount: 8 }).groups;
@@ -18,9 +18,11 @@ describe('driver objects made again after a collection when out of memory (stand
         ['cuCtxCreate', () => device.makeContext(), cuda.Context],
         ['cuDevicePrimaryCtxRetain', () => device.retainPrimaryContext(), cuda.Context],
         ['cuGreenCtxCreate', () => device.makeGreenContext(group), cuda.GreenContext],
+        ['cuArray3DCreate', () => new cuda.CudaArray({ width: 64, format: cuda.ArrayFormat.FLOAT }), cuda.CudaArray],
+        ['cuMemCreate', () => new cuda.PhysicalMemory(cuda.memGetAllocationGranularity()), cuda.PhysicalMemory],
       ];
       const callsFrom = (start) => log().slice(start).filter((l) => l.startsWith('call ')).map((l) => l.slice(5).replace(/_v\\d+$/, ''));
-      const done = (made) => (made instanceof cuda.Context ? made.detach() : made.destroy());
+      const done = (made) => (made instanceof cuda.Context ? made.detach() : made[Symbol.dispose]());
       for (const [symbol, make, Class] of makers) {
         (() => cuda.memAlloc(64))(); // dropped: the collection frees it
         let start = log().length;
