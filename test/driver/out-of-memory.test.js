@@ -2,7 +2,8 @@
 // Out of memory while making a driver object: it is made again once after a collection, which
 // releases what dropped objects held (as allocations are, after PyCUDA). Each maker on the stand-in,
 // its call failing once (the second call makes it) and every time (a MemoryError naming the call).
-const { childRunner } = require('../support/graph-child');
+const path = require('path');
+const { childRunner, ROOT } = require('../support/graph-child');
 
 describe('driver objects made again after a collection when out of memory (stand-in driver)', function () {
   this.timeout(60000);
@@ -44,5 +45,27 @@ describe('driver objects made again after a collection when out of memory (stand
         assert.strictEqual(callsFrom(start).filter((c) => c === symbol).length, 2, symbol);
       }
     `);
+  });
+
+  it('green contexts made and dropped in a loop while the release thread lags (the stand-in holds 400 objects, each release waits 1 ms): collections make room, no MemoryError', function () {
+    run(
+      `
+      const binding = require(${JSON.stringify(path.join(ROOT, 'lib', 'internal', 'binding'))});
+      const reclaim = binding.memReclaim;
+      let collections = 0;
+      binding.memReclaim = (collect) => (collections++, reclaim(collect));
+      const device = new cuda.Device(0);
+      const [group] = device.smResource().split({ minCount: 8 }).groups;
+      for (let i = 1; i <= 1000; i++) {
+        const green = device.makeGreenContext(group);
+        green.push();
+        cuda.memsetD8Async(cuda.memAlloc(64), 1, 64, new cuda.Stream());
+        green.detach();
+        if (i % 20 === 0) await new Promise((resolve) => setImmediate(resolve)); // finalizers run
+      }
+      assert.ok(collections > 0, 'the table never filled: the test shows nothing');
+    `,
+      { FAKE_CUDA_OBJECTS: '400', FAKE_CUDA_SYNC_MS: '1' },
+    );
   });
 });

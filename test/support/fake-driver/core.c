@@ -23,6 +23,8 @@
  *                            the test of cut-trace.js, which cuts a crashing trace down
  *   FAKE_CUDA_STALE_ABORT=1  a stale handle received aborts the process, as it may crash the
  *                            driver ("stale <what>" on stderr first): the fuzzer sets it
+ *   FAKE_CUDA_OBJECTS=<n>    at most n objects live at once (49152 by default): a call making
+ *                            one more returns CUDA_ERROR_OUT_OF_MEMORY, as a full device does
  * Handles are registered: a stale one is an error (and counted), never a crash; tables that fill
  * return CUDA_ERROR_OUT_OF_MEMORY. Built by test/support/stand-in-driver.js. */
 #include "fake.h"
@@ -116,6 +118,17 @@ void count_stale(const char *what) {
 static obj table[CAPACITY];
 static unsigned live;
 
+/* the most objects live at once: MOST, or FAKE_CUDA_OBJECTS where lower */
+static unsigned most_live(void) {
+  static unsigned most;
+  if (!most) {
+    const char *set = getenv("FAKE_CUDA_OBJECTS");
+    unsigned long n = set ? strtoul(set, NULL, 10) : 0;
+    most = n && n < MOST ? (unsigned)n : MOST;
+  }
+  return most;
+}
+
 static unsigned slot_of(uintptr_t key) {
   return (unsigned)((key * 0x9E3779B97F4A7C15ull) >> 48) & (CAPACITY - 1);
 }
@@ -146,7 +159,7 @@ CUresult obj_add_in(uintptr_t key, obj_kind kind, size_t size, CUcontext owner) 
   CUresult result = CUDA_SUCCESS;
   if (table[i].key)
     result = CUDA_ERROR_ALREADY_MAPPED;
-  else if (live >= MOST)
+  else if (live >= most_live())
     result = CUDA_ERROR_OUT_OF_MEMORY;
   else {
     table[i] = (obj){key, kind, size, owner};
