@@ -298,7 +298,7 @@ export declare class Graph {
   /** A GraphExec of this graph in the current context; a LogicError once a context its nodes were
    * made in has been destroyed (the driver would crash on them), while a stream captures into
    * the graph or one of its bodies, and while a conditional handle of the graph's family is no
-   * conditional node's condition. */
+   * conditional node's condition. Out of memory, it collects garbage once and tries again. */
   instantiate(options?: InstantiateOptions): GraphExec;
   /** Destroys the graph; GraphExecs made from it stay usable. A second call does nothing. A
    * LogicError while a stream captures into it or into one of its bodies. */

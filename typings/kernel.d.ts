@@ -47,7 +47,10 @@ export interface LibraryVariable {
  * current.
  */
 export declare class Library {
-  /** Loads image for every context; a RuntimeError with the JIT's log where it does not load. */
+  /**
+   * Loads image for every context; a RuntimeError with the JIT's log where it does not load.
+   * Out of memory, it collects garbage once and tries again.
+   */
   constructor(image: ArrayBufferView | ArrayBuffer | SharedArrayBuffer | string, options?: ModuleOptions);
   /** The kernel `name` (the same object for the same name): each call, method and attribute uses
    * the current context's function (cuKernelGetFunction, once per context). A prepared format is
@@ -72,7 +75,8 @@ export declare function libraryFromBuffer(
   image: ArrayBufferView | ArrayBuffer | SharedArrayBuffer | string,
   options?: ModuleOptions,
 ): Library;
-/** Loads the PTX, cubin or fatbin file at path for every context (cuLibraryLoadFromFile). */
+/** Loads the PTX, cubin or fatbin file at path for every context (cuLibraryLoadFromFile); out of
+ * memory, it collects garbage once and tries again. */
 export declare function libraryFromFile(path: string): Library;
 
 /**
@@ -92,7 +96,7 @@ export declare function libraryFromFile(path: string): Library;
 export declare class Module {
   /**
    * Loads image into the current context (cuModuleLoadDataEx); a RuntimeError with the JIT's log
-   * where it does not load.
+   * where it does not load. Out of memory, it collects garbage once and tries again.
    */
   constructor(image: ArrayBufferView | ArrayBuffer | SharedArrayBuffer | string, options?: ModuleOptions);
   /** The Context the module was loaded in. */
@@ -112,7 +116,8 @@ export declare class Module {
   [Symbol.dispose](): void;
 }
 
-/** cuModuleLoad: a PTX, cubin or fatbin file, into the current context. */
+/** cuModuleLoad: a PTX, cubin or fatbin file, into the current context; out of memory, it
+ * collects garbage once and tries again. */
 export declare function moduleFromFile(path: string): Module;
 /** PyCUDA's module_from_buffer: `new Module(image, { options, messageHandler })`. */
 export declare function moduleFromBuffer(

@@ -65,7 +65,8 @@ export interface MemoryPoolAttributes {
  * ```
  */
 export declare class MemoryPool {
-  /** A new pool (cuMemPoolCreate) on options.device or at options.location. */
+  /** A new pool (cuMemPoolCreate) on options.device or at options.location; out of memory, it
+   * collects garbage once and tries again. */
   constructor(options?: MemoryPoolOptions);
   /** The device's default pool (the current context's device when omitted). */
   static getDefault(device?: Device): MemoryPool;

@@ -10,6 +10,7 @@
 // whose kernels a graph uses.
 const binding = require('../internal/binding');
 const check = require('../internal/checks');
+const { retryOutOfMemory } = require('../internal/reclaim');
 const { ADD_KERNEL_NODE, ADD_COPY_NODE } = require('../internal/graph-nodes');
 const { Context } = require('./context');
 const { Event } = require('./event');
@@ -357,7 +358,7 @@ class Graph {
       );
     }
     const exec = Object.create(GraphExec.prototype);
-    binding.graphInstantiate(this, exec, flags, upload);
+    retryOutOfMemory(() => binding.graphInstantiate(this, exec, flags, upload));
     const deviceLaunch = (flags & GraphInstantiateFlags.DEVICE_LAUNCH) !== 0;
     held.set(exec, { graph: this, uses: new Set(held.get(this)), upload, deviceLaunch, uploaded: upload !== null });
     /** The Context the GraphExec was instantiated in (kept alive by it). */

@@ -6,6 +6,7 @@ const binding = require('../internal/binding');
 const { Context } = require('../driver/context');
 const { LogicError } = require('../driver/errors');
 const check = require('../internal/checks');
+const { retryOutOfMemory } = require('../internal/reclaim');
 const { libraryKernelOf } = require('./kernel');
 const { loadCode } = require('./module');
 const { parseKernelSignatures } = require('./formats');
@@ -110,7 +111,7 @@ function libraryFromBuffer(image, opts) {
 function libraryFromFile(path) {
   if (typeof path !== 'string') throw new TypeError(`path must be a string, not ${check.describe(path)}`);
   const library = Object.create(Library.prototype);
-  binding.libraryLoadFromFile(library, path);
+  retryOutOfMemory(() => binding.libraryLoadFromFile(library, path));
   setUp(library, undefined);
   return library;
 }

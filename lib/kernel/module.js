@@ -8,6 +8,7 @@ const { JitOption, refuseRemoved } = require('../driver/constants');
 const { CudaError } = require('../driver/errors');
 const { camelCase } = require('../internal/names');
 const check = require('../internal/checks');
+const { retryOutOfMemory } = require('../internal/reclaim');
 const { kernelOf } = require('./kernel');
 const { parseKernelSignatures } = require('./formats');
 const { TextureReference, SurfaceReference, referenceOf } = require('./texref');
@@ -115,7 +116,7 @@ function loadCode(target, load, image, opts) {
   }
   let logs;
   try {
-    logs = load(target, bytes, keys, values);
+    logs = retryOutOfMemory(() => load(target, bytes, keys, values));
   } catch (error) {
     if (error instanceof CudaError && typeof error.errorLog === 'string') {
       if (messageHandler) messageHandler(false, error.infoLog, error.errorLog);
@@ -143,7 +144,7 @@ function setUp(module, source) {
 function moduleFromFile(path) {
   if (typeof path !== 'string') throw new TypeError(`path must be a string, not ${check.describe(path)}`);
   const module = Object.create(Module.prototype);
-  binding.moduleLoad(module, path);
+  retryOutOfMemory(() => binding.moduleLoad(module, path));
   setUp(module, undefined);
   return module;
 }

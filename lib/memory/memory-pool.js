@@ -4,6 +4,7 @@
 // file descriptor (POSIX), with their allocations shared by 64 bytes of export data.
 const binding = require('../internal/binding');
 const check = require('../internal/checks');
+const { retryOutOfMemory } = require('../internal/reclaim');
 const { Context } = require('../driver/context');
 const { Device } = require('../driver/device');
 const { MemPoolAttribute, MemAccessFlags, MemAllocationHandleType } = require('../driver/constants');
@@ -106,7 +107,8 @@ class MemoryPool {
     const [type, id] =
       location === undefined ? locationOf('device', ordinalOf(device)) : locationOf('location', location);
     const handleTypes = handleTypesOf('new MemoryPool()', handleType);
-    binding.memPoolCreate(this, type, id, handleTypes, check.size('maxSize', maxSize));
+    const bytes = check.size('maxSize', maxSize);
+    retryOutOfMemory(() => binding.memPoolCreate(this, type, id, handleTypes, bytes));
     this.#owned = true;
     for (const [name, value] of Object.entries(attributes)) {
       if (value !== undefined) this.setAttribute(ATTRIBUTES[name], value);
