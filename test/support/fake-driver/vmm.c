@@ -6,7 +6,6 @@
  */
 #include "fake.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -105,14 +104,11 @@ EXPORT CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignm
 
 EXPORT CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size) {
   ENTER();
-  pthread_mutex_lock(&mappings_lock);
-  bool mapped = false;
+  HOLD(&mappings_lock);
   for (int i = 0; i < MOST_MAPPINGS; i++)
-    mapped |= mappings[i].address >= ptr && mappings[i].address < ptr + size;
-  CUresult result =
-      mapped || munmap((void *)(uintptr_t)ptr, size) != 0 ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
-  pthread_mutex_unlock(&mappings_lock);
-  return result; /* a range still mapped: unmap first */
+    if (mappings[i].address >= ptr && mappings[i].address < ptr + size)
+      return CUDA_ERROR_INVALID_VALUE; /* unmap first */
+  return munmap((void *)(uintptr_t)ptr, size) == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
 EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
@@ -122,18 +118,15 @@ EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
   if (flags || !size || size % GRANULE || offset % GRANULE || ptr % GRANULE ||
       fstat(fd_of(handle), &st) != 0 || offset + size > (size_t)st.st_size)
     return CUDA_ERROR_INVALID_VALUE;
-  pthread_mutex_lock(&mappings_lock);
+  HOLD(&mappings_lock);
   int slot = 0;
   while (slot < MOST_MAPPINGS && mappings[slot].address) slot++;
-  CUresult result = CUDA_ERROR_OUT_OF_MEMORY;
-  if (slot < MOST_MAPPINGS) {
-    void *at = mmap((void *)(uintptr_t)ptr, size, PROT_NONE, MAP_SHARED | MAP_FIXED, fd_of(handle),
-                    (off_t)offset);
-    result = at == MAP_FAILED ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
-    if (at != MAP_FAILED) mappings[slot] = (fake_mapping){(uintptr_t)ptr, size, false};
-  }
-  pthread_mutex_unlock(&mappings_lock);
-  return result;
+  if (slot == MOST_MAPPINGS) return CUDA_ERROR_OUT_OF_MEMORY;
+  void *at = mmap((void *)(uintptr_t)ptr, size, PROT_NONE, MAP_SHARED | MAP_FIXED, fd_of(handle),
+                  (off_t)offset);
+  if (at == MAP_FAILED) return CUDA_ERROR_INVALID_VALUE;
+  mappings[slot] = (fake_mapping){(uintptr_t)ptr, size, false};
+  return CUDA_SUCCESS;
 }
 
 /* the mapping of exactly [ptr, ptr + size), under mappings_lock; NULL where none is */
@@ -146,15 +139,13 @@ static fake_mapping *mapping_at(CUdeviceptr ptr, size_t size) {
 
 EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
   ENTER();
-  pthread_mutex_lock(&mappings_lock);
+  HOLD(&mappings_lock);
   fake_mapping *m = mapping_at(ptr, size);
-  if (m) {
-    if (m->accessible) obj_remove(m->address, OBJ_MAPPED);
-    mmap((void *)(uintptr_t)ptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
-    *m = (fake_mapping){0, 0, false};
-  }
-  pthread_mutex_unlock(&mappings_lock);
-  return m ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+  if (!m) return CUDA_ERROR_INVALID_VALUE;
+  if (m->accessible) obj_remove(m->address, OBJ_MAPPED);
+  mmap((void *)(uintptr_t)ptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+  *m = (fake_mapping){0, 0, false};
+  return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc,
@@ -165,13 +156,11 @@ EXPORT CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDe
     if (desc[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
         !fake_is_device(desc[i].location.id) || desc[i].flags > CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
       return CUDA_ERROR_INVALID_VALUE;
-  pthread_mutex_lock(&mappings_lock);
+  HOLD(&mappings_lock);
   fake_mapping *m = mapping_at(ptr, size);
-  CUresult result = CUDA_ERROR_INVALID_VALUE;
-  if (m && mprotect((void *)(uintptr_t)ptr, size, PROT_READ | PROT_WRITE) == 0) {
-    result = m->accessible ? CUDA_SUCCESS : obj_add(m->address, OBJ_MAPPED, m->size);
-    if (result == CUDA_SUCCESS) m->accessible = true;
-  }
-  pthread_mutex_unlock(&mappings_lock);
+  if (!m || mprotect((void *)(uintptr_t)ptr, size, PROT_READ | PROT_WRITE) != 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  CUresult result = m->accessible ? CUDA_SUCCESS : obj_add(m->address, OBJ_MAPPED, m->size);
+  if (result == CUDA_SUCCESS) m->accessible = true;
   return result;
 }
