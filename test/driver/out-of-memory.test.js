@@ -2,6 +2,7 @@
 // Out of memory while making a driver object: it is made again once after a collection, which
 // releases what dropped objects held (as allocations are, after PyCUDA). Each maker on the stand-in,
 // its call failing once (the second call makes it) and every time (a MemoryError naming the call).
+const assert = require('assert');
 const path = require('path');
 const { childRunner, ROOT } = require('../support/graph-child');
 
@@ -58,6 +59,22 @@ describe('driver objects made again after a collection when out of memory (stand
     `);
   });
 
+  // rounds green contexts made and dropped, memory and a stream made in each, yielding every 20
+  // rounds so that finalizers run; with the stand-in's table small and its releases slow, makers
+  // run out of memory while the release thread lags
+  const SLOW_RELEASES = { FAKE_CUDA_OBJECTS: '400', FAKE_CUDA_SYNC_MS: '1' };
+  const GREEN_ROUNDS = `async function greenRounds(cuda, rounds) {
+    const device = new cuda.Device(0);
+    const [group] = device.smResource().split({ minCount: 8 }).groups;
+    for (let i = 1; i <= rounds; i++) {
+      const green = device.makeGreenContext(group);
+      green.push();
+      cuda.memsetD8Async(cuda.memAlloc(64), 1, 64, new cuda.Stream());
+      green.detach();
+      if (i % 20 === 0) await new Promise((resolve) => setImmediate(resolve));
+    }
+  }`;
+
   it('green contexts made and dropped in a loop while the release thread lags (the stand-in holds 400 objects, each release waits 1 ms): collections make room, no MemoryError', function () {
     run(
       `
@@ -65,18 +82,39 @@ describe('driver objects made again after a collection when out of memory (stand
       const reclaim = binding.memReclaim;
       let collections = 0;
       binding.memReclaim = (collect) => (collections++, reclaim(collect));
-      const device = new cuda.Device(0);
-      const [group] = device.smResource().split({ minCount: 8 }).groups;
-      for (let i = 1; i <= 1000; i++) {
-        const green = device.makeGreenContext(group);
-        green.push();
-        cuda.memsetD8Async(cuda.memAlloc(64), 1, 64, new cuda.Stream());
-        green.detach();
-        if (i % 20 === 0) await new Promise((resolve) => setImmediate(resolve)); // finalizers run
-      }
+      ${GREEN_ROUNDS}
+      await greenRounds(cuda, 1000);
       assert.ok(collections > 0, 'the table never filled: the test shows nothing');
     `,
-      { FAKE_CUDA_OBJECTS: '400', FAKE_CUDA_SYNC_MS: '1' },
+      SLOW_RELEASES,
     );
+  });
+
+  it('workers doing so, terminated mid-work (in a collection or not) in 10 rounds, then the main thread: no crash, nothing left behind to fill the table, exit 0', function () {
+    const out = run(
+      `
+      const { Worker } = require('worker_threads');
+      ${GREEN_ROUNDS}
+      const body = \`
+        const cuda = require(\${JSON.stringify(${JSON.stringify(ROOT)})});
+        const { parentPort } = require('worker_threads');
+        \${greenRounds.toString()}
+        cuda.init();
+        new cuda.Device(0).makeContext();
+        parentPort.postMessage('ready');
+        greenRounds(cuda, Infinity);
+      \`;
+      for (let round = 0; round < 10; round++) {
+        const worker = new Worker(body, { eval: true });
+        await new Promise((resolve, reject) => { worker.once('message', resolve); worker.once('error', reject); });
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 100));
+        await worker.terminate();
+      }
+      await greenRounds(cuda, 500); // a MemoryError where the workers left objects behind
+      console.log('rounds done');
+    `,
+      SLOW_RELEASES,
+    );
+    assert.match(out, /rounds done/);
   });
 });

@@ -145,6 +145,10 @@ describe('SIGINT and SIGTERM with live GPU objects (stand-in driver)', function 
     it(`${signal} while green contexts are made, worked in and detached: ended by the signal within 1 s`, async function () {
       assertEndedBy(await signalled('during-green-work', signal, { env: { LD_LIBRARY_PATH: standIn.dir } }), signal);
     });
+    it(`${signal} while green contexts are made with the driver's table near full and its releases slow (makers out of memory, collections and retries under way): ended by the signal within 1 s`, async function () {
+      const env = { LD_LIBRARY_PATH: standIn.dir, FAKE_CUDA_OBJECTS: '300', FAKE_CUDA_SYNC_MS: '1' };
+      assertEndedBy(await signalled('during-green-work', signal, { env }), signal);
+    });
     it(`${signal} idle, with the user's handler: the handler runs and its exit status stands`, async function () {
       const result = await signalled('idle', signal, { env: { LD_LIBRARY_PATH: standIn.dir }, handler: true });
       assert.deepStrictEqual({ code: result.code, signal: result.signal }, { code: 7, signal: null }, result.stderr);
