@@ -34,7 +34,7 @@ function memsetArgs(method, dest, value, count, options) {
 // address of device memory that holds bytes.
 function copySide(memory, name, bytes, method) {
   if (ArrayBuffer.isView(memory)) return memory;
-  if (memory instanceof ArrayBuffer) return new Uint8Array(memory);
+  if (memory instanceof ArrayBuffer) return check.uint8View(name, memory);
   fits(bytes, memory, `${method} ${name}`);
   return devicePointer(memory, name);
 }

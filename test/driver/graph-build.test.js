@@ -119,6 +119,8 @@ describe('graphs built node by node (stand-in driver)', function () {
       assert.strictEqual(liveCounts(${JSON.stringify(counts)}).host_memory, 0);
       // what a copy node refuses
       const pinned = cuda.pagelockedEmpty(16, 'uint8');
+      const detached = new ArrayBuffer(16);
+      structuredClone(detached, { transfer: [detached] }); // the fuzzer's seed 878595205 gave one: the engine's TypeError
       const h = new cuda.Graph();
       const cases = [
         [() => h.addMemcpy(device, new Uint8Array(16), 16), 'TypeError', 'src must be device memory or an array of page-locked memory (pagelockedEmpty()): a graph copies at every launch, into or out of memory that must stay where it is'],
@@ -128,6 +130,8 @@ describe('graphs built node by node (stand-in driver)', function () {
         [() => h.addMemcpy(device, pinned.subarray(8), 9), 'RangeError', 'src holds 8 bytes, fewer than the 9 to copy'],
         [() => h.addMemcpy(device, pinned, 0), 'RangeError', 'a copy node copies at least one byte'],
         [() => h.addMemcpy(device, 'x', 1), 'TypeError', /src/],
+        [() => h.addMemcpy(detached, device, 16), 'TypeError', 'dest is over a detached ArrayBuffer (transferred away); pass memory still in use'],
+        [() => h.addMemcpy(device, detached, 16), 'TypeError', 'src is over a detached ArrayBuffer (transferred away); pass memory still in use'],
       ];
       for (const [fn, name, message] of cases) assert.throws(fn, { name, message });
       const freed = cuda.pagelockedEmpty(16, 'uint8');
